@@ -1,0 +1,240 @@
+//! Incremental response parser: the client feeds whatever a read returned and learns where each
+//! response ends, without copying bytes except for a head that straddles two reads.
+
+use super::body::{BodyDecoder, BodyKind};
+use super::{framing, ParseError, MAX_HEADERS, MAX_HEAD_BYTES};
+
+/// What the parser learned about a response once it is complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Complete {
+    /// Status code of the final (non-1xx) response.
+    pub status: u16,
+    /// Whether the connection may carry another request afterwards.
+    pub keep_alive: bool,
+}
+
+/// The result of one [`ResponseParser::feed`] call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fed {
+    /// Bytes of the input that were used.
+    pub used: usize,
+    /// Set when a response ended within those bytes.
+    pub complete: Option<Complete>,
+}
+
+#[derive(Debug)]
+enum Phase {
+    Head,
+    Body { status: u16, keep_alive: bool },
+}
+
+/// Parses a stream of responses on one connection.
+#[derive(Debug)]
+pub struct ResponseParser {
+    phase: Phase,
+    body: BodyDecoder,
+    /// Bytes of a head split across reads; empty (and unallocated) in the common case.
+    partial: Vec<u8>,
+    /// The request being answered was HEAD: its response has no body whatever the headers say.
+    head_request: bool,
+}
+
+impl Default for ResponseParser {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ResponseParser {
+    /// A parser waiting for a response head.
+    pub fn new() -> Self {
+        ResponseParser { phase: Phase::Head, body: BodyDecoder::Done, partial: Vec::new(), head_request: false }
+    }
+
+    /// Forgets any response in progress (the connection was replaced).
+    pub fn reset(&mut self) {
+        self.phase = Phase::Head;
+        self.body = BodyDecoder::Done;
+        self.partial.clear();
+    }
+
+    /// Marks whether the responses that follow answer HEAD requests.
+    pub fn set_head_request(&mut self, head: bool) {
+        self.head_request = head;
+    }
+
+    /// True when no byte of a response has been seen since the last one ended.
+    pub fn is_idle(&self) -> bool {
+        matches!(self.phase, Phase::Head) && self.partial.is_empty()
+    }
+
+    /// Consumes bytes up to the end of at most one response.
+    pub fn feed(&mut self, data: &[u8]) -> Result<Fed, ParseError> {
+        let mut used = 0;
+        if let Phase::Head = self.phase {
+            match self.parse_head(data)? {
+                Some(n) => used = n,
+                None => return Ok(Fed { used: data.len(), complete: None }),
+            }
+        }
+        let Phase::Body { status, keep_alive } = self.phase else {
+            // A 1xx interim response was skipped; the caller feeds the rest again.
+            return Ok(Fed { used, complete: None });
+        };
+        used += self.body.feed(&data[used..])?;
+        if self.body.is_done() {
+            self.phase = Phase::Head;
+            return Ok(Fed { used, complete: Some(Complete { status, keep_alive }) });
+        }
+        Ok(Fed { used, complete: None })
+    }
+
+    /// Tells the parser the peer closed; returns the response that closing completes, if any.
+    pub fn finish_on_close(&mut self) -> Option<Complete> {
+        match (&self.phase, &self.body) {
+            (Phase::Body { status, .. }, BodyDecoder::UntilClose) => {
+                let status = *status;
+                self.phase = Phase::Head;
+                self.body = BodyDecoder::Done;
+                Some(Complete { status, keep_alive: false })
+            }
+            _ => None,
+        }
+    }
+
+    /// Parses a head from `data` (plus any saved partial head). Returns bytes of `data` used
+    /// when the head completed, `None` when more bytes are needed.
+    fn parse_head(&mut self, data: &[u8]) -> Result<Option<usize>, ParseError> {
+        let saved = self.partial.len();
+        if saved > 0 {
+            self.partial.extend_from_slice(data);
+        }
+        let buf: &[u8] = if saved > 0 { &self.partial } else { data };
+        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut resp = httparse::Response::new(&mut headers);
+        let len = match resp.parse(buf) {
+            Ok(httparse::Status::Complete(len)) => len,
+            Ok(httparse::Status::Partial) => {
+                if buf.len() > MAX_HEAD_BYTES {
+                    return Err(ParseError::HeadTooLarge);
+                }
+                if saved == 0 {
+                    self.partial.extend_from_slice(data);
+                }
+                return Ok(None);
+            }
+            Err(httparse::Error::TooManyHeaders) => return Err(ParseError::HeadTooLarge),
+            Err(_) => return Err(ParseError::Head),
+        };
+        let status = resp.code.ok_or(ParseError::Head)?;
+        let f = framing(resp.headers)?;
+        let http11 = resp.version == Some(1);
+        let keep_alive = !f.close && (http11 || f.keep_alive);
+        let kind = if (100..200).contains(&status) && status != 101 {
+            None
+        } else if self.head_request || status == 204 || status == 304 || status == 101 {
+            Some(BodyKind::Empty)
+        } else if f.chunked {
+            Some(BodyKind::Chunked)
+        } else if let Some(n) = f.content_length {
+            Some(BodyKind::Length(n))
+        } else {
+            Some(BodyKind::UntilClose)
+        };
+        let used = len - saved;
+        self.partial.clear();
+        match kind {
+            // Interim response: stay in Head and let the caller feed what follows.
+            None => {}
+            Some(kind) => {
+                self.body = BodyDecoder::new(kind);
+                self.phase = Phase::Body { status, keep_alive: keep_alive && kind != BodyKind::UntilClose };
+            }
+        }
+        Ok(Some(used))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `input` in pieces of `step`, returning every completed response and the last error.
+    fn parse_all(input: &[u8], step: usize, head: bool) -> (Vec<Complete>, Option<ParseError>) {
+        let mut p = ResponseParser::new();
+        p.set_head_request(head);
+        let mut done = Vec::new();
+        for piece in input.chunks(step) {
+            let mut rest = piece;
+            while !rest.is_empty() {
+                match p.feed(rest) {
+                    Ok(fed) => {
+                        rest = &rest[fed.used..];
+                        done.extend(fed.complete);
+                    }
+                    Err(e) => return (done, Some(e)),
+                }
+            }
+        }
+        done.extend(p.finish_on_close());
+        (done, None)
+    }
+
+    fn ok(status: u16, keep_alive: bool) -> Complete {
+        Complete { status, keep_alive }
+    }
+
+    #[test]
+    fn responses_complete_at_every_split() {
+        let rows: &[(&[u8], bool, Vec<Complete>)] = &[
+            // Two pipelined keep-alive responses by length.
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloHTTP/1.1 404 No\r\nContent-Length: 0\r\n\r\n",
+                false,
+                vec![ok(200, true), ok(404, true)],
+            ),
+            // Chunked with trailers, then Connection: close.
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n3\r\nabc\r\n0\r\nT: 1\r\n\r\n",
+                false,
+                vec![ok(200, false)],
+            ),
+            // HTTP/1.0 without keep-alive closes; with it, stays open.
+            (b"HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\nx", false, vec![ok(200, false)]),
+            (b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\nx", false, vec![ok(200, true)]),
+            // No length: the body runs to close.
+            (b"HTTP/1.1 200 OK\r\n\r\nuntil close", false, vec![ok(200, false)]),
+            // 100 Continue is skipped; 204 and 304 have no body despite a length.
+            (b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n", false, vec![ok(204, true)]),
+            (b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n", false, vec![ok(304, true)]),
+            // A HEAD response carries a length but no body.
+            (b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nHTTP/1.1 200 OK\r\n\r\n", true, vec![ok(200, true), ok(200, true)]),
+        ];
+        for (input, head, want) in rows {
+            for step in 1..=input.len() {
+                let (got, err) = parse_all(input, step, *head);
+                assert_eq!(err, None, "step {step}: {}", String::from_utf8_lossy(input));
+                assert_eq!(&got, want, "step {step}: {}", String::from_utf8_lossy(input));
+            }
+        }
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        let rows: &[(&[u8], ParseError)] = &[
+            (b"HTTP/1.1 2x0 OK\r\n\r\n", ParseError::Head),
+            (b"SSH-2.0-OpenSSH\r\n\r\n", ParseError::Head),
+            (b"HTTP/1.1 200 OK\r\nContent-Length: nope\r\n\r\n", ParseError::ContentLength),
+            (b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", ParseError::ContentLength),
+            (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nxyz\r\n", ParseError::ChunkSize),
+        ];
+        for (input, want) in rows {
+            let (_, err) = parse_all(input, input.len(), false);
+            assert_eq!(err, Some(*want), "{}", String::from_utf8_lossy(input));
+        }
+        let huge = [b'a'; MAX_HEAD_BYTES + 10];
+        let mut head = b"HTTP/1.1 200 OK\r\nX: ".to_vec();
+        head.extend_from_slice(&huge);
+        assert_eq!(parse_all(&head, 4096, false).1, Some(ParseError::HeadTooLarge));
+    }
+}

@@ -1,0 +1,19 @@
+//! strain: an HTTP load generator.
+//!
+//! A tour, from the command line inwards:
+//! - [`cli`] turns raw, wrk-compatible flags into a validated [`config::Config`]; nothing below it
+//!   sees the flag parser.
+//! - [`engine`] runs one event loop per thread over that thread's connections and returns each
+//!   thread's [`stats::Recorder`]; [`net`] gives it sockets (TCP, TLS), [`http`] the wire format.
+//! - [`stats`] merges the recorders into a [`stats::Summary`], which [`report`] renders as wrk's
+//!   text or as JSON.
+//! - [`origin`] is the built-in origin server (the demo target and the tests' server).
+
+pub mod cli;
+pub mod config;
+pub mod engine;
+pub mod http;
+pub mod net;
+pub mod origin;
+pub mod report;
+pub mod stats;
