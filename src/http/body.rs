@@ -130,11 +130,7 @@ fn feed_chunked(state: &mut Chunk, data: &[u8]) -> Result<(usize, bool), ParseEr
                 let b = data[i];
                 i += 1;
                 if b == b'\n' {
-                    *state = if size == 0 {
-                        Chunk::Trailer { line_len: 0, total: 0 }
-                    } else {
-                        Chunk::Data(size)
-                    };
+                    *state = if size == 0 { Chunk::Trailer { line_len: 0, total: 0 } } else { Chunk::Data(size) };
                 } else if seen >= MAX_CHUNK_LINE || !(b == b'\r' || b == b';' || b == b' ' || b == b'\t' || seen > 0) {
                     // Only an extension (`;`), whitespace or CR may follow the digits.
                     return Err(ParseError::ChunkSize);
@@ -225,11 +221,11 @@ mod tests {
     #[test]
     fn malformed_chunk_sizes_are_errors() {
         let rows: &[&[u8]] = &[
-            b"zz\r\n",                  // not hex
-            b"\r\n",                    // no digits
-            b"12345678901234567\r\n",   // more than 64 bits
-            b"5\r\nhelloXX",            // data not followed by CRLF
-            b"5x\r\n",                  // junk straight after the digits
+            b"zz\r\n",                // not hex
+            b"\r\n",                  // no digits
+            b"12345678901234567\r\n", // more than 64 bits
+            b"5\r\nhelloXX",          // data not followed by CRLF
+            b"5x\r\n",                // junk straight after the digits
         ];
         for (i, input) in rows.iter().enumerate() {
             assert_eq!(run(BodyKind::Chunked, input, input.len()), Err(ParseError::ChunkSize), "row {i}");
