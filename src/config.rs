@@ -1,1 +1,286 @@
-//! stub
+//! The resolved test: what the engine runs, with every option settled and checked.
+//!
+//! `cli/` builds a [`Config`] from flags; the engine and reports read it and never see the flag
+//! parser. Defaults live here as named constants so the help text and the code agree.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::http::request::Header;
+
+/// Connections kept open when `-c` is not given (wrk's default).
+pub const DEFAULT_CONNECTIONS: usize = 10;
+/// Worker threads when `-t` is not given (wrk's default).
+pub const DEFAULT_THREADS: usize = 2;
+/// Test length when `-d` is not given (wrk's default).
+pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+/// Request timeout when `-T` is not given (wrk's default).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Why a URL or option cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// The URL does not parse or uses an unsupported scheme.
+    #[error("invalid URL '{url}': {why}")]
+    Url {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
+    /// Any other option that is out of range.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Transport of the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    /// Plain TCP.
+    Http,
+    /// TLS over TCP.
+    Https,
+}
+
+/// The server under test, from the URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The URL as the user wrote it (printed in the report).
+    pub url: String,
+    /// http or https.
+    pub scheme: Scheme,
+    /// Host name or address literal, without IPv6 brackets.
+    pub host: String,
+    /// Port to connect to (the scheme's default when the URL names none).
+    pub port: u16,
+    /// Whether the URL named the port (wrk then puts it in `Host`).
+    pub explicit_port: bool,
+    /// Path and query, `/` when the URL has none.
+    pub path: String,
+}
+
+impl Target {
+    /// Parses `http[s]://host[:port][/path][?query]`, with IPv6 literals in brackets.
+    pub fn parse(url: &str) -> Result<Target, ConfigError> {
+        let bad = |why| ConfigError::Url { url: url.to_string(), why };
+        let (scheme, rest) = if let Some(r) = strip_prefix_ci(url, "http://") {
+            (Scheme::Http, r)
+        } else if let Some(r) = strip_prefix_ci(url, "https://") {
+            (Scheme::Https, r)
+        } else if url.contains("://") {
+            return Err(bad("only http:// and https:// are supported"));
+        } else {
+            return Err(bad("it must start with http:// or https://"));
+        };
+        let split = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let (authority, tail) = rest.split_at(split);
+        if authority.contains('@') {
+            return Err(bad("user information in the URL is not supported"));
+        }
+        let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+            let end = v6.find(']').ok_or_else(|| bad("unclosed '[' in IPv6 address"))?;
+            let host = &v6[..end];
+            if host.parse::<std::net::Ipv6Addr>().is_err() {
+                return Err(bad("invalid IPv6 address"));
+            }
+            let after = &v6[end + 1..];
+            let port = match after.strip_prefix(':') {
+                Some(p) => Some(p),
+                None if after.is_empty() => None,
+                None => return Err(bad("unexpected text after IPv6 address")),
+            };
+            (host, port)
+        } else {
+            match authority.rsplit_once(':') {
+                Some((h, p)) => (h, Some(p)),
+                None => (authority, None),
+            }
+        };
+        if host.is_empty() {
+            return Err(bad("missing host"));
+        }
+        if host.contains(':') && !authority.starts_with('[') {
+            return Err(bad("IPv6 addresses must be in brackets"));
+        }
+        let default_port = match scheme {
+            Scheme::Http => 80,
+            Scheme::Https => 443,
+        };
+        let port_num = match port {
+            Some(p) => match p.parse::<u16>() {
+                Ok(n) if n > 0 => n,
+                _ => return Err(bad("invalid port")),
+            },
+            None => default_port,
+        };
+        // A fragment is never sent on the wire.
+        let tail = tail.split('#').next().unwrap_or("");
+        let path = match tail {
+            "" => "/".to_string(),
+            t if t.starts_with('?') => format!("/{t}"),
+            t => t.to_string(),
+        };
+        if path.bytes().any(|b| b <= b' ' || b == 0x7f) {
+            return Err(bad("spaces and control characters must be percent-encoded"));
+        }
+        Ok(Target {
+            url: url.to_string(),
+            scheme,
+            host: host.to_string(),
+            port: port_num,
+            explicit_port: port.is_some(),
+            path,
+        })
+    }
+
+    /// The `Host` header value wrk sends: brackets for IPv6, `:port` when the URL named one.
+    pub fn host_header(&self) -> String {
+        let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
+        if self.explicit_port {
+            format!("{host}:{}", self.port)
+        } else {
+            host
+        }
+    }
+}
+
+fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = s.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix).then(|| &s[prefix.len()..])
+}
+
+/// Where a report goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    /// Standard output (`-`).
+    Stdout,
+    /// A file, created or truncated.
+    File(PathBuf),
+}
+
+/// A fully validated load test.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The server and path under test.
+    pub target: Target,
+    /// Connections kept open in total.
+    pub connections: usize,
+    /// Worker threads; connections are split evenly across them.
+    pub threads: usize,
+    /// How long to send load.
+    pub duration: Duration,
+    /// How long a request may wait for its complete response.
+    pub timeout: Duration,
+    /// Extra request headers, in order.
+    pub headers: Vec<Header>,
+    /// Print the latency distribution.
+    pub latency: bool,
+    /// Also write the result as JSON here.
+    pub json: Option<Output>,
+    /// Skip TLS certificate verification.
+    pub insecure: bool,
+}
+
+impl Config {
+    /// A config with wrk's defaults for `target`.
+    pub fn new(target: Target) -> Config {
+        Config {
+            target,
+            connections: DEFAULT_CONNECTIONS,
+            threads: DEFAULT_THREADS,
+            duration: DEFAULT_DURATION,
+            timeout: DEFAULT_TIMEOUT,
+            headers: Vec::new(),
+            latency: false,
+            json: None,
+            insecure: false,
+        }
+    }
+
+    /// Checks the combination of options.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |s: &str| Err(ConfigError::Invalid(s.to_string()));
+        if self.threads == 0 {
+            return invalid("threads must be at least 1");
+        }
+        if self.connections == 0 {
+            return invalid("connections must be at least 1");
+        }
+        if self.connections < self.threads {
+            return Err(ConfigError::Invalid(format!(
+                "connections ({}) must be at least threads ({}): each thread needs a connection",
+                self.connections, self.threads
+            )));
+        }
+        if self.duration.is_zero() {
+            return invalid("duration must be greater than zero");
+        }
+        if self.timeout.is_zero() {
+            return invalid("timeout must be greater than zero");
+        }
+        Ok(())
+    }
+
+    /// Connections owned by thread `index` (the remainder goes to the first threads).
+    pub fn connections_for(&self, index: usize) -> usize {
+        self.connections / self.threads + usize::from(index < self.connections % self.threads)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_parse_like_wrk() {
+        // (url, host, port, explicit, path, Host header)
+        let rows = [
+            ("http://127.0.0.1:8080", "127.0.0.1", 8080, true, "/", "127.0.0.1:8080"),
+            ("http://localhost/", "localhost", 80, false, "/", "localhost"),
+            ("HTTPS://example.com/a/b?x=1&y", "example.com", 443, false, "/a/b?x=1&y", "example.com"),
+            ("http://[::1]:9000/p", "::1", 9000, true, "/p", "[::1]:9000"),
+            ("http://[::1]", "::1", 80, false, "/", "[::1]"),
+            ("http://h?q=1", "h", 80, false, "/?q=1", "h"),
+            ("http://h/p#frag", "h", 80, false, "/p", "h"),
+            // wrk sends the path as written: no normalisation.
+            ("http://h/a/../b", "h", 80, false, "/a/../b", "h"),
+        ];
+        for (url, host, port, explicit, path, hh) in rows {
+            let t = Target::parse(url).unwrap_or_else(|e| panic!("{url}: {e}"));
+            assert_eq!((t.host.as_str(), t.port, t.explicit_port, t.path.as_str()), (host, port, explicit, path), "{url}");
+            assert_eq!(t.host_header(), hh, "{url}");
+        }
+    }
+
+    #[test]
+    fn bad_urls_say_why() {
+        let rows = [
+            ("localhost:8080", "it must start with http:// or https://"),
+            ("ftp://h/", "only http:// and https:// are supported"),
+            ("http://", "missing host"),
+            ("http://:80/", "missing host"),
+            ("http://h:0/", "invalid port"),
+            ("http://h:99999/", "invalid port"),
+            ("http://h:x/", "invalid port"),
+            ("http://[::1/", "unclosed '[' in IPv6 address"),
+            ("http://[zz]/", "invalid IPv6 address"),
+            ("http://::1/", "IPv6 addresses must be in brackets"),
+            ("http://u@h/", "user information in the URL is not supported"),
+            ("http://h/a b", "spaces and control characters must be percent-encoded"),
+        ];
+        for (url, why) in rows {
+            assert_eq!(Target::parse(url), Err(ConfigError::Url { url: url.into(), why }), "{url}");
+        }
+    }
+
+    #[test]
+    fn connections_split_evenly() {
+        let mut c = Config::new(Target::parse("http://h/").unwrap());
+        c.connections = 10;
+        c.threads = 3;
+        let split: Vec<usize> = (0..3).map(|i| c.connections_for(i)).collect();
+        assert_eq!(split, vec![4, 3, 3]);
+        c.connections = 1;
+        assert!(c.validate().is_err());
+    }
+}

@@ -1,1 +1,232 @@
-//! stub
+//! The command line: raw flags ([`flags`]) become a validated [`Config`] here, and each mode
+//! (load a URL, run the origin, run the demo) is wired from its parts. The binary's `main`
+//! only prints the error this returns.
+
+pub mod flags;
+pub mod units;
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use clap::Parser;
+
+use crate::config::{Config, ConfigError, Output, Target};
+use crate::engine::{self, EngineError};
+use crate::http::request::Header;
+use crate::origin::{self, OriginConfig, OriginError};
+use crate::report;
+use crate::stats::Summary;
+use flags::{Cli, Command, DemoFlags, LoadFlags, OriginFlags};
+
+/// Exit code of a run that finished.
+pub const EXIT_OK: i32 = 0;
+/// Exit code of a usage or setup error.
+pub const EXIT_USAGE: i32 = 2;
+
+/// Why strain could not do what was asked; every variant exits with [`EXIT_USAGE`].
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// A flag or value is wrong.
+    #[error("{0}")]
+    Usage(String),
+    /// The options do not form a valid test.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The test could not start.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The origin server failed.
+    #[error(transparent)]
+    Origin(#[from] OriginError),
+    /// A report or listener could not be set up.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+impl CliError {
+    /// The process exit code for this error.
+    pub fn exit_code(&self) -> i32 {
+        EXIT_USAGE
+    }
+}
+
+/// Runs strain with these arguments (the first is the program name); returns the exit code.
+pub fn run<I, T>(args: I) -> Result<i32, CliError>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help and --version.
+            print!("{e}");
+            return Ok(EXIT_OK);
+        }
+        Err(e) => return Err(CliError::Usage(one_line(&e.to_string()))),
+    };
+    match cli.command {
+        Some(Command::Origin(f)) => run_origin(&f),
+        Some(Command::Demo(f)) => run_demo(&f),
+        None => run_load(&load_config(cli.load)?),
+    }
+}
+
+/// clap's message without its "error: " prefix, usage and hint lines.
+fn one_line(msg: &str) -> String {
+    let first = msg.lines().find(|l| !l.trim().is_empty()).unwrap_or(msg);
+    first.trim().trim_start_matches("error: ").to_string()
+}
+
+/// Parses `Name: value` (or wrk's dropped `Name:value`).
+pub fn parse_header(s: &str) -> Result<Header, CliError> {
+    let bad = |why: &str| CliError::Usage(format!("invalid header '{s}': {why}"));
+    let (name, value) = s.split_once(':').ok_or_else(|| bad("expected 'Name: value'"))?;
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(bad("the name is empty"));
+    }
+    if !name.bytes().all(|b| b.is_ascii_graphic() && !b"()<>@,;:\\\"/[]?={}".contains(&b)) {
+        return Err(bad("the name has characters not allowed in a header name"));
+    }
+    let value = value.trim();
+    if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+        return Err(bad("the value contains a line break"));
+    }
+    Ok(Header { name: name.to_string(), value: value.to_string() })
+}
+
+/// Turns load flags into a validated config.
+pub fn load_config(f: LoadFlags) -> Result<Config, CliError> {
+    let url = f.url.ok_or_else(|| CliError::Usage("a URL is required".into()))?;
+    let mut config = Config::new(Target::parse(&url)?);
+    config.connections = f.connections;
+    config.threads = f.threads;
+    config.duration = f.duration;
+    config.timeout = f.timeout;
+    config.latency = f.latency;
+    config.insecure = f.insecure;
+    config.headers = f.headers.iter().map(|h| parse_header(h)).collect::<Result<_, _>>()?;
+    config.json = f.json.map(|p| if p.as_os_str() == "-" { Output::Stdout } else { Output::File(p) });
+    config.validate()?;
+    Ok(config)
+}
+
+/// A flag set by the first Ctrl-C (and SIGTERM); a second Ctrl-C exits at once.
+fn stop_flag() -> Result<Arc<AtomicBool>, CliError> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let stop = Arc::new(AtomicBool::new(false));
+    let io = |source| CliError::Io { what: "cannot install the Ctrl-C handler".into(), source };
+    for sig in [SIGINT, SIGTERM] {
+        signal_hook::flag::register_conditional_shutdown(sig, 130, stop.clone()).map_err(io)?;
+        signal_hook::flag::register(sig, stop.clone()).map_err(io)?;
+    }
+    Ok(stop)
+}
+
+/// Runs a load test and prints its reports.
+pub fn run_load(config: &Config) -> Result<i32, CliError> {
+    let stop = stop_flag()?;
+    load_with(config, &stop)
+}
+
+fn load_with(config: &Config, stop: &AtomicBool) -> Result<i32, CliError> {
+    // The text report moves to stderr when stdout carries JSON, so the two never mix.
+    let json_to_stdout = config.json == Some(Output::Stdout);
+    let mut text: Box<dyn Write> = if json_to_stdout { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };
+    let _ = text.write_all(report::text::header(config).as_bytes());
+    let _ = text.flush();
+    let out = engine::run(config, stop)?;
+    let summary = Summary::new(&out.recorders, out.elapsed, out.started);
+    if summary.total.connections == 0 {
+        let why = summary.total.first_connect_error.as_deref().unwrap_or("no attempt finished");
+        eprintln!("strain: no connection to {} succeeded: {why}", out.addr);
+    }
+    let _ = text.write_all(report::text::body(&summary, config).as_bytes());
+    let _ = text.flush();
+    if let Some(dest) = &config.json {
+        let json = report::json::render(&summary, config);
+        match dest {
+            Output::Stdout => {
+                let _ = std::io::stdout().write_all(json.as_bytes());
+            }
+            Output::File(path) => std::fs::write(path, json)
+                .map_err(|source| CliError::Io { what: format!("cannot write {}", path.display()), source })?,
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
+    crate::net::raise_file_limit();
+    let listener = TcpListener::bind(f.listen)
+        .map_err(|source| CliError::Io { what: format!("cannot listen on {}", f.listen), source })?;
+    let addr = listener.local_addr().map_err(|source| CliError::Io { what: "cannot read the address".into(), source })?;
+    let mut config = OriginConfig { body_size: f.body_size, status: f.status, ..OriginConfig::default() };
+    if let Some(t) = f.threads {
+        config.threads = t.max(1);
+    }
+    let stop = stop_flag()?;
+    println!("strain origin listening on http://{addr}/");
+    let _ = std::io::stdout().flush();
+    let stats = origin::run(listener, &config, &stop)?;
+    println!(
+        "strain origin served {} requests on {} connections ({} bytes in, {} bytes out)",
+        stats.requests, stats.connections, stats.bytes_read, stats.bytes_written
+    );
+    Ok(EXIT_OK)
+}
+
+fn run_demo(f: &DemoFlags) -> Result<i32, CliError> {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .map_err(|source| CliError::Io { what: "cannot listen on loopback".into(), source })?;
+    let addr = listener.local_addr().map_err(|source| CliError::Io { what: "cannot read the address".into(), source })?;
+    let origin_config = OriginConfig { threads: 1, ..OriginConfig::default() };
+    let mut config = Config::new(Target::parse(&format!("http://{addr}/"))?);
+    config.duration = f.duration;
+    config.latency = true;
+    config.threads = 1;
+    config.validate()?;
+    let stop = stop_flag()?;
+    let origin_stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let server = s.spawn(|| origin::run(listener, &origin_config, &origin_stop));
+        let result = load_with(&config, &stop);
+        origin_stop.store(true, Ordering::Relaxed);
+        let served = server.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+        eprintln!("origin saw {} requests on {} connections", served.requests, served.connections);
+        result
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_parse_with_or_without_space() {
+        let h = parse_header("X-Token:abc").unwrap();
+        assert_eq!((h.name.as_str(), h.value.as_str()), ("X-Token", "abc"));
+        let h = parse_header("Accept:  text/html ").unwrap();
+        assert_eq!((h.name.as_str(), h.value.as_str()), ("Accept", "text/html"));
+        let h = parse_header("X-Empty:").unwrap();
+        assert_eq!(h.value, "");
+        for bad in ["NoColon", ": v", "Bad Name: v"] {
+            assert!(parse_header(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn clap_errors_become_one_line() {
+        let msg = "error: invalid value 'x' for '-c <N>': bad\n\nFor more information, try '--help'.\n";
+        assert_eq!(one_line(msg), "invalid value 'x' for '-c <N>': bad");
+    }
+}

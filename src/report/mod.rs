@@ -1,1 +1,6 @@
-//! stub
+//! Renders a finished [`crate::stats::Summary`]: wrk's text ([`text`]) and JSON ([`json`]).
+//! Reporters read the summary and the config only; they know nothing of the engine.
+
+pub mod json;
+pub mod text;
+pub mod units;

@@ -1,1 +1,52 @@
-//! stub
+//! Measurements: a hot per-thread [`Recorder`] the engine writes to on every response, and a cold
+//! [`Summary`] made once after the threads join.
+//!
+//! Nothing here is shared between threads while the test runs: each worker owns its recorder,
+//! and merging happens after the join, so recording is a few adds and one histogram bucket.
+
+mod recorder;
+mod summary;
+
+pub use recorder::Recorder;
+pub use summary::{Distribution, Summary};
+
+/// Highest latency the histograms track: one hour, in microseconds.
+pub const MAX_LATENCY_US: u64 = 3_600_000_000;
+/// Significant decimal digits kept by every histogram.
+pub const SIGNIFICANT_DIGITS: u8 = 3;
+/// How often each thread samples its request rate for the `Req/Sec` row (as wrk does).
+pub const RATE_SAMPLE_MS: u64 = 100;
+
+/// Why a request failed, in wrk's categories plus `Parse` for malformed responses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A connect was refused, failed, or timed out (TLS handshake failures included).
+    Connect = 0,
+    /// A read failed or the peer closed before the response was complete.
+    Read = 1,
+    /// A write failed.
+    Write = 2,
+    /// No complete response within `--timeout`.
+    Timeout = 3,
+    /// The response was not valid HTTP/1 (bad status line, bad chunk size).
+    Parse = 4,
+}
+
+impl ErrorKind {
+    /// Number of kinds, the size of the per-thread error array.
+    pub const COUNT: usize = 5;
+    /// Every kind, in report order.
+    pub const ALL: [ErrorKind; ErrorKind::COUNT] =
+        [ErrorKind::Connect, ErrorKind::Read, ErrorKind::Write, ErrorKind::Timeout, ErrorKind::Parse];
+
+    /// The lowercase name used in reports and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Connect => "connect",
+            ErrorKind::Read => "read",
+            ErrorKind::Write => "write",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Parse => "parse",
+        }
+    }
+}

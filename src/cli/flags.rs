@@ -1,0 +1,108 @@
+//! Raw command-line flags, kept as close to wrk's as clap allows. Nothing here is validated
+//! beyond value syntax; [`super::load_config`] turns these into a [`crate::config::Config`].
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{ArgAction, Args, Parser, Subcommand};
+
+use super::units;
+
+/// strain: an HTTP load generator (wrk-compatible flags).
+#[derive(Debug, Parser)]
+#[command(
+    name = "strain",
+    version,
+    about = "HTTP load generator: wrk's flags and output, honest latency, a built-in origin server",
+    disable_version_flag = true,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    override_usage = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]"
+)]
+pub struct Cli {
+    /// A mode other than load testing a URL.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Load test options.
+    #[command(flatten)]
+    pub load: LoadFlags,
+    /// Print the version.
+    #[arg(short = 'v', long = "version", action = ArgAction::Version)]
+    pub version: Option<bool>,
+}
+
+/// Modes besides `strain <url>`.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the built-in origin server until Ctrl-C, then print what it served.
+    Origin(OriginFlags),
+    /// Load the built-in origin server in this process for a few seconds and print the report.
+    Demo(DemoFlags),
+}
+
+/// Flags of `strain <url>`.
+#[derive(Debug, Args)]
+pub struct LoadFlags {
+    /// Connections to keep open (split evenly across threads).
+    #[arg(short = 'c', long = "connections", value_name = "N", default_value = "10", value_parser = units::count)]
+    pub connections: usize,
+    /// Worker threads.
+    #[arg(short = 't', long = "threads", value_name = "N", default_value = "2", value_parser = units::count)]
+    pub threads: usize,
+    /// Test duration (500ms, 10, 10s, 2m, 1h).
+    #[arg(short = 'd', long = "duration", value_name = "T", default_value = "10s", value_parser = units::duration)]
+    pub duration: Duration,
+    /// Add a request header, "Name: value" (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "H")]
+    pub headers: Vec<String>,
+    /// Count a request with no complete response within T as a timeout.
+    #[arg(short = 'T', long = "timeout", value_name = "T", default_value = "2s", value_parser = units::duration)]
+    pub timeout: Duration,
+    /// Print the latency distribution.
+    #[arg(short = 'L', long = "latency")]
+    pub latency: bool,
+    /// Also write the full result as JSON to FILE ("-" for standard output).
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Do not verify TLS certificates (self-signed test servers).
+    #[arg(short = 'k', long = "insecure")]
+    pub insecure: bool,
+    /// The URL to load: http[s]://host[:port][/path][?query].
+    #[arg(value_name = "URL", required = true)]
+    pub url: Option<String>,
+}
+
+/// Flags of `strain origin`.
+#[derive(Debug, Args)]
+pub struct OriginFlags {
+    /// Address to listen on (loopback unless told otherwise; port 0 picks a free one).
+    #[arg(long = "listen", value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Size of every response body, in bytes.
+    #[arg(long = "body-size", value_name = "BYTES", default_value = "13", value_parser = units::count)]
+    pub body_size: usize,
+    /// Status code of every response.
+    #[arg(long = "status", value_name = "CODE", default_value_t = 200, value_parser = clap::value_parser!(u16).range(200..=599))]
+    pub status: u16,
+    /// Event-loop threads (default: one per core).
+    #[arg(short = 't', long = "threads", value_name = "N", value_parser = units::count)]
+    pub threads: Option<usize>,
+}
+
+/// Flags of `strain demo`.
+#[derive(Debug, Args)]
+pub struct DemoFlags {
+    /// How long the demo load runs.
+    #[arg(short = 'd', long = "duration", value_name = "T", default_value = "5s", value_parser = units::duration)]
+    pub duration: Duration,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn flag_definitions_are_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,52 @@
+//! One client connection's state. Plain data: the worker drives the transitions.
+
+use crate::http::response::ResponseParser;
+use crate::net::stream::Stream;
+
+/// Where a connection is in its cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// No socket: waiting to reconnect after a failure.
+    Closed,
+    /// TCP connect (and TLS handshake) in progress.
+    Connecting,
+    /// Part of the request is still to be written.
+    Writing,
+    /// The request is written; waiting for its response.
+    Reading,
+}
+
+/// A connection slot; its index in the worker's table is its poll token.
+#[derive(Debug)]
+pub struct Conn {
+    /// The socket, absent while closed.
+    pub stream: Option<Stream>,
+    /// Cycle position.
+    pub state: State,
+    /// Response framing in progress.
+    pub parser: ResponseParser,
+    /// When the current request's first byte was written, in clock microseconds.
+    pub sent_us: u64,
+    /// Bytes of the current request written so far.
+    pub written: usize,
+    /// Bumped on every request and every reconnect, so old deadlines and retries can tell they
+    /// no longer apply.
+    pub generation: u32,
+    /// Connect failures in a row, for the retry backoff.
+    pub failures: u32,
+}
+
+impl Conn {
+    /// A closed slot.
+    pub fn new() -> Conn {
+        Conn {
+            stream: None,
+            state: State::Closed,
+            parser: ResponseParser::new(),
+            sent_us: 0,
+            written: 0,
+            generation: 0,
+            failures: 0,
+        }
+    }
+}

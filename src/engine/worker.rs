@@ -1,0 +1,339 @@
+//! A worker thread's event loop: its connections, its deadlines, its recorder.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use mio::{Events, Interest, Poll, Token};
+
+use super::clock::Clock;
+use super::conn::{Conn, State};
+use super::deadlines::{Deadline, Deadlines};
+use super::{EngineError, Plan};
+use crate::net::stream::{ConnectError, Stream};
+use crate::stats::{ErrorKind, Recorder, RATE_SAMPLE_MS};
+
+/// Bytes read per `read` call; one buffer per thread serves every connection, since responses
+/// are parsed in place and bodies are skipped, never stored.
+const READ_BUFFER: usize = 64 * 1024;
+/// Events taken from one `epoll_wait`.
+const EVENTS_PER_POLL: usize = 1024;
+/// Longest sleep in `epoll_wait`, so a stop request is seen promptly.
+const MAX_POLL_WAIT_US: u64 = 100_000;
+/// First and largest delay before reconnecting after a failed connect: a refused port is retried
+/// quickly but not in a busy loop.
+const RETRY_MIN_US: u64 = 1_000;
+const RETRY_MAX_US: u64 = 100_000;
+
+/// One thread's share of the load.
+pub struct Worker<'a> {
+    plan: &'a Plan<'a>,
+    poll: Poll,
+    conns: Vec<Conn>,
+    deadlines: Deadlines,
+    /// Reconnects due at a time: (at_us, conn, generation).
+    retries: BinaryHeap<Reverse<(u64, u32, u32)>>,
+    buf: Vec<u8>,
+    rec: Recorder,
+    clock: Clock,
+    end_us: u64,
+    sample_at_us: u64,
+    sample_requests: u64,
+}
+
+impl<'a> Worker<'a> {
+    /// A worker for `conns` connections, running from `start` until `end`.
+    pub fn new(plan: &'a Plan<'a>, conns: usize, start: Instant, end: Instant) -> Result<Worker<'a>, EngineError> {
+        let clock = Clock::new(start);
+        Ok(Worker {
+            plan,
+            poll: Poll::new().map_err(EngineError::Poll)?,
+            conns: (0..conns).map(|_| Conn::new()).collect(),
+            deadlines: Deadlines::default(),
+            retries: BinaryHeap::new(),
+            buf: vec![0; READ_BUFFER],
+            rec: Recorder::new(),
+            clock,
+            end_us: clock.at(end),
+            sample_at_us: RATE_SAMPLE_MS * 1000,
+            sample_requests: 0,
+        })
+    }
+
+    /// Runs until the end time or the stop flag; returns what was measured.
+    pub fn run(mut self) -> Result<Recorder, EngineError> {
+        let mut events = Events::with_capacity(EVENTS_PER_POLL);
+        for i in 0..self.conns.len() {
+            self.open(i);
+        }
+        loop {
+            let now = self.clock.now_us();
+            if now >= self.end_us || self.plan.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            self.expire(now);
+            self.retry_due(now);
+            if now >= self.sample_at_us {
+                self.sample_rate(now);
+            }
+            let wake = self.next_wake(now);
+            let wait = Duration::from_micros(wake.saturating_sub(now).min(MAX_POLL_WAIT_US));
+            if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(EngineError::Poll(e));
+            }
+            for ev in events.iter() {
+                let readable = ev.is_readable() || ev.is_read_closed() || ev.is_error();
+                let writable = ev.is_writable() || ev.is_error();
+                self.on_event(ev.token().0, readable, writable);
+            }
+        }
+        Ok(self.rec)
+    }
+
+    /// The earliest moment something is due: end, rate sample, deadline or retry.
+    fn next_wake(&mut self, now: u64) -> u64 {
+        let conns = &self.conns;
+        let deadline = self.deadlines.next(|d| live(conns, d)).unwrap_or(u64::MAX);
+        let retry = self.retries.peek().map_or(u64::MAX, |r| r.0 .0);
+        self.end_us.min(self.sample_at_us).min(deadline).min(retry).max(now)
+    }
+
+    fn sample_rate(&mut self, now: u64) {
+        let interval_us = RATE_SAMPLE_MS * 1000;
+        let elapsed_us = now - (self.sample_at_us - interval_us);
+        let done = self.rec.requests - self.sample_requests;
+        self.rec.rate_sample(done * 1_000_000 / elapsed_us.max(1));
+        self.sample_requests = self.rec.requests;
+        self.sample_at_us = now + interval_us;
+    }
+
+    fn expire(&mut self, now: u64) {
+        loop {
+            let conns = &self.conns;
+            let Some(d) = self.deadlines.pop_expired(now, |d| live(conns, d)) else { return };
+            let i = d.conn as usize;
+            if self.conns[i].state == State::Connecting {
+                self.connect_failed(i, "connect timed out".to_string());
+            } else {
+                self.fail(i, ErrorKind::Timeout);
+            }
+        }
+    }
+
+    fn retry_due(&mut self, now: u64) {
+        while let Some(&Reverse((at, i, generation))) = self.retries.peek() {
+            if at > now {
+                return;
+            }
+            self.retries.pop();
+            let c = &self.conns[i as usize];
+            if c.state == State::Closed && c.generation == generation {
+                self.open(i as usize);
+            }
+        }
+    }
+
+    fn on_event(&mut self, i: usize, readable: bool, writable: bool) {
+        let Some(c) = self.conns.get_mut(i) else { return };
+        match c.state {
+            State::Closed => {}
+            State::Connecting => {
+                let Some(stream) = c.stream.as_mut() else { return };
+                match stream.poll_connect() {
+                    Ok(true) => {
+                        c.failures = 0;
+                        self.rec.connections += 1;
+                        self.send(i);
+                    }
+                    Ok(false) => {}
+                    Err(e) => self.connect_failed(i, e.to_string()),
+                }
+            }
+            State::Writing => {
+                if writable {
+                    self.write(i);
+                }
+                if readable && self.conns[i].state != State::Closed {
+                    self.read(i);
+                }
+            }
+            State::Reading => {
+                if readable {
+                    self.read(i);
+                }
+            }
+        }
+    }
+
+    /// Opens (or reopens) connection `i`.
+    fn open(&mut self, i: usize) {
+        let now = self.clock.now_us();
+        let result = Stream::connect(self.plan.addr, self.plan.tls.as_ref()).and_then(|mut s| {
+            self.poll
+                .registry()
+                .register(s.socket(), Token(i), Interest::READABLE | Interest::WRITABLE)
+                .map_err(ConnectError::Io)?;
+            Ok(s)
+        });
+        let c = &mut self.conns[i];
+        c.generation = c.generation.wrapping_add(1);
+        c.parser.reset();
+        c.parser.set_head_request(self.plan.head_request);
+        match result {
+            Ok(s) => {
+                c.stream = Some(s);
+                c.state = State::Connecting;
+                let d = Deadline { at_us: now + self.plan.timeout_us, conn: i as u32, generation: c.generation };
+                self.deadlines.push(d);
+            }
+            Err(e) => self.connect_failed(i, e.to_string()),
+        }
+    }
+
+    fn connect_failed(&mut self, i: usize, why: String) {
+        let addr = self.plan.addr;
+        self.rec.connect_error(|| format!("connect to {addr} failed: {why}"));
+        let c = &mut self.conns[i];
+        c.stream = None;
+        c.state = State::Closed;
+        c.generation = c.generation.wrapping_add(1);
+        c.failures = c.failures.saturating_add(1);
+        let backoff = (RETRY_MIN_US << (c.failures - 1).min(16)).min(RETRY_MAX_US);
+        self.retries.push(Reverse((self.clock.now_us() + backoff, i as u32, c.generation)));
+    }
+
+    /// Starts the next request on connection `i`.
+    fn send(&mut self, i: usize) {
+        let now = self.clock.now_us();
+        let c = &mut self.conns[i];
+        c.generation = c.generation.wrapping_add(1);
+        c.sent_us = now;
+        c.written = 0;
+        c.state = State::Writing;
+        self.deadlines.push(Deadline { at_us: now + self.plan.timeout_us, conn: i as u32, generation: c.generation });
+        self.write(i);
+    }
+
+    /// Writes what is left of the request; moves to Reading once all of it is on the wire.
+    fn write(&mut self, i: usize) {
+        let req = &self.plan.request;
+        let c = &mut self.conns[i];
+        let Some(stream) = c.stream.as_mut() else { return };
+        while c.written < req.len() {
+            match stream.write(&req[c.written..]) {
+                Ok(0) => return self.fail(i, ErrorKind::Write),
+                Ok(n) => c.written += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return self.fail(i, ErrorKind::Write),
+            }
+        }
+        match stream.flush() {
+            Ok(true) => c.state = State::Reading,
+            Ok(false) => {}
+            Err(_) => self.fail(i, ErrorKind::Write),
+        }
+    }
+
+    /// Reads until the socket is drained, completing responses as they end.
+    fn read(&mut self, i: usize) {
+        // The buffer is lent out for the loop so the connection and recorder stay borrowable.
+        let mut buf = std::mem::take(&mut self.buf);
+        loop {
+            let Some(stream) = self.conns[i].stream.as_mut() else { break };
+            match stream.read(&mut buf) {
+                Ok(0) => {
+                    self.closed_by_peer(i);
+                    break;
+                }
+                Ok(n) => {
+                    self.rec.bytes += n as u64;
+                    // A plain socket that returned less than asked is drained for now: epoll will
+                    // report the next arrival, so the extra read that would see EAGAIN is skipped.
+                    let drained = n < buf.len() && stream.short_read_drains();
+                    if !self.consume(i, &buf[..n]) || drained {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    self.fail(i, ErrorKind::Read);
+                    break;
+                }
+            }
+        }
+        self.buf = buf;
+    }
+
+    /// Feeds bytes to the parser; returns false when the connection was replaced or closed.
+    fn consume(&mut self, i: usize, mut data: &[u8]) -> bool {
+        while !data.is_empty() {
+            let c = &mut self.conns[i];
+            if c.state != State::Reading {
+                // Bytes nobody asked for (or a response before the request was written):
+                // the server is not speaking HTTP/1 request-response.
+                self.fail(i, ErrorKind::Parse);
+                return false;
+            }
+            let fed = match c.parser.feed(data) {
+                Ok(fed) => fed,
+                Err(_) => {
+                    self.fail(i, ErrorKind::Parse);
+                    return false;
+                }
+            };
+            data = &data[fed.used..];
+            let Some(done) = fed.complete else { continue };
+            let now = self.clock.now_us();
+            self.rec.response(done.status, now.saturating_sub(c.sent_us));
+            if !done.keep_alive {
+                self.reopen(i);
+                return false;
+            }
+            self.send(i);
+        }
+        self.conns[i].state != State::Closed
+    }
+
+    fn closed_by_peer(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if let Some(done) = c.parser.finish_on_close() {
+            let now = self.clock.now_us();
+            self.rec.response(done.status, now.saturating_sub(c.sent_us));
+            self.reopen(i);
+        } else {
+            // The request in flight is lost, as wrk counts it.
+            self.fail(i, ErrorKind::Read);
+        }
+    }
+
+    /// Counts a failed request and replaces the connection.
+    fn fail(&mut self, i: usize, kind: ErrorKind) {
+        self.rec.error(kind);
+        self.reopen(i);
+    }
+
+    /// Closes connection `i` and opens a new one in its slot.
+    fn reopen(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if let Some(mut s) = c.stream.take() {
+            // Closing the fd removes it from epoll too; deregistering first keeps mio's view tidy.
+            let _ = self.poll.registry().deregister(s.socket());
+        }
+        c.state = State::Closed;
+        self.open(i);
+    }
+}
+
+/// Whether a deadline still applies to its connection.
+fn live(conns: &[Conn], d: &Deadline) -> bool {
+    conns
+        .get(d.conn as usize)
+        .is_some_and(|c| c.generation == d.generation && matches!(c.state, State::Connecting | State::Writing | State::Reading))
+}

@@ -1,0 +1,88 @@
+//! The run's TLS client configuration (rustls), built once and shared by every connection.
+
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
+
+/// What every TLS connection of a run shares.
+#[derive(Debug, Clone)]
+pub struct TlsSetup {
+    /// The client configuration (roots or no verification, ALPN).
+    pub config: Arc<ClientConfig>,
+    /// The name sent in SNI and checked against the certificate.
+    pub server_name: ServerName<'static>,
+}
+
+impl TlsSetup {
+    /// Builds a client that offers ALPN `http/1.1` and verifies the server against the Mozilla
+    /// roots, or accepts any certificate when `insecure`.
+    pub fn new(host: &str, insecure: bool) -> Result<TlsSetup, rustls::Error> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = ClientConfig::builder_with_provider(provider.clone()).with_safe_default_protocol_versions()?;
+        let mut config = if insecure {
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(AcceptAnyCert(provider)))
+                .with_no_client_auth()
+        } else {
+            let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+            builder.with_root_certificates(roots).with_no_client_auth()
+        };
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let server_name = ServerName::try_from(host.to_string())
+            .map_err(|_| rustls::Error::General(format!("'{host}' is not a valid TLS server name")))?;
+        Ok(TlsSetup { config: Arc::new(config), server_name })
+    }
+}
+
+/// `--insecure`: trusts any certificate but still checks handshake signatures, so the session
+/// is a real TLS session with the server's key.
+#[derive(Debug)]
+struct AcceptAnyCert(Arc<rustls::crypto::CryptoProvider>);
+
+impl ServerCertVerifier for AcceptAnyCert {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// Explains a TLS failure in one line, pointing at `--insecure` when the certificate is the cause.
+pub fn describe(err: &rustls::Error) -> String {
+    match err {
+        rustls::Error::InvalidCertificate(e) => format!(
+            "TLS certificate rejected ({e:?}); for a self-signed or private test server, use --insecure"
+        ),
+        e => format!("TLS error: {e}"),
+    }
+}

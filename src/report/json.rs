@@ -1,0 +1,117 @@
+//! The JSON result: everything the text shows and more, for machines.
+//!
+//! Its shape is pinned by `schema/result.schema.json`; a test validates real output against it.
+//! Bump [`SCHEMA_VERSION`] when a field changes meaning or disappears (adding fields does not).
+
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::stats::{Distribution, ErrorKind, Summary};
+
+/// Version of the JSON layout.
+pub const SCHEMA_VERSION: u32 = 1;
+/// Latency percentiles written to JSON, with their key names.
+const PERCENTILES: [(&str, f64); 7] =
+    [("50", 50.0), ("75", 75.0), ("90", 90.0), ("99", 99.0), ("99.9", 99.9), ("99.99", 99.99), ("100", 100.0)];
+
+#[derive(Serialize)]
+struct Result<'a> {
+    schema_version: u32,
+    strain_version: &'static str,
+    config: ConfigOut<'a>,
+    started: String,
+    duration_s: f64,
+    requests: u64,
+    bytes: u64,
+    requests_per_s: f64,
+    bytes_per_s: f64,
+    connections_opened: u64,
+    errors: Errors,
+    status: std::collections::BTreeMap<String, u64>,
+    latency_us: Latency,
+    thread_requests_per_s: Spread,
+}
+
+#[derive(Serialize)]
+struct ConfigOut<'a> {
+    url: &'a str,
+    connections: usize,
+    threads: usize,
+    duration_s: f64,
+    timeout_s: f64,
+    headers: Vec<String>,
+    insecure: bool,
+}
+
+#[derive(Serialize)]
+struct Errors {
+    connect: u64,
+    read: u64,
+    write: u64,
+    timeout: u64,
+    parse: u64,
+    status: u64,
+}
+
+#[derive(Serialize)]
+struct Spread {
+    min: u64,
+    mean: f64,
+    stdev: f64,
+    max: u64,
+    within_stdev_pct: f64,
+}
+
+#[derive(Serialize)]
+struct Latency {
+    #[serde(flatten)]
+    spread: Spread,
+    percentiles: std::collections::BTreeMap<&'static str, u64>,
+}
+
+fn spread(d: &Distribution) -> Spread {
+    Spread { min: d.min, mean: d.mean, stdev: d.stdev, max: d.max, within_stdev_pct: d.within_stdev_pct }
+}
+
+/// Renders the result as pretty JSON.
+pub fn render(summary: &Summary, config: &Config) -> String {
+    let t = &summary.total;
+    let r = Result {
+        schema_version: SCHEMA_VERSION,
+        strain_version: env!("CARGO_PKG_VERSION"),
+        config: ConfigOut {
+            url: &config.target.url,
+            connections: config.connections,
+            threads: config.threads,
+            duration_s: config.duration.as_secs_f64(),
+            timeout_s: config.timeout.as_secs_f64(),
+            headers: config.headers.iter().map(|h| format!("{}: {}", h.name, h.value)).collect(),
+            insecure: config.insecure,
+        },
+        started: humantime::format_rfc3339_millis(summary.started).to_string(),
+        duration_s: summary.elapsed.as_secs_f64(),
+        requests: t.requests,
+        bytes: t.bytes,
+        requests_per_s: summary.requests_per_s(),
+        bytes_per_s: summary.bytes_per_s(),
+        connections_opened: t.connections,
+        errors: Errors {
+            connect: summary.errors(ErrorKind::Connect),
+            read: summary.errors(ErrorKind::Read),
+            write: summary.errors(ErrorKind::Write),
+            timeout: summary.errors(ErrorKind::Timeout),
+            parse: summary.errors(ErrorKind::Parse),
+            status: summary.status_errors(),
+        },
+        status: summary.status_counts().map(|(code, n)| (code.to_string(), n)).collect(),
+        latency_us: Latency {
+            spread: spread(&summary.latency()),
+            percentiles: PERCENTILES.iter().map(|&(k, p)| (k, summary.latency_percentile_us(p))).collect(),
+        },
+        thread_requests_per_s: spread(&summary.thread_rate()),
+    };
+    // Serializing plain structs with string keys cannot fail.
+    let mut s = serde_json::to_string_pretty(&r).unwrap_or_default();
+    s.push('\n');
+    s
+}
