@@ -247,7 +247,11 @@ mod tests {
         ];
         for (url, host, port, explicit, path, hh) in rows {
             let t = Target::parse(url).unwrap_or_else(|e| panic!("{url}: {e}"));
-            assert_eq!((t.host.as_str(), t.port, t.explicit_port, t.path.as_str()), (host, port, explicit, path), "{url}");
+            assert_eq!(
+                (t.host.as_str(), t.port, t.explicit_port, t.path.as_str()),
+                (host, port, explicit, path),
+                "{url}"
+            );
             assert_eq!(t.host_header(), hh, "{url}");
         }
     }

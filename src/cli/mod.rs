@@ -141,7 +141,8 @@ pub fn run_load(config: &Config) -> Result<i32, CliError> {
 fn load_with(config: &Config, stop: &AtomicBool) -> Result<i32, CliError> {
     // The text report moves to stderr when stdout carries JSON, so the two never mix.
     let json_to_stdout = config.json == Some(Output::Stdout);
-    let mut text: Box<dyn Write> = if json_to_stdout { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };
+    let mut text: Box<dyn Write> =
+        if json_to_stdout { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };
     let _ = text.write_all(report::text::header(config).as_bytes());
     let _ = text.flush();
     let out = engine::run(config, stop)?;
@@ -169,7 +170,8 @@ fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
     crate::net::raise_file_limit();
     let listener = TcpListener::bind(f.listen)
         .map_err(|source| CliError::Io { what: format!("cannot listen on {}", f.listen), source })?;
-    let addr = listener.local_addr().map_err(|source| CliError::Io { what: "cannot read the address".into(), source })?;
+    let addr =
+        listener.local_addr().map_err(|source| CliError::Io { what: "cannot read the address".into(), source })?;
     let mut config = OriginConfig { body_size: f.body_size, status: f.status, ..OriginConfig::default() };
     if let Some(t) = f.threads {
         config.threads = t.max(1);
@@ -188,7 +190,8 @@ fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
 fn run_demo(f: &DemoFlags) -> Result<i32, CliError> {
     let listener = TcpListener::bind("127.0.0.1:0")
         .map_err(|source| CliError::Io { what: "cannot listen on loopback".into(), source })?;
-    let addr = listener.local_addr().map_err(|source| CliError::Io { what: "cannot read the address".into(), source })?;
+    let addr =
+        listener.local_addr().map_err(|source| CliError::Io { what: "cannot read the address".into(), source })?;
     let origin_config = OriginConfig { threads: 1, ..OriginConfig::default() };
     let mut config = Config::new(Target::parse(&format!("http://{addr}/"))?);
     config.duration = f.duration;

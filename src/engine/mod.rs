@@ -96,10 +96,7 @@ pub fn run(config: &Config, stop: &AtomicBool) -> Result<RunOutput, EngineError>
                     .map_err(EngineError::Thread)
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| h.and_then(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
-            .collect()
+        handles.into_iter().map(|h| h.and_then(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))).collect()
     });
     let elapsed = start.elapsed();
     let recorders = results.into_iter().collect::<Result<Vec<_>, _>>()?;

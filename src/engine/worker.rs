@@ -39,6 +39,8 @@ pub struct Worker<'a> {
     rec: Recorder,
     clock: Clock,
     end_us: u64,
+    /// Past the end: no new requests; in-flight ones may still finish (or time out).
+    draining: bool,
     sample_at_us: u64,
     sample_requests: u64,
 }
@@ -57,6 +59,7 @@ impl<'a> Worker<'a> {
             rec: Recorder::new(),
             clock,
             end_us: clock.at(end),
+            draining: false,
             sample_at_us: RATE_SAMPLE_MS * 1000,
             sample_requests: 0,
         })
@@ -70,7 +73,13 @@ impl<'a> Worker<'a> {
         }
         loop {
             let now = self.clock.now_us();
-            if now >= self.end_us || self.plan.stop.load(Ordering::Relaxed) {
+            if self.plan.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            if now >= self.end_us && !self.draining {
+                self.start_drain();
+            }
+            if self.draining && self.in_flight() == 0 {
                 break;
             }
             self.expire(now);
@@ -100,7 +109,26 @@ impl<'a> Worker<'a> {
         let conns = &self.conns;
         let deadline = self.deadlines.next(|d| live(conns, d)).unwrap_or(u64::MAX);
         let retry = self.retries.peek().map_or(u64::MAX, |r| r.0 .0);
-        self.end_us.min(self.sample_at_us).min(deadline).min(retry).max(now)
+        let end = if self.draining { u64::MAX } else { self.end_us };
+        end.min(self.sample_at_us).min(deadline).min(retry).max(now)
+    }
+
+    /// At the end of the test, requests already sent are still waited for (up to their
+    /// timeout), so the count strain reports is the count the server answered; connections
+    /// with nothing in flight close now.
+    fn start_drain(&mut self) {
+        self.draining = true;
+        self.retries.clear();
+        for i in 0..self.conns.len() {
+            if matches!(self.conns[i].state, State::Connecting | State::Closed) {
+                self.close(i);
+            }
+        }
+    }
+
+    /// Connections with a request written (or being written) and no complete response yet.
+    fn in_flight(&self) -> usize {
+        self.conns.iter().filter(|c| matches!(c.state, State::Writing | State::Reading)).count()
     }
 
     fn sample_rate(&mut self, now: u64) {
@@ -126,6 +154,9 @@ impl<'a> Worker<'a> {
     }
 
     fn retry_due(&mut self, now: u64) {
+        if self.draining {
+            return;
+        }
         while let Some(&Reverse((at, i, generation))) = self.retries.peek() {
             if at > now {
                 return;
@@ -148,7 +179,7 @@ impl<'a> Worker<'a> {
                     Ok(true) => {
                         c.failures = 0;
                         self.rec.connections += 1;
-                        self.send(i);
+                        self.next_request(i);
                     }
                     Ok(false) => {}
                     Err(e) => self.connect_failed(i, e.to_string()),
@@ -207,6 +238,15 @@ impl<'a> Worker<'a> {
         self.retries.push(Reverse((self.clock.now_us() + backoff, i as u32, c.generation)));
     }
 
+    /// Connection `i` is ready for another request: closed loop sends it at once.
+    fn next_request(&mut self, i: usize) {
+        if self.draining {
+            self.close(i);
+        } else {
+            self.send(i);
+        }
+    }
+
     /// Starts the next request on connection `i`.
     fn send(&mut self, i: usize) {
         let now = self.clock.now_us();
@@ -244,8 +284,7 @@ impl<'a> Worker<'a> {
     fn read(&mut self, i: usize) {
         // The buffer is lent out for the loop so the connection and recorder stay borrowable.
         let mut buf = std::mem::take(&mut self.buf);
-        loop {
-            let Some(stream) = self.conns[i].stream.as_mut() else { break };
+        while let Some(stream) = self.conns[i].stream.as_mut() {
             match stream.read(&mut buf) {
                 Ok(0) => {
                     self.closed_by_peer(i);
@@ -296,7 +335,7 @@ impl<'a> Worker<'a> {
                 self.reopen(i);
                 return false;
             }
-            self.send(i);
+            self.next_request(i);
         }
         self.conns[i].state != State::Closed
     }
@@ -319,21 +358,29 @@ impl<'a> Worker<'a> {
         self.reopen(i);
     }
 
-    /// Closes connection `i` and opens a new one in its slot.
+    /// Closes connection `i` and, unless the test is over, opens a new one in its slot.
     fn reopen(&mut self, i: usize) {
+        self.close(i);
+        if !self.draining {
+            self.open(i);
+        }
+    }
+
+    /// Closes connection `i`, leaving its slot empty.
+    fn close(&mut self, i: usize) {
         let c = &mut self.conns[i];
         if let Some(mut s) = c.stream.take() {
             // Closing the fd removes it from epoll too; deregistering first keeps mio's view tidy.
             let _ = self.poll.registry().deregister(s.socket());
         }
         c.state = State::Closed;
-        self.open(i);
+        c.generation = c.generation.wrapping_add(1);
     }
 }
 
 /// Whether a deadline still applies to its connection.
 fn live(conns: &[Conn], d: &Deadline) -> bool {
-    conns
-        .get(d.conn as usize)
-        .is_some_and(|c| c.generation == d.generation && matches!(c.state, State::Connecting | State::Writing | State::Reading))
+    conns.get(d.conn as usize).is_some_and(|c| {
+        c.generation == d.generation && matches!(c.state, State::Connecting | State::Writing | State::Reading)
+    })
 }

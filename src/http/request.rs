@@ -49,7 +49,9 @@ mod tests {
 
     #[test]
     fn renders_exact_bytes() {
-        let rows: &[(&str, &str, Vec<Header>, Option<&[u8]>, &str)] = &[
+        /// (method, path, headers, body, expected bytes)
+        type Row<'a> = (&'a str, &'a str, Vec<Header>, Option<&'a [u8]>, &'a str);
+        let rows: &[Row] = &[
             // The plain wrk request: request line and Host only.
             ("GET", "/", vec![], None, "GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n"),
             // A user Host replaces ours; other headers keep their order.

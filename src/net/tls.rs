@@ -80,9 +80,9 @@ impl ServerCertVerifier for AcceptAnyCert {
 /// Explains a TLS failure in one line, pointing at `--insecure` when the certificate is the cause.
 pub fn describe(err: &rustls::Error) -> String {
     match err {
-        rustls::Error::InvalidCertificate(e) => format!(
-            "TLS certificate rejected ({e:?}); for a self-signed or private test server, use --insecure"
-        ),
+        rustls::Error::InvalidCertificate(e) => {
+            format!("TLS certificate rejected ({e:?}); for a self-signed or private test server, use --insecure")
+        }
         e => format!("TLS error: {e}"),
     }
 }

@@ -71,7 +71,8 @@ mod tests {
 
     #[test]
     fn units_switch_like_wrk() {
-        let rows: &[(fn(f64) -> String, f64, &str)] = &[
+        type Format = fn(f64) -> String;
+        let rows: &[(Format, f64, &str)] = &[
             (time_us, 849.0, "849.00us"),
             (time_us, 850.0, "0.85ms"),
             (time_us, 1_500.0, "1.50ms"),

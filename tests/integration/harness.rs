@@ -1,0 +1,337 @@
+//! Test harness: runs the real `strain` binary, its origin server, nginx, and tiny raw TCP
+//! servers that misbehave on purpose. Everything binds 127.0.0.1 on port 0 (or a port just
+//! freed) and every child is killed on drop, so no test can leave a server behind or hang.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Longest any single strain invocation may take before the test fails.
+const RUN_LIMIT: Duration = Duration::from_secs(30);
+
+/// The binary under test.
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_strain")
+}
+
+/// A finished strain process.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+    /// The `--json` file, when the run wrote one.
+    pub json: Option<serde_json::Value>,
+}
+
+impl Run {
+    /// A field of the JSON result, as u64.
+    pub fn num(&self, pointer: &str) -> u64 {
+        let json = self.json.as_ref().unwrap_or_else(|| panic!("no JSON; stderr: {}", self.stderr));
+        json.pointer(pointer).and_then(|v| v.as_u64()).unwrap_or_else(|| panic!("no {pointer} in {json}"))
+    }
+}
+
+/// Runs strain with `args` plus `--json FILE`, waiting at most [`RUN_LIMIT`].
+pub fn strain(args: &[&str]) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let json_path = dir.path().join("out.json");
+    let mut full: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    full.push("--json".into());
+    full.push(json_path.display().to_string());
+    let mut run = strain_raw(&full);
+    if let Ok(text) = std::fs::read_to_string(&json_path) {
+        run.json = Some(serde_json::from_str(&text).unwrap_or_else(|e| panic!("bad JSON {e}: {text}")));
+    }
+    run
+}
+
+/// Runs strain with exactly `args`.
+pub fn strain_raw<S: AsRef<str>>(args: &[S]) -> Run {
+    let start = Instant::now();
+    let child = Command::new(bin())
+        .args(args.iter().map(|s| s.as_ref()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn strain");
+    finish(child, start)
+}
+
+/// Waits for a child with the run limit, collecting its output.
+pub fn finish(mut child: Child, start: Instant) -> Run {
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let t_out = thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let t_err = thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if start.elapsed() > RUN_LIMIT {
+            let _ = child.kill();
+            panic!("strain ran longer than {RUN_LIMIT:?}");
+        }
+        thread::sleep(Duration::from_millis(10));
+    };
+    Run {
+        code: status.code().unwrap_or(-1),
+        stdout: t_out.join().unwrap(),
+        stderr: t_err.join().unwrap(),
+        elapsed: start.elapsed(),
+        json: None,
+    }
+}
+
+/// Sends a signal to a process by pid.
+pub fn signal(pid: u32, sig: &str) {
+    let _ = Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status();
+}
+
+/// A port that was free a moment ago (for servers that cannot bind port 0 themselves).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Waits until something accepts on `addr`.
+pub fn wait_listening(addr: SocketAddr) {
+    let start = Instant::now();
+    while TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_err() {
+        assert!(start.elapsed() < Duration::from_secs(10), "nothing listens on {addr}");
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `strain origin` as a child process.
+pub struct Origin {
+    child: Child,
+    pub addr: SocketAddr,
+    lines: BufReader<std::process::ChildStdout>,
+}
+
+/// What the origin printed on exit.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Served {
+    pub requests: u64,
+    pub connections: u64,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+}
+
+impl Origin {
+    /// Starts `strain origin --listen 127.0.0.1:0` with extra flags.
+    pub fn start(extra: &[&str]) -> Origin {
+        Origin::start_on("127.0.0.1:0", extra)
+    }
+
+    /// Starts the origin on `listen`.
+    pub fn start_on(listen: &str, extra: &[&str]) -> Origin {
+        let mut child = Command::new(bin())
+            .args(["origin", "--listen", listen])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn origin");
+        let mut lines = BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        lines.read_line(&mut first).unwrap();
+        let url = first.trim().rsplit(' ').next().unwrap_or_default().to_string();
+        let addr: SocketAddr = url
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .parse()
+            .unwrap_or_else(|_| panic!("origin said: {first:?}"));
+        Origin { child, addr, lines }
+    }
+
+    /// The URL of path `/` on this origin.
+    pub fn url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+
+    /// Stops the origin with Ctrl-C and returns what it served.
+    pub fn stop(mut self) -> Served {
+        signal(self.child.id(), "INT");
+        let mut rest = String::new();
+        let _ = self.lines.read_to_string(&mut rest);
+        let _ = self.child.wait();
+        let nums: Vec<u64> = rest
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|s| !s.is_empty())
+            .filter_map(|s| s.parse().ok())
+            .collect();
+        assert_eq!(nums.len(), 4, "origin said: {rest:?}");
+        Served { requests: nums[0], connections: nums[1], bytes_in: nums[2], bytes_out: nums[3] }
+    }
+}
+
+impl Drop for Origin {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A private nginx on a loopback port.
+pub struct Nginx {
+    child: Child,
+    pub dir: tempfile::TempDir,
+    pub port: u16,
+}
+
+/// The nginx binary, installed by `.ci/run` (Debian's nginx-light).
+fn nginx_bin() -> PathBuf {
+    for p in ["/usr/sbin/nginx", "/usr/bin/nginx"] {
+        if Path::new(p).exists() {
+            return PathBuf::from(p);
+        }
+    }
+    panic!("nginx is not installed: run `bash .ci/run` (it installs nginx-light) or `apt-get install -y nginx-light`");
+}
+
+impl Nginx {
+    /// Starts nginx with `server_body` inside `server { listen PORT ...; }`; `tls` adds `ssl`
+    /// to the listen line and a self-signed certificate for 127.0.0.1.
+    pub fn start(server_body: &str, tls: bool) -> Nginx {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().display().to_string();
+        let port = free_port();
+        let mut listen = format!("127.0.0.1:{port}");
+        let mut tls_lines = String::new();
+        if tls {
+            let cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into(), "localhost".into()]).unwrap();
+            std::fs::write(dir.path().join("cert.pem"), cert.cert.pem()).unwrap();
+            std::fs::write(dir.path().join("key.pem"), cert.key_pair.serialize_pem()).unwrap();
+            listen.push_str(" ssl");
+            tls_lines = format!("ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem;");
+        }
+        let conf = format!(
+            "worker_processes 1; pid {d}/nginx.pid; error_log {d}/error.log;\n\
+             events {{ worker_connections 4096; }}\n\
+             http {{\n\
+               client_body_temp_path {d}/b; proxy_temp_path {d}/p; fastcgi_temp_path {d}/f;\n\
+               uwsgi_temp_path {d}/u; scgi_temp_path {d}/s;\n\
+               log_format bytes '$status $bytes_sent';\n\
+               access_log {d}/access.log bytes;\n\
+               server {{ listen {listen}; {tls_lines} {server_body} }}\n\
+             }}\n"
+        );
+        std::fs::write(dir.path().join("nginx.conf"), conf).unwrap();
+        let child = Command::new(nginx_bin())
+            .args(["-p", &format!("{d}/"), "-e", &format!("{d}/error.log"), "-c", &format!("{d}/nginx.conf")])
+            .args(["-g", "daemon off;"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn nginx");
+        wait_listening(SocketAddr::from(([127, 0, 0, 1], port)));
+        Nginx { child, dir, port }
+    }
+
+    /// Lines of the access log as (status, bytes sent); nginx writes each line when the
+    /// response is done, so stop or wait before reading.
+    pub fn access_log(&self) -> Vec<(u16, u64)> {
+        let text = std::fs::read_to_string(self.dir.path().join("access.log")).unwrap_or_default();
+        text.lines()
+            .map(|l| {
+                let mut it = l.split(' ');
+                (it.next().unwrap().parse().unwrap(), it.next().unwrap().parse().unwrap())
+            })
+            .collect()
+    }
+
+    /// Stops nginx gracefully (SIGQUIT finishes open requests and flushes the log).
+    pub fn stop(&mut self) {
+        signal(self.child.id(), "QUIT");
+        let start = Instant::now();
+        while self.child.try_wait().unwrap().is_none() {
+            if start.elapsed() > Duration::from_secs(10) {
+                let _ = self.child.kill();
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A raw TCP server whose every connection is handled by `handle` in its own thread; stops
+/// accepting when dropped.
+pub struct RawServer {
+    pub addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+}
+
+impl RawServer {
+    pub fn start(handle: fn(TcpStream)) -> RawServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        thread::spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((s, _)) => {
+                        let _ = s.set_nonblocking(false);
+                        let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+                        thread::spawn(move || handle(s));
+                    }
+                    Err(_) => thread::sleep(Duration::from_millis(2)),
+                }
+            }
+        });
+        RawServer { addr, stop }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+}
+
+impl Drop for RawServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Reads one request head (up to the blank line); false on EOF or error.
+pub fn read_head(s: &mut TcpStream) -> bool {
+    let mut seen = Vec::new();
+    let mut byte = [0u8; 1];
+    while !seen.ends_with(b"\r\n\r\n") {
+        match s.read(&mut byte) {
+            Ok(1) => seen.push(byte[0]),
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Writes all of `data`, ignoring errors (the peer may have gone).
+pub fn send(s: &mut TcpStream, data: &[u8]) {
+    let _ = s.write_all(data);
+}

@@ -1,0 +1,9 @@
+//! strain's integration tests: the real binary against real servers on loopback.
+
+mod harness;
+
+mod cli;
+mod counts;
+mod errors;
+mod report;
+mod tls;
