@@ -25,6 +25,9 @@ taken in the same invocation*, interleaved in time:
    Columns ``gen CPU`` and ``nginx CPU`` give each side's CPU use as a share
    of the wall time of the run; a generator well under 100 % means the
    server (or something else) was the bottleneck, not the generator.
+   ``other CPU`` is what the rest of the machine used meanwhile (in CPUs,
+   from /proc/stat): a high figure means the run was disturbed by other
+   load; compare such runs with care.
 
 2. Memory.  Peak RSS (``ru_maxrss`` from ``os.wait4()`` of that process)
    for ``-t1 -c10000 -d5s`` against the same nginx, for each tool, and the
@@ -154,6 +157,18 @@ def proc_cpu_seconds(pid):
     fields = data[data.rindex(")") + 2:].split()
     # fields[0] is field 3 (state); utime is field 14, stime field 15.
     return (int(fields[11]) + int(fields[12])) / clk_tck()
+
+
+def machine_busy_seconds():
+    """CPU seconds all CPUs spent not idle since boot, from /proc/stat."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    # user nice system idle iowait irq softirq steal [guest guest_nice]
+    busy = sum(fields[:8]) - fields[3] - fields[4]
+    return busy / clk_tck()
 
 
 def established_on_port(port):
@@ -466,9 +481,14 @@ def problems_of(res, parsed):
 def throughput_run(tool, binary, args, nginx):
     argv = gen_argv(tool, binary, args.gen_cpu, 1, args.connections,
                     fmt_dur(args.duration), nginx.url)
-    ng0 = nginx.cpu_seconds()
+    ng0, m0 = nginx.cpu_seconds(), machine_busy_seconds()
     res = run_measured(argv, timeout=args.duration + 30)
-    ng1 = nginx.cpu_seconds()
+    ng1, m1 = nginx.cpu_seconds(), machine_busy_seconds()
+    other = None
+    if m0 is not None and m1 is not None and res["wall"]:
+        # Everything else the machine did meanwhile (other processes, this
+        # script's own polling, interrupts): the noise indicator.
+        other = max(0.0, (m1 - m0) - res["cpu"] - (ng1 - ng0)) / res["wall"]
     parsed = parse_report(res["stdout"])
     reqs = parsed.get("requests")
     run = {
@@ -485,6 +505,7 @@ def throughput_run(tool, binary, args, nginx):
         "gen_cpu_share": res["cpu"] / res["wall"] if res["wall"] else None,
         "nginx_cpu": ng1 - ng0,
         "nginx_cpu_share": (ng1 - ng0) / res["wall"] if res["wall"] else None,
+        "other_cpu_share": other,
         "req_per_cpu_s": (reqs / res["cpu"]) if reqs and res["cpu"] > 0 else None,
         "maxrss_kb": res["maxrss_kb"],
         "exit": res["exit"],
@@ -577,10 +598,11 @@ def syscall_run(tool, binary, args, nginx, tmpdir):
 def print_run_line(kind, i, run):
     if kind == "tp":
         log("  round %d %-6s %10s req  %7.2f s cpu (user %.2f sys %.2f)  %10s req/CPU-s  "
-            "%10s req/s  gen CPU %3.0f%%  nginx CPU %3.0f%%%s" % (
+            "%10s req/s  gen CPU %3.0f%%  nginx CPU %3.0f%%  other CPU %3.0f%%%s" % (
                 i, run["tool"], f_num(run["requests"]), run["cpu"], run["utime"], run["stime"],
                 f_num(run["req_per_cpu_s"]), f_num(run["rps"]),
                 100 * (run["gen_cpu_share"] or 0), 100 * (run["nginx_cpu_share"] or 0),
+                100 * (run["other_cpu_share"] or 0),
                 ("  !! " + "; ".join(run["problems"])) if run["problems"] else ""))
 
 
@@ -619,13 +641,14 @@ def summarize(args, info, tp_runs, mem_runs, sc_runs, cmds):
     w()
     w("Per run (in the order run):")
     w()
-    w("| round | tool | requests | CPU s (user+sys) | req/CPU-s | req/s | gen CPU | nginx CPU | problems |")
-    w("|---|---|---|---|---|---|---|---|---|")
+    w("| round | tool | requests | CPU s (user+sys) | req/CPU-s | req/s | gen CPU | nginx CPU | other CPU | problems |")
+    w("|---|---|---|---|---|---|---|---|---|---|")
     for r in tp_runs:
-        w("| %d | %s | %s | %.2f (%.2f+%.2f) | %s | %s | %.0f%% | %.0f%% | %s |" % (
+        w("| %d | %s | %s | %.2f (%.2f+%.2f) | %s | %s | %.0f%% | %.0f%% | %.0f%% | %s |" % (
             r["round"], r["tool"], f_num(r["requests"]), r["cpu"], r["utime"], r["stime"],
             f_num(r["req_per_cpu_s"]), f_num(r["rps"]), 100 * (r["gen_cpu_share"] or 0),
-            100 * (r["nginx_cpu_share"] or 0), "; ".join(r["problems"]) or "-"))
+            100 * (r["nginx_cpu_share"] or 0), 100 * (r["other_cpu_share"] or 0),
+            "; ".join(r["problems"]) or "-"))
     w()
     w("Paired per-round ratios strain/wrk of req/CPU-s: %s" %
       ", ".join(f_ratio(p) for p in paired))

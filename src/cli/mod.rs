@@ -139,13 +139,14 @@ pub fn run_load(config: &Config) -> Result<i32, CliError> {
 }
 
 fn load_with(config: &Config, stop: &AtomicBool) -> Result<i32, CliError> {
+    let plan = engine::prepare(config)?;
     // The text report moves to stderr when stdout carries JSON, so the two never mix.
     let json_to_stdout = config.json == Some(Output::Stdout);
     let mut text: Box<dyn Write> =
         if json_to_stdout { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };
     let _ = text.write_all(report::text::header(config).as_bytes());
     let _ = text.flush();
-    let out = engine::run(config, stop)?;
+    let out = engine::run(&plan, config, stop)?;
     let summary = Summary::new(&out.recorders, out.elapsed, out.started);
     if summary.total.connections == 0 {
         let why = summary.total.first_connect_error.as_deref().unwrap_or("no attempt finished");

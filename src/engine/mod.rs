@@ -55,18 +55,25 @@ pub struct RunOutput {
     pub addr: std::net::SocketAddr,
 }
 
-/// Everything the workers share read-only.
-pub(crate) struct Plan<'a> {
-    pub addr: std::net::SocketAddr,
-    pub tls: Option<TlsSetup>,
-    pub request: Vec<u8>,
-    pub head_request: bool,
-    pub timeout_us: u64,
-    pub stop: &'a AtomicBool,
+/// Everything settled before the threads start, shared by them read-only.
+pub struct Plan {
+    pub(crate) addr: std::net::SocketAddr,
+    pub(crate) tls: Option<TlsSetup>,
+    pub(crate) request: Vec<u8>,
+    pub(crate) head_request: bool,
+    pub(crate) timeout_us: u64,
 }
 
-/// Runs the load test described by `config` until its duration passes or `stop` is set.
-pub fn run(config: &Config, stop: &AtomicBool) -> Result<RunOutput, EngineError> {
+impl Plan {
+    /// The address that will be loaded.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.addr
+    }
+}
+
+/// Resolves the target, builds the TLS client and renders the request: everything that can
+/// fail before load starts, so a bad host is one error line and no report.
+pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
     net::raise_file_limit();
     let target = &config.target;
     let addr = net::resolve(&target.host, target.port, config.timeout)?;
@@ -74,25 +81,27 @@ pub fn run(config: &Config, stop: &AtomicBool) -> Result<RunOutput, EngineError>
         Scheme::Http => None,
         Scheme::Https => Some(TlsSetup::new(&target.host, config.insecure).map_err(NetError::Tls)?),
     };
-    let plan = Plan {
+    Ok(Plan {
         addr,
         tls,
         request: request::render("GET", &target.path, &target.host_header(), &config.headers, None),
         head_request: false,
         timeout_us: config.timeout.as_micros() as u64,
-        stop,
-    };
+    })
+}
+
+/// Runs the load test described by `config` until its duration passes or `stop` is set.
+pub fn run(plan: &Plan, config: &Config, stop: &AtomicBool) -> Result<RunOutput, EngineError> {
     let started = SystemTime::now();
     let start = Instant::now();
     let end = start + config.duration;
     let results: Vec<Result<Recorder, EngineError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..config.threads)
             .map(|i| {
-                let plan = &plan;
                 let conns = config.connections_for(i);
                 std::thread::Builder::new()
                     .name(format!("strain-worker-{i}"))
-                    .spawn_scoped(scope, move || worker::Worker::new(plan, conns, start, end)?.run())
+                    .spawn_scoped(scope, move || worker::Worker::new(plan, stop, conns, start, end)?.run())
                     .map_err(EngineError::Thread)
             })
             .collect();
@@ -100,5 +109,5 @@ pub fn run(config: &Config, stop: &AtomicBool) -> Result<RunOutput, EngineError>
     });
     let elapsed = start.elapsed();
     let recorders = results.into_iter().collect::<Result<Vec<_>, _>>()?;
-    Ok(RunOutput { recorders, started, elapsed, addr })
+    Ok(RunOutput { recorders, started, elapsed, addr: plan.addr })
 }

@@ -3,7 +3,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll, Token};
@@ -29,7 +29,8 @@ const RETRY_MAX_US: u64 = 100_000;
 
 /// One thread's share of the load.
 pub struct Worker<'a> {
-    plan: &'a Plan<'a>,
+    plan: &'a Plan,
+    stop: &'a AtomicBool,
     poll: Poll,
     conns: Vec<Conn>,
     deadlines: Deadlines,
@@ -47,10 +48,17 @@ pub struct Worker<'a> {
 
 impl<'a> Worker<'a> {
     /// A worker for `conns` connections, running from `start` until `end`.
-    pub fn new(plan: &'a Plan<'a>, conns: usize, start: Instant, end: Instant) -> Result<Worker<'a>, EngineError> {
+    pub fn new(
+        plan: &'a Plan,
+        stop: &'a AtomicBool,
+        conns: usize,
+        start: Instant,
+        end: Instant,
+    ) -> Result<Worker<'a>, EngineError> {
         let clock = Clock::new(start);
         Ok(Worker {
             plan,
+            stop,
             poll: Poll::new().map_err(EngineError::Poll)?,
             conns: (0..conns).map(|_| Conn::new()).collect(),
             deadlines: Deadlines::default(),
@@ -73,7 +81,7 @@ impl<'a> Worker<'a> {
         }
         loop {
             let now = self.clock.now_us();
-            if self.plan.stop.load(Ordering::Relaxed) {
+            if self.stop.load(Ordering::Relaxed) {
                 break;
             }
             if now >= self.end_us && !self.draining {
@@ -96,9 +104,15 @@ impl<'a> Worker<'a> {
                 return Err(EngineError::Poll(e));
             }
             for ev in events.iter() {
-                let readable = ev.is_readable() || ev.is_read_closed() || ev.is_error();
-                let writable = ev.is_writable() || ev.is_error();
-                self.on_event(ev.token().0, readable, writable);
+                let hup = ev.is_read_closed() || ev.is_error();
+                let readable = if hup {
+                    Readable::UntilEof
+                } else if ev.is_readable() {
+                    Readable::Yes
+                } else {
+                    Readable::No
+                };
+                self.on_event(ev.token().0, readable, ev.is_writable() || ev.is_error());
             }
         }
         Ok(self.rec)
@@ -169,7 +183,7 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn on_event(&mut self, i: usize, readable: bool, writable: bool) {
+    fn on_event(&mut self, i: usize, readable: Readable, writable: bool) {
         let Some(c) = self.conns.get_mut(i) else { return };
         match c.state {
             State::Closed => {}
@@ -189,13 +203,13 @@ impl<'a> Worker<'a> {
                 if writable {
                     self.write(i);
                 }
-                if readable && self.conns[i].state != State::Closed {
-                    self.read(i);
+                if readable != Readable::No && self.conns[i].state != State::Closed {
+                    self.read(i, readable);
                 }
             }
             State::Reading => {
-                if readable {
-                    self.read(i);
+                if readable != Readable::No {
+                    self.read(i, readable);
                 }
             }
         }
@@ -281,7 +295,7 @@ impl<'a> Worker<'a> {
     }
 
     /// Reads until the socket is drained, completing responses as they end.
-    fn read(&mut self, i: usize) {
+    fn read(&mut self, i: usize, how: Readable) {
         // The buffer is lent out for the loop so the connection and recorder stay borrowable.
         let mut buf = std::mem::take(&mut self.buf);
         while let Some(stream) = self.conns[i].stream.as_mut() {
@@ -294,7 +308,9 @@ impl<'a> Worker<'a> {
                     self.rec.bytes += n as u64;
                     // A plain socket that returned less than asked is drained for now: epoll will
                     // report the next arrival, so the extra read that would see EAGAIN is skipped.
-                    let drained = n < buf.len() && stream.short_read_drains();
+                    // Not when the event also said the peer closed: that FIN will not be
+                    // reported again, so read on to see it.
+                    let drained = n < buf.len() && stream.short_read_drains() && how != Readable::UntilEof;
                     if !self.consume(i, &buf[..n]) || drained {
                         break;
                     }
@@ -376,6 +392,17 @@ impl<'a> Worker<'a> {
         c.state = State::Closed;
         c.generation = c.generation.wrapping_add(1);
     }
+}
+
+/// What a poll event says about reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Readable {
+    /// Nothing to read.
+    No,
+    /// Data arrived.
+    Yes,
+    /// The peer closed (or the socket failed): read until end of stream or error.
+    UntilEof,
 }
 
 /// Whether a deadline still applies to its connection.

@@ -59,7 +59,9 @@ fn http10_close_after_each_response_is_followed() {
     let served = origin.stop();
     let requests = run.num("/requests");
     assert!(requests > 100);
+    assert_eq!(run.num("/errors/read") + run.num("/errors/timeout") + run.num("/errors/connect"), 0, "{:?}", run.json);
     assert_eq!(served.requests, requests);
-    assert_eq!(served.connections, run.num("/connections_opened"));
-    assert_eq!(run.num("/errors/read"), 0);
+    // Connections still connecting when the test ended were closed before use.
+    let opened = run.num("/connections_opened");
+    assert!((opened..=opened + 2).contains(&served.connections), "{served:?} vs {opened}");
 }

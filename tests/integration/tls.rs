@@ -4,7 +4,7 @@ use crate::harness::{strain, Nginx};
 
 #[test]
 fn self_signed_server_needs_insecure_and_says_so() {
-    let mut nginx = Nginx::start("location / { return 200 \"secure\\n\"; }", true);
+    let mut nginx = Nginx::start("keepalive_requests 1000000; location / { return 200 \"secure\\n\"; }", true);
     let url = format!("https://127.0.0.1:{}/", nginx.port);
 
     let refused = strain(&["-t", "1", "-c", "1", "-d", "300ms", &url]);
