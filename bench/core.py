@@ -27,7 +27,8 @@ taken in the same invocation*, interleaved in time:
    server (or something else) was the bottleneck, not the generator.
    ``other CPU`` is what the rest of the machine used meanwhile (in CPUs,
    from /proc/stat): a high figure means the run was disturbed by other
-   load; compare such runs with care.
+   load; compare such runs with care.  Before each run the script waits up
+   to ``--settle`` seconds (default 30) for the machine to go quiet.
 
 2. Memory.  Peak RSS (``ru_maxrss`` from ``os.wait4()`` of that process)
    for ``-t1 -c10000 -d5s`` against the same nginx, for each tool, and the
@@ -66,6 +67,7 @@ import datetime
 import json
 import os
 import platform
+import random
 import re
 import resource
 import shlex
@@ -138,6 +140,24 @@ def fmt_dur(seconds):
 
 
 def free_port():
+    """A free 127.0.0.1 port below the ephemeral range, so that no client
+    socket of the generators can ever share the server's port number (keeps
+    the /proc/net/tcp count of server-side sockets exact)."""
+    lo = 32768
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            lo = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    candidates = list(range(max(1024, lo - 8000), lo))
+    random.shuffle(candidates)
+    for port in candidates[:200]:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -169,6 +189,22 @@ def machine_busy_seconds():
     # user nice system idle iowait irq softirq steal [guest guest_nice]
     busy = sum(fields[:8]) - fields[3] - fields[4]
     return busy / clk_tck()
+
+
+def settle(max_wait, threshold=0.15):
+    """Wait (at most max_wait s) until the rest of the machine is quiet:
+    less than `threshold` CPUs busy over one second.  Returns the busy
+    CPUs seen in the last second waited."""
+    deadline = time.monotonic() + max_wait
+    while True:
+        b0, t0 = machine_busy_seconds(), time.monotonic()
+        time.sleep(1)
+        b1, t1 = machine_busy_seconds(), time.monotonic()
+        if b0 is None or b1 is None:
+            return None
+        busy = (b1 - b0) / (t1 - t0)
+        if busy < threshold or time.monotonic() >= deadline:
+            return busy
 
 
 def established_on_port(port):
@@ -481,6 +517,7 @@ def problems_of(res, parsed):
 def throughput_run(tool, binary, args, nginx):
     argv = gen_argv(tool, binary, args.gen_cpu, 1, args.connections,
                     fmt_dur(args.duration), nginx.url)
+    busy_before = settle(args.settle) if args.settle > 0 else None
     ng0, m0 = nginx.cpu_seconds(), machine_busy_seconds()
     res = run_measured(argv, timeout=args.duration + 30)
     ng1, m1 = nginx.cpu_seconds(), machine_busy_seconds()
@@ -506,6 +543,7 @@ def throughput_run(tool, binary, args, nginx):
         "nginx_cpu": ng1 - ng0,
         "nginx_cpu_share": (ng1 - ng0) / res["wall"] if res["wall"] else None,
         "other_cpu_share": other,
+        "busy_before": busy_before,
         "req_per_cpu_s": (reqs / res["cpu"]) if reqs and res["cpu"] > 0 else None,
         "maxrss_kb": res["maxrss_kb"],
         "exit": res["exit"],
@@ -521,6 +559,10 @@ def throughput_run(tool, binary, args, nginx):
 def memory_run(tool, binary, args, nginx):
     argv = gen_argv(tool, binary, args.gen_cpu, 1, args.mem_connections,
                     fmt_dur(args.mem_duration), nginx.url)
+    # Let the previous run's sockets close on the server, and the machine settle.
+    time.sleep(1)
+    if args.settle > 0:
+        settle(args.settle)
     res = run_measured(argv, timeout=args.mem_duration + 60,
                        sample_at=args.mem_duration / 2,
                        sampler=lambda: established_on_port(nginx.port))
@@ -718,6 +760,9 @@ def main():
                     help="duration of each strace run")
     ap.add_argument("--warmup", type=parse_duration, default=2.0,
                     help="unreported wrk run before the first round (0 to skip)")
+    ap.add_argument("--settle", type=float, default=30.0,
+                    help="before each run, wait up to this many seconds for the rest of "
+                         "the machine to go quiet (<0.15 CPUs busy over 1 s); 0 to skip")
     ap.add_argument("--gen-cpu", type=int, default=0, help="CPU for the load generator")
     ap.add_argument("--server-cpu", type=int, default=1, help="CPU for nginx")
     ap.add_argument("--json", metavar="OUT", help="write raw numbers to OUT")
@@ -782,7 +827,6 @@ def main():
         if args.mem_connections:
             log("memory: -t1 -c%d -d%s" % (args.mem_connections, fmt_dur(args.mem_duration)))
             for tool in ("wrk", "strain"):
-                time.sleep(1)  # let the previous run's sockets close on the server
                 run = memory_run(tool, binaries[tool], args, nginx)
                 mem_runs.append(run)
                 cmds.append(display(run["argv"], args.strain))
