@@ -30,9 +30,17 @@ taken in the same invocation*, interleaved in time:
    load; compare such runs with care.  Before each run the script waits up
    to ``--settle`` seconds (default 30) for the machine to go quiet.
 
-2. Memory.  Peak RSS (``ru_maxrss`` from ``os.wait4()`` of that process)
+2. Memory.  Peak RSS (``ru_maxrss`` from ``wait4()`` of that process)
    for ``-t1 -c10000 -d5s`` against the same nginx, for each tool, and the
-   ratio strain/wrk.  ``estab`` is the number of ESTABLISHED server-side
+   ratio strain/wrk.  The wait4() here is done by GNU time
+   (``/usr/bin/time -f %M``, Debian package ``time``) as the tool's parent,
+   not by this script: Linux carries the high-water RSS of the image a
+   process replaces at exec into its ru_maxrss, so any process forked from
+   this Python script reports at least Python's own RSS (14-20 MiB), which
+   would hide a small generator's real figure.  A child of GNU time starts
+   from a ~2 MiB floor.  Without /usr/bin/time the script falls back to the
+   last VmHWM sampled from /proc/PID/status (every ~10 ms); that column is
+   shown as a cross-check in any case.  ``estab`` is the number of ESTABLISHED server-side
    sockets on the nginx port sampled half-way through the run (from
    /proc/net/tcp), to check that the 10,000 connections really were open.
    The script raises its own soft RLIMIT_NOFILE to the hard limit so the
@@ -55,8 +63,9 @@ Everything stays on 127.0.0.1 and every child process has a timeout; nginx
 runs from a private temporary directory and is stopped on exit, exception
 or Ctrl-C.
 
-Requirements: wrk, nginx (Debian ``nginx-light``), taskset; strace for
-``--syscalls``.  Install with ``apt-get install -y wrk nginx-light``.
+Requirements: wrk, nginx (Debian ``nginx-light``), taskset; GNU time for
+exact peak RSS; strace for ``--syscalls``.  Install with
+``apt-get install -y wrk nginx-light`` (and ``time``, ``strace``).
 Python 3 standard library only.
 
 Example:  python3 bench/core.py --strain target/release/strain --syscalls --json /tmp/core.json
@@ -207,6 +216,26 @@ def settle(max_wait, threshold=0.15):
             return busy
 
 
+def children_of(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def vm_hwm_kb(pid):
+    """Peak RSS so far of pid's current memory image (VmHWM), in KiB."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def established_on_port(port):
     """ESTABLISHED IPv4 sockets whose local port is `port` (server side)."""
     want = ":%04X" % port
@@ -227,35 +256,37 @@ def established_on_port(port):
 # Running a child with a timeout and its own rusage.
 
 
-def run_measured(argv, timeout, sample_at=None, sampler=None):
+def run_measured(argv, timeout, poll=None):
     """Run argv, wait for it with os.wait4 (its own rusage, not the
     cumulative RUSAGE_CHILDREN), kill it past `timeout` seconds.
 
-    Returns dict(stdout, stderr, status, wall, utime, stime, maxrss_kb,
-    timed_out, sample).  `sampler()` is called once `sample_at` seconds after
-    the start, if given."""
+    Returns dict(stdout, stderr, exit, wall, utime, stime, cpu, maxrss_kb,
+    timed_out).  `poll(pid, elapsed)` is called about every 10 ms while the
+    child runs.
+
+    maxrss_kb here is NOT usable as the child's peak RSS: Linux keeps, in
+    the child's rusage, the high-water RSS of the memory image it replaced
+    at exec, i.e. of this Python process (about 14-20 MiB).  Memory runs
+    use GNU time as the parent instead, see memory_run()."""
     out = tempfile.TemporaryFile()
     err = tempfile.TemporaryFile()
     start = time.monotonic()
     proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
     timed_out = False
-    sample = None
-    sampled = sampler is None
     try:
         while True:
             pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
             if pid == proc.pid:
                 break
             now = time.monotonic() - start
-            if not sampled and now >= sample_at:
-                sample = sampler()
-                sampled = True
+            if poll is not None:
+                poll(proc.pid, now)
             if now > timeout:
                 timed_out = True
                 proc.kill()
                 pid, status, ru = os.wait4(proc.pid, 0)
                 break
-            time.sleep(0.02)
+            time.sleep(0.01)
     except BaseException:
         # Ctrl-C or anything else: do not leave the generator running.
         try:
@@ -279,7 +310,6 @@ def run_measured(argv, timeout, sample_at=None, sampler=None):
         "cpu": ru.ru_utime + ru.ru_stime,
         "maxrss_kb": ru.ru_maxrss,
         "timed_out": timed_out,
-        "sample": sample,
     }
     out.close()
     err.close()
@@ -418,6 +448,9 @@ def check_tools(args):
         raise BenchError("strain binary not found or not executable: %s "
                          "(build it with cargo build --release, or pass --strain PATH)"
                          % args.strain)
+    if args.mem_connections and not os.path.exists("/usr/bin/time"):
+        log("note: /usr/bin/time not found, peak RSS falls back to sampled VmHWM "
+            "(apt-get install -y time)")
     if args.syscalls and shutil.which("strace") is None:
         log("note: strace not found, skipping --syscalls (apt-get install -y strace)")
         args.syscalls = False
@@ -545,7 +578,6 @@ def throughput_run(tool, binary, args, nginx):
         "other_cpu_share": other,
         "busy_before": busy_before,
         "req_per_cpu_s": (reqs / res["cpu"]) if reqs and res["cpu"] > 0 else None,
-        "maxrss_kb": res["maxrss_kb"],
         "exit": res["exit"],
         "socket_errors": parsed.get("socket_errors"),
         "non_2xx": parsed.get("non_2xx"),
@@ -556,26 +588,67 @@ def throughput_run(tool, binary, args, nginx):
     return run
 
 
-def memory_run(tool, binary, args, nginx):
-    argv = gen_argv(tool, binary, args.gen_cpu, 1, args.mem_connections,
-                    fmt_dur(args.mem_duration), nginx.url)
+def memory_run(tool, binary, args, nginx, tmpdir):
+    """Peak RSS at many connections.
+
+    The figure is ru_maxrss from wait4() of the tool's own process, taken by
+    GNU time (/usr/bin/time -f %M) as its parent: a process forked from this
+    Python script inherits Python's RSS as a floor for ru_maxrss (see
+    run_measured), one forked from GNU time only a ~2 MiB one.  As a cross
+    check, VmHWM of the tool's process is sampled from /proc every ~10 ms;
+    the last sample is the peak up to ~10 ms before exit."""
+    inner = gen_argv(tool, binary, args.gen_cpu, 1, args.mem_connections,
+                     fmt_dur(args.mem_duration), nginx.url)
+    time_out = os.path.join(tmpdir, "time-%s.txt" % tool)
+    if os.path.exists("/usr/bin/time"):
+        argv = ["/usr/bin/time", "-f", "%M %U %S", "-o", time_out] + inner
+    else:
+        argv = inner
     # Let the previous run's sockets close on the server, and the machine settle.
     time.sleep(1)
     if args.settle > 0:
         settle(args.settle)
-    res = run_measured(argv, timeout=args.mem_duration + 60,
-                       sample_at=args.mem_duration / 2,
-                       sampler=lambda: established_on_port(nginx.port))
+
+    state = {"hwm": None, "established": None}
+
+    def poll(pid, elapsed):
+        target = pid
+        if argv is not inner:
+            kids = children_of(pid)
+            if not kids:
+                return
+            target = kids[0]
+        h = vm_hwm_kb(target)
+        if h is not None:
+            state["hwm"] = max(state["hwm"] or 0, h)
+        if state["established"] is None and elapsed >= args.mem_duration / 2:
+            state["established"] = established_on_port(nginx.port)
+
+    res = run_measured(argv, timeout=args.mem_duration + 60, poll=poll)
     parsed = parse_report(res["stdout"])
+    maxrss = None
+    method = None
+    if argv is not inner:
+        try:
+            with open(time_out) as f:
+                last = f.read().strip().splitlines()[-1].split()
+            maxrss = int(last[0])
+            method = "ru_maxrss via GNU time"
+        except (OSError, ValueError, IndexError):
+            pass
+    if maxrss is None:
+        maxrss = state["hwm"]
+        method = "VmHWM sampled (no /usr/bin/time)"
     run = {
         "tool": tool,
         "argv": argv,
-        "maxrss_kb": res["maxrss_kb"],
+        "maxrss_kb": maxrss,
+        "maxrss_method": method,
+        "vmhwm_sampled_kb": state["hwm"],
         "requests": parsed.get("requests"),
         "rps": parsed.get("rps"),
-        "cpu": res["cpu"],
         "wall": res["wall"],
-        "established_mid_run": res["sample"],
+        "established_mid_run": state["established"],
         "exit": res["exit"],
         "socket_errors": parsed.get("socket_errors"),
         "non_2xx": parsed.get("non_2xx"),
@@ -702,14 +775,19 @@ def summarize(args, info, tp_runs, mem_runs, sc_runs, cmds):
         result["ratio_maxrss"] = ratio(rss.get("strain"), rss.get("wrk"))
         w("Memory (-t1 -c%d -d%s):" % (args.mem_connections, fmt_dur(args.mem_duration)))
         w()
-        w("| tool | peak RSS | ratio vs wrk | established mid-run | requests | problems |")
-        w("|---|---|---|---|---|---|")
+        w("| tool | peak RSS | ratio vs wrk | VmHWM sampled | established mid-run | requests | problems |")
+        w("|---|---|---|---|---|---|---|")
         for r in mem_runs:
-            w("| %s | %.1f MiB (%d KiB) | %s | %s | %s | %s |" % (
-                r["tool"], r["maxrss_kb"] / 1024, r["maxrss_kb"],
+            w("| %s | %s | %s | %s | %s | %s | %s |" % (
+                r["tool"],
+                "n/a" if r["maxrss_kb"] is None else
+                "%.1f MiB (%d KiB)" % (r["maxrss_kb"] / 1024, r["maxrss_kb"]),
                 f_ratio(ratio(r["maxrss_kb"], rss.get("wrk"))),
+                "n/a" if r["vmhwm_sampled_kb"] is None else "%d KiB" % r["vmhwm_sampled_kb"],
                 f_num(r["established_mid_run"]), f_num(r["requests"]),
                 "; ".join(r["problems"]) or "-"))
+        w()
+        w("Peak RSS method: %s." % ", ".join(sorted({r["maxrss_method"] for r in mem_runs})))
         w()
 
     if sc_runs:
@@ -827,11 +905,14 @@ def main():
         if args.mem_connections:
             log("memory: -t1 -c%d -d%s" % (args.mem_connections, fmt_dur(args.mem_duration)))
             for tool in ("wrk", "strain"):
-                run = memory_run(tool, binaries[tool], args, nginx)
+                run = memory_run(tool, binaries[tool], args, nginx, tmpdir)
                 mem_runs.append(run)
-                cmds.append(display(run["argv"], args.strain))
-                log("  %-6s peak RSS %8d KiB  established mid-run %s  requests %s%s" % (
-                    tool, run["maxrss_kb"], run["established_mid_run"],
+                cmds.append(display(run["argv"], args.strain).replace(
+                    os.path.join(tmpdir, "time-%s.txt" % tool), "FILE"))
+                log("  %-6s peak RSS %s KiB (%s; VmHWM sampled %s KiB)  established mid-run %s"
+                    "  requests %s%s" % (
+                    tool, run["maxrss_kb"], run["maxrss_method"], run["vmhwm_sampled_kb"],
+                    run["established_mid_run"],
                     f_num(run["requests"]),
                     ("  !! " + "; ".join(run["problems"])) if run["problems"] else ""))
 
