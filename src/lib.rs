@@ -15,5 +15,6 @@ pub mod engine;
 pub mod http;
 pub mod net;
 pub mod origin;
+pub mod plan;
 pub mod report;
 pub mod stats;
