@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::http::request::Header;
+use crate::plan::Schedule;
 
 /// Connections kept open when `-c` is not given (wrk's default).
 pub const DEFAULT_CONNECTIONS: usize = 10;
@@ -16,6 +17,9 @@ pub const DEFAULT_THREADS: usize = 2;
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 /// Request timeout when `-T` is not given (wrk's default).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Length of a live progress interval when `--interval` is not given.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Why a URL or option cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -179,6 +183,14 @@ pub struct Config {
     pub json: Option<Output>,
     /// Skip TLS certificate verification.
     pub insecure: bool,
+    /// Constant-rate (or staged) pacing; `None` is closed loop, as fast as responses allow.
+    pub schedule: Option<Schedule>,
+    /// Also print the uncorrected latency (wrk2's `-U`).
+    pub uncorrected: bool,
+    /// Length of the live progress intervals.
+    pub interval: Duration,
+    /// Write the run's histograms as an HdrHistogram interval log here.
+    pub hdr_log: Option<PathBuf>,
 }
 
 impl Config {
@@ -194,6 +206,10 @@ impl Config {
             latency: false,
             json: None,
             insecure: false,
+            schedule: None,
+            uncorrected: false,
+            interval: DEFAULT_INTERVAL,
+            hdr_log: None,
         }
     }
 
@@ -217,6 +233,9 @@ impl Config {
         }
         if self.timeout.is_zero() {
             return invalid("timeout must be greater than zero");
+        }
+        if self.interval < Duration::from_millis(10) {
+            return invalid("interval must be at least 10ms");
         }
         Ok(())
     }

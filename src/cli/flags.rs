@@ -68,6 +68,23 @@ pub struct LoadFlags {
     /// Do not verify TLS certificates (self-signed test servers).
     #[arg(short = 'k', long = "insecure")]
     pub insecure: bool,
+    /// Hold this many requests per second in total (wrk2's -R); latency then counts from when
+    /// each request should have been sent.
+    #[arg(short = 'R', long = "rate", value_name = "N", value_parser = units::rate)]
+    pub rate: Option<f64>,
+    /// Rate stages "DURATION:RATE,...": each ramps linearly from the previous rate (or -R, or 0)
+    /// to its own; the test lasts their sum. A 0s stage is a step.
+    #[arg(long = "stages", value_name = "LIST", value_parser = units::stages, conflicts_with = "duration")]
+    pub stages: Option<units::StageList>,
+    /// With --latency in rate mode, also print the uncorrected latency (wrk2's -U).
+    #[arg(short = 'U', long = "u_latency")]
+    pub uncorrected: bool,
+    /// Length of the live progress intervals (rate mode prints a line per interval on stderr).
+    #[arg(long = "interval", value_name = "T", default_value = "1s", value_parser = units::duration)]
+    pub interval: Duration,
+    /// Write the run's latency histograms as an HdrHistogram interval log to FILE.
+    #[arg(long = "hdr-log", value_name = "FILE")]
+    pub hdr_log: Option<PathBuf>,
     /// The URL to load: http[s]://host[:port][/path][?query].
     #[arg(value_name = "URL", required = true)]
     pub url: Option<String>,

@@ -17,6 +17,7 @@ use crate::config::{Config, ConfigError, Output, Target};
 use crate::engine::{self, EngineError};
 use crate::http::request::Header;
 use crate::origin::{self, OriginConfig, OriginError};
+use crate::plan::Schedule;
 use crate::report;
 use crate::stats::Summary;
 use flags::{Cli, Command, DemoFlags, LoadFlags, OriginFlags};
@@ -116,6 +117,18 @@ pub fn load_config(f: LoadFlags) -> Result<Config, CliError> {
     config.insecure = f.insecure;
     config.headers = f.headers.iter().map(|h| parse_header(h)).collect::<Result<_, _>>()?;
     config.json = f.json.map(|p| if p.as_os_str() == "-" { Output::Stdout } else { Output::File(p) });
+    config.uncorrected = f.uncorrected;
+    config.interval = f.interval;
+    config.hdr_log = f.hdr_log;
+    config.schedule = match (f.rate, f.stages) {
+        (rate, Some(stages)) => {
+            let schedule = Schedule::stages(rate.unwrap_or(0.0), &stages.0);
+            config.duration = schedule.duration();
+            Some(schedule)
+        }
+        (Some(rate), None) => Some(Schedule::constant(rate, config.duration)),
+        (None, None) => None,
+    };
     config.validate()?;
     Ok(config)
 }

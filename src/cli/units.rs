@@ -38,9 +38,63 @@ pub fn count(s: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("'{s}' is not a whole number (suffixes k, M, G allowed)"))
 }
 
+/// Parses a request rate: a positive number, fractions allowed (`0.5`), metric suffix allowed.
+pub fn rate(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&t[..i], 1e3),
+        Some((i, 'M')) => (&t[..i], 1e6),
+        _ => (t, 1.0),
+    };
+    match num.parse::<f64>() {
+        Ok(n) if n.is_finite() && n > 0.0 && n * mult <= 1e9 => Ok(n * mult),
+        _ => Err(format!("'{s}' is not a rate (a number of requests per second above 0, like 2000 or 0.5)")),
+    }
+}
+
+/// The stages of `--stages`, one value for clap.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StageList(pub Vec<crate::plan::Stage>);
+
+/// Parses `--stages`: comma-separated `DURATION:RATE`.
+pub fn stages(s: &str) -> Result<StageList, String> {
+    s.split(',')
+        .map(|part| {
+            let (d, r) =
+                part.split_once(':').ok_or_else(|| format!("stage '{part}' must be DURATION:RATE, like 30s:1000"))?;
+            Ok(crate::plan::Stage { duration: duration(d)?, rate_per_s: if r.trim() == "0" { 0.0 } else { rate(r)? } })
+        })
+        .collect::<Result<Vec<_>, String>>()
+        .and_then(|v| {
+            if v.iter().all(|st| st.duration.is_zero()) {
+                Err("the stages add up to no time at all".to_string())
+            } else {
+                Ok(StageList(v))
+            }
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rates_and_stages() {
+        assert_eq!(rate("2000"), Ok(2000.0));
+        assert_eq!(rate("0.5"), Ok(0.5));
+        assert_eq!(rate("20k"), Ok(20_000.0));
+        for bad in ["0", "-1", "fast", "nan", "inf"] {
+            assert!(rate(bad).is_err(), "{bad}");
+        }
+        let st = stages("10s:1000,0s:5000,30s:5k").unwrap().0;
+        assert_eq!(st.len(), 3);
+        assert_eq!((st[0].duration, st[0].rate_per_s), (Duration::from_secs(10), 1000.0));
+        assert_eq!((st[1].duration, st[2].rate_per_s), (Duration::ZERO, 5000.0));
+        assert_eq!(stages("5s:0").unwrap().0[0].rate_per_s, 0.0);
+        assert_eq!(stages("10s").unwrap_err(), "stage '10s' must be DURATION:RATE, like 30s:1000");
+        assert!(stages("10s:x").is_err());
+        assert!(stages("0s:100").is_err());
+    }
 
     #[test]
     fn durations() {

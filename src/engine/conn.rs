@@ -10,6 +10,8 @@ pub enum State {
     Closed,
     /// TCP connect (and TLS handshake) in progress.
     Connecting,
+    /// Connected with nothing in flight, waiting for a paced request to come due.
+    Idle,
     /// Part of the request is still to be written.
     Writing,
     /// The request is written; waiting for its response.
@@ -27,6 +29,8 @@ pub struct Conn {
     pub parser: ResponseParser,
     /// When the current request's first byte was written, in clock microseconds.
     pub sent_us: u64,
+    /// When the current request should have been written (equal to `sent_us` in closed loop).
+    pub intended_us: u64,
     /// Bytes of the current request written so far.
     pub written: usize,
     /// Bumped on every request and every reconnect, so old deadlines and retries can tell they
@@ -44,6 +48,7 @@ impl Conn {
             state: State::Closed,
             parser: ResponseParser::new(),
             sent_us: 0,
+            intended_us: 0,
             written: 0,
             generation: 0,
             failures: 0,

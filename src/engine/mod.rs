@@ -18,6 +18,8 @@
 mod clock;
 mod conn;
 mod deadlines;
+mod pacer;
+mod timer;
 mod worker;
 
 use std::sync::atomic::AtomicBool;
@@ -62,6 +64,8 @@ pub struct Plan {
     pub(crate) request: Vec<u8>,
     pub(crate) head_request: bool,
     pub(crate) timeout_us: u64,
+    pub(crate) schedule: Option<crate::plan::Schedule>,
+    pub(crate) threads: usize,
 }
 
 impl Plan {
@@ -87,6 +91,8 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
         request: request::render("GET", &target.path, &target.host_header(), &config.headers, None),
         head_request: false,
         timeout_us: config.timeout.as_micros() as u64,
+        schedule: config.schedule.clone(),
+        threads: config.threads,
     })
 }
 
@@ -101,7 +107,7 @@ pub fn run(plan: &Plan, config: &Config, stop: &AtomicBool) -> Result<RunOutput,
                 let conns = config.connections_for(i);
                 std::thread::Builder::new()
                     .name(format!("strain-worker-{i}"))
-                    .spawn_scoped(scope, move || worker::Worker::new(plan, stop, conns, start, end)?.run())
+                    .spawn_scoped(scope, move || worker::Worker::new(plan, stop, i, conns, start, end)?.run())
                     .map_err(EngineError::Thread)
             })
             .collect();

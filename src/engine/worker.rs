@@ -11,6 +11,8 @@ use mio::{Events, Interest, Poll, Token};
 use super::clock::Clock;
 use super::conn::{Conn, State};
 use super::deadlines::{Deadline, Deadlines};
+use super::pacer::Pacer;
+use super::timer::Timer;
 use super::{EngineError, Plan};
 use crate::net::stream::{ConnectError, Stream};
 use crate::stats::{ErrorKind, Recorder, RATE_SAMPLE_MS};
@@ -26,6 +28,8 @@ const MAX_POLL_WAIT_US: u64 = 100_000;
 /// quickly but not in a busy loop.
 const RETRY_MIN_US: u64 = 1_000;
 const RETRY_MAX_US: u64 = 100_000;
+/// Poll token of the pacing timer (connections use their index).
+const TIMER: Token = Token(usize::MAX - 1);
 
 /// One thread's share of the load.
 pub struct Worker<'a> {
@@ -44,6 +48,12 @@ pub struct Worker<'a> {
     draining: bool,
     sample_at_us: u64,
     sample_requests: u64,
+    /// Rate mode: this thread's share of the schedule, its free connections and its timer.
+    pacer: Option<Pacer<'a>>,
+    idle: Vec<u32>,
+    timer: Option<Timer>,
+    /// A request came due while no connection was free.
+    starved: bool,
 }
 
 impl<'a> Worker<'a> {
@@ -51,15 +61,28 @@ impl<'a> Worker<'a> {
     pub fn new(
         plan: &'a Plan,
         stop: &'a AtomicBool,
+        index: usize,
         conns: usize,
         start: Instant,
         end: Instant,
     ) -> Result<Worker<'a>, EngineError> {
         let clock = Clock::new(start);
+        let poll = Poll::new().map_err(EngineError::Poll)?;
+        let pacer = plan.schedule.as_ref().map(|s| Pacer::new(s, index, plan.threads));
+        let timer = match pacer {
+            None => None,
+            Some(_) => {
+                let t = Timer::new().map_err(EngineError::Poll)?;
+                poll.registry()
+                    .register(&mut mio::unix::SourceFd(&t.raw_fd()), TIMER, Interest::READABLE)
+                    .map_err(EngineError::Poll)?;
+                Some(t)
+            }
+        };
         Ok(Worker {
             plan,
             stop,
-            poll: Poll::new().map_err(EngineError::Poll)?,
+            poll,
             conns: (0..conns).map(|_| Conn::new()).collect(),
             deadlines: Deadlines::default(),
             retries: BinaryHeap::new(),
@@ -70,6 +93,10 @@ impl<'a> Worker<'a> {
             draining: false,
             sample_at_us: RATE_SAMPLE_MS * 1000,
             sample_requests: 0,
+            pacer,
+            idle: Vec::with_capacity(conns),
+            timer,
+            starved: false,
         })
     }
 
@@ -95,6 +122,8 @@ impl<'a> Worker<'a> {
             if now >= self.sample_at_us {
                 self.sample_rate(now);
             }
+            self.dispatch(now);
+            self.arm_timer(now);
             let wake = self.next_wake(now);
             let wait = Duration::from_micros(wake.saturating_sub(now).min(MAX_POLL_WAIT_US));
             if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
@@ -104,6 +133,12 @@ impl<'a> Worker<'a> {
                 return Err(EngineError::Poll(e));
             }
             for ev in events.iter() {
+                if ev.token() == TIMER {
+                    if let Some(t) = self.timer.as_mut() {
+                        t.fired();
+                    }
+                    continue;
+                }
                 let hup = ev.is_read_closed() || ev.is_error();
                 let readable = if hup {
                     Readable::UntilEof
@@ -124,7 +159,52 @@ impl<'a> Worker<'a> {
         let deadline = self.deadlines.next(|d| live(conns, d)).unwrap_or(u64::MAX);
         let retry = self.retries.peek().map_or(u64::MAX, |r| r.0 .0);
         let end = if self.draining { u64::MAX } else { self.end_us };
-        end.min(self.sample_at_us).min(deadline).min(retry).max(now)
+        end.min(self.sample_at_us).min(deadline).min(retry).min(self.next_send()).max(now)
+    }
+
+    /// When the next paced request can go out: its due time, if a connection is free for it.
+    fn next_send(&self) -> u64 {
+        match &self.pacer {
+            Some(p) if !self.idle.is_empty() && !self.draining => p.next_due().unwrap_or(u64::MAX),
+            _ => u64::MAX,
+        }
+    }
+
+    /// Wakes the loop exactly when the next paced request is due (epoll only sleeps whole ms).
+    fn arm_timer(&mut self, now: u64) {
+        let due = self.next_send();
+        if let Some(t) = self.timer.as_mut() {
+            if due != u64::MAX && due > now {
+                // A timer that cannot be set leaves the millisecond poll as the fallback.
+                let _ = t.arm(due, now);
+            }
+        }
+    }
+
+    /// Rate mode: sends every request that has come due, on free connections.
+    fn dispatch(&mut self, now: u64) {
+        if self.draining {
+            return;
+        }
+        loop {
+            let Some(due) = self.pacer.as_ref().and_then(|p| p.next_due()) else { return };
+            if due > now {
+                self.starved = false;
+                return;
+            }
+            let Some(i) = self.idle.pop() else {
+                self.starved = true;
+                return;
+            };
+            let i = i as usize;
+            if self.conns[i].state != State::Idle {
+                continue;
+            }
+            if let Some(p) = self.pacer.as_mut() {
+                p.take();
+            }
+            self.send(i, due);
+        }
     }
 
     /// At the end of the test, requests already sent are still waited for (up to their
@@ -133,8 +213,11 @@ impl<'a> Worker<'a> {
     fn start_drain(&mut self) {
         self.draining = true;
         self.retries.clear();
+        if let Some(p) = &self.pacer {
+            self.rec.pacing.unsent = p.left_before(self.end_us);
+        }
         for i in 0..self.conns.len() {
-            if matches!(self.conns[i].state, State::Connecting | State::Closed) {
+            if matches!(self.conns[i].state, State::Connecting | State::Closed | State::Idle) {
                 self.close(i);
             }
         }
@@ -207,7 +290,7 @@ impl<'a> Worker<'a> {
                     self.read(i, readable);
                 }
             }
-            State::Reading => {
+            State::Reading | State::Idle => {
                 if readable != Readable::No {
                     self.read(i, readable);
                 }
@@ -252,21 +335,32 @@ impl<'a> Worker<'a> {
         self.retries.push(Reverse((self.clock.now_us() + backoff, i as u32, c.generation)));
     }
 
-    /// Connection `i` is ready for another request: closed loop sends it at once.
+    /// Connection `i` is ready for another request: closed loop sends it at once; rate mode
+    /// parks it until a request comes due.
     fn next_request(&mut self, i: usize) {
         if self.draining {
             self.close(i);
+        } else if self.pacer.is_some() {
+            self.conns[i].state = State::Idle;
+            self.idle.push(i as u32);
+            let now = self.clock.now_us();
+            self.dispatch(now);
         } else {
-            self.send(i);
+            let now = self.clock.now_us();
+            self.send(i, now);
         }
     }
 
-    /// Starts the next request on connection `i`.
-    fn send(&mut self, i: usize) {
+    /// Starts the next request on connection `i`; it should have started at `intended_us`.
+    fn send(&mut self, i: usize, intended_us: u64) {
         let now = self.clock.now_us();
+        if self.pacer.is_some() {
+            self.rec.pacing.sent(now.saturating_sub(intended_us), self.starved);
+        }
         let c = &mut self.conns[i];
         c.generation = c.generation.wrapping_add(1);
         c.sent_us = now;
+        c.intended_us = intended_us.min(now);
         c.written = 0;
         c.state = State::Writing;
         self.deadlines.push(Deadline { at_us: now + self.plan.timeout_us, conn: i as u32, generation: c.generation });
@@ -345,8 +439,7 @@ impl<'a> Worker<'a> {
             };
             data = &data[fed.used..];
             let Some(done) = fed.complete else { continue };
-            let now = self.clock.now_us();
-            self.rec.response(done.status, now.saturating_sub(c.sent_us));
+            self.record(i, done.status);
             if !done.keep_alive {
                 self.reopen(i);
                 return false;
@@ -356,11 +449,25 @@ impl<'a> Worker<'a> {
         self.conns[i].state != State::Closed
     }
 
+    /// Records the response that just completed on connection `i`.
+    fn record(&mut self, i: usize, status: u16) {
+        let now = self.clock.now_us();
+        let c = &self.conns[i];
+        if self.pacer.is_some() {
+            let (corrected, uncorrected) = (now.saturating_sub(c.intended_us), now.saturating_sub(c.sent_us));
+            self.rec.paced_response(status, corrected, uncorrected);
+        } else {
+            self.rec.response(status, now.saturating_sub(c.sent_us));
+        }
+    }
+
     fn closed_by_peer(&mut self, i: usize) {
         let c = &mut self.conns[i];
-        if let Some(done) = c.parser.finish_on_close() {
-            let now = self.clock.now_us();
-            self.rec.response(done.status, now.saturating_sub(c.sent_us));
+        if c.state == State::Idle {
+            // A server may close a kept-alive connection it considers idle; nothing was lost.
+            self.reopen(i);
+        } else if let Some(done) = c.parser.finish_on_close() {
+            self.record(i, done.status);
             self.reopen(i);
         } else {
             // The request in flight is lost, as wrk counts it.

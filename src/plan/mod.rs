@@ -124,13 +124,13 @@ mod tests {
     fn constant_rates() {
         // (rate, duration s, k, due µs)
         let rows = [
-            (1000.0, 10.0, 0, Some(0)),          // the first request goes at the start
-            (1000.0, 10.0, 1, Some(1_000)),      // then one every millisecond
+            (1000.0, 10.0, 0, Some(0)),     // the first request goes at the start
+            (1000.0, 10.0, 1, Some(1_000)), // then one every millisecond
             (1000.0, 10.0, 9_999, Some(9_999_000)),
-            (1000.0, 10.0, 10_000, None),        // 10 s at 1000/s is 10,000 requests: no 10,001st
-            (0.5, 10.0, 1, Some(2_000_000)),     // half a request a second: every 2 s
+            (1000.0, 10.0, 10_000, None), // 10 s at 1000/s is 10,000 requests: no 10,001st
+            (0.5, 10.0, 1, Some(2_000_000)), // half a request a second: every 2 s
             (0.5, 10.0, 5, None),
-            (3.0, 1.0, 2, Some(666_667)),        // rounding to the nearest microsecond
+            (3.0, 1.0, 2, Some(666_667)), // rounding to the nearest microsecond
         ];
         for (rate, secs, k, want) in rows {
             let sched = Schedule::constant(rate, Duration::from_secs_f64(secs));

@@ -7,7 +7,7 @@
 mod recorder;
 mod summary;
 
-pub use recorder::Recorder;
+pub use recorder::{Pacing, Recorder, LATE_SEND_US};
 pub use summary::{Distribution, Summary};
 
 /// Highest latency the histograms track: one hour, in microseconds.

@@ -10,8 +10,13 @@ const STATUS_SLOTS: usize = 1000;
 /// Everything one worker thread measured.
 #[derive(Debug, Clone)]
 pub struct Recorder {
-    /// Latency of each completed request, in microseconds.
+    /// Latency of each completed request, in microseconds. In rate mode it runs from when the
+    /// request should have been sent (corrected for coordinated omission).
     pub latency_us: Histogram<u64>,
+    /// In rate mode, latency from when the request was actually written (uncorrected).
+    pub uncorrected_us: Histogram<u64>,
+    /// How paced requests kept to their schedule.
+    pub pacing: Pacing,
     /// The thread's request rate, sampled every [`super::RATE_SAMPLE_MS`].
     pub rate_samples: Histogram<u64>,
     /// Responses received complete.
@@ -39,6 +44,8 @@ impl Recorder {
     pub fn new() -> Recorder {
         Recorder {
             latency_us: new_histogram(MAX_LATENCY_US),
+            uncorrected_us: new_histogram(MAX_LATENCY_US),
+            pacing: Pacing::default(),
             rate_samples: new_histogram(u32::MAX as u64),
             requests: 0,
             bytes: 0,
@@ -57,6 +64,13 @@ impl Recorder {
         if let Some(slot) = self.status.get_mut(status as usize) {
             *slot += 1;
         }
+    }
+
+    /// Records a complete paced response: corrected and uncorrected latency.
+    #[inline]
+    pub fn paced_response(&mut self, status: u16, corrected_us: u64, uncorrected_us: u64) {
+        self.response(status, corrected_us);
+        self.uncorrected_us.saturating_record(uncorrected_us.clamp(1, MAX_LATENCY_US));
     }
 
     /// Counts a failure.
@@ -83,6 +97,8 @@ impl Recorder {
         // Both histograms have the same bounds, so adding cannot fail.
         let _ = self.latency_us.add(&other.latency_us);
         let _ = self.rate_samples.add(&other.rate_samples);
+        let _ = self.uncorrected_us.add(&other.uncorrected_us);
+        self.pacing.merge(&other.pacing);
         self.requests += other.requests;
         self.bytes += other.bytes;
         for (a, b) in self.errors.iter_mut().zip(other.errors) {
@@ -95,6 +111,49 @@ impl Recorder {
         if self.first_connect_error.is_none() {
             self.first_connect_error.clone_from(&other.first_connect_error);
         }
+    }
+}
+
+/// Lateness above this is a late send: it is more than the timer's own resolution.
+pub const LATE_SEND_US: u64 = 1_000;
+
+/// How well the generator kept to its rate schedule.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pacing {
+    /// Requests written, in rate mode.
+    pub sent: u64,
+    /// Requests written more than [`LATE_SEND_US`] after their intended time.
+    pub late: u64,
+    /// Of those, requests that found no free connection when they came due.
+    pub late_no_connection: u64,
+    /// Total lateness of late requests, microseconds.
+    pub late_sum_us: u64,
+    /// Worst lateness, microseconds.
+    pub late_max_us: u64,
+    /// Requests that came due before the end but were never sent.
+    pub unsent: u64,
+}
+
+impl Pacing {
+    /// Records one send `late_us` after its intended time.
+    #[inline]
+    pub fn sent(&mut self, late_us: u64, no_connection: bool) {
+        self.sent += 1;
+        if late_us > LATE_SEND_US {
+            self.late += 1;
+            self.late_sum_us += late_us;
+            self.late_max_us = self.late_max_us.max(late_us);
+            self.late_no_connection += u64::from(no_connection);
+        }
+    }
+
+    fn merge(&mut self, o: &Pacing) {
+        self.sent += o.sent;
+        self.late += o.late;
+        self.late_no_connection += o.late_no_connection;
+        self.late_sum_us += o.late_sum_us;
+        self.late_max_us = self.late_max_us.max(o.late_max_us);
+        self.unsent += o.unsent;
     }
 }
 

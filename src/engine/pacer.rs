@@ -1,0 +1,85 @@
+//! A thread's share of the rate schedule.
+//!
+//! Thread `j` of `T` takes requests `j, j+T, j+2T, ...` of the one global schedule, so the
+//! threads together follow it exactly whatever the rate (even below one request per thread per
+//! second), and no coordination is needed while running. Within a thread, any free connection
+//! takes the next due request: a slow connection does not hold back a share of the schedule
+//! while others idle (wrk2 gives each connection its own schedule).
+
+use crate::plan::Schedule;
+
+/// The next requests this thread owes.
+#[derive(Debug)]
+pub struct Pacer<'a> {
+    schedule: &'a Schedule,
+    next_k: u64,
+    step: u64,
+    next_due: Option<u64>,
+}
+
+impl<'a> Pacer<'a> {
+    /// The pacer of thread `index` out of `threads`.
+    pub fn new(schedule: &'a Schedule, index: usize, threads: usize) -> Pacer<'a> {
+        let next_k = index as u64;
+        Pacer { schedule, next_k, step: threads.max(1) as u64, next_due: schedule.due_us(next_k) }
+    }
+
+    /// When the next request is due (clock µs), or `None` when the schedule is done.
+    #[inline]
+    pub fn next_due(&self) -> Option<u64> {
+        self.next_due
+    }
+
+    /// Takes the next request; returns its intended start.
+    #[inline]
+    pub fn take(&mut self) -> Option<u64> {
+        let due = self.next_due?;
+        self.next_k += self.step;
+        self.next_due = self.schedule.due_us(self.next_k);
+        Some(due)
+    }
+
+    /// Requests due before `end_us` that were never taken.
+    pub fn left_before(&self, end_us: u64) -> u64 {
+        let mut n = 0;
+        let mut k = self.next_k;
+        while let Some(t) = self.schedule.due_us(k) {
+            if t >= end_us {
+                break;
+            }
+            n += 1;
+            k += self.step;
+        }
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn threads_interleave_the_global_schedule() {
+        let sched = Schedule::constant(1000.0, Duration::from_millis(10));
+        let mut all = Vec::new();
+        for t in 0..3 {
+            let mut p = Pacer::new(&sched, t, 3);
+            while let Some(due) = p.take() {
+                all.push(due);
+            }
+        }
+        all.sort();
+        let want: Vec<u64> = (0..10).map(|k| k * 1000).collect();
+        assert_eq!(all, want);
+        // A rate below the thread count still works: 0.5/s over 10 s on 2 threads.
+        let slow = Schedule::constant(0.5, Duration::from_secs(10));
+        let p0: Vec<u64> = std::iter::from_fn({
+            let mut p = Pacer::new(&slow, 0, 2);
+            move || p.take()
+        })
+        .collect();
+        assert_eq!(p0, vec![0, 4_000_000, 8_000_000]);
+        assert_eq!(Pacer::new(&slow, 1, 2).left_before(5_000_000), 1);
+    }
+}
