@@ -187,8 +187,8 @@ pub struct Config {
     pub schedule: Option<Schedule>,
     /// Also print the uncorrected latency (wrk2's `-U`).
     pub uncorrected: bool,
-    /// Length of the live progress intervals.
-    pub interval: Duration,
+    /// Length of the live progress intervals; `None` prints none (closed loop, like wrk).
+    pub interval: Option<Duration>,
     /// Write the run's histograms as an HdrHistogram interval log here.
     pub hdr_log: Option<PathBuf>,
 }
@@ -208,7 +208,7 @@ impl Config {
             insecure: false,
             schedule: None,
             uncorrected: false,
-            interval: DEFAULT_INTERVAL,
+            interval: None,
             hdr_log: None,
         }
     }
@@ -234,7 +234,7 @@ impl Config {
         if self.timeout.is_zero() {
             return invalid("timeout must be greater than zero");
         }
-        if self.interval < Duration::from_millis(10) {
+        if self.interval.is_some_and(|i| i < Duration::from_millis(10)) {
             return invalid("interval must be at least 10ms");
         }
         Ok(())

@@ -79,9 +79,9 @@ pub struct LoadFlags {
     /// With --latency in rate mode, also print the uncorrected latency (wrk2's -U).
     #[arg(short = 'U', long = "u_latency")]
     pub uncorrected: bool,
-    /// Length of the live progress intervals (rate mode prints a line per interval on stderr).
-    #[arg(long = "interval", value_name = "T", default_value = "1s", value_parser = units::duration)]
-    pub interval: Duration,
+    /// Print a progress line on stderr every T (default in rate mode: 1s; closed loop: none).
+    #[arg(long = "interval", value_name = "T", value_parser = units::duration)]
+    pub interval: Option<Duration>,
     /// Write the run's latency histograms as an HdrHistogram interval log to FILE.
     #[arg(long = "hdr-log", value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use clap::Parser;
 
-use crate::config::{Config, ConfigError, Output, Target};
+use crate::config::{Config, ConfigError, Output, Target, DEFAULT_INTERVAL};
 use crate::engine::{self, EngineError};
 use crate::http::request::Header;
 use crate::origin::{self, OriginConfig, OriginError};
@@ -129,6 +129,9 @@ pub fn load_config(f: LoadFlags) -> Result<Config, CliError> {
         (Some(rate), None) => Some(Schedule::constant(rate, config.duration)),
         (None, None) => None,
     };
+    if config.schedule.is_some() && config.interval.is_none() {
+        config.interval = Some(DEFAULT_INTERVAL);
+    }
     config.validate()?;
     Ok(config)
 }
@@ -159,7 +162,10 @@ fn load_with(config: &Config, stop: &AtomicBool) -> Result<i32, CliError> {
         if json_to_stdout { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };
     let _ = text.write_all(report::text::header(config).as_bytes());
     let _ = text.flush();
-    let out = engine::run(&plan, config, stop)?;
+    let mut live = |row: &crate::stats::interval::IntervalRow, _: &hdrhistogram::Histogram<u64>| {
+        eprintln!("{}", report::live::line(row));
+    };
+    let out = engine::run(&plan, config, stop, &mut live)?;
     let summary = Summary::new(&out.recorders, out.elapsed, out.started);
     if summary.total.connections == 0 {
         let why = summary.total.first_connect_error.as_deref().unwrap_or("no attempt finished");
@@ -168,7 +174,7 @@ fn load_with(config: &Config, stop: &AtomicBool) -> Result<i32, CliError> {
     let _ = text.write_all(report::text::body(&summary, config).as_bytes());
     let _ = text.flush();
     if let Some(dest) = &config.json {
-        let json = report::json::render(&summary, config);
+        let json = report::json::render(&summary, config, &out.series);
         match dest {
             Output::Stdout => {
                 let _ = std::io::stdout().write_all(json.as_bytes());

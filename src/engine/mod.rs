@@ -22,12 +22,17 @@ mod pacer;
 mod timer;
 mod worker;
 
+use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
+use std::sync::mpsc;
+
+use hdrhistogram::Histogram;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::{Config, Scheme};
 use crate::http::request;
 use crate::net::{self, tls::TlsSetup, NetError};
+use crate::stats::interval::{IntervalRow, Snapshot};
 use crate::stats::Recorder;
 
 /// Why a run could not start.
@@ -55,6 +60,8 @@ pub struct RunOutput {
     pub elapsed: Duration,
     /// The address that was loaded.
     pub addr: std::net::SocketAddr,
+    /// The live time series, one row per interval (empty without `config.interval`).
+    pub series: Vec<IntervalRow>,
 }
 
 /// Everything settled before the threads start, shared by them read-only.
@@ -97,23 +104,78 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
 }
 
 /// Runs the load test described by `config` until its duration passes or `stop` is set.
-pub fn run(plan: &Plan, config: &Config, stop: &AtomicBool) -> Result<RunOutput, EngineError> {
+/// With `config.interval`, `on_interval` sees each interval's merged row and latency histogram
+/// as the run goes.
+pub fn run(
+    plan: &Plan,
+    config: &Config,
+    stop: &AtomicBool,
+    on_interval: &mut dyn FnMut(&IntervalRow, &Histogram<u64>),
+) -> Result<RunOutput, EngineError> {
     let started = SystemTime::now();
     let start = Instant::now();
     let end = start + config.duration;
+    let (tx, rx) = mpsc::channel::<Snapshot>();
+    let mut series = Vec::new();
     let results: Vec<Result<Recorder, EngineError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..config.threads)
             .map(|i| {
                 let conns = config.connections_for(i);
+                let feed = config.interval.map(|every| (every, tx.clone()));
                 std::thread::Builder::new()
                     .name(format!("strain-worker-{i}"))
-                    .spawn_scoped(scope, move || worker::Worker::new(plan, stop, i, conns, start, end)?.run())
+                    .spawn_scoped(scope, move || worker::Worker::new(plan, stop, i, conns, start, end, feed)?.run())
                     .map_err(EngineError::Thread)
             })
             .collect();
+        drop(tx);
+        collect_intervals(&rx, config, &mut series, on_interval);
         handles.into_iter().map(|h| h.and_then(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))).collect()
     });
     let elapsed = start.elapsed();
     let recorders = results.into_iter().collect::<Result<Vec<_>, _>>()?;
-    Ok(RunOutput { recorders, started, elapsed, addr: plan.addr })
+    Ok(RunOutput { recorders, started, elapsed, addr: plan.addr, series })
+}
+
+/// Merges the threads' snapshots interval by interval, in order, until every worker is done.
+fn collect_intervals(
+    rx: &mpsc::Receiver<Snapshot>,
+    config: &Config,
+    series: &mut Vec<IntervalRow>,
+    on_interval: &mut dyn FnMut(&IntervalRow, &Histogram<u64>),
+) {
+    let mut pending: BTreeMap<u32, Vec<Snapshot>> = BTreeMap::new();
+    let mut emit = |parts: Vec<Snapshot>, series: &mut Vec<IntervalRow>| {
+        let (start, end) = (parts.iter().map(|p| p.start_us).min(), parts.iter().map(|p| p.end_us).max());
+        let target = config.schedule.as_ref().zip(start.zip(end)).map(|(s, (a, b))| {
+            let (a, b) = (a as f64 / 1e6, (b as f64 / 1e6).min(s.duration().as_secs_f64()));
+            if b > a {
+                (s.due_by(b) - s.due_by(a)) / (b - a)
+            } else {
+                s.rate_at(a)
+            }
+        });
+        let (row, h) = IntervalRow::merge(&parts, target);
+        on_interval(&row, &h);
+        series.push(row);
+    };
+    for snap in rx.iter() {
+        let index = snap.index;
+        let parts = pending.entry(index).or_default();
+        parts.push(snap);
+        if parts.len() == config.threads {
+            // Earlier intervals cannot still be missing parts: each thread sends in order.
+            while let Some((&first, _)) = pending.first_key_value() {
+                if first > index {
+                    break;
+                }
+                if let Some((_, parts)) = pending.pop_first() {
+                    emit(parts, series);
+                }
+            }
+        }
+    }
+    for (_, parts) in std::mem::take(&mut pending) {
+        emit(parts, series);
+    }
 }

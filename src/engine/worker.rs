@@ -4,6 +4,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll, Token};
@@ -15,6 +16,7 @@ use super::pacer::Pacer;
 use super::timer::Timer;
 use super::{EngineError, Plan};
 use crate::net::stream::{ConnectError, Stream};
+use crate::stats::interval::Snapshot;
 use crate::stats::{ErrorKind, Recorder, RATE_SAMPLE_MS};
 
 /// Bytes read per `read` call; one buffer per thread serves every connection, since responses
@@ -54,6 +56,19 @@ pub struct Worker<'a> {
     timer: Option<Timer>,
     /// A request came due while no connection was free.
     starved: bool,
+    /// The live time series, when enabled.
+    interval: Option<Ival>,
+}
+
+/// Interval bookkeeping: the current interval's histogram and the totals at its start.
+struct Ival {
+    every_us: u64,
+    next_at_us: u64,
+    start_us: u64,
+    index: u32,
+    latency_us: hdrhistogram::Histogram<u64>,
+    base: (u64, u64, u64, u64),
+    tx: Sender<Snapshot>,
 }
 
 impl<'a> Worker<'a> {
@@ -65,6 +80,7 @@ impl<'a> Worker<'a> {
         conns: usize,
         start: Instant,
         end: Instant,
+        series: Option<(Duration, Sender<Snapshot>)>,
     ) -> Result<Worker<'a>, EngineError> {
         let clock = Clock::new(start);
         let poll = Poll::new().map_err(EngineError::Poll)?;
@@ -97,6 +113,15 @@ impl<'a> Worker<'a> {
             idle: Vec::with_capacity(conns),
             timer,
             starved: false,
+            interval: series.map(|(every, tx)| Ival {
+                every_us: every.as_micros().max(1) as u64,
+                next_at_us: every.as_micros().max(1) as u64,
+                start_us: 0,
+                index: 0,
+                latency_us: Recorder::new().latency_us,
+                base: (0, 0, 0, 0),
+                tx,
+            }),
         })
     }
 
@@ -121,6 +146,9 @@ impl<'a> Worker<'a> {
             self.retry_due(now);
             if now >= self.sample_at_us {
                 self.sample_rate(now);
+            }
+            if self.interval.as_ref().is_some_and(|iv| now >= iv.next_at_us && iv.next_at_us < self.end_us) {
+                self.cut_interval(now);
             }
             self.dispatch(now);
             self.arm_timer(now);
@@ -150,7 +178,39 @@ impl<'a> Worker<'a> {
                 self.on_event(ev.token().0, readable, ev.is_writable() || ev.is_error());
             }
         }
+        // The last interval runs to the end of the drain, so no sliver of an interval is left.
+        let now = self.clock.now_us();
+        self.cut_interval(now);
         Ok(self.rec)
+    }
+
+    /// Sends this thread's measurements of the interval ending now and starts the next one.
+    fn cut_interval(&mut self, now: u64) {
+        let open = self.conns.iter().filter(|c| !matches!(c.state, State::Closed | State::Connecting)).count() as u64;
+        let totals =
+            (self.rec.requests, self.rec.errors.iter().sum::<u64>(), self.rec.pacing.late, self.rec.connections);
+        let Some(iv) = self.interval.as_mut() else { return };
+        let snap = Snapshot {
+            index: iv.index,
+            start_us: iv.start_us,
+            end_us: now,
+            latency_us: iv.latency_us.clone(),
+            requests: totals.0 - iv.base.0,
+            errors: totals.1 - iv.base.1,
+            late: totals.2 - iv.base.2,
+            open,
+            connects: totals.3 - iv.base.3,
+        };
+        // The coordinator only goes away when the run is over.
+        let _ = iv.tx.send(snap);
+        iv.latency_us.reset();
+        iv.base = totals;
+        iv.index += 1;
+        iv.start_us = now;
+        iv.next_at_us += iv.every_us;
+        while iv.next_at_us <= now {
+            iv.next_at_us += iv.every_us;
+        }
     }
 
     /// The earliest moment something is due: end, rate sample, deadline or retry.
@@ -159,7 +219,8 @@ impl<'a> Worker<'a> {
         let deadline = self.deadlines.next(|d| live(conns, d)).unwrap_or(u64::MAX);
         let retry = self.retries.peek().map_or(u64::MAX, |r| r.0 .0);
         let end = if self.draining { u64::MAX } else { self.end_us };
-        end.min(self.sample_at_us).min(deadline).min(retry).min(self.next_send()).max(now)
+        let cut = self.interval.as_ref().map_or(u64::MAX, |iv| iv.next_at_us);
+        end.min(cut).min(self.sample_at_us).min(deadline).min(retry).min(self.next_send()).max(now)
     }
 
     /// When the next paced request can go out: its due time, if a connection is free for it.
@@ -453,11 +514,17 @@ impl<'a> Worker<'a> {
     fn record(&mut self, i: usize, status: u16) {
         let now = self.clock.now_us();
         let c = &self.conns[i];
-        if self.pacer.is_some() {
+        let latency = if self.pacer.is_some() {
             let (corrected, uncorrected) = (now.saturating_sub(c.intended_us), now.saturating_sub(c.sent_us));
             self.rec.paced_response(status, corrected, uncorrected);
+            corrected
         } else {
-            self.rec.response(status, now.saturating_sub(c.sent_us));
+            let latency = now.saturating_sub(c.sent_us);
+            self.rec.response(status, latency);
+            latency
+        };
+        if let Some(iv) = self.interval.as_mut() {
+            iv.latency_us.saturating_record(latency.clamp(1, crate::stats::MAX_LATENCY_US));
         }
     }
 

@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::stats::interval::IntervalRow;
 use crate::stats::{Distribution, ErrorKind, Summary};
 
 /// Version of the JSON layout.
@@ -29,7 +30,24 @@ struct Result<'a> {
     errors: Errors,
     status: std::collections::BTreeMap<String, u64>,
     latency_us: Latency,
+    /// Latency from the actual send; equal to `latency_us` in closed loop.
+    uncorrected_latency_us: Latency,
     thread_requests_per_s: Spread,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rate: Option<Rate>,
+    /// The live time series, one row per interval.
+    intervals: &'a [IntervalRow],
+}
+
+#[derive(Serialize)]
+struct Rate {
+    target_per_s: f64,
+    sent: u64,
+    late: u64,
+    late_no_connection: u64,
+    late_mean_us: f64,
+    late_max_us: u64,
+    unsent: u64,
 }
 
 #[derive(Serialize)]
@@ -69,12 +87,20 @@ struct Latency {
     percentiles: std::collections::BTreeMap<&'static str, u64>,
 }
 
+fn latency(h: &hdrhistogram::Histogram<u64>) -> Latency {
+    let at = |p: f64| if h.is_empty() { 0 } else { h.value_at_percentile(p) };
+    Latency {
+        spread: spread(&Distribution::of(h)),
+        percentiles: PERCENTILES.iter().map(|&(k, p)| (k, at(p))).collect(),
+    }
+}
+
 fn spread(d: &Distribution) -> Spread {
     Spread { min: d.min, mean: d.mean, stdev: d.stdev, max: d.max, within_stdev_pct: d.within_stdev_pct }
 }
 
-/// Renders the result as pretty JSON.
-pub fn render(summary: &Summary, config: &Config) -> String {
+/// Renders the result as pretty JSON, with the interval series.
+pub fn render(summary: &Summary, config: &Config, intervals: &[IntervalRow]) -> String {
     let t = &summary.total;
     let r = Result {
         schema_version: SCHEMA_VERSION,
@@ -104,11 +130,22 @@ pub fn render(summary: &Summary, config: &Config) -> String {
             status: summary.status_errors(),
         },
         status: summary.status_counts().map(|(code, n)| (code.to_string(), n)).collect(),
-        latency_us: Latency {
-            spread: spread(&summary.latency()),
-            percentiles: PERCENTILES.iter().map(|&(k, p)| (k, summary.latency_percentile_us(p))).collect(),
-        },
+        latency_us: latency(&t.latency_us),
+        uncorrected_latency_us: latency(if config.schedule.is_some() { &t.uncorrected_us } else { &t.latency_us }),
         thread_requests_per_s: spread(&summary.thread_rate()),
+        rate: config.schedule.as_ref().map(|s| {
+            let p = &t.pacing;
+            Rate {
+                target_per_s: s.total_requests() / s.duration().as_secs_f64().max(1e-9),
+                sent: p.sent,
+                late: p.late,
+                late_no_connection: p.late_no_connection,
+                late_mean_us: if p.late > 0 { p.late_sum_us as f64 / p.late as f64 } else { 0.0 },
+                late_max_us: p.late_max_us,
+                unsent: p.unsent,
+            }
+        }),
+        intervals,
     };
     // Serializing plain structs with string keys cannot fail.
     let mut s = serde_json::to_string_pretty(&r).unwrap_or_default();

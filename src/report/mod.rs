@@ -2,5 +2,6 @@
 //! Reporters read the summary and the config only; they know nothing of the engine.
 
 pub mod json;
+pub mod live;
 pub mod text;
 pub mod units;

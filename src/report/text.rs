@@ -53,9 +53,39 @@ pub fn body(summary: &Summary, config: &Config) -> String {
     if status > 0 {
         let _ = writeln!(out, "  Non-2xx or 3xx responses: {status}");
     }
+    if config.schedule.is_some() {
+        pacing_lines(&mut out, summary);
+    }
     let _ = writeln!(out, "Requests/sec: {:>9.2}", summary.requests_per_s());
     let _ = writeln!(out, "Transfer/sec: {:>10}B", binary(summary.bytes_per_s()));
     out
+}
+
+/// Rate mode: whether the generator kept to the schedule, so a slow server can be told from a
+/// generator that is too small.
+fn pacing_lines(out: &mut String, summary: &Summary) {
+    let p = &summary.total.pacing;
+    if p.late > 0 {
+        let mean = p.late_sum_us as f64 / p.late as f64;
+        let _ = write!(
+            out,
+            "  Late sends: {} of {} requests went out more than {} after their intended time (mean {}, max {})",
+            p.late,
+            p.sent,
+            time_us(crate::stats::LATE_SEND_US as f64),
+            time_us(mean),
+            time_us(p.late_max_us as f64)
+        );
+        if p.late_no_connection > 0 {
+            let _ = write!(out, "; {} found no free connection (add connections with -c)", p.late_no_connection);
+        } else {
+            out.push_str("; connections were free, so the generator itself was slow (add threads with -t)");
+        }
+        out.push('\n');
+    }
+    if p.unsent > 0 {
+        let _ = writeln!(out, "  Unsent: {} requests came due but were never sent", p.unsent);
+    }
 }
 
 fn stats_row(out: &mut String, name: &str, d: &Distribution, fmt: fn(f64) -> String) {

@@ -5,5 +5,6 @@ mod harness;
 mod cli;
 mod counts;
 mod errors;
+mod rate;
 mod report;
 mod tls;

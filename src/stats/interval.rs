@@ -1,0 +1,98 @@
+//! The live time series: each worker cuts a [`Snapshot`] every interval and sends it to the
+//! coordinating thread, which merges the threads' snapshots of one interval into an
+//! [`IntervalRow`]. One message per thread per interval: nothing shared per request.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+/// One thread's measurements over one interval.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// Interval number from the start (0-based).
+    pub index: u32,
+    /// Interval bounds in microseconds from the start (the last one may be short).
+    pub start_us: u64,
+    /// End of the interval.
+    pub end_us: u64,
+    /// Latency of responses completed in the interval (corrected in rate mode).
+    pub latency_us: Histogram<u64>,
+    /// Responses completed in the interval.
+    pub requests: u64,
+    /// Errors of every kind in the interval.
+    pub errors: u64,
+    /// Late sends in the interval.
+    pub late: u64,
+    /// Connections open at the end of the interval.
+    pub open: u64,
+    /// New connections established in the interval.
+    pub connects: u64,
+}
+
+/// All threads' measurements over one interval.
+#[derive(Debug, Clone, Serialize)]
+pub struct IntervalRow {
+    /// Seconds from the start to the interval's start.
+    pub start_s: f64,
+    /// Length in seconds.
+    pub length_s: f64,
+    /// Intended requests per second (rate mode), else null.
+    pub target_per_s: Option<f64>,
+    /// Completed requests per second.
+    pub achieved_per_s: f64,
+    /// Responses completed.
+    pub requests: u64,
+    /// Latency percentiles and max of the interval, microseconds.
+    pub p50_us: u64,
+    /// 90th percentile.
+    pub p90_us: u64,
+    /// 99th percentile.
+    pub p99_us: u64,
+    /// Largest.
+    pub max_us: u64,
+    /// Errors of every kind.
+    pub errors: u64,
+    /// Connections open at the end.
+    pub open_connections: u64,
+    /// Connections established during the interval.
+    pub new_connections: u64,
+    /// Requests sent more than a millisecond late.
+    pub late: u64,
+}
+
+impl IntervalRow {
+    /// Merges the threads' snapshots of one interval (all with the same index).
+    pub fn merge(parts: &[Snapshot], target_per_s: Option<f64>) -> (IntervalRow, Histogram<u64>) {
+        let mut h = parts[0].latency_us.clone();
+        h.reset();
+        let (mut requests, mut errors, mut late, mut open, mut connects) = (0, 0, 0, 0, 0);
+        let (mut start, mut end) = (u64::MAX, 0);
+        for p in parts {
+            let _ = h.add(&p.latency_us);
+            requests += p.requests;
+            errors += p.errors;
+            late += p.late;
+            open += p.open;
+            connects += p.connects;
+            start = start.min(p.start_us);
+            end = end.max(p.end_us);
+        }
+        let length_s = (end.saturating_sub(start)) as f64 / 1e6;
+        let at = |q: f64| if h.is_empty() { 0 } else { h.value_at_quantile(q) };
+        let row = IntervalRow {
+            start_s: start as f64 / 1e6,
+            length_s,
+            target_per_s,
+            achieved_per_s: if length_s > 0.0 { requests as f64 / length_s } else { 0.0 },
+            requests,
+            p50_us: at(0.5),
+            p90_us: at(0.9),
+            p99_us: at(0.99),
+            max_us: if h.is_empty() { 0 } else { h.max() },
+            errors,
+            open_connections: open,
+            new_connections: connects,
+            late,
+        };
+        (row, h)
+    }
+}
