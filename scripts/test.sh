@@ -19,4 +19,4 @@ command -v systemctl >/dev/null 2>&1 && systemctl stop nginx >/dev/null 2>&1 || 
 
 cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings
-cargo test --quiet
+cargo test --all-targets --quiet
