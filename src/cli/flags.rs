@@ -102,6 +102,12 @@ pub struct OriginFlags {
     /// Status code of every response.
     #[arg(long = "status", value_name = "CODE", default_value_t = 200, value_parser = clap::value_parser!(u16).range(200..=599))]
     pub status: u16,
+    /// Stop answering at this time after start (for coordinated-omission tests)...
+    #[arg(long = "stall-at", value_name = "T", value_parser = units::duration, requires = "stall_for")]
+    pub stall_at: Option<Duration>,
+    /// ...for this long; requests that arrive meanwhile are answered when it ends.
+    #[arg(long = "stall-for", value_name = "T", value_parser = units::duration, requires = "stall_at")]
+    pub stall_for: Option<Duration>,
     /// Event-loop threads (default: one per core).
     #[arg(short = 't', long = "threads", value_name = "N", value_parser = units::count)]
     pub threads: Option<usize>,

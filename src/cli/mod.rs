@@ -19,6 +19,8 @@ use crate::http::request::Header;
 use crate::origin::{self, OriginConfig, OriginError};
 use crate::plan::Schedule;
 use crate::report;
+use crate::report::hdrlog::HdrLog;
+use crate::stats::interval::IntervalRow;
 use crate::stats::Summary;
 use flags::{Cli, Command, DemoFlags, LoadFlags, OriginFlags};
 
@@ -129,7 +131,8 @@ pub fn load_config(f: LoadFlags) -> Result<Config, CliError> {
         (Some(rate), None) => Some(Schedule::constant(rate, config.duration)),
         (None, None) => None,
     };
-    if config.schedule.is_some() && config.interval.is_none() {
+    // The HdrHistogram log is written interval by interval.
+    if (config.schedule.is_some() || config.hdr_log.is_some()) && config.interval.is_none() {
         config.interval = Some(DEFAULT_INTERVAL);
     }
     config.validate()?;
@@ -162,10 +165,23 @@ fn load_with(config: &Config, stop: &AtomicBool) -> Result<i32, CliError> {
         if json_to_stdout { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };
     let _ = text.write_all(report::text::header(config).as_bytes());
     let _ = text.flush();
-    let mut live = |row: &crate::stats::interval::IntervalRow, _: &hdrhistogram::Histogram<u64>| {
+    let mut hdr_log = match &config.hdr_log {
+        Some(path) => Some(open_hdr_log(path)?),
+        None => None,
+    };
+    let mut log_error = None;
+    let mut live = |row: &IntervalRow, h: &hdrhistogram::Histogram<u64>| {
         eprintln!("{}", report::live::line(row));
+        if let Some(log) = hdr_log.as_mut() {
+            if let Err(e) = log.interval(row.start_s, row.length_s, h, None) {
+                log_error.get_or_insert(e);
+            }
+        }
     };
     let out = engine::run(&plan, config, stop, &mut live)?;
+    if let Some(e) = log_error.or_else(|| hdr_log.as_mut().and_then(|l| l.flush().err())) {
+        eprintln!("strain: writing the HdrHistogram log failed: {e}");
+    }
     let summary = Summary::new(&out.recorders, out.elapsed, out.started);
     if summary.total.connections == 0 {
         let why = summary.total.first_connect_error.as_deref().unwrap_or("no attempt finished");
@@ -186,13 +202,26 @@ fn load_with(config: &Config, stop: &AtomicBool) -> Result<i32, CliError> {
     Ok(EXIT_OK)
 }
 
+/// Creates the `--hdr-log` file before the run, so a bad path is an error before any load.
+fn open_hdr_log(path: &std::path::Path) -> Result<HdrLog<std::io::BufWriter<std::fs::File>>, CliError> {
+    let io = |source| CliError::Io { what: format!("cannot write {}", path.display()), source };
+    let file = std::fs::File::create(path).map_err(io)?;
+    HdrLog::new(std::io::BufWriter::new(file), std::time::SystemTime::now()).map_err(io)
+}
+
 fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
     crate::net::raise_file_limit();
     let listener = TcpListener::bind(f.listen)
         .map_err(|source| CliError::Io { what: format!("cannot listen on {}", f.listen), source })?;
     let addr =
         listener.local_addr().map_err(|source| CliError::Io { what: "cannot read the address".into(), source })?;
-    let mut config = OriginConfig { body_size: f.body_size, status: f.status, ..OriginConfig::default() };
+    let mut config = OriginConfig {
+        body_size: f.body_size,
+        status: f.status,
+        stall_at: f.stall_at,
+        stall_for: f.stall_for.unwrap_or_default(),
+        ..OriginConfig::default()
+    };
     if let Some(t) = f.threads {
         config.threads = t.max(1);
     }

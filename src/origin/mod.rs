@@ -14,6 +14,13 @@
 //! hand-off between threads and no lock. Counters live in each thread and are summed after the
 //! threads are joined. Sockets are edge-triggered and registered once for both directions,
 //! which keeps the number of `epoll_ctl` calls at one per connection.
+//!
+//! For coordinated-omission tests the server can stall once ([`OriginConfig::stall_at`]): for
+//! a while it answers nothing, then everything that waited, in order. A stalled thread still
+//! accepts (a paused server's kernel completes handshakes too) and still polls, so it notices
+//! shutdown and wakes when the stall ends; it just leaves every connection alone, then drives
+//! all of them once. Edge-triggered readiness reported during the stall is not lost: resuming
+//! treats every connection as readable and writable.
 
 mod conn;
 #[cfg(test)]
@@ -38,12 +45,16 @@ pub struct OriginConfig {
     pub threads: usize,
     /// Status code of every response (200 to 999).
     pub status: u16,
+    /// When, after [`run`] starts, the server stops answering; `None` never.
+    pub stall_at: Option<Duration>,
+    /// How long it answers nothing from `stall_at`; zero is no stall.
+    pub stall_for: Duration,
 }
 
 impl Default for OriginConfig {
     fn default() -> Self {
         let threads = thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-        OriginConfig { body_size: BODY_PATTERN.len(), threads, status: 200 }
+        OriginConfig { body_size: BODY_PATTERN.len(), threads, status: 200, stall_at: None, stall_for: Duration::ZERO }
     }
 }
 
@@ -101,6 +112,7 @@ pub enum OriginError {
 /// Serves until `shutdown` becomes true; returns the totals.
 pub fn run(listener: TcpListener, config: &OriginConfig, shutdown: &AtomicBool) -> Result<OriginStats, OriginError> {
     let responses = Responses::new(config)?;
+    let stall = Stall::new(Instant::now(), config);
     // O_NONBLOCK lives on the shared file description, so this covers every clone below.
     listener.set_nonblocking(true).map_err(OriginError::Nonblocking)?;
     // Everything that can fail at start is done here, before any thread runs, so a failure
@@ -110,7 +122,7 @@ pub fn run(listener: TcpListener, config: &OriginConfig, shutdown: &AtomicBool) 
         let mut listener = mio::net::TcpListener::from_std(listener.try_clone().map_err(OriginError::CloneListener)?);
         let poll = Poll::new().map_err(OriginError::Poll)?;
         poll.registry().register(&mut listener, LISTENER, Interest::READABLE).map_err(OriginError::Register)?;
-        workers.push(Worker::new(poll, listener, &responses));
+        workers.push(Worker::new(poll, listener, &responses, stall));
     }
     drop(listener);
 
@@ -277,6 +289,32 @@ fn reason(status: u16) -> &'static str {
     }
 }
 
+/// The one window during which the server answers nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stall {
+    from: Instant,
+    until: Instant,
+}
+
+impl Stall {
+    /// The window `config` asks for, counted from `started`; none if it is empty or beyond
+    /// what an `Instant` can hold.
+    fn new(started: Instant, config: &OriginConfig) -> Option<Stall> {
+        let from = started.checked_add(config.stall_at?)?;
+        let until = from.checked_add(config.stall_for)?;
+        (until > from).then_some(Stall { from, until })
+    }
+
+    /// How long to wait for events: no later than the end of the stall while in it.
+    fn poll_timeout(&self, now: Instant) -> Duration {
+        if now >= self.from && now < self.until {
+            POLL_TIMEOUT.min(self.until - now)
+        } else {
+            POLL_TIMEOUT
+        }
+    }
+}
+
 /// One thread's event loop and the connections it accepted.
 struct Worker<'r> {
     poll: Poll,
@@ -290,10 +328,12 @@ struct Worker<'r> {
     /// listener is edge-triggered, so the backlog would not be reported again until a new
     /// connection arrives: retry after every poll instead.
     accept_stalled: bool,
+    /// The stall still to come or under way; `None` once it is over or if there is none.
+    stall: Option<Stall>,
 }
 
 impl<'r> Worker<'r> {
-    fn new(poll: Poll, listener: mio::net::TcpListener, responses: &'r Responses) -> Self {
+    fn new(poll: Poll, listener: mio::net::TcpListener, responses: &'r Responses, stall: Option<Stall>) -> Self {
         Worker {
             poll,
             listener,
@@ -302,6 +342,7 @@ impl<'r> Worker<'r> {
             free: Vec::new(),
             stats: OriginStats::default(),
             accept_stalled: false,
+            stall,
         }
     }
 
@@ -310,11 +351,24 @@ impl<'r> Worker<'r> {
         let mut buf = vec![0u8; READ_BUF];
         let mut last_sweep = Instant::now();
         while !shutdown.load(Ordering::Relaxed) && !failed.load(Ordering::Relaxed) {
-            if let Err(e) = self.poll.poll(&mut events, Some(POLL_TIMEOUT)) {
+            // Without a stall, this and the check after the poll are all it costs.
+            let timeout = match &self.stall {
+                None => POLL_TIMEOUT,
+                Some(stall) => stall.poll_timeout(Instant::now()),
+            };
+            if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
                 }
                 return Err(OriginError::Wait(e));
+            }
+            if let Some(stall) = self.stall {
+                if self.stalled(stall, &mut buf) {
+                    if events.iter().any(|e| e.token() == LISTENER) || self.accept_stalled {
+                        self.accept();
+                    }
+                    continue;
+                }
             }
             for event in events.iter() {
                 match event.token() {
@@ -332,6 +386,29 @@ impl<'r> Worker<'r> {
             }
         }
         Ok(self.stats)
+    }
+
+    /// True while the stall holds every connection; once it is over, answers everything that
+    /// waited and forgets the stall.
+    fn stalled(&mut self, stall: Stall, buf: &mut [u8]) -> bool {
+        let now = Instant::now();
+        if now < stall.from {
+            return false;
+        }
+        if now < stall.until {
+            return true;
+        }
+        self.stall = None;
+        // Readiness seen during the stall was dropped: drive every connection as if it had
+        // just become readable and writable. Within a connection, answers keep their order.
+        for idx in 0..self.conns.len() {
+            let Some(conn) = self.conns[idx].as_mut() else { continue };
+            conn.set_readable();
+            if let Next::Close = conn.drive(buf, &mut self.stats) {
+                self.close(idx);
+            }
+        }
+        false
     }
 
     fn accept(&mut self) {

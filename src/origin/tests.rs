@@ -336,14 +336,14 @@ fn shutdown_returns_exact_totals_over_many_connections() {
 
 #[test]
 fn configured_status_and_body_size() {
-    let server = Server::start(OriginConfig { body_size: 30, threads: 1, status: 503 });
+    let server = Server::start(OriginConfig { body_size: 30, threads: 1, status: 503, ..OriginConfig::default() });
     let mut c = server.connect();
     c.write_all(GET).unwrap();
     let expected = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 30\r\nContent-Type: text/plain\r\n\r\nhello, world\nhello, world\nhell";
     assert_eq!(read_exact(&mut c, expected.len()), expected);
     server.stop();
 
-    let server = Server::start(OriginConfig { body_size: 30, threads: 1, status: 204 });
+    let server = Server::start(OriginConfig { body_size: 30, threads: 1, status: 204, ..OriginConfig::default() });
     let mut c = server.connect();
     c.write_all(&GET.repeat(2)).unwrap();
     let expected = b"HTTP/1.1 204 No Content\r\n\r\n";
@@ -364,5 +364,97 @@ fn invalid_status_is_refused() {
 fn default_config_body_is_13_bytes() {
     let config = OriginConfig::default();
     assert_eq!((config.body_size, config.status), (13, 200));
+    assert_eq!((config.stall_at, config.stall_for), (None, Duration::ZERO));
     assert!(config.threads >= 1);
+}
+
+fn stalling(at_ms: u64, for_ms: u64) -> OriginConfig {
+    OriginConfig {
+        threads: 2,
+        stall_at: Some(Duration::from_millis(at_ms)),
+        stall_for: Duration::from_millis(for_ms),
+        ..OriginConfig::default()
+    }
+}
+
+fn sleep_until(t: Instant) {
+    thread::sleep(t.saturating_duration_since(Instant::now()));
+}
+
+#[test]
+fn stall_holds_answers_until_it_ends_then_answers_in_order() {
+    // The server's clock starts after this one, so its stall is [200, 700] ms or later here:
+    // nothing that waited can be answered before 700 ms by this clock.
+    let t0 = Instant::now();
+    let server = Server::start(stalling(200, 500));
+    let mut early = server.connect();
+    let mut held = server.connect();
+    early.write_all(GET).unwrap();
+    assert_eq!(read_exact(&mut early, OK.len()), OK);
+    assert!(t0.elapsed() < Duration::from_millis(200), "answered late: {:?}", t0.elapsed());
+
+    // During the stall: a pipelined pair on an open connection, one more request on it later,
+    // and a connection made during the stall.
+    sleep_until(t0 + Duration::from_millis(300));
+    held.write_all(&GET.repeat(2)).unwrap();
+    sleep_until(t0 + Duration::from_millis(400));
+    held.write_all(b"HEAD / HTTP/1.1\r\n\r\n").unwrap();
+    let mut late = server.connect();
+    late.write_all(GET).unwrap();
+    assert_quiet(&mut late);
+
+    let want = [OK, OK, OK_HEAD].concat();
+    assert_eq!(read_exact(&mut held, want.len()), want, "answers out of order");
+    let at = t0.elapsed();
+    assert!(at >= Duration::from_millis(700), "answered during the stall: {at:?}");
+    assert!(at < Duration::from_millis(1700), "answered long after the stall: {at:?}");
+    assert_eq!(read_exact(&mut late, OK.len()), OK);
+    assert!(t0.elapsed() >= Duration::from_millis(700));
+
+    // After the stall, answers are immediate again.
+    let sent = Instant::now();
+    early.write_all(GET).unwrap();
+    assert_eq!(read_exact(&mut early, OK.len()), OK);
+    assert!(sent.elapsed() < Duration::from_millis(200), "answered late: {:?}", sent.elapsed());
+    assert_quiet(&mut held);
+
+    let stats = server.stop();
+    assert_eq!((stats.connections, stats.requests), (3, 6));
+}
+
+#[test]
+fn shutdown_is_noticed_during_a_stall() {
+    let server = Server::start(stalling(0, 60_000));
+    let mut c = server.connect();
+    c.write_all(GET).unwrap();
+    assert_quiet(&mut c);
+    // `stop` asserts that the threads end promptly; nothing was answered, so nothing counts.
+    let stats = server.stop();
+    assert_eq!((stats.connections, stats.requests), (1, 0));
+}
+
+#[test]
+fn stall_windows() {
+    let start = Instant::now();
+    let ms = Duration::from_millis;
+    // stall_at and stall_for, and the window they give from the start; all in ms.
+    type Row = (Option<u64>, u64, Option<(u64, u64)>);
+    let rows: &[Row] =
+        &[(None, 500, None), (Some(200), 0, None), (Some(200), 500, Some((200, 700))), (Some(0), 10, Some((0, 10)))];
+    for &(at, length, want) in rows {
+        let config = OriginConfig { stall_at: at.map(ms), stall_for: ms(length), ..OriginConfig::default() };
+        let got = Stall::new(start, &config).map(|s| (s.from - start, s.until - start));
+        assert_eq!(got, want.map(|(a, b)| (ms(a), ms(b))), "{at:?} {length}");
+    }
+    // Beyond what an Instant holds: no stall rather than a panic.
+    let config = OriginConfig { stall_at: Some(Duration::MAX), stall_for: ms(1), ..OriginConfig::default() };
+    assert_eq!(Stall::new(start, &config), None);
+
+    // The poll wakes at the end of the stall, and not later than usual otherwise.
+    let stall = Stall { from: start + ms(200), until: start + ms(700) };
+    let rows: &[(u64, Duration)] =
+        &[(0, POLL_TIMEOUT), (200, POLL_TIMEOUT), (650, ms(50)), (699, ms(1)), (700, POLL_TIMEOUT)];
+    for &(now, want) in rows {
+        assert_eq!(stall.poll_timeout(start + ms(now)), want, "{now}");
+    }
 }

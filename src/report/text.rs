@@ -2,7 +2,8 @@
 
 use std::fmt::Write;
 
-use super::units::{binary, metric, padded, time_s, time_us};
+use super::units::{binary, metric, padded, time_s, time_us, time_us_exact};
+use super::wrk2;
 use crate::config::Config;
 use crate::stats::{Distribution, ErrorKind, Summary};
 
@@ -26,11 +27,23 @@ pub fn body(summary: &Summary, config: &Config) -> String {
     let _ = writeln!(out, "  Thread Stats{:>6}{:>11}{:>8}{:>12}", "Avg", "Stdev", "Max", "+/- Stdev");
     stats_row(&mut out, "Latency", &summary.latency(), time_us);
     stats_row(&mut out, "Req/Sec", &summary.thread_rate(), metric);
-    if config.latency {
+    if config.schedule.is_some() {
+        // Rate mode prints wrk2's blocks: corrected latency with -L, the uncorrected one with -U.
+        if config.latency {
+            out.push_str(&wrk2::latency_block("Recorded Latency", &summary.total.latency_us));
+        }
+        if config.uncorrected {
+            out.push('\n');
+            out.push_str(&wrk2::latency_block(
+                "Uncorrected Latency (measured without taking delayed starts into account)",
+                &summary.total.uncorrected_us,
+            ));
+        }
+    } else if config.latency {
         out.push_str("  Latency Distribution\n");
         for p in WRK_PERCENTILES {
-            let v = summary.latency_percentile_us(p) as f64;
-            let _ = writeln!(out, "{p:>7.0}%{}", padded(&time_us(v), 10));
+            let v = summary.latency_percentile_us(p);
+            let _ = writeln!(out, "{p:>7.0}%{}", padded(&time_us_exact(v), 10));
         }
     }
     let t = &summary.total;

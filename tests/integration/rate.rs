@@ -36,7 +36,10 @@ fn short_runs_and_tiny_rates_print_real_numbers() {
     for secs in ["1s", "2s", "5s"] {
         let run = strain(&["-t", "2", "-c", "4", "-d", secs, "-R", "100", "--latency", &url]);
         assert_eq!(run.code, 0, "{}", run.stderr);
-        assert!(!run.stdout.contains("nan") && !run.stdout.contains("inf"), "{}", run.stdout);
+        assert!(!run.stdout.contains("nan"), "{}", run.stdout);
+        // wrk2's convention: `inf` only in the 1/(1-Percentile) column of the 100% row.
+        let infs: Vec<&str> = run.stdout.lines().filter(|l| l.contains("inf")).collect();
+        assert!(infs.iter().all(|l| l.contains(" 1.000000 ") && l.ends_with("inf")), "{infs:?}");
         let req_sec: Vec<&str> = run.stdout.lines().filter(|l| l.trim_start().starts_with("Req/Sec")).collect();
         assert_eq!(req_sec.len(), 1);
         assert!(!req_sec[0].contains(" 0.00 "), "{}", req_sec[0]);
@@ -58,4 +61,63 @@ fn stages_ramp_and_step() {
     assert_eq!(run.num("/requests"), 2500);
     assert_eq!(served.requests, 2500);
     assert!(run.stdout.starts_with("Running 2s test @ "), "{}", run.stdout);
+}
+
+#[test]
+fn coordinated_omission_is_corrected() {
+    // 2,000 req/s for 12 s while the origin stalls for 2 s at 4 s (the timeout is above the
+    // stall, so nothing is cut short): 4,000 requests wait between
+    // 2 s and 0 s, so 10% of all 24,000 wait at least 0.8 s and 1% at least 1.88 s.
+    let origin = Origin::start(&["-t", "1", "--stall-at", "4s", "--stall-for", "2s"]);
+    let run = strain(&["-t", "2", "-c", "50", "-d", "12s", "-R", "2000", "-T", "5s", "--latency", "-U", &origin.url()]);
+    let served = origin.stop();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.num("/requests"), 24_000);
+    assert_eq!(served.requests, 24_000);
+    let p90 = run.num("/latency_us/percentiles/90") as f64;
+    let p99 = run.num("/latency_us/percentiles/99") as f64;
+    assert!((p90 - 800_000.0).abs() <= 80_000.0, "corrected p90 {p90} µs");
+    assert!((p99 - 1_880_000.0).abs() <= 188_000.0, "corrected p99 {p99} µs");
+    // Measured from the actual send, the stall all but vanishes: only the 50 requests in flight
+    // when it began saw it.
+    let u90 = run.num("/uncorrected_latency_us/percentiles/90");
+    let u99 = run.num("/uncorrected_latency_us/percentiles/99");
+    assert!(u90 < 50_000 && u99 < 200_000, "uncorrected p90 {u90} p99 {u99}");
+    assert!(run.num("/uncorrected_latency_us/max") >= 1_800_000);
+    // The requests that waited for a connection are reported as late, for lack of connections.
+    assert!(run.num("/rate/late_no_connection") > 3_000, "{:?}", run.json.as_ref().map(|j| &j["rate"]));
+    // wrk2's blocks, corrected then uncorrected.
+    let recorded = run.stdout.find("  Latency Distribution (HdrHistogram - Recorded Latency)").unwrap();
+    let uncorrected = run
+        .stdout
+        .find("  Latency Distribution (HdrHistogram - Uncorrected Latency (measured without taking delayed starts into account))")
+        .unwrap();
+    assert!(recorded < uncorrected);
+    assert_eq!(run.stdout.matches("  Detailed Percentile spectrum:").count(), 2);
+    assert!(run.stdout.contains("  Late sends: "), "{}", run.stdout);
+}
+
+#[test]
+fn hdr_log_has_one_histogram_per_interval() {
+    let origin = Origin::start(&["-t", "1"]);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("run.hlog");
+    let run =
+        strain(&["-t", "1", "-c", "4", "-d", "3s", "-R", "500", "--hdr-log", log.to_str().unwrap(), &origin.url()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.starts_with("#[Logged with strain"), "{text}");
+    assert!(text.contains("#[StartTime: "));
+    let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#') && !l.starts_with('"')).collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    // Each row: start, length, max, base64 of a compressed V2 histogram (HISTFAAA... magic).
+    for r in rows {
+        let fields: Vec<&str> = r.split(',').collect();
+        assert_eq!(fields.len(), 4, "{r}");
+        assert!(fields[3].starts_with("HISTF"), "{r}");
+    }
+    // A path that cannot be written is an error before any load.
+    let bad = strain(&["-R", "10", "-d", "1s", "--hdr-log", "/nonexistent/dir/x.hlog", &origin.url()]);
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("cannot write /nonexistent/dir/x.hlog"), "{}", bad.stderr);
 }
