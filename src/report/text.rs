@@ -144,15 +144,41 @@ mod tests {
         (summary, config)
     }
 
+    /// Compares `got` with a golden file; `STRAIN_BLESS=1` rewrites the file instead.
+    fn golden(name: &str, got: &str) {
+        let path = format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
+        if std::env::var_os("STRAIN_BLESS").is_some() {
+            std::fs::write(&path, got).unwrap();
+        }
+        let want = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(got, want, "run with STRAIN_BLESS=1 to accept a deliberate change");
+    }
+
     #[test]
     fn text_report_matches_golden_file() {
         let (summary, config) = fixed();
-        let got = header(&config) + &body(&summary, &config);
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/wrk_text.txt");
-        if std::env::var_os("STRAIN_BLESS").is_some() {
-            std::fs::write(path, &got).unwrap();
+        golden("wrk_text.txt", &(header(&config) + &body(&summary, &config)));
+    }
+
+    #[test]
+    fn rate_mode_report_matches_golden_file() {
+        let (mut summary, mut config) = fixed();
+        config.schedule = Some(crate::plan::Schedule::constant(100.0, config.duration));
+        config.uncorrected = true;
+        let t = &mut summary.total;
+        for (latency_us, n) in [(110, 900), (400, 107)] {
+            for _ in 0..n {
+                t.uncorrected_us.record(latency_us).unwrap();
+            }
         }
-        let want = std::fs::read_to_string(path).unwrap();
-        assert_eq!(got, want, "run with STRAIN_BLESS=1 to accept a deliberate change");
+        t.pacing = crate::stats::Pacing {
+            sent: 1007,
+            late: 40,
+            late_no_connection: 30,
+            late_sum_us: 2_000_000,
+            late_max_us: 1_480_000,
+            unsent: 3,
+        };
+        golden("wrk2_text_rate.txt", &(header(&config) + &body(&summary, &config)));
     }
 }
