@@ -191,6 +191,8 @@ pub struct Config {
     pub interval: Option<Duration>,
     /// Write the run's histograms as an HdrHistogram interval log here.
     pub hdr_log: Option<PathBuf>,
+    /// A wrk Lua script and the arguments for its `init`.
+    pub script: Option<(PathBuf, Vec<String>)>,
 }
 
 impl Config {
@@ -210,6 +212,7 @@ impl Config {
             uncorrected: false,
             interval: None,
             hdr_log: None,
+            script: None,
         }
     }
 

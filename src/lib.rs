@@ -17,4 +17,5 @@ pub mod net;
 pub mod origin;
 pub mod plan;
 pub mod report;
+pub mod script;
 pub mod stats;

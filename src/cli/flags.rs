@@ -85,9 +85,15 @@ pub struct LoadFlags {
     /// Write the run's latency histograms as an HdrHistogram interval log to FILE.
     #[arg(long = "hdr-log", value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
+    /// Run a wrk Lua script (setup, init, delay, request, response, done).
+    #[arg(short = 's', long = "script", value_name = "FILE")]
+    pub script: Option<PathBuf>,
     /// The URL to load: http[s]://host[:port][/path][?query].
     #[arg(value_name = "URL", required = true)]
     pub url: Option<String>,
+    /// Arguments for the script's init(args), after `--`.
+    #[arg(last = true, value_name = "SCRIPT_ARGS")]
+    pub script_args: Vec<String>,
 }
 
 /// Flags of `strain origin`.

@@ -14,18 +14,22 @@ use std::sync::Arc;
 use clap::Parser;
 
 use crate::config::{Config, ConfigError, Output, Target, DEFAULT_INTERVAL};
+use crate::engine::ScriptPlan;
 use crate::engine::{self, EngineError};
 use crate::http::request::Header;
 use crate::origin::{self, OriginConfig, OriginError};
 use crate::plan::Schedule;
 use crate::report;
 use crate::report::hdrlog::HdrLog;
+use crate::script::{MainScript, ScriptError, ScriptSource, UrlParts};
 use crate::stats::interval::IntervalRow;
 use crate::stats::Summary;
 use flags::{Cli, Command, DemoFlags, LoadFlags, OriginFlags};
 
 /// Exit code of a run that finished.
 pub const EXIT_OK: i32 = 0;
+/// Exit code of a run that ended badly (a script error).
+pub const EXIT_FAILED: i32 = 1;
 /// Exit code of a usage or setup error.
 pub const EXIT_USAGE: i32 = 2;
 
@@ -41,6 +45,9 @@ pub enum CliError {
     /// The test could not start.
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// The script does not load.
+    #[error(transparent)]
+    Script(#[from] ScriptError),
     /// The origin server failed.
     #[error(transparent)]
     Origin(#[from] OriginError),
@@ -122,6 +129,13 @@ pub fn load_config(f: LoadFlags) -> Result<Config, CliError> {
     config.uncorrected = f.uncorrected;
     config.interval = f.interval;
     config.hdr_log = f.hdr_log;
+    if let Some(path) = f.script {
+        let mut args = vec![url.clone()];
+        args.extend(f.script_args);
+        config.script = Some((path, args));
+    } else if !f.script_args.is_empty() {
+        return Err(CliError::Usage("arguments after -- are for a script: give one with -s".into()));
+    }
     config.schedule = match (f.rate, f.stages) {
         (rate, Some(stages)) => {
             let schedule = Schedule::stages(rate.unwrap_or(0.0), &stages.0);
@@ -158,7 +172,29 @@ pub fn run_load(config: &Config) -> Result<i32, CliError> {
 }
 
 fn load_with(config: &Config, stop: &AtomicBool) -> Result<i32, CliError> {
-    let plan = engine::prepare(config)?;
+    // A script that does not load stops strain here, before any load.
+    let script = match &config.script {
+        Some((path, args)) => {
+            let source = ScriptSource::read(path.clone(), args.clone())?;
+            let url = url_parts(config);
+            let main = MainScript::load(&source, &url)?;
+            Some((main, source, url))
+        }
+        None => None,
+    };
+    let mut plan = engine::prepare(config)?;
+    let mut main_script = None;
+    if let Some((mut main, source, url)) = script {
+        let setups = match main.setup(config.threads, plan.addr()) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("strain: {e}");
+                return Ok(EXIT_FAILED);
+            }
+        };
+        plan = plan.with_script(ScriptPlan { source, url, setups });
+        main_script = Some(main);
+    }
     // The text report moves to stderr when stdout carries JSON, so the two never mix.
     let json_to_stdout = config.json == Some(Output::Stdout);
     let mut text: Box<dyn Write> =
@@ -189,6 +225,22 @@ fn load_with(config: &Config, stop: &AtomicBool) -> Result<i32, CliError> {
     }
     let _ = text.write_all(report::text::body(&summary, config).as_bytes());
     let _ = text.flush();
+    let mut code = EXIT_OK;
+    if let Some(e) = &out.script_error {
+        eprintln!("strain: {e}");
+        code = EXIT_FAILED;
+    }
+    if let Some(main) = &main_script {
+        for (i, globals) in out.globals.into_iter().enumerate() {
+            main.thread_ended(i, globals);
+        }
+        if out.script_error.is_none() {
+            if let Err(e) = main.done(&summary) {
+                eprintln!("strain: {e}");
+                code = EXIT_FAILED;
+            }
+        }
+    }
     if let Some(dest) = &config.json {
         let json = report::json::render(&summary, config, &out.series);
         match dest {
@@ -199,7 +251,23 @@ fn load_with(config: &Config, stop: &AtomicBool) -> Result<i32, CliError> {
                 .map_err(|source| CliError::Io { what: format!("cannot write {}", path.display()), source })?,
         }
     }
-    Ok(EXIT_OK)
+    Ok(code)
+}
+
+/// The URL's parts as a script's `wrk` table shows them.
+fn url_parts(config: &Config) -> UrlParts {
+    let t = &config.target;
+    UrlParts {
+        scheme: match t.scheme {
+            crate::config::Scheme::Http => "http".into(),
+            crate::config::Scheme::Https => "https".into(),
+        },
+        host: t.host.clone(),
+        port: t.explicit_port.then_some(t.port),
+        path: t.path.clone(),
+        host_header: t.host_header(),
+        headers: config.headers.iter().map(|h| (h.name.clone(), h.value.clone())).collect(),
+    }
 }
 
 /// Creates the `--hdr-log` file before the run, so a bad path is an error before any load.

@@ -12,6 +12,8 @@ pub enum State {
     Connecting,
     /// Connected with nothing in flight, waiting for a paced request to come due.
     Idle,
+    /// Connected, waiting out a script's `delay()` before the next request.
+    Delayed,
     /// Part of the request is still to be written.
     Writing,
     /// The request is written; waiting for its response.
@@ -38,6 +40,10 @@ pub struct Conn {
     pub generation: u32,
     /// Connect failures in a row, for the retry backoff.
     pub failures: u32,
+    /// Responses still expected for the current write (more than one when pipelining).
+    pub pending: u32,
+    /// The current request, when a script builds each one.
+    pub req: Vec<u8>,
 }
 
 impl Conn {
@@ -52,6 +58,8 @@ impl Conn {
             written: 0,
             generation: 0,
             failures: 0,
+            pending: 1,
+            req: Vec::new(),
         }
     }
 }

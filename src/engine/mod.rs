@@ -22,6 +22,8 @@ mod pacer;
 mod timer;
 mod worker;
 
+use worker::WorkerOutput;
+
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
@@ -32,6 +34,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::config::{Config, Scheme};
 use crate::http::request;
 use crate::net::{self, tls::TlsSetup, NetError};
+use crate::script::{ScriptError, ScriptSource, ThreadSetup, UrlParts};
 use crate::stats::interval::{IntervalRow, Snapshot};
 use crate::stats::Recorder;
 
@@ -47,6 +50,20 @@ pub enum EngineError {
     /// A worker thread could not be started.
     #[error("cannot start a worker thread: {0}")]
     Thread(std::io::Error),
+    /// The script failed before load started.
+    #[error(transparent)]
+    Script(#[from] ScriptError),
+}
+
+/// A script prepared for the workers: its text, the URL it sees, and what `setup` decided.
+#[derive(Debug, Clone)]
+pub struct ScriptPlan {
+    /// The script and its arguments.
+    pub source: ScriptSource,
+    /// The `wrk` table's URL fields.
+    pub url: UrlParts,
+    /// One entry per thread, from `setup(thread)`.
+    pub setups: Vec<ThreadSetup>,
 }
 
 /// What the threads measured, and over what time.
@@ -62,6 +79,10 @@ pub struct RunOutput {
     pub addr: std::net::SocketAddr,
     /// The live time series, one row per interval (empty without `config.interval`).
     pub series: Vec<IntervalRow>,
+    /// Each thread's script globals when it ended (empty without a script).
+    pub globals: Vec<Vec<(String, crate::script::Value)>>,
+    /// The first script error, which ended the run.
+    pub script_error: Option<ScriptError>,
 }
 
 /// Everything settled before the threads start, shared by them read-only.
@@ -73,12 +94,19 @@ pub struct Plan {
     pub(crate) timeout_us: u64,
     pub(crate) schedule: Option<crate::plan::Schedule>,
     pub(crate) threads: usize,
+    pub(crate) script: Option<ScriptPlan>,
 }
 
 impl Plan {
     /// The address that will be loaded.
     pub fn addr(&self) -> std::net::SocketAddr {
         self.addr
+    }
+
+    /// Attaches a script (after its `setup` ran against [`Plan::addr`]).
+    pub fn with_script(mut self, script: ScriptPlan) -> Plan {
+        self.script = Some(script);
+        self
     }
 }
 
@@ -100,6 +128,7 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
         timeout_us: config.timeout.as_micros() as u64,
         schedule: config.schedule.clone(),
         threads: config.threads,
+        script: None,
     })
 }
 
@@ -117,14 +146,22 @@ pub fn run(
     let end = start + config.duration;
     let (tx, rx) = mpsc::channel::<Snapshot>();
     let mut series = Vec::new();
-    let results: Vec<Result<Recorder, EngineError>> = std::thread::scope(|scope| {
+    let results: Vec<Result<WorkerOutput, EngineError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..config.threads)
             .map(|i| {
                 let conns = config.connections_for(i);
                 let feed = config.interval.map(|every| (every, tx.clone()));
                 std::thread::Builder::new()
                     .name(format!("strain-worker-{i}"))
-                    .spawn_scoped(scope, move || worker::Worker::new(plan, stop, i, conns, start, end, feed)?.run())
+                    .spawn_scoped(scope, move || match worker::Worker::new(plan, stop, i, conns, start, end, feed) {
+                        Ok(w) => w.run(),
+                        // init() failed in this thread: the run ends, with what was measured.
+                        Err(EngineError::Script(e)) => {
+                            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                            Ok(WorkerOutput { rec: Recorder::new(), globals: Vec::new(), script_error: Some(e) })
+                        }
+                        Err(e) => Err(e),
+                    })
                     .map_err(EngineError::Thread)
             })
             .collect();
@@ -133,8 +170,10 @@ pub fn run(
         handles.into_iter().map(|h| h.and_then(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))).collect()
     });
     let elapsed = start.elapsed();
-    let recorders = results.into_iter().collect::<Result<Vec<_>, _>>()?;
-    Ok(RunOutput { recorders, started, elapsed, addr: plan.addr, series })
+    let outputs = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let script_error = outputs.iter().find_map(|o| o.script_error.clone());
+    let (recorders, globals) = outputs.into_iter().map(|o| (o.rec, o.globals)).unzip();
+    Ok(RunOutput { recorders, started, elapsed, addr: plan.addr, series, globals, script_error })
 }
 
 /// Merges the threads' snapshots interval by interval, in order, until every worker is done.

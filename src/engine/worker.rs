@@ -16,6 +16,7 @@ use super::pacer::Pacer;
 use super::timer::Timer;
 use super::{EngineError, Plan};
 use crate::net::stream::{ConnectError, Stream};
+use crate::script::{ScriptError, ThreadScript};
 use crate::stats::interval::Snapshot;
 use crate::stats::{ErrorKind, Recorder, RATE_SAMPLE_MS};
 
@@ -40,8 +41,9 @@ pub struct Worker<'a> {
     poll: Poll,
     conns: Vec<Conn>,
     deadlines: Deadlines,
-    /// Reconnects due at a time: (at_us, conn, generation).
-    retries: BinaryHeap<Reverse<(u64, u32, u32)>>,
+    /// Connections waiting for a time: a reconnect after a failed connect (state Closed) or a
+    /// script's `delay()` (state Delayed). Entries are (at_us, conn, generation).
+    timers: BinaryHeap<Reverse<(u64, u32, u32)>>,
     buf: Vec<u8>,
     rec: Recorder,
     clock: Clock,
@@ -58,6 +60,26 @@ pub struct Worker<'a> {
     starved: bool,
     /// The live time series, when enabled.
     interval: Option<Ival>,
+    /// The address this thread loads (a script's `setup` may choose it).
+    addr: std::net::SocketAddr,
+    /// The request written each time, unless the script builds each one.
+    request: Vec<u8>,
+    /// Responses expected per write (a script may pipeline several requests in one).
+    pipeline: u32,
+    /// This thread's Lua state, when running a script.
+    script: Option<ThreadScript>,
+    /// The first script error; it ends the run.
+    script_error: Option<ScriptError>,
+}
+
+/// What a worker hands back when it ends.
+pub struct WorkerOutput {
+    /// Its measurements.
+    pub rec: Recorder,
+    /// Its script's globals, for `thread:get` in `done()`.
+    pub globals: Vec<(String, crate::script::Value)>,
+    /// The script error that ended it, if any.
+    pub script_error: Option<ScriptError>,
 }
 
 /// Interval bookkeeping: the current interval's histogram and the totals at its start.
@@ -84,6 +106,20 @@ impl<'a> Worker<'a> {
     ) -> Result<Worker<'a>, EngineError> {
         let clock = Clock::new(start);
         let poll = Poll::new().map_err(EngineError::Poll)?;
+        let setup = plan.script.as_ref().and_then(|s| s.setups.get(index));
+        let addr = setup.and_then(|s| s.addr).unwrap_or(plan.addr);
+        let script = match &plan.script {
+            Some(s) => Some(ThreadScript::new(&s.source, &s.url, setup.unwrap_or(&Default::default()), addr)?),
+            None => None,
+        };
+        let request = match script.as_ref().and_then(|s| s.fixed_request()) {
+            Some(fixed) => fixed.to_vec(),
+            None => plan.request.clone(),
+        };
+        let pipeline = match &script {
+            Some(s) => pipeline_depth(s, &request)?,
+            None => 1,
+        };
         let pacer = plan.schedule.as_ref().map(|s| Pacer::new(s, index, plan.threads));
         let timer = match pacer {
             None => None,
@@ -101,7 +137,7 @@ impl<'a> Worker<'a> {
             poll,
             conns: (0..conns).map(|_| Conn::new()).collect(),
             deadlines: Deadlines::default(),
-            retries: BinaryHeap::new(),
+            timers: BinaryHeap::new(),
             buf: vec![0; READ_BUFFER],
             rec: Recorder::new(),
             clock,
@@ -122,14 +158,30 @@ impl<'a> Worker<'a> {
                 base: (0, 0, 0, 0),
                 tx,
             }),
+            addr,
+            request,
+            pipeline,
+            script,
+            script_error: None,
         })
     }
 
     /// Runs until the end time or the stop flag; returns what was measured.
-    pub fn run(mut self) -> Result<Recorder, EngineError> {
+    pub fn run(mut self) -> Result<WorkerOutput, EngineError> {
         let mut events = Events::with_capacity(EVENTS_PER_POLL);
-        for i in 0..self.conns.len() {
-            self.open(i);
+        if let Some(s) = &self.script {
+            if s.wants_responses() {
+                for c in &mut self.conns {
+                    c.parser.set_capture(true);
+                }
+            }
+        }
+        if self.script.as_ref().is_some_and(|s| s.stop_requested()) {
+            self.start_drain();
+        } else {
+            for i in 0..self.conns.len() {
+                self.open(i);
+            }
         }
         loop {
             let now = self.clock.now_us();
@@ -181,7 +233,18 @@ impl<'a> Worker<'a> {
         // The last interval runs to the end of the drain, so no sliver of an interval is left.
         let now = self.clock.now_us();
         self.cut_interval(now);
-        Ok(self.rec)
+        if self.rec.rate_samples.is_empty() && self.rec.requests > 0 {
+            // A run shorter than one sampling interval still gets a real Req/Sec row.
+            self.rec.rate_sample(self.rec.requests * 1_000_000 / now.max(1));
+        }
+        let globals = self.script.as_ref().map(|s| s.globals()).unwrap_or_default();
+        Ok(WorkerOutput { rec: self.rec, globals, script_error: self.script_error })
+    }
+
+    /// A hook failed: remember the first error and end the whole run.
+    fn script_failed(&mut self, e: ScriptError) {
+        self.script_error.get_or_insert(e);
+        self.stop.store(true, Ordering::Relaxed);
     }
 
     /// Sends this thread's measurements of the interval ending now and starts the next one.
@@ -217,7 +280,7 @@ impl<'a> Worker<'a> {
     fn next_wake(&mut self, now: u64) -> u64 {
         let conns = &self.conns;
         let deadline = self.deadlines.next(|d| live(conns, d)).unwrap_or(u64::MAX);
-        let retry = self.retries.peek().map_or(u64::MAX, |r| r.0 .0);
+        let retry = self.timers.peek().map_or(u64::MAX, |r| r.0 .0);
         let end = if self.draining { u64::MAX } else { self.end_us };
         let cut = self.interval.as_ref().map_or(u64::MAX, |iv| iv.next_at_us);
         end.min(cut).min(self.sample_at_us).min(deadline).min(retry).min(self.next_send()).max(now)
@@ -273,12 +336,12 @@ impl<'a> Worker<'a> {
     /// with nothing in flight close now.
     fn start_drain(&mut self) {
         self.draining = true;
-        self.retries.clear();
+        self.timers.clear();
         if let Some(p) = &self.pacer {
             self.rec.pacing.unsent = p.left_before(self.end_us);
         }
         for i in 0..self.conns.len() {
-            if matches!(self.conns[i].state, State::Connecting | State::Closed | State::Idle) {
+            if matches!(self.conns[i].state, State::Connecting | State::Closed | State::Idle | State::Delayed) {
                 self.close(i);
             }
         }
@@ -315,14 +378,19 @@ impl<'a> Worker<'a> {
         if self.draining {
             return;
         }
-        while let Some(&Reverse((at, i, generation))) = self.retries.peek() {
+        while let Some(&Reverse((at, i, generation))) = self.timers.peek() {
             if at > now {
                 return;
             }
-            self.retries.pop();
+            self.timers.pop();
             let c = &self.conns[i as usize];
-            if c.state == State::Closed && c.generation == generation {
-                self.open(i as usize);
+            if c.generation != generation {
+                continue;
+            }
+            match c.state {
+                State::Closed => self.open(i as usize),
+                State::Delayed => self.send(i as usize, at),
+                _ => {}
             }
         }
     }
@@ -351,7 +419,7 @@ impl<'a> Worker<'a> {
                     self.read(i, readable);
                 }
             }
-            State::Reading | State::Idle => {
+            State::Reading | State::Idle | State::Delayed => {
                 if readable != Readable::No {
                     self.read(i, readable);
                 }
@@ -362,7 +430,7 @@ impl<'a> Worker<'a> {
     /// Opens (or reopens) connection `i`.
     fn open(&mut self, i: usize) {
         let now = self.clock.now_us();
-        let result = Stream::connect(self.plan.addr, self.plan.tls.as_ref()).and_then(|mut s| {
+        let result = Stream::connect(self.addr, self.plan.tls.as_ref()).and_then(|mut s| {
             self.poll
                 .registry()
                 .register(s.socket(), Token(i), Interest::READABLE | Interest::WRITABLE)
@@ -385,7 +453,7 @@ impl<'a> Worker<'a> {
     }
 
     fn connect_failed(&mut self, i: usize, why: String) {
-        let addr = self.plan.addr;
+        let addr = self.addr;
         self.rec.connect_error(|| format!("connect to {addr} failed: {why}"));
         let c = &mut self.conns[i];
         c.stream = None;
@@ -393,7 +461,7 @@ impl<'a> Worker<'a> {
         c.generation = c.generation.wrapping_add(1);
         c.failures = c.failures.saturating_add(1);
         let backoff = (RETRY_MIN_US << (c.failures - 1).min(16)).min(RETRY_MAX_US);
-        self.retries.push(Reverse((self.clock.now_us() + backoff, i as u32, c.generation)));
+        self.timers.push(Reverse((self.clock.now_us() + backoff, i as u32, c.generation)));
     }
 
     /// Connection `i` is ready for another request: closed loop sends it at once; rate mode
@@ -408,7 +476,19 @@ impl<'a> Worker<'a> {
             self.dispatch(now);
         } else {
             let now = self.clock.now_us();
-            self.send(i, now);
+            let delay_ms = match self.script.as_ref().filter(|s| s.has_delay()).map(|s| s.delay_ms()) {
+                None => 0.0,
+                Some(Ok(ms)) => ms,
+                Some(Err(e)) => return self.script_failed(e),
+            };
+            if delay_ms > 0.0 {
+                let c = &mut self.conns[i];
+                c.state = State::Delayed;
+                c.generation = c.generation.wrapping_add(1);
+                self.timers.push(Reverse((now + (delay_ms * 1000.0) as u64, i as u32, c.generation)));
+            } else {
+                self.send(i, now);
+            }
         }
     }
 
@@ -418,10 +498,21 @@ impl<'a> Worker<'a> {
         if self.pacer.is_some() {
             self.rec.pacing.sent(now.saturating_sub(intended_us), self.starved);
         }
+        if let Some(script) = self.script.as_ref().filter(|s| s.builds_requests()) {
+            if let Err(e) = script.request(&mut self.conns[i].req) {
+                return self.script_failed(e);
+            }
+        }
         let c = &mut self.conns[i];
         c.generation = c.generation.wrapping_add(1);
         c.sent_us = now;
         c.intended_us = intended_us.min(now);
+        c.pending = self.pipeline;
+        if self.script.is_some() {
+            // A script may send HEAD, whose responses have no body whatever they announce.
+            let req = if c.req.is_empty() { &self.request } else { &c.req };
+            c.parser.set_head_request(req.starts_with(b"HEAD "));
+        }
         c.written = 0;
         c.state = State::Writing;
         self.deadlines.push(Deadline { at_us: now + self.plan.timeout_us, conn: i as u32, generation: c.generation });
@@ -430,8 +521,8 @@ impl<'a> Worker<'a> {
 
     /// Writes what is left of the request; moves to Reading once all of it is on the wire.
     fn write(&mut self, i: usize) {
-        let req = &self.plan.request;
         let c = &mut self.conns[i];
+        let req = if self.script.as_ref().is_some_and(|s| s.builds_requests()) { &c.req } else { &self.request };
         let Some(stream) = c.stream.as_mut() else { return };
         while c.written < req.len() {
             match stream.write(&req[c.written..]) {
@@ -500,7 +591,19 @@ impl<'a> Worker<'a> {
             };
             data = &data[fed.used..];
             let Some(done) = fed.complete else { continue };
+            c.pending = c.pending.saturating_sub(1);
+            if c.pending > 0 {
+                // A pipelined response: counted now, timed with the last one of its write.
+                self.rec.counted(done.status);
+                if !self.run_response_hook(i, done.status) {
+                    return false;
+                }
+                continue;
+            }
             self.record(i, done.status);
+            if !self.run_response_hook(i, done.status) {
+                return false;
+            }
             if !done.keep_alive {
                 self.reopen(i);
                 return false;
@@ -508,6 +611,20 @@ impl<'a> Worker<'a> {
             self.next_request(i);
         }
         self.conns[i].state != State::Closed
+    }
+
+    /// Calls the script's `response()`; false when the thread must stop sending.
+    fn run_response_hook(&mut self, i: usize, status: u16) -> bool {
+        let Some(script) = self.script.as_ref().filter(|s| s.wants_responses()) else { return true };
+        if let Err(e) = script.response(status, self.conns[i].parser.captured()) {
+            self.script_failed(e);
+            return false;
+        }
+        if script.stop_requested() && !self.draining {
+            // wrk.thread:stop(): this thread sends nothing more; the run ends once all have stopped.
+            self.start_drain();
+        }
+        true
     }
 
     /// Records the response that just completed on connection `i`.
@@ -530,7 +647,7 @@ impl<'a> Worker<'a> {
 
     fn closed_by_peer(&mut self, i: usize) {
         let c = &mut self.conns[i];
-        if c.state == State::Idle {
+        if matches!(c.state, State::Idle | State::Delayed) {
             // A server may close a kept-alive connection it considers idle; nothing was lost.
             self.reopen(i);
         } else if let Some(done) = c.parser.finish_on_close() {
@@ -566,6 +683,25 @@ impl<'a> Worker<'a> {
         c.state = State::Closed;
         c.generation = c.generation.wrapping_add(1);
     }
+}
+
+/// Responses to expect per write: the number of requests in the script's request bytes
+/// (wrk counts them once, from the first request).
+fn pipeline_depth(script: &ThreadScript, fixed: &[u8]) -> Result<u32, EngineError> {
+    let mut sample = Vec::new();
+    let bytes = if script.builds_requests() {
+        script.request(&mut sample)?;
+        &sample
+    } else {
+        fixed
+    };
+    let n = crate::http::request::count_requests(bytes).map_err(|why| {
+        EngineError::Script(ScriptError::Runtime {
+            hook: "request",
+            message: format!("the request is not HTTP/1: {why}"),
+        })
+    })?;
+    Ok(n.min(u32::MAX as usize) as u32)
 }
 
 /// What a poll event says about reading.

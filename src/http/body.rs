@@ -76,11 +76,25 @@ impl BodyDecoder {
     /// Consumes body bytes from `data`; returns how many belong to the body.
     /// When the decoder is done afterwards, the rest of `data` belongs to the next message.
     pub fn feed(&mut self, data: &[u8]) -> Result<usize, ParseError> {
+        self.feed_into(data, None)
+    }
+
+    /// Like [`BodyDecoder::feed`], also appending the body's content (without chunk framing)
+    /// to `sink` when one is given (a script's `response()` wants the body).
+    pub fn feed_into(&mut self, data: &[u8], mut sink: Option<&mut Vec<u8>>) -> Result<usize, ParseError> {
         match self {
             BodyDecoder::Done => Ok(0),
-            BodyDecoder::UntilClose => Ok(data.len()),
+            BodyDecoder::UntilClose => {
+                if let Some(sink) = sink {
+                    sink.extend_from_slice(data);
+                }
+                Ok(data.len())
+            }
             BodyDecoder::Length(left) => {
                 let take = (*left).min(data.len() as u64);
+                if let Some(sink) = sink.as_mut() {
+                    sink.extend_from_slice(&data[..take as usize]);
+                }
                 *left -= take;
                 if *left == 0 {
                     *self = BodyDecoder::Done;
@@ -88,7 +102,7 @@ impl BodyDecoder {
                 Ok(take as usize)
             }
             BodyDecoder::Chunked(ChunkedState(state)) => {
-                let (used, done) = feed_chunked(state, data)?;
+                let (used, done) = feed_chunked(state, data, sink)?;
                 if done {
                     *self = BodyDecoder::Done;
                 }
@@ -108,7 +122,7 @@ fn hex_value(b: u8) -> Option<u64> {
 }
 
 /// Runs the chunked state machine over `data`; returns bytes used and whether the body ended.
-fn feed_chunked(state: &mut Chunk, data: &[u8]) -> Result<(usize, bool), ParseError> {
+fn feed_chunked(state: &mut Chunk, data: &[u8], mut sink: Option<&mut Vec<u8>>) -> Result<(usize, bool), ParseError> {
     let mut i = 0;
     while i < data.len() {
         match *state {
@@ -140,6 +154,9 @@ fn feed_chunked(state: &mut Chunk, data: &[u8]) -> Result<(usize, bool), ParseEr
             }
             Chunk::Data(left) => {
                 let take = left.min((data.len() - i) as u64);
+                if let Some(sink) = sink.as_mut() {
+                    sink.extend_from_slice(&data[i..i + take as usize]);
+                }
                 i += take as usize;
                 *state = if take == left { Chunk::DataEnd { cr: false } } else { Chunk::Data(left - take) };
             }
@@ -216,6 +233,23 @@ mod tests {
                 assert_eq!(run(kind, input, step), Ok((used, done)), "{kind:?} step {step}");
             }
         }
+    }
+
+    #[test]
+    fn content_is_captured_without_framing() {
+        let chunked = b"5\r\nhello\r\n6;x\r\n world\r\n0\r\n\r\n";
+        for step in 1..chunked.len() {
+            let mut d = BodyDecoder::new(BodyKind::Chunked);
+            let mut body = Vec::new();
+            for piece in chunked.chunks(step) {
+                d.feed_into(piece, Some(&mut body)).unwrap();
+            }
+            assert_eq!(body, b"hello world", "step {step}");
+        }
+        let mut d = BodyDecoder::new(BodyKind::Length(3));
+        let mut body = Vec::new();
+        assert_eq!(d.feed_into(b"abcdef", Some(&mut body)), Ok(3));
+        assert_eq!(body, b"abc");
     }
 
     #[test]

@@ -39,9 +39,53 @@ pub fn render(method: &str, path: &str, host: &str, headers: &[Header], body: Op
     out
 }
 
+/// Counts the complete requests in `bytes` (a script's `request()` may pipeline several);
+/// explains what is wrong when the bytes are not whole HTTP/1 requests.
+pub fn count_requests(bytes: &[u8]) -> Result<usize, String> {
+    let mut rest = bytes;
+    let mut count = 0;
+    while !rest.is_empty() {
+        let mut headers = [httparse::EMPTY_HEADER; super::MAX_HEADERS];
+        let mut req = httparse::Request::new(&mut headers);
+        let head = match req.parse(rest) {
+            Ok(httparse::Status::Complete(n)) => n,
+            Ok(httparse::Status::Partial) => return Err(format!("request {} is incomplete", count + 1)),
+            Err(e) => return Err(format!("request {} is not valid HTTP/1: {e}", count + 1)),
+        };
+        let f = super::framing(req.headers).map_err(|e| format!("request {}: {e}", count + 1))?;
+        let mut body = super::body::BodyDecoder::new(match (f.chunked, f.content_length) {
+            (true, _) => super::body::BodyKind::Chunked,
+            (false, Some(n)) => super::body::BodyKind::Length(n),
+            (false, None) => super::body::BodyKind::Empty,
+        });
+        let used = body.feed(&rest[head..]).map_err(|e| format!("request {}: {e}", count + 1))?;
+        if !body.is_done() {
+            return Err(format!("request {} has a shorter body than it announces", count + 1));
+        }
+        rest = &rest[head + used..];
+        count += 1;
+    }
+    if count == 0 {
+        return Err("the request is empty".to_string());
+    }
+    Ok(count)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_pipelined_requests() {
+        let one = "GET / HTTP/1.1\r\nHost: h\r\n\r\n";
+        let post = "POST /p HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc";
+        assert_eq!(count_requests(one.as_bytes()), Ok(1));
+        assert_eq!(count_requests(format!("{one}{post}{one}").as_bytes()), Ok(3));
+        assert_eq!(count_requests(b""), Err("the request is empty".into()));
+        assert_eq!(count_requests(b"GET / HTTP/1.1\r\n"), Err("request 1 is incomplete".into()));
+        assert!(count_requests(b"POST / HTTP/1.1\r\nContent-Length: 9\r\n\r\nab").is_err());
+        assert!(count_requests(b"NOT HTTP\r\n\r\n").is_err());
+    }
 
     fn h(name: &str, value: &str) -> Header {
         Header { name: name.into(), value: value.into() }

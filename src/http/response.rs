@@ -37,6 +37,17 @@ pub struct ResponseParser {
     partial: Vec<u8>,
     /// The request being answered was HEAD: its response has no body whatever the headers say.
     head_request: bool,
+    /// Headers and body of the current response, kept only when a script reads responses.
+    capture: Option<Box<Captured>>,
+}
+
+/// A response's header fields and decoded body, for a script's `response()` hook.
+#[derive(Debug, Default)]
+pub struct Captured {
+    /// Header fields in order, as sent.
+    pub headers: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The body without transfer framing.
+    pub body: Vec<u8>,
 }
 
 impl Default for ResponseParser {
@@ -48,7 +59,13 @@ impl Default for ResponseParser {
 impl ResponseParser {
     /// A parser waiting for a response head.
     pub fn new() -> Self {
-        ResponseParser { phase: Phase::Head, body: BodyDecoder::Done, partial: Vec::new(), head_request: false }
+        ResponseParser {
+            phase: Phase::Head,
+            body: BodyDecoder::Done,
+            partial: Vec::new(),
+            head_request: false,
+            capture: None,
+        }
     }
 
     /// Forgets any response in progress (the connection was replaced).
@@ -61,6 +78,16 @@ impl ResponseParser {
     /// Marks whether the responses that follow answer HEAD requests.
     pub fn set_head_request(&mut self, head: bool) {
         self.head_request = head;
+    }
+
+    /// Keeps each response's headers and body from now on.
+    pub fn set_capture(&mut self, on: bool) {
+        self.capture = on.then(Box::default);
+    }
+
+    /// The headers and body of the response that just completed (when capturing).
+    pub fn captured(&self) -> Option<&Captured> {
+        self.capture.as_deref()
     }
 
     /// True when no byte of a response has been seen since the last one ended.
@@ -81,7 +108,7 @@ impl ResponseParser {
             // A 1xx interim response was skipped; the caller feeds the rest again.
             return Ok(Fed { used, complete: None });
         };
-        used += self.body.feed(&data[used..])?;
+        used += self.body.feed_into(&data[used..], self.capture.as_mut().map(|c| &mut c.body))?;
         if self.body.is_done() {
             self.phase = Phase::Head;
             return Ok(Fed { used, complete: Some(Complete { status, keep_alive }) });
@@ -142,6 +169,11 @@ impl ResponseParser {
             Some(BodyKind::UntilClose)
         };
         let used = len - saved;
+        if let Some(c) = self.capture.as_mut() {
+            c.headers.clear();
+            c.body.clear();
+            c.headers.extend(resp.headers.iter().map(|h| (h.name.as_bytes().to_vec(), h.value.to_vec())));
+        }
         self.partial.clear();
         match kind {
             // Interim response: stay in Head and let the caller feed what follows.

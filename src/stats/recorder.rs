@@ -59,8 +59,14 @@ impl Recorder {
     /// Records a complete response.
     #[inline]
     pub fn response(&mut self, status: u16, latency_us: u64) {
-        self.requests += 1;
+        self.counted(status);
         self.latency_us.saturating_record(latency_us.clamp(1, MAX_LATENCY_US));
+    }
+
+    /// Counts a response whose latency is recorded with another (pipelining).
+    #[inline]
+    pub fn counted(&mut self, status: u16) {
+        self.requests += 1;
         if let Some(slot) = self.status.get_mut(status as usize) {
             *slot += 1;
         }

@@ -1,0 +1,163 @@
+//! The `wrk` table both kinds of state share: URL fields, `wrk.format`, `wrk.lookup`,
+//! `wrk.connect`, the address type, and value transfer between states.
+
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+use mlua::{Lua, MetaMethod, Table, UserData, UserDataMethods};
+
+use super::{ScriptError, UrlParts, Value};
+
+/// How long `wrk.connect` waits for a TCP connection.
+const CONNECT_PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+/// Deepest table nesting copied between states (a guard against cycles).
+const MAX_DEPTH: usize = 32;
+
+/// `wrk.format`, written in Lua because scripts call it in Lua and it builds Lua strings.
+const FORMAT_LUA: &str = r#"
+local wrk = wrk
+function wrk.format(method, path, headers, body)
+  method = method or wrk.method
+  path = path or wrk.path
+  headers = headers or wrk.headers
+  body = body or wrk.body
+  local lines = { method .. " " .. path .. " HTTP/1.1" }
+  if headers["Host"] == nil and wrk.headers["Host"] ~= nil then
+    lines[#lines + 1] = "Host: " .. wrk.headers["Host"]
+  end
+  for name, value in pairs(headers) do
+    if name ~= "Content-Length" then
+      lines[#lines + 1] = name .. ": " .. tostring(value)
+    end
+  end
+  if body ~= nil then
+    lines[#lines + 1] = "Content-Length: " .. string.len(body)
+  end
+  lines[#lines + 1] = ""
+  lines[#lines + 1] = body or ""
+  return table.concat(lines, "\r\n")
+end
+"#;
+
+/// A resolved address, as `wrk.lookup` returns and `thread.addr` holds.
+#[derive(Debug, Clone, Copy)]
+pub struct Addr(pub SocketAddr);
+
+impl UserData for Addr {
+    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        methods.add_meta_method(MetaMethod::ToString, |_, this, ()| Ok(this.0.to_string()));
+    }
+}
+
+/// Installs the `wrk` global for `url`.
+pub fn install(lua: &Lua, url: &UrlParts) -> mlua::Result<()> {
+    let wrk = lua.create_table()?;
+    wrk.set("scheme", url.scheme.as_str())?;
+    wrk.set("host", url.host.as_str())?;
+    wrk.set("port", url.port)?;
+    wrk.set("method", "GET")?;
+    wrk.set("path", url.path.as_str())?;
+    let headers = lua.create_table()?;
+    for (name, value) in &url.headers {
+        headers.set(name.as_str(), value.as_str())?;
+    }
+    if !url.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
+        headers.set("Host", url.host_header.as_str())?;
+    }
+    wrk.set("headers", headers)?;
+    wrk.set("body", mlua::Nil)?;
+    wrk.set(
+        "lookup",
+        lua.create_function(|lua, (host, service): (String, mlua::Value)| {
+            let service = match service {
+                mlua::Value::Integer(n) => n.to_string(),
+                mlua::Value::Number(n) => (n as i64).to_string(),
+                mlua::Value::String(s) => s.to_str()?.to_string(),
+                _ => return Err(mlua::Error::runtime("wrk.lookup(host, service): service must be a port")),
+            };
+            let port: u16 = service
+                .parse()
+                .map_err(|_| mlua::Error::runtime(format!("wrk.lookup: '{service}' is not a port number")))?;
+            let addrs = (host.as_str(), port)
+                .to_socket_addrs()
+                .map_err(|e| mlua::Error::runtime(format!("wrk.lookup: cannot resolve {host}:{service}: {e}")))?;
+            let list = lua.create_table()?;
+            for (i, a) in addrs.enumerate() {
+                list.set(i + 1, Addr(a))?;
+            }
+            Ok(list)
+        })?,
+    )?;
+    wrk.set(
+        "connect",
+        lua.create_function(|_, addr: mlua::UserDataRef<Addr>| {
+            Ok(TcpStream::connect_timeout(&addr.0, CONNECT_PROBE_TIMEOUT).is_ok())
+        })?,
+    )?;
+    lua.globals().set("wrk", wrk)?;
+    lua.load(FORMAT_LUA).set_name("=wrk.format").exec()
+}
+
+/// The global function `name`, if the script defines one.
+pub fn hook(lua: &Lua, name: &str) -> mlua::Result<Option<mlua::Function>> {
+    match lua.globals().get::<mlua::Value>(name)? {
+        mlua::Value::Function(f) => Ok(Some(f)),
+        _ => Ok(None),
+    }
+}
+
+/// Copies a Lua value out as plain data; functions, userdata and threads are refused.
+pub fn export(v: &mlua::Value, depth: usize) -> Result<Value, String> {
+    Ok(match v {
+        mlua::Value::Nil => Value::Nil,
+        mlua::Value::Boolean(b) => Value::Bool(*b),
+        mlua::Value::Integer(n) => Value::Number(*n as f64),
+        mlua::Value::Number(n) => Value::Number(*n),
+        mlua::Value::String(s) => Value::Str(s.as_bytes().to_vec()),
+        mlua::Value::Table(t) => {
+            if depth >= MAX_DEPTH {
+                return Err("tables nested too deep (a cycle?)".to_string());
+            }
+            let mut pairs = Vec::new();
+            for pair in t.pairs::<mlua::Value, mlua::Value>() {
+                let (k, v) = pair.map_err(|e| e.to_string())?;
+                pairs.push((export(&k, depth + 1)?, export(&v, depth + 1)?));
+            }
+            Value::Table(pairs)
+        }
+        other => return Err(format!("a {} cannot be passed between threads", other.type_name())),
+    })
+}
+
+/// Recreates plain data as a Lua value in `lua`.
+pub fn import(lua: &Lua, v: &Value) -> mlua::Result<mlua::Value> {
+    Ok(match v {
+        Value::Nil => mlua::Value::Nil,
+        Value::Bool(b) => mlua::Value::Boolean(*b),
+        Value::Number(n) => mlua::Value::Number(*n),
+        Value::Str(s) => mlua::Value::String(lua.create_string(s)?),
+        Value::Table(pairs) => {
+            let t: Table = lua.create_table()?;
+            for (k, v) in pairs {
+                t.raw_set(import(lua, k)?, import(lua, v)?)?;
+            }
+            mlua::Value::Table(t)
+        }
+    })
+}
+
+/// A hook's failure as a [`ScriptError`].
+pub fn runtime(hook: &'static str, e: &mlua::Error) -> ScriptError {
+    ScriptError::Runtime { hook, message: describe(e) }
+}
+
+/// The text of a Lua error for messages: syntax errors are already `file:line: message`;
+/// runtime errors carry their traceback.
+pub fn describe(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        mlua::Error::RuntimeError(message) => message.clone(),
+        mlua::Error::CallbackError { traceback, cause } => format!("{}\n{traceback}", describe(cause)),
+        other => other.to_string(),
+    }
+}
