@@ -70,6 +70,9 @@ pub struct Worker<'a> {
     script: Option<ThreadScript>,
     /// The first script error; it ends the run.
     script_error: Option<ScriptError>,
+    /// The request `request()` returned when its pipeline depth was measured: sent first, so
+    /// the script sees no call wasted.
+    first_request: Option<Vec<u8>>,
 }
 
 /// What a worker hands back when it ends.
@@ -116,9 +119,9 @@ impl<'a> Worker<'a> {
             Some(fixed) => fixed.to_vec(),
             None => plan.request.clone(),
         };
-        let pipeline = match &script {
+        let (pipeline, first_request) = match &script {
             Some(s) => pipeline_depth(s, &request)?,
-            None => 1,
+            None => (1, None),
         };
         let pacer = plan.schedule.as_ref().map(|s| Pacer::new(s, index, plan.threads));
         let timer = match pacer {
@@ -163,6 +166,7 @@ impl<'a> Worker<'a> {
             pipeline,
             script,
             script_error: None,
+            first_request,
         })
     }
 
@@ -499,7 +503,9 @@ impl<'a> Worker<'a> {
             self.rec.pacing.sent(now.saturating_sub(intended_us), self.starved);
         }
         if let Some(script) = self.script.as_ref().filter(|s| s.builds_requests()) {
-            if let Err(e) = script.request(&mut self.conns[i].req) {
+            if let Some(first) = self.first_request.take() {
+                self.conns[i].req = first;
+            } else if let Err(e) = script.request(&mut self.conns[i].req) {
                 return self.script_failed(e);
             }
         }
@@ -686,8 +692,8 @@ impl<'a> Worker<'a> {
 }
 
 /// Responses to expect per write: the number of requests in the script's request bytes
-/// (wrk counts them once, from the first request).
-fn pipeline_depth(script: &ThreadScript, fixed: &[u8]) -> Result<u32, EngineError> {
+/// (wrk counts them once, from the first request). Returns the first built request too.
+fn pipeline_depth(script: &ThreadScript, fixed: &[u8]) -> Result<(u32, Option<Vec<u8>>), EngineError> {
     let mut sample = Vec::new();
     let bytes = if script.builds_requests() {
         script.request(&mut sample)?;
@@ -701,7 +707,8 @@ fn pipeline_depth(script: &ThreadScript, fixed: &[u8]) -> Result<u32, EngineErro
             message: format!("the request is not HTTP/1: {why}"),
         })
     })?;
-    Ok(n.min(u32::MAX as usize) as u32)
+    let first = script.builds_requests().then(|| sample.clone());
+    Ok((n.min(u32::MAX as usize) as u32, first))
 }
 
 /// What a poll event says about reading.

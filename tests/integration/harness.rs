@@ -335,3 +335,126 @@ pub fn read_head(s: &mut TcpStream) -> bool {
 pub fn send(s: &mut TcpStream, data: &[u8]) {
     let _ = s.write_all(data);
 }
+
+/// One request as the recording server saw it.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// Which connection it came on (accept order).
+    pub conn: usize,
+}
+
+impl Seen {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+/// A keep-alive HTTP/1.1 server that records every request (pipelining included) and answers
+/// `200 ok`, adding `X-Token: <path>` to responses for paths starting with /login.
+pub struct RecordingServer {
+    pub addr: SocketAddr,
+    seen: Arc<std::sync::Mutex<Vec<Seen>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl RecordingServer {
+    pub fn start() -> RecordingServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (seen2, stop2) = (seen.clone(), stop.clone());
+        thread::spawn(move || {
+            let mut conn = 0;
+            while !stop2.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((s, _)) => {
+                        let seen = seen2.clone();
+                        let id = conn;
+                        conn += 1;
+                        thread::spawn(move || serve_recorded(s, id, &seen));
+                    }
+                    Err(_) => thread::sleep(Duration::from_millis(2)),
+                }
+            }
+        });
+        RecordingServer { addr, seen, stop }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+
+    /// Everything seen so far.
+    pub fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+impl Drop for RecordingServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+fn serve_recorded(mut s: TcpStream, conn: usize, seen: &std::sync::Mutex<Vec<Seen>>) {
+    let _ = s.set_nonblocking(false);
+    let _ = s.set_read_timeout(Some(Duration::from_secs(15)));
+    let mut buf: Vec<u8> = Vec::new();
+    let mut chunk = [0u8; 16384];
+    loop {
+        let mut out = Vec::new();
+        loop {
+            let mut headers = [httparse::EMPTY_HEADER; 64];
+            let mut req = httparse::Request::new(&mut headers);
+            let Ok(httparse::Status::Complete(head)) = req.parse(&buf) else { break };
+            let hs: Vec<(String, String)> = req
+                .headers
+                .iter()
+                .map(|h| (h.name.to_string(), String::from_utf8_lossy(h.value).into_owned()))
+                .collect();
+            let len: usize = hs
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+                .and_then(|(_, v)| v.trim().parse().ok())
+                .unwrap_or(0);
+            if buf.len() < head + len {
+                break;
+            }
+            let path = req.path.unwrap_or("").to_string();
+            let method = req.method.unwrap_or("").to_string();
+            seen.lock().unwrap().push(Seen {
+                method,
+                path: path.clone(),
+                headers: hs,
+                body: buf[head..head + len].to_vec(),
+                conn,
+            });
+            let token =
+                if path.starts_with("/login") { format!("X-Token: tok{}\r\n", path.len()) } else { String::new() };
+            out.extend_from_slice(format!("HTTP/1.1 200 OK\r\n{token}Content-Length: 2\r\n\r\nok").as_bytes());
+            buf.drain(..head + len);
+        }
+        if !out.is_empty() && s.write_all(&out).is_err() {
+            return;
+        }
+        match s.read(&mut chunk) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+/// Writes a script into a temporary directory and returns (dir guard, path).
+pub fn script(text: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("test.lua");
+    std::fs::write(&path, text).unwrap();
+    let p = path.display().to_string();
+    (dir, p)
+}

@@ -7,4 +7,5 @@ mod counts;
 mod errors;
 mod rate;
 mod report;
+mod script;
 mod tls;
