@@ -38,6 +38,27 @@ impl Run {
     }
 }
 
+/// Loads started by tests share the machine's two cores. Timing-sensitive tests hold this lock
+/// exclusively (see [`exclusive`]); every other strain run holds it shared.
+static LOAD: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+thread_local! {
+    static EXCLUSIVE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs the calling test alone: no other test's strain runs while the guard lives.
+pub fn exclusive() -> impl Drop {
+    struct Guard(#[allow(dead_code)] std::sync::RwLockWriteGuard<'static, ()>);
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            EXCLUSIVE.with(|e| e.set(false));
+        }
+    }
+    let g = LOAD.write().unwrap_or_else(|p| p.into_inner());
+    EXCLUSIVE.with(|e| e.set(true));
+    Guard(g)
+}
+
 /// Runs strain with `args` plus `--json FILE`, waiting at most [`RUN_LIMIT`].
 pub fn strain(args: &[&str]) -> Run {
     let dir = tempfile::tempdir().unwrap();
@@ -54,6 +75,7 @@ pub fn strain(args: &[&str]) -> Run {
 
 /// Runs strain with exactly `args`.
 pub fn strain_raw<S: AsRef<str>>(args: &[S]) -> Run {
+    let _shared = if EXCLUSIVE.with(|e| e.get()) { None } else { Some(LOAD.read().unwrap_or_else(|p| p.into_inner())) };
     let start = Instant::now();
     let child = Command::new(bin())
         .args(args.iter().map(|s| s.as_ref()))

@@ -5,6 +5,7 @@ use crate::harness::{strain, Origin};
 
 #[test]
 fn fixed_rate_is_held_every_second_and_in_total() {
+    let _alone = crate::harness::exclusive();
     let origin = Origin::start(&["-t", "1"]);
     let url = origin.url();
     let run = strain(&["-t", "2", "-c", "20", "-d", "5s", "-R", "2000", &url]);
@@ -31,6 +32,7 @@ fn fixed_rate_is_held_every_second_and_in_total() {
 
 #[test]
 fn short_runs_and_tiny_rates_print_real_numbers() {
+    let _alone = crate::harness::exclusive();
     let origin = Origin::start(&["-t", "1"]);
     let url = origin.url();
     for secs in ["1s", "2s", "5s"] {
@@ -54,9 +56,10 @@ fn short_runs_and_tiny_rates_print_real_numbers() {
 
 #[test]
 fn stages_ramp_and_step() {
+    let _alone = crate::harness::exclusive();
     let origin = Origin::start(&["-t", "1"]);
     // 0 -> 1000/s over 1 s (500 requests), then a step to 2000/s for 1 s (2000 requests).
-    let run = strain(&["-t", "1", "-c", "10", "--stages", "1s:1000,0s:2000,1s:2000", &origin.url()]);
+    let run = strain(&["-t", "1", "-c", "50", "--stages", "1s:1000,0s:2000,1s:2000", &origin.url()]);
     let served = origin.stop();
     assert_eq!(run.num("/requests"), 2500);
     assert_eq!(served.requests, 2500);
@@ -65,6 +68,7 @@ fn stages_ramp_and_step() {
 
 #[test]
 fn coordinated_omission_is_corrected() {
+    let _alone = crate::harness::exclusive();
     // 2,000 req/s for 12 s while the origin stalls for 2 s at 4 s (the timeout is above the
     // stall, so nothing is cut short): 4,000 requests wait between
     // 2 s and 0 s, so 10% of all 24,000 wait at least 0.8 s and 1% at least 1.88 s.
