@@ -19,3 +19,4 @@ pub mod plan;
 pub mod report;
 pub mod script;
 pub mod stats;
+pub mod workload;
