@@ -3,3 +3,4 @@
 //! every process and thread can agree on the hot set without talking.
 
 pub mod doc;
+pub mod gen;
