@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The whole test suite, exactly as CI runs it (`.ci/run` calls this script).
-# Installs what the tests need that a fresh Debian machine lacks (nginx), then runs the format
-# and lint gates and every test.
+# Installs what the tests need that a fresh Debian machine lacks (nginx, Apache Traffic Server),
+# then runs the format and lint gates and every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_pkgs=()
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_pkgs+=(nginx-light)
+[ -x /usr/bin/traffic_server ] || [ -x /usr/sbin/traffic_server ] || need_pkgs+=(trafficserver)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
     echo "test.sh: installing ${need_pkgs[*]} (needed by the integration tests)"
     sudo_cmd=""
@@ -14,8 +15,10 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
     $sudo_cmd apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
 fi
-# nginx-light's package starts a system nginx on port 80; the tests run their own.
-command -v systemctl >/dev/null 2>&1 && systemctl stop nginx >/dev/null 2>&1 || true
+# The packages may start system services; the tests run their own private instances.
+if command -v systemctl >/dev/null 2>&1; then
+    systemctl stop nginx trafficserver >/dev/null 2>&1 || true
+fi
 
 cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings

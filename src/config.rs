@@ -21,6 +21,9 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
 /// Length of a live progress interval when `--interval` is not given.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
 
+/// Rate mode's send granularity when `--tick` is not given.
+pub const DEFAULT_TICK: Duration = Duration::from_millis(1);
+
 /// Why a URL or option cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
@@ -191,6 +194,8 @@ pub struct Config {
     pub interval: Option<Duration>,
     /// Write the run's histograms as an HdrHistogram interval log here.
     pub hdr_log: Option<PathBuf>,
+    /// Rate mode: sends due within one tick go out together at its end.
+    pub tick: Duration,
     /// A wrk Lua script and the arguments for its `init`.
     pub script: Option<(PathBuf, Vec<String>)>,
 }
@@ -213,6 +218,7 @@ impl Config {
             interval: None,
             hdr_log: None,
             script: None,
+            tick: DEFAULT_TICK,
         }
     }
 

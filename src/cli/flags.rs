@@ -18,7 +18,7 @@ use super::units;
     disable_version_flag = true,
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
-    override_usage = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]"
+    override_usage = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]\n       strain proxy [OPTIONS]"
 )]
 pub struct Cli {
     /// A mode other than load testing a URL.
@@ -39,11 +39,13 @@ pub enum Command {
     Origin(OriginFlags),
     /// Load the built-in origin server in this process for a few seconds and print the report.
     Demo(DemoFlags),
+    /// Test a caching proxy: client and origin in one (jtest), with a measured hit ratio.
+    Proxy(Box<super::proxy::ProxyFlags>),
 }
 
-/// Flags of `strain <url>`.
+/// Load options shared by `strain <url>` and `strain proxy`.
 #[derive(Debug, Args)]
-pub struct LoadFlags {
+pub struct CommonLoadFlags {
     /// Connections to keep open (split evenly across threads).
     #[arg(short = 'c', long = "connections", value_name = "N", default_value = "10", value_parser = units::count)]
     pub connections: usize,
@@ -53,9 +55,6 @@ pub struct LoadFlags {
     /// Test duration (500ms, 10, 10s, 2m, 1h).
     #[arg(short = 'd', long = "duration", value_name = "T", default_value = "10s", value_parser = units::duration)]
     pub duration: Duration,
-    /// Add a request header, "Name: value" (repeatable).
-    #[arg(short = 'H', long = "header", value_name = "H")]
-    pub headers: Vec<String>,
     /// Count a request with no complete response within T as a timeout.
     #[arg(short = 'T', long = "timeout", value_name = "T", default_value = "2s", value_parser = units::duration)]
     pub timeout: Duration,
@@ -82,9 +81,23 @@ pub struct LoadFlags {
     /// Print a progress line on stderr every T (default in rate mode: 1s; closed loop: none).
     #[arg(long = "interval", value_name = "T", value_parser = units::duration)]
     pub interval: Option<Duration>,
+    /// Rate mode: send requests due within T together at its end (0: each at its own time).
+    #[arg(long = "tick", value_name = "T", default_value = "1ms", value_parser = units::duration)]
+    pub tick: Duration,
     /// Write the run's latency histograms as an HdrHistogram interval log to FILE.
     #[arg(long = "hdr-log", value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
+}
+
+/// Flags of `strain <url>`.
+#[derive(Debug, Args)]
+pub struct LoadFlags {
+    /// Connections, threads, duration, rate and reports.
+    #[command(flatten)]
+    pub common: CommonLoadFlags,
+    /// Add a request header, "Name: value" (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "H")]
+    pub headers: Vec<String>,
     /// Run a wrk Lua script (setup, init, delay, request, response, done).
     #[arg(short = 's', long = "script", value_name = "FILE")]
     pub script: Option<PathBuf>,
@@ -102,10 +115,10 @@ pub struct OriginFlags {
     /// Address to listen on (loopback unless told otherwise; port 0 picks a free one).
     #[arg(long = "listen", value_name = "ADDR", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
-    /// Size of every response body, in bytes.
+    /// Size of the fixed response body (paths other than documents /d/ID/LEN), in bytes.
     #[arg(long = "body-size", value_name = "BYTES", default_value = "13", value_parser = units::count)]
     pub body_size: usize,
-    /// Status code of every response.
+    /// Status code of the fixed response (documents are always 200 or 304).
     #[arg(long = "status", value_name = "CODE", default_value_t = 200, value_parser = clap::value_parser!(u16).range(200..=599))]
     pub status: u16,
     /// Stop answering at this time after start (for coordinated-omission tests)...
@@ -117,6 +130,36 @@ pub struct OriginFlags {
     /// Event-loop threads (default: one per core).
     #[arg(short = 't', long = "threads", value_name = "N", value_parser = units::count)]
     pub threads: Option<usize>,
+    /// Freshness lifetime sent with documents (Cache-Control: max-age).
+    #[arg(long = "max-age", value_name = "T", default_value = "3600s", value_parser = units::duration)]
+    pub max_age: Duration,
+    /// Send documents with Cache-Control: no-cache instead of a max-age.
+    #[arg(long = "no-cache")]
+    pub no_cache: bool,
+    /// Probability (0 to 1) that a conditional document request (If-Modified-Since,
+    /// If-None-Match) gets 304 Not Modified (jtest -I).
+    #[arg(long = "ims-not-modified", value_name = "P", default_value_t = 0.5, allow_negative_numbers = true)]
+    pub ims_not_modified: f64,
+    /// Wait this long before the first byte of every response (jtest -w).
+    #[arg(long = "delay", value_name = "T", default_value = "0s", value_parser = units::duration)]
+    pub delay: Duration,
+    /// Write at most B bytes per second on each connection (jtest -r; suffixes k, M, G).
+    #[arg(long = "byte-rate", value_name = "B", value_parser = units::count)]
+    pub byte_rate: Option<usize>,
+    /// Probability (0 to 1) that a document body is cut short and its connection closed
+    /// (jtest -G).
+    #[arg(long = "abort-rate", value_name = "P", default_value_t = 0.0, allow_negative_numbers = true)]
+    pub abort_rate: f64,
+    /// Close each connection after N responses, the last saying Connection: close (jtest -j);
+    /// 0 never.
+    #[arg(long = "keepalive", value_name = "N", default_value = "0", value_parser = units::count)]
+    pub keepalive: usize,
+    /// Content-Type of documents: html, jpeg or text.
+    #[arg(long = "content-type", value_name = "TYPE", default_value = "text", value_parser = |s: &str| s.parse::<crate::origin::ContentType>())]
+    pub content_type: crate::origin::ContentType,
+    /// Seed of the random choices (which responses are 304 or cut); the same seed repeats them.
+    #[arg(long = "seed", value_name = "N", default_value_t = 0)]
+    pub seed: u64,
 }
 
 /// Flags of `strain demo`.

@@ -3,6 +3,7 @@
 //! only prints the error this returns.
 
 pub mod flags;
+pub mod proxy;
 pub mod units;
 
 use std::ffi::OsString;
@@ -24,7 +25,7 @@ use crate::report::hdrlog::HdrLog;
 use crate::script::{MainScript, ScriptError, ScriptSource, UrlParts};
 use crate::stats::interval::IntervalRow;
 use crate::stats::Summary;
-use flags::{Cli, Command, DemoFlags, LoadFlags, OriginFlags};
+use flags::{Cli, Command, CommonLoadFlags, DemoFlags, LoadFlags, OriginFlags};
 
 /// Exit code of a run that finished.
 pub const EXIT_OK: i32 = 0;
@@ -86,6 +87,7 @@ where
     match cli.command {
         Some(Command::Origin(f)) => run_origin(&f),
         Some(Command::Demo(f)) => run_demo(&f),
+        Some(Command::Proxy(f)) => proxy::run(&f),
         None => run_load(&load_config(cli.load)?),
     }
 }
@@ -114,29 +116,21 @@ pub fn parse_header(s: &str) -> Result<Header, CliError> {
     Ok(Header { name: name.to_string(), value: value.to_string() })
 }
 
-/// Turns load flags into a validated config.
-pub fn load_config(f: LoadFlags) -> Result<Config, CliError> {
-    let url = f.url.ok_or_else(|| CliError::Usage("a URL is required".into()))?;
-    let mut config = Config::new(Target::parse(&url)?);
+/// Builds and checks the parts of a config every load mode shares.
+pub fn common_config(f: &CommonLoadFlags, url: &str) -> Result<Config, CliError> {
+    let mut config = Config::new(Target::parse(url)?);
     config.connections = f.connections;
     config.threads = f.threads;
     config.duration = f.duration;
     config.timeout = f.timeout;
     config.latency = f.latency;
     config.insecure = f.insecure;
-    config.headers = f.headers.iter().map(|h| parse_header(h)).collect::<Result<_, _>>()?;
-    config.json = f.json.map(|p| if p.as_os_str() == "-" { Output::Stdout } else { Output::File(p) });
+    config.json = f.json.clone().map(|p| if p.as_os_str() == "-" { Output::Stdout } else { Output::File(p) });
     config.uncorrected = f.uncorrected;
     config.interval = f.interval;
-    config.hdr_log = f.hdr_log;
-    if let Some(path) = f.script {
-        let mut args = vec![url.clone()];
-        args.extend(f.script_args);
-        config.script = Some((path, args));
-    } else if !f.script_args.is_empty() {
-        return Err(CliError::Usage("arguments after -- are for a script: give one with -s".into()));
-    }
-    config.schedule = match (f.rate, f.stages) {
+    config.hdr_log = f.hdr_log.clone();
+    config.tick = f.tick;
+    config.schedule = match (f.rate, &f.stages) {
         (rate, Some(stages)) => {
             let schedule = Schedule::stages(rate.unwrap_or(0.0), &stages.0);
             config.duration = schedule.duration();
@@ -153,8 +147,23 @@ pub fn load_config(f: LoadFlags) -> Result<Config, CliError> {
     Ok(config)
 }
 
+/// Turns load flags into a validated config.
+pub fn load_config(f: LoadFlags) -> Result<Config, CliError> {
+    let url = f.url.ok_or_else(|| CliError::Usage("a URL is required".into()))?;
+    let mut config = common_config(&f.common, &url)?;
+    config.headers = f.headers.iter().map(|h| parse_header(h)).collect::<Result<_, _>>()?;
+    if let Some(path) = f.script {
+        let mut args = vec![url.clone()];
+        args.extend(f.script_args);
+        config.script = Some((path, args));
+    } else if !f.script_args.is_empty() {
+        return Err(CliError::Usage("arguments after -- are for a script: give one with -s".into()));
+    }
+    Ok(config)
+}
+
 /// A flag set by the first Ctrl-C (and SIGTERM); a second Ctrl-C exits at once.
-fn stop_flag() -> Result<Arc<AtomicBool>, CliError> {
+pub(crate) fn stop_flag() -> Result<Arc<AtomicBool>, CliError> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let stop = Arc::new(AtomicBool::new(false));
     let io = |source| CliError::Io { what: "cannot install the Ctrl-C handler".into(), source };
@@ -171,7 +180,20 @@ pub fn run_load(config: &Config) -> Result<i32, CliError> {
     load_with(config, &stop)
 }
 
+/// A proxy test riding on a load run: its request plan and where the origin's counters are.
+pub struct ProxyRun<'a> {
+    /// Which documents, how asked.
+    pub plan: crate::engine::proxy::ProxyPlan,
+    /// The origin's counters.
+    pub origin: proxy::OriginView<'a>,
+}
+
 fn load_with(config: &Config, stop: &AtomicBool) -> Result<i32, CliError> {
+    load_run(config, stop, None)
+}
+
+/// Runs a load test (optionally a proxy test) and prints its reports.
+pub fn load_run(config: &Config, stop: &AtomicBool, proxy_run: Option<ProxyRun>) -> Result<i32, CliError> {
     // A script that does not load stops strain here, before any load.
     let script = match &config.script {
         Some((path, args)) => {
@@ -183,6 +205,16 @@ fn load_with(config: &Config, stop: &AtomicBool) -> Result<i32, CliError> {
         None => None,
     };
     let mut plan = engine::prepare(config)?;
+    let origin_view = match proxy_run {
+        Some(p) => {
+            plan = plan.with_proxy(p.plan);
+            Some(p.origin)
+        }
+        None => None,
+    };
+    let origin_start = origin_view.as_ref().and_then(|v| v.counts());
+    let mut origin_last = origin_start;
+    let mut proxy_rows: Vec<serde_json::Value> = Vec::new();
     let mut main_script = None;
     if let Some((mut main, source, url)) = script {
         let setups = match main.setup(config.threads, plan.addr()) {
@@ -207,7 +239,27 @@ fn load_with(config: &Config, stop: &AtomicBool) -> Result<i32, CliError> {
     };
     let mut log_error = None;
     let mut live = |row: &IntervalRow, h: &hdrhistogram::Histogram<u64>| {
-        eprintln!("{}", report::live::line(row));
+        match &origin_view {
+            None => eprintln!("{}", report::live::line(row)),
+            Some(view) => {
+                let now = view.counts();
+                let delta = now
+                    .zip(origin_last)
+                    .map(|(n, l)| (n.requests.saturating_sub(l.requests), n.connections.saturating_sub(l.connections)));
+                if now.is_some() {
+                    origin_last = now;
+                }
+                eprintln!("{}", report::proxy::line(row, delta.map(|d| d.0), delta.map(|d| d.1)));
+                proxy_rows.push(serde_json::json!({
+                    "start_s": row.start_s,
+                    "origin_requests": delta.map(|d| d.0),
+                    "origin_new_connections": delta.map(|d| d.1),
+                    "hit_ratio": delta.and_then(|d| report::proxy::hit_ratio(row.requests, d.0)),
+                    "first_byte_mean_us": row.ttfb_mean_us,
+                    "first_byte_p99_us": row.ttfb_p99_us,
+                }));
+            }
+        }
         if let Some(log) = hdr_log.as_mut() {
             if let Err(e) = log.interval(row.start_s, row.length_s, h, None) {
                 log_error.get_or_insert(e);
@@ -224,6 +276,26 @@ fn load_with(config: &Config, stop: &AtomicBool) -> Result<i32, CliError> {
         eprintln!("strain: no connection to {} succeeded: {why}", out.addr);
     }
     let _ = text.write_all(report::text::body(&summary, config).as_bytes());
+    let mut proxy_json = None;
+    if let Some(view) = &origin_view {
+        let origin = view
+            .counts()
+            .zip(origin_start)
+            .map(|(n, s)| (n.requests.saturating_sub(s.requests), n.connections.saturating_sub(s.connections)));
+        let t = &summary.total;
+        let content = summary.errors(crate::stats::ErrorKind::Content);
+        let lines = report::proxy::summary(t.requests, origin, t.aborted, content, &t.content_failures);
+        let _ = text.write_all(lines.as_bytes());
+        proxy_json = Some(serde_json::json!({
+            "hit_ratio": origin.and_then(|o| report::proxy::hit_ratio(t.requests, o.0)),
+            "origin_requests": origin.map(|o| o.0),
+            "origin_connections": origin.map(|o| o.1),
+            "aborted": t.aborted,
+            "content_failures": t.content_failures,
+            "first_byte_us": report::json::latency_value(&t.ttfb_us),
+            "intervals": proxy_rows,
+        }));
+    }
     let _ = text.flush();
     let mut code = EXIT_OK;
     if let Some(e) = &out.script_error {
@@ -242,7 +314,7 @@ fn load_with(config: &Config, stop: &AtomicBool) -> Result<i32, CliError> {
         }
     }
     if let Some(dest) = &config.json {
-        let json = report::json::render(&summary, config, &out.series);
+        let json = report::json::render_with(&summary, config, &out.series, proxy_json);
         match dest {
             Output::Stdout => {
                 let _ = std::io::stdout().write_all(json.as_bytes());
@@ -278,6 +350,15 @@ fn open_hdr_log(path: &std::path::Path) -> Result<HdrLog<std::io::BufWriter<std:
 }
 
 fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
+    for (flag, p) in [("--ims-not-modified", f.ims_not_modified), ("--abort-rate", f.abort_rate)] {
+        // Written so that NaN fails too.
+        if !(0.0..=1.0).contains(&p) {
+            return Err(CliError::Usage(format!("{flag} must be a probability between 0 and 1, not {p}")));
+        }
+    }
+    if f.byte_rate == Some(0) {
+        return Err(CliError::Usage("--byte-rate must be above 0 (leave it out for no limit)".into()));
+    }
     crate::net::raise_file_limit();
     let listener = TcpListener::bind(f.listen)
         .map_err(|source| CliError::Io { what: format!("cannot listen on {}", f.listen), source })?;
@@ -288,6 +369,15 @@ fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
         status: f.status,
         stall_at: f.stall_at,
         stall_for: f.stall_for.unwrap_or_default(),
+        max_age: f.max_age,
+        no_cache: f.no_cache,
+        ims_not_modified: f.ims_not_modified,
+        delay: f.delay,
+        byte_rate: f.byte_rate.map(|b| b as u64),
+        abort_rate: f.abort_rate,
+        keepalive: f.keepalive as u64,
+        content_type: f.content_type,
+        seed: f.seed,
         ..OriginConfig::default()
     };
     if let Some(t) = f.threads {
@@ -301,6 +391,8 @@ fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
         "strain origin served {} requests on {} connections ({} bytes in, {} bytes out)",
         stats.requests, stats.connections, stats.bytes_read, stats.bytes_written
     );
+    // On stderr: the test harness reads exactly four numbers from stdout after the first line.
+    eprintln!("strain origin: 200 {}, 304 {}, aborted {}", stats.ok, stats.not_modified, stats.aborted);
     Ok(EXIT_OK)
 }
 

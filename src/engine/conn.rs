@@ -42,8 +42,14 @@ pub struct Conn {
     pub failures: u32,
     /// Responses still expected for the current write (more than one when pipelining).
     pub pending: u32,
-    /// The current request, when a script builds each one.
+    /// The current request, when a script or a proxy test builds each one.
     pub req: Vec<u8>,
+    /// Proxy tests: what the current request asked for.
+    pub sent: crate::engine::proxy::Sent,
+    /// Responses completed on this connection (for `--keepalive`).
+    pub uses: u64,
+    /// The current response's first byte has arrived.
+    pub first_byte: bool,
 }
 
 impl Conn {
@@ -60,6 +66,9 @@ impl Conn {
             failures: 0,
             pending: 1,
             req: Vec::new(),
+            sent: Default::default(),
+            uses: 0,
+            first_byte: false,
         }
     }
 }

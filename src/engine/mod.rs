@@ -19,6 +19,7 @@ mod clock;
 mod conn;
 mod deadlines;
 mod pacer;
+pub mod proxy;
 mod timer;
 mod worker;
 
@@ -94,13 +95,21 @@ pub struct Plan {
     pub(crate) timeout_us: u64,
     pub(crate) schedule: Option<crate::plan::Schedule>,
     pub(crate) threads: usize,
+    pub(crate) tick_us: u64,
     pub(crate) script: Option<ScriptPlan>,
+    pub(crate) proxy: Option<proxy::ProxyPlan>,
 }
 
 impl Plan {
     /// The address that will be loaded.
     pub fn addr(&self) -> std::net::SocketAddr {
         self.addr
+    }
+
+    /// Makes this a proxy test: each request asks for a document chosen by `proxy`.
+    pub fn with_proxy(mut self, proxy: proxy::ProxyPlan) -> Plan {
+        self.proxy = Some(proxy);
+        self
     }
 
     /// Attaches a script (after its `setup` ran against [`Plan::addr`]).
@@ -128,7 +137,9 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
         timeout_us: config.timeout.as_micros() as u64,
         schedule: config.schedule.clone(),
         threads: config.threads,
+        tick_us: config.tick.as_micros() as u64,
         script: None,
+        proxy: None,
     })
 }
 

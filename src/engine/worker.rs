@@ -13,6 +13,7 @@ use super::clock::Clock;
 use super::conn::{Conn, State};
 use super::deadlines::{Deadline, Deadlines};
 use super::pacer::Pacer;
+use super::proxy::ProxyClient;
 use super::timer::Timer;
 use super::{EngineError, Plan};
 use crate::net::stream::{ConnectError, Stream};
@@ -73,6 +74,10 @@ pub struct Worker<'a> {
     /// The request `request()` returned when its pipeline depth was measured: sent first, so
     /// the script sees no call wasted.
     first_request: Option<Vec<u8>>,
+    /// Proxy tests: this thread's document chooser.
+    proxy: Option<ProxyClient<'a>>,
+    /// Requests are built per send (by a script or a proxy test) into each connection's buffer.
+    dynamic: bool,
 }
 
 /// What a worker hands back when it ends.
@@ -92,7 +97,9 @@ struct Ival {
     start_us: u64,
     index: u32,
     latency_us: hdrhistogram::Histogram<u64>,
+    ttfb_us: hdrhistogram::Histogram<u64>,
     base: (u64, u64, u64, u64),
+    base_bytes: u64,
     tx: Sender<Snapshot>,
 }
 
@@ -123,7 +130,7 @@ impl<'a> Worker<'a> {
             Some(s) => pipeline_depth(s, &request)?,
             None => (1, None),
         };
-        let pacer = plan.schedule.as_ref().map(|s| Pacer::new(s, index, plan.threads));
+        let pacer = plan.schedule.as_ref().map(|s| Pacer::new(s, index, plan.threads, plan.tick_us));
         let timer = match pacer {
             None => None,
             Some(_) => {
@@ -158,26 +165,30 @@ impl<'a> Worker<'a> {
                 start_us: 0,
                 index: 0,
                 latency_us: Recorder::new().latency_us,
+                ttfb_us: Recorder::new().latency_us,
                 base: (0, 0, 0, 0),
+                base_bytes: 0,
                 tx,
             }),
             addr,
             request,
             pipeline,
+            dynamic: script.as_ref().is_some_and(|s| s.builds_requests()) || plan.proxy.is_some(),
             script,
             script_error: None,
             first_request,
+            proxy: plan.proxy.as_ref().map(|p| ProxyClient::new(p, process_stream(index))),
         })
     }
 
     /// Runs until the end time or the stop flag; returns what was measured.
     pub fn run(mut self) -> Result<WorkerOutput, EngineError> {
         let mut events = Events::with_capacity(EVENTS_PER_POLL);
-        if let Some(s) = &self.script {
-            if s.wants_responses() {
-                for c in &mut self.conns {
-                    c.parser.set_capture(true);
-                }
+        let capture = self.script.as_ref().is_some_and(|s| s.wants_responses())
+            || self.plan.proxy.as_ref().is_some_and(|p| p.check_content);
+        if capture {
+            for c in &mut self.conns {
+                c.parser.set_capture(true);
             }
         }
         if self.script.as_ref().is_some_and(|s| s.stop_requested()) {
@@ -262,6 +273,8 @@ impl<'a> Worker<'a> {
             start_us: iv.start_us,
             end_us: now,
             latency_us: iv.latency_us.clone(),
+            ttfb_us: iv.ttfb_us.clone(),
+            bytes: self.rec.bytes - iv.base_bytes,
             requests: totals.0 - iv.base.0,
             errors: totals.1 - iv.base.1,
             late: totals.2 - iv.base.2,
@@ -271,7 +284,9 @@ impl<'a> Worker<'a> {
         // The coordinator only goes away when the run is over.
         let _ = iv.tx.send(snap);
         iv.latency_us.reset();
+        iv.ttfb_us.reset();
         iv.base = totals;
+        iv.base_bytes = self.rec.bytes;
         iv.index += 1;
         iv.start_us = now;
         iv.next_at_us += iv.every_us;
@@ -445,6 +460,7 @@ impl<'a> Worker<'a> {
         c.generation = c.generation.wrapping_add(1);
         c.parser.reset();
         c.parser.set_head_request(self.plan.head_request);
+        c.uses = 0;
         match result {
             Ok(s) => {
                 c.stream = Some(s);
@@ -502,7 +518,10 @@ impl<'a> Worker<'a> {
         if self.pacer.is_some() {
             self.rec.pacing.sent(now.saturating_sub(intended_us), self.starved);
         }
-        if let Some(script) = self.script.as_ref().filter(|s| s.builds_requests()) {
+        if let Some(p) = self.proxy.as_mut() {
+            let c = &mut self.conns[i];
+            c.sent = p.build(&mut c.req);
+        } else if let Some(script) = self.script.as_ref().filter(|s| s.builds_requests()) {
             if let Some(first) = self.first_request.take() {
                 self.conns[i].req = first;
             } else if let Err(e) = script.request(&mut self.conns[i].req) {
@@ -514,6 +533,7 @@ impl<'a> Worker<'a> {
         c.sent_us = now;
         c.intended_us = intended_us.min(now);
         c.pending = self.pipeline;
+        c.first_byte = false;
         if self.script.is_some() {
             // A script may send HEAD, whose responses have no body whatever they announce.
             let req = if c.req.is_empty() { &self.request } else { &c.req };
@@ -528,7 +548,7 @@ impl<'a> Worker<'a> {
     /// Writes what is left of the request; moves to Reading once all of it is on the wire.
     fn write(&mut self, i: usize) {
         let c = &mut self.conns[i];
-        let req = if self.script.as_ref().is_some_and(|s| s.builds_requests()) { &c.req } else { &self.request };
+        let req = if self.dynamic { &c.req } else { &self.request };
         let Some(stream) = c.stream.as_mut() else { return };
         while c.written < req.len() {
             match stream.write(&req[c.written..]) {
@@ -588,6 +608,14 @@ impl<'a> Worker<'a> {
                 self.fail(i, ErrorKind::Parse);
                 return false;
             }
+            if !c.first_byte && self.proxy.is_some() {
+                c.first_byte = true;
+                let ttfb = self.clock.now_us().saturating_sub(c.sent_us);
+                self.rec.ttfb_us.saturating_record(ttfb.clamp(1, crate::stats::MAX_LATENCY_US));
+                if let Some(iv) = self.interval.as_mut() {
+                    iv.ttfb_us.saturating_record(ttfb.clamp(1, crate::stats::MAX_LATENCY_US));
+                }
+            }
             let fed = match c.parser.feed(data) {
                 Ok(fed) => fed,
                 Err(_) => {
@@ -596,7 +624,15 @@ impl<'a> Worker<'a> {
                 }
             };
             data = &data[fed.used..];
-            let Some(done) = fed.complete else { continue };
+            let Some(done) = fed.complete else {
+                if c.sent.abort && !c.parser.is_idle() {
+                    // --client-abort-rate: walk away mid-response, as a browser does.
+                    self.rec.aborted += 1;
+                    self.reopen(i);
+                    return false;
+                }
+                continue;
+            };
             c.pending = c.pending.saturating_sub(1);
             if c.pending > 0 {
                 // A pipelined response: counted now, timed with the last one of its write.
@@ -609,6 +645,21 @@ impl<'a> Worker<'a> {
             self.record(i, done.status);
             if !self.run_response_hook(i, done.status) {
                 return false;
+            }
+            if let Some(p) = &self.proxy {
+                let c = &mut self.conns[i];
+                if let Some(why) = p.check(&c.sent, done.status, c.parser.captured()) {
+                    self.rec.error(ErrorKind::Content);
+                    if self.rec.content_failures.len() < crate::stats::MAX_CONTENT_FAILURES {
+                        self.rec.content_failures.push(why);
+                    }
+                }
+                c.uses += 1;
+                let limit = self.plan.proxy.as_ref().map_or(0, |p| p.keepalive);
+                if limit > 0 && c.uses >= limit {
+                    self.reopen(i);
+                    return false;
+                }
             }
             if !done.keep_alive {
                 self.reopen(i);
@@ -709,6 +760,13 @@ fn pipeline_depth(script: &ThreadScript, fixed: &[u8]) -> Result<(u32, Option<Ve
     })?;
     let first = script.builds_requests().then(|| sample.clone());
     Ok((n.min(u32::MAX as usize) as u32, first))
+}
+
+/// A stream number for thread `index` that differs between processes too, so proxy tests run
+/// from several processes never repeat each other's misses.
+fn process_stream(index: usize) -> u64 {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    crate::workload::gen::mix(u64::from(std::process::id()) << 32 ^ nanos) ^ index as u64
 }
 
 /// What a poll event says about reading.

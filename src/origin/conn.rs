@@ -1,10 +1,14 @@
-//! One accepted connection: reading and parsing requests, queueing the pre-rendered responses,
-//! writing them, and closing politely.
+//! One accepted connection: reading and parsing requests, queueing responses, writing them when
+//! they are due and as fast as allowed, and closing politely.
 //!
-//! Responses are queued as slices of the thread's pre-rendered [`Responses`], never copied: a
-//! pipeline of requests becomes a list of slices handed to one `writev`, and a partial write
-//! only advances the front slice. Requests are answered once their body has been skipped, so a
-//! response never overtakes the request it answers.
+//! Output is a queue of parts handed to one `writev`. Fixed responses are slices of the
+//! pre-rendered [`Responses`](super::respond::Responses), never copied: a pipeline of requests
+//! becomes a list of slices, and a partial write only advances the front one. Document heads and
+//! small bodies are rendered into one per-connection buffer that keeps its memory between
+//! requests; large bodies are generated a chunk at a time as the socket takes them, so a
+//! 5 MB document never exists whole. Requests are answered once their body has been skipped, so
+//! a response never overtakes the request it answers; a delayed response holds back everything
+//! after it, so pipelined answers keep their order.
 
 use std::collections::VecDeque;
 use std::io::{self, IoSlice, Read, Write};
@@ -14,12 +18,15 @@ use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
 
-use super::{OriginStats, Persist, Reply, Responses, CONTINUE};
+use super::live::Counters;
+use super::respond::{doc_path, document};
+use super::{Ctx, Kind, Persist, Reply, CONTINUE, STATS_PATH};
 use crate::http::body::{BodyDecoder, BodyKind};
 use crate::http::{framing, ParseError, MAX_HEADERS, MAX_HEAD_BYTES};
+use crate::workload::doc::Doc;
 
-/// Queued output beyond which reading stops until the client takes some; a client that
-/// pipelines without reading cannot make us queue without bound.
+/// Queued output beyond which requests are left unparsed and reading stops until the client
+/// takes some; a client that pipelines without reading cannot make us queue without bound.
 const MAX_PENDING: usize = 256 * 1024;
 /// Slices handed to one `writev`.
 const MAX_IOV: usize = 64;
@@ -27,11 +34,23 @@ const MAX_IOV: usize = 64;
 const LINGER: Duration = Duration::from_secs(2);
 /// Most bytes discarded while lingering before giving up on the client.
 const MAX_LINGER_BYTES: u64 = 1024 * 1024;
+/// Document bodies up to this size are rendered with their head; larger ones are streamed.
+const INLINE_BODY: u64 = 8 * 1024;
+/// Bytes of a streamed body generated at a time.
+const CHUNK: u64 = 64 * 1024;
+/// What a queued streamed body counts toward [`MAX_PENDING`]: the memory it will hold.
+const BODY_COST: usize = CHUNK as usize;
+/// An output buffer larger than this is freed when it empties instead of kept for reuse, so
+/// idle connections hold little memory.
+const KEEP_BUF: usize = 16 * 1024;
+/// Written bytes at the front of the output buffer are dropped once there are this many and
+/// they are at least half of it.
+const COMPACT_AT: usize = 64 * 1024;
 
 /// What the event loop should do with the connection after [`Conn::drive`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Next {
-    /// Keep it and wait for the next event.
+    /// Keep it and wait for the next event (or its timer, see [`Conn::wake`]).
     Wait,
     /// Drop it.
     Close,
@@ -51,27 +70,42 @@ enum State {
 /// One client connection owned by one worker thread.
 pub(super) struct Conn<'r> {
     stream: TcpStream,
-    responses: &'r Responses,
     parser: RequestParser,
     out: Output<'r>,
     /// The socket may have unread bytes. Edge-triggered readiness is reported once, so this
     /// remembers it across the times reading is paused for output.
     readable: bool,
+    /// The client has finished sending; close once everything it asked is answered.
+    eof: bool,
     state: State,
+    /// Responses sent, for the keep-alive limit.
+    served: u64,
+    throttle: Option<Throttle>,
+    /// When the output, now waiting for the clock, can move again.
+    wake: Option<Instant>,
+    /// Identifies this connection in timers that outlive it (its slot may be reused).
+    pub(super) generation: u64,
+    /// The earliest timer the event loop has set for this connection and not yet fired.
+    pub(super) armed: Option<Instant>,
 }
 
 impl<'r> Conn<'r> {
     /// A connection that has just been accepted and registered.
-    pub(super) fn new(stream: TcpStream, responses: &'r Responses) -> Self {
+    pub(super) fn new(stream: TcpStream, byte_rate: Option<u64>, generation: u64) -> Self {
         Conn {
             stream,
-            responses,
             parser: RequestParser::default(),
             out: Output::default(),
             // The first event after registration reports what is there; assuming readable
             // costs at most one read that would block.
             readable: true,
+            eof: false,
             state: State::Open,
+            served: 0,
+            throttle: byte_rate.map(Throttle::new),
+            wake: None,
+            generation,
+            armed: None,
         }
     }
 
@@ -85,10 +119,17 @@ impl<'r> Conn<'r> {
         matches!(self.state, State::Lingering { until, .. } if now >= until)
     }
 
-    /// Makes all the progress the socket allows: write, read, answer, repeat.
-    pub(super) fn drive(&mut self, buf: &mut [u8], stats: &mut OriginStats) -> Next {
+    /// When to drive this connection again even without an event: its output waits for a
+    /// response delay or the byte rate.
+    pub(super) fn wake(&self) -> Option<Instant> {
+        self.wake
+    }
+
+    /// Makes all the progress the socket and the clock allow: write, read, answer, repeat.
+    pub(super) fn drive(&mut self, buf: &mut [u8], ctx: &mut Ctx<'r>) -> Next {
+        self.wake = None;
         loop {
-            if !self.out.is_empty() && self.flush(stats).is_err() {
+            if !self.out.is_empty() && self.flush(ctx.counters).is_err() {
                 return Next::Close;
             }
             match self.state {
@@ -109,27 +150,44 @@ impl<'r> Conn<'r> {
                     self.state = State::Lingering { until: Instant::now() + LINGER, discarded: 0 };
                     continue;
                 }
-                State::Lingering { .. } => return self.discard(buf, stats),
+                State::Lingering { .. } => return self.discard(buf, ctx.counters),
             }
-            if !self.readable || self.out.pending > MAX_PENDING {
+            if self.out.pending > MAX_PENDING {
+                return Next::Wait;
+            }
+            if self.parser.backlog {
+                // Requests read earlier and left unparsed while the output was full.
+                let due = ctx.site.delay.map(|d| Instant::now() + d);
+                let mut answer = Answer { ctx: &mut *ctx, out: &mut self.out, served: &mut self.served, due };
+                if let Flow::Close = self.parser.resume(&mut answer) {
+                    self.state = State::Closing { linger: true };
+                }
+                continue;
+            }
+            if self.eof {
+                // The client has finished sending; answer what it asked, then close.
+                self.state = State::Closing { linger: false };
+                continue;
+            }
+            if !self.readable {
                 return Next::Wait;
             }
             match self.stream.read(buf) {
                 Ok(0) => {
-                    // The client has finished sending; answer what it asked, then close.
                     self.readable = false;
-                    self.state = State::Closing { linger: false };
+                    self.eof = true;
                 }
                 Ok(n) => {
-                    stats.bytes_read += n as u64;
+                    ctx.counters.bytes_read.add(n as u64);
                     // A short read means the socket buffer was emptied: treat it as drained
                     // and save the read that would return WouldBlock (tokio does the same).
                     // Bytes arriving later raise a new edge, so nothing is missed.
                     if n < buf.len() {
                         self.readable = false;
                     }
-                    let flow = self.parser.feed(&buf[..n], self.responses, &mut self.out, &mut stats.requests);
-                    if let Flow::Close = flow {
+                    let due = ctx.site.delay.map(|d| Instant::now() + d);
+                    let mut answer = Answer { ctx: &mut *ctx, out: &mut self.out, served: &mut self.served, due };
+                    if let Flow::Close = self.parser.feed(&buf[..n], &mut answer) {
                         self.state = State::Closing { linger: true };
                     }
                 }
@@ -142,20 +200,47 @@ impl<'r> Conn<'r> {
         }
     }
 
-    /// Writes queued output until done or the socket is full.
-    fn flush(&mut self, stats: &mut OriginStats) -> io::Result<()> {
+    /// Writes queued output until done, the socket is full, or the clock holds it back (then
+    /// [`Conn::wake`] says until when).
+    fn flush(&mut self, counters: &Counters) -> io::Result<()> {
         while !self.out.is_empty() {
+            // The clock is read only when a delay or the byte rate needs it.
+            let mut now = None;
+            if let Some(due) = self.out.front_due() {
+                let t = *now.get_or_insert_with(Instant::now);
+                if t < due {
+                    self.wake = Some(due);
+                    return Ok(());
+                }
+                self.out.pop_due();
+                continue;
+            }
+            let mut limit = usize::MAX;
+            if let Some(throttle) = &mut self.throttle {
+                match throttle.allowance(*now.get_or_insert_with(Instant::now)) {
+                    Ok(n) => limit = n,
+                    Err(at) => {
+                        self.wake = Some(at);
+                        return Ok(());
+                    }
+                }
+            }
+            self.out.prepare();
             let mut iov = [IoSlice::new(&[]); MAX_IOV];
-            let mut count = 0;
-            for (slot, slice) in iov.iter_mut().zip(self.out.queue.iter()) {
-                *slot = IoSlice::new(slice);
-                count += 1;
+            let count = self.out.slices(&mut iov, limit, now);
+            if count == 0 {
+                // Cannot happen (the front always has bytes); never spin on it.
+                debug_assert!(false, "nothing to write");
+                return Ok(());
             }
             match self.stream.write_vectored(&iov[..count]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => {
-                    stats.bytes_written += n as u64;
+                    counters.bytes_written.add(n as u64);
                     self.out.advance(n);
+                    if let Some(throttle) = &mut self.throttle {
+                        throttle.spend(n);
+                    }
                 }
                 Err(e) => match e.kind() {
                     // The writable edge will call us again.
@@ -169,13 +254,13 @@ impl<'r> Conn<'r> {
     }
 
     /// Reads and drops input while lingering.
-    fn discard(&mut self, buf: &mut [u8], stats: &mut OriginStats) -> Next {
+    fn discard(&mut self, buf: &mut [u8], counters: &Counters) -> Next {
         let State::Lingering { until, mut discarded } = self.state else { return Next::Close };
         loop {
             match self.stream.read(buf) {
                 Ok(0) => return Next::Close,
                 Ok(n) => {
-                    stats.bytes_read += n as u64;
+                    counters.bytes_read.add(n as u64);
                     discarded += n as u64;
                     if discarded > MAX_LINGER_BYTES {
                         return Next::Close;
@@ -192,12 +277,75 @@ impl<'r> Conn<'r> {
     }
 }
 
-/// Responses waiting to be written, as slices of the pre-rendered responses.
+/// A per-connection byte rate: a budget of one slice (a twentieth of a second's worth) that
+/// refills a slice's time after it was last refilled, so the average never exceeds the rate
+/// and bursts never exceed a slice.
+#[derive(Debug)]
+struct Throttle {
+    slice: usize,
+    every: Duration,
+    budget: usize,
+    refill: Option<Instant>,
+}
+
+impl Throttle {
+    fn new(rate: u64) -> Self {
+        let slice = (rate / 20).max(1);
+        let every = Duration::from_secs_f64(slice as f64 / rate as f64);
+        Throttle { slice: usize::try_from(slice).unwrap_or(usize::MAX), every, budget: 0, refill: None }
+    }
+
+    /// Bytes that may be written now, or when more may be.
+    fn allowance(&mut self, now: Instant) -> Result<usize, Instant> {
+        if self.budget == 0 {
+            if let Some(at) = self.refill.filter(|&at| now < at) {
+                return Err(at);
+            }
+            self.budget = self.slice;
+            self.refill = Some(now + self.every);
+        }
+        Ok(self.budget)
+    }
+
+    fn spend(&mut self, n: usize) {
+        self.budget = self.budget.saturating_sub(n);
+    }
+}
+
+/// One piece of queued output.
+enum Part<'r> {
+    /// Pre-rendered bytes that live as long as the server.
+    Static(&'r [u8]),
+    /// The next this many bytes of [`Output::buf`].
+    Owned(usize),
+    /// Nothing after this is written before this time (the response delay).
+    Due(Instant),
+    /// A large document body, generated into [`Output::chunk`] when it reaches the front.
+    Body(Box<Stream>),
+}
+
+/// A document body still to be generated.
+struct Stream {
+    doc: Doc,
+    path: Box<str>,
+    /// Next body offset to generate.
+    next: u64,
+    /// Where the body ends: its length, or the cut of an aborted response.
+    end: u64,
+}
+
+/// Responses waiting to be written.
 #[derive(Default)]
 struct Output<'r> {
-    queue: VecDeque<&'r [u8]>,
-    /// Bytes in `queue`.
+    queue: VecDeque<Part<'r>>,
+    /// Bytes held by `queue`, a streamed body counting as [`BODY_COST`].
     pending: usize,
+    /// Rendered bytes of the `Owned` parts, in queue order, from `buf_pos`.
+    buf: Vec<u8>,
+    buf_pos: usize,
+    /// The current piece of the front `Body`, from `chunk_pos`.
+    chunk: Vec<u8>,
+    chunk_pos: usize,
 }
 
 impl<'r> Output<'r> {
@@ -209,20 +357,168 @@ impl<'r> Output<'r> {
         // An empty slice would make a write of zero bytes look like a dead socket.
         if !bytes.is_empty() {
             self.pending += bytes.len();
-            self.queue.push_back(bytes);
+            self.queue.push_back(Part::Static(bytes));
         }
+    }
+
+    fn push_due(&mut self, at: Instant) {
+        self.queue.push_back(Part::Due(at));
+    }
+
+    /// Where rendered bytes go; [`Output::commit`] queues what was appended since `mark`.
+    fn buf(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
+    }
+
+    /// Queues the bytes appended to [`Output::buf`] since it had length `mark`.
+    fn commit(&mut self, mark: usize) {
+        let n = self.buf.len() - mark;
+        if n > 0 {
+            self.pending += n;
+            self.queue.push_back(Part::Owned(n));
+        }
+    }
+
+    /// Queues a body to generate; an empty one is nothing to send.
+    fn push_body(&mut self, stream: Stream) {
+        if stream.next < stream.end {
+            self.pending += BODY_COST;
+            self.queue.push_back(Part::Body(Box::new(stream)));
+        }
+    }
+
+    /// The time the front waits for, if it is a delay.
+    fn front_due(&self) -> Option<Instant> {
+        match self.queue.front() {
+            Some(Part::Due(at)) => Some(*at),
+            _ => None,
+        }
+    }
+
+    fn pop_due(&mut self) {
+        if let Some(Part::Due(_)) = self.queue.front() {
+            self.queue.pop_front();
+        }
+    }
+
+    /// Generates the next chunk of a body at the front once the previous one is written.
+    fn prepare(&mut self) {
+        let Some(Part::Body(stream)) = self.queue.front_mut() else { return };
+        if self.chunk_pos < self.chunk.len() || stream.next >= stream.end {
+            return;
+        }
+        let to = stream.end.min(stream.next.saturating_add(CHUNK));
+        self.chunk.clear();
+        self.chunk_pos = 0;
+        stream.doc.body_range(&stream.path, stream.next, to, &mut self.chunk);
+        stream.next = to;
+    }
+
+    /// Fills `iov` from the front with at most `limit` bytes; stops at a delay that has not
+    /// passed by `now` (every delay, without a `now`) and after a body's unfinished chunk.
+    fn slices<'a>(&'a self, iov: &mut [IoSlice<'a>; MAX_IOV], mut limit: usize, now: Option<Instant>) -> usize {
+        let mut count = 0;
+        let mut off = self.buf_pos;
+        for part in self.queue.iter() {
+            let bytes: &[u8] = match part {
+                Part::Static(s) => s,
+                Part::Owned(n) => {
+                    let b = &self.buf[off..off + n];
+                    off += n;
+                    b
+                }
+                Part::Due(at) => {
+                    if now.is_some_and(|now| *at <= now) {
+                        continue;
+                    }
+                    break;
+                }
+                Part::Body(stream) => {
+                    // Only the front body has its chunk generated, and what follows an
+                    // unfinished chunk must wait for the next.
+                    if count > 0 {
+                        break;
+                    }
+                    let chunk = &self.chunk[self.chunk_pos..];
+                    if stream.next < stream.end || chunk.len() >= limit {
+                        iov[0] = IoSlice::new(&chunk[..chunk.len().min(limit)]);
+                        return 1;
+                    }
+                    chunk
+                }
+            };
+            if bytes.len() >= limit {
+                iov[count] = IoSlice::new(&bytes[..limit]);
+                return count + 1;
+            }
+            iov[count] = IoSlice::new(bytes);
+            count += 1;
+            limit -= bytes.len();
+            if count == MAX_IOV {
+                break;
+            }
+        }
+        count
     }
 
     /// Drops `n` written bytes from the front.
     fn advance(&mut self, mut n: usize) {
-        self.pending = self.pending.saturating_sub(n);
-        while let Some(front) = self.queue.front_mut() {
-            if n < front.len() {
-                *front = &front[n..];
-                return;
+        while n > 0 {
+            let Some(front) = self.queue.front_mut() else { break };
+            match front {
+                Part::Static(s) => {
+                    if n < s.len() {
+                        *s = &s[n..];
+                        self.pending -= n;
+                        break;
+                    }
+                    n -= s.len();
+                    self.pending -= s.len();
+                }
+                Part::Owned(len) => {
+                    if n < *len {
+                        *len -= n;
+                        self.buf_pos += n;
+                        self.pending -= n;
+                        break;
+                    }
+                    n -= *len;
+                    self.buf_pos += *len;
+                    self.pending -= *len;
+                }
+                // A passed delay that `slices` skipped.
+                Part::Due(_) => {}
+                Part::Body(stream) => {
+                    let take = n.min(self.chunk.len() - self.chunk_pos);
+                    self.chunk_pos += take;
+                    n -= take;
+                    if self.chunk_pos < self.chunk.len() || stream.next < stream.end {
+                        break;
+                    }
+                    self.pending -= BODY_COST;
+                    // A chunk's worth per connection adds up; streamed bodies are rare enough
+                    // to allocate their chunk each time.
+                    self.chunk = Vec::new();
+                    self.chunk_pos = 0;
+                }
             }
-            n -= front.len();
             self.queue.pop_front();
+        }
+        self.compact();
+    }
+
+    /// Reuses or frees the output buffer once its bytes are written.
+    fn compact(&mut self) {
+        if self.buf_pos == self.buf.len() {
+            if self.buf.capacity() > KEEP_BUF {
+                self.buf = Vec::new();
+            } else {
+                self.buf.clear();
+            }
+            self.buf_pos = 0;
+        } else if self.buf_pos >= COMPACT_AT && self.buf_pos * 2 >= self.buf.len() {
+            self.buf.drain(..self.buf_pos);
+            self.buf_pos = 0;
         }
     }
 }
@@ -235,38 +531,151 @@ enum Flow {
     Close,
 }
 
+/// Everything answering a request touches.
+struct Answer<'a, 'r> {
+    ctx: &'a mut Ctx<'r>,
+    out: &'a mut Output<'r>,
+    served: &'a mut u64,
+    /// When responses to this batch of input may start: the configured delay after it arrived.
+    due: Option<Instant>,
+}
+
+impl Answer<'_, '_> {
+    /// Queues the answer to one request; `path` is the document path for documents.
+    #[inline(always)]
+    fn answer(&mut self, reply: Reply, path: &str) -> Flow {
+        let site = self.ctx.site;
+        if reply.kind == Kind::Fixed && site.keepalive == 0 && self.due.is_none() {
+            // The benchmark path: one counter and one slice of a pre-rendered response. The
+            // fixed responses' share of `ok` is worked out when counters are read.
+            self.ctx.counters.requests.add(1);
+            self.out.push(site.fixed.get(reply));
+            return if reply.persist == Persist::Close { Flow::Close } else { Flow::Continue };
+        }
+        self.answer_any(reply, path)
+    }
+
+    /// [`Answer::answer`] for everything but the plainest fixed response.
+    #[inline(never)]
+    fn answer_any(&mut self, mut reply: Reply, path: &str) -> Flow {
+        let site = self.ctx.site;
+        if let Kind::Stats = reply.kind {
+            // Not a request of the test: uncounted, undelayed, outside the keep-alive limit.
+            self.stats(reply);
+            return if reply.persist == Persist::Close { Flow::Close } else { Flow::Continue };
+        }
+        *self.served += 1;
+        if *self.served == site.keepalive {
+            reply.persist = Persist::Close;
+        }
+        if let Some(at) = self.due {
+            self.out.push_due(at);
+        }
+        let aborted = match reply.kind {
+            Kind::Doc { doc, conditional } => self.document(reply, doc, conditional, path),
+            _ => {
+                self.out.push(site.fixed.get(reply));
+                false
+            }
+        };
+        // Counted last, so a live reader never sees a document before its status (see
+        // `Counters::snapshot`).
+        self.ctx.counters.requests.add(1);
+        if aborted || reply.persist == Persist::Close {
+            Flow::Close
+        } else {
+            Flow::Continue
+        }
+    }
+
+    /// Queues a document response; true if it is cut short (the connection must close).
+    fn document(&mut self, reply: Reply, doc: Doc, conditional: bool, path: &str) -> bool {
+        let site = self.ctx.site;
+        let counters = self.ctx.counters;
+        let mark = self.out.buf().len();
+        if conditional && self.ctx.rng.chance(site.ims_not_modified) {
+            site.doc_head(self.out.buf(), true, doc, reply.persist);
+            self.out.commit(mark);
+            counters.not_modified.add(1);
+            return false;
+        }
+        counters.doc_ok.add(1);
+        site.doc_head(self.out.buf(), false, doc, reply.persist);
+        if reply.head_only || doc.len == 0 {
+            self.out.commit(mark);
+            return false;
+        }
+        let cut = self.ctx.rng.chance(site.abort_rate).then(|| self.ctx.rng.below(doc.len));
+        let end = cut.unwrap_or(doc.len);
+        if end <= INLINE_BODY {
+            let buf = self.out.buf();
+            buf.reserve(end as usize);
+            doc.body_range(path, 0, end, buf);
+            self.out.commit(mark);
+        } else {
+            self.out.commit(mark);
+            self.out.push_body(Stream { doc, path: path.into(), next: 0, end });
+        }
+        if cut.is_some() {
+            counters.aborted.add(1);
+        }
+        cut.is_some()
+    }
+
+    /// Queues the `/_strain/stats` answer: the server's counters as JSON.
+    fn stats(&mut self, reply: Reply) {
+        // Serialising plain numbers cannot fail; an empty body would be the harmless fallback.
+        let json = serde_json::to_vec(&self.ctx.live.snapshot()).unwrap_or_default();
+        let mark = self.out.buf().len();
+        let buf = self.out.buf();
+        self.ctx.site.stats_head(buf, json.len(), reply.persist);
+        if !reply.head_only {
+            buf.extend_from_slice(&json);
+        }
+        self.out.commit(mark);
+    }
+}
+
 /// Request parsing state kept between reads.
 #[derive(Default)]
 struct RequestParser {
-    /// Bytes of a head split across reads; empty and unallocated in the common case, where
-    /// heads are parsed straight from the read buffer.
+    /// Bytes of a head split across reads, or requests left unparsed while the output was
+    /// full; empty and unallocated in the common case, where heads are parsed straight from
+    /// the read buffer.
     partial: Vec<u8>,
+    /// `partial` may hold complete requests: parse it before reading more.
+    backlog: bool,
     /// Body of the current request still being skipped.
     body: Option<BodyDecoder>,
     /// The answer owed to the current request, sent once its body has been skipped.
     reply: Option<Reply>,
+    /// The document path of `reply`, kept (with its capacity) across reads.
+    path: String,
 }
 
 /// A parsed request head.
-struct Head {
+struct Head<'a> {
     len: usize,
     body: BodyKind,
     reply: Reply,
     expect_continue: bool,
+    /// The document path, for documents.
+    path: &'a str,
 }
 
 impl RequestParser {
-    /// Answers every request completed by `data`.
-    fn feed<'r>(&mut self, data: &[u8], responses: &'r Responses, out: &mut Output<'r>, requests: &mut u64) -> Flow {
+    /// Answers every request completed by `data`, as far as the output has room.
+    fn feed(&mut self, data: &[u8], answer: &mut Answer<'_, '_>) -> Flow {
+        debug_assert!(!self.backlog, "reading with requests still unparsed");
         if self.partial.is_empty() {
-            return match self.consume(data, responses, out, requests) {
+            return match self.consume(data, answer) {
                 Ok((used, flow)) => {
                     if flow == Flow::Continue && used < data.len() {
                         self.partial.extend_from_slice(&data[used..]);
                     }
                     flow
                 }
-                Err(_) => bad_request(responses, out),
+                Err(_) => bad_request(answer),
             };
         }
         let searched = self.partial.len().saturating_sub(2);
@@ -275,12 +684,22 @@ impl RequestParser {
         // it a few bytes at a time: parse only once the blank line ending it may be there.
         if !may_end_head(&self.partial[searched..]) {
             if self.partial.len() > MAX_HEAD_BYTES {
-                return bad_request(responses, out);
+                return bad_request(answer);
             }
             return Flow::Continue;
         }
+        self.consume_partial(answer)
+    }
+
+    /// Answers requests left unparsed while the output was full.
+    fn resume(&mut self, answer: &mut Answer<'_, '_>) -> Flow {
+        self.backlog = false;
+        self.consume_partial(answer)
+    }
+
+    fn consume_partial(&mut self, answer: &mut Answer<'_, '_>) -> Flow {
         let mut buf = mem::take(&mut self.partial);
-        match self.consume(&buf, responses, out, requests) {
+        match self.consume(&buf, answer) {
             Ok((used, flow)) => {
                 if flow == Flow::Continue && used < buf.len() {
                     buf.drain(..used);
@@ -288,19 +707,14 @@ impl RequestParser {
                 }
                 flow
             }
-            Err(_) => bad_request(responses, out),
+            Err(_) => bad_request(answer),
         }
     }
 
     /// Parses heads and skips bodies in `input`; returns the bytes used. Unused bytes are the
-    /// start of a head that is not complete yet.
-    fn consume<'r>(
-        &mut self,
-        input: &[u8],
-        responses: &'r Responses,
-        out: &mut Output<'r>,
-        requests: &mut u64,
-    ) -> Result<(usize, Flow), ParseError> {
+    /// start of a head that is not complete yet, or requests held back because the output is
+    /// full (then `backlog` is set).
+    fn consume(&mut self, input: &[u8], answer: &mut Answer<'_, '_>) -> Result<(usize, Flow), ParseError> {
         let mut i = 0;
         loop {
             if let Some(body) = &mut self.body {
@@ -309,15 +723,20 @@ impl RequestParser {
                     return Ok((i, Flow::Continue));
                 }
                 self.body = None;
-            }
-            if let Some(reply) = self.reply.take() {
-                out.push(responses.get(reply));
-                *requests += 1;
-                if reply.persist == Persist::Close {
-                    return Ok((i, Flow::Close));
+                if let Some(reply) = self.reply.take() {
+                    let path = mem::take(&mut self.path);
+                    let flow = answer.answer(reply, &path);
+                    self.path = path;
+                    if flow == Flow::Close {
+                        return Ok((i, Flow::Close));
+                    }
                 }
             }
             if i == input.len() {
+                return Ok((i, Flow::Continue));
+            }
+            if answer.out.pending > MAX_PENDING {
+                self.backlog = true;
                 return Ok((i, Flow::Continue));
             }
             let Some(head) = parse_head(&input[i..])? else {
@@ -328,20 +747,29 @@ impl RequestParser {
             };
             i += head.len;
             let body = BodyDecoder::new(head.body);
-            if !body.is_done() {
-                if head.expect_continue {
-                    out.push(CONTINUE);
+            if body.is_done() {
+                if answer.answer(head.reply, head.path) == Flow::Close {
+                    return Ok((i, Flow::Close));
                 }
-                self.body = Some(body);
+                continue;
             }
+            if head.expect_continue {
+                answer.out.push(CONTINUE);
+            }
+            self.body = Some(body);
             self.reply = Some(head.reply);
+            if let Kind::Doc { .. } = head.reply.kind {
+                self.path.clear();
+                self.path.push_str(head.path);
+            }
         }
     }
 }
 
 /// Queues the 400 answer; the connection closes after it.
-fn bad_request<'r>(responses: &'r Responses, out: &mut Output<'r>) -> Flow {
-    out.push(&responses.bad_request);
+fn bad_request(answer: &mut Answer<'_, '_>) -> Flow {
+    let site = answer.ctx.site;
+    answer.out.push(&site.fixed.bad_request);
     Flow::Close
 }
 
@@ -351,7 +779,7 @@ fn may_end_head(bytes: &[u8]) -> bool {
 }
 
 /// Parses one request head; `None` when more bytes are needed.
-fn parse_head(input: &[u8]) -> Result<Option<Head>, ParseError> {
+fn parse_head(input: &[u8]) -> Result<Option<Head<'_>>, ParseError> {
     // Uninitialised header slots spare a 3 KiB memset per request.
     let mut headers = [MaybeUninit::<httparse::Header<'_>>::uninit(); MAX_HEADERS];
     let mut req = httparse::Request::new(&mut []);
@@ -383,5 +811,16 @@ fn parse_head(input: &[u8]) -> Result<Option<Head>, ParseError> {
         && req.headers.iter().any(|h| {
             h.name.eq_ignore_ascii_case("expect") && h.value.trim_ascii().eq_ignore_ascii_case(b"100-continue")
         });
-    Ok(Some(Head { len, body, reply: Reply { persist, head_only }, expect_continue }))
+    let path = doc_path(req.path.unwrap_or("/"));
+    let kind = match document(path) {
+        Some(doc) => {
+            let conditional = req.headers.iter().any(|h| {
+                h.name.eq_ignore_ascii_case("if-modified-since") || h.name.eq_ignore_ascii_case("if-none-match")
+            });
+            Kind::Doc { doc, conditional }
+        }
+        None if path == STATS_PATH => Kind::Stats,
+        None => Kind::Fixed,
+    };
+    Ok(Some(Head { len, body, reply: Reply { persist, head_only, kind }, expect_continue, path }))
 }

@@ -1,19 +1,33 @@
-//! The built-in origin server: a small, fast HTTP/1.1 keep-alive server that answers every
-//! request with one fixed response.
+//! The built-in origin server: a small, fast HTTP/1.1 keep-alive server, and the origin half of
+//! a cache or proxy test rig (the jtest origin of Apache Traffic Server, in spirit).
 //!
 //! It owns everything between an already bound listener and the totals it returns: accepting,
-//! parsing requests, writing responses, closing. The binary calls [`run`] for its demo target
-//! (after raising the file limit and binding the address), and the tests call it to get a
-//! server they control. It is deliberately not a general server: the response is rendered once
-//! at start, so per request it only parses a head, skips a body and queues a slice.
+//! parsing requests, writing responses, closing. The binary calls [`run`] for `strain origin`
+//! and its demo target (after raising the file limit and binding the address), and the tests
+//! call it to get a server they control; [`run_live`] also lets a client in the same process
+//! read the counters while it serves, and `GET /_strain/stats` gives them, as JSON, to a client
+//! in another process.
+//!
+//! Two kinds of answer:
+//! - A document path, `/d/<id>/<len>` (see [`crate::workload::doc`]), gets that document: a
+//!   body of exactly `len` bytes derived from the path, with `Cache-Control`, `Last-Modified`
+//!   and `ETag` fixed per document, `304 Not Modified` for some conditional requests, and
+//!   optionally a cut-short body ([`OriginConfig::abort_rate`]).
+//! - Any other path gets one fixed response, rendered once at start, so per request the server
+//!   only parses a head, skips a body and queues a slice. Benchmarks use this path.
+//!
+//! Every response can wait a fixed delay before its first byte, and every connection can be
+//! held to a byte rate; both are timer-driven (see below), never sleeps.
 //!
 //! The shape mirrors the load generator's engine so the two are comparable on one machine:
 //! one `mio` event loop per thread, no shared state on the request path. Every thread
 //! registers its own clone of the listening socket and accepts until the backlog is empty;
 //! whichever thread wins an `accept` owns that connection for its whole life, so there is no
-//! hand-off between threads and no lock. Counters live in each thread and are summed after the
-//! threads are joined. Sockets are edge-triggered and registered once for both directions,
-//! which keeps the number of `epoll_ctl` calls at one per connection.
+//! hand-off between threads and no lock. Counters live in per-thread blocks that only their
+//! thread writes (see `live.rs`). Sockets are edge-triggered and registered once for both
+//! directions, which keeps the number of `epoll_ctl` calls at one per connection. Connections
+//! whose output waits for the clock (a delay, the byte rate) are woken by a per-thread min-heap
+//! of deadlines that sets the poll timeout; only those connections have entries in it.
 //!
 //! For coordinated-omission tests the server can stall once ([`OriginConfig::stall_at`]): for
 //! a while it answers nothing, then everything that waited, in order. A stalled thread still
@@ -23,48 +37,129 @@
 //! treats every connection as readable and writable.
 
 mod conn;
+mod live;
+mod respond;
+mod rng;
 #[cfg(test)]
 mod tests;
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::io;
 use std::net::TcpListener;
+use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll, Token};
 
+use crate::workload::doc::Doc;
 use conn::{Conn, Next};
+use live::Counters;
+pub use live::OriginLive;
+use respond::Site;
+use rng::Rng;
 
 /// Options of the built-in origin server.
 #[derive(Debug, Clone)]
 pub struct OriginConfig {
-    /// Size of the response body in bytes.
+    /// Size of the fixed response body (paths that are not documents), in bytes.
     pub body_size: usize,
     /// Event-loop threads; 0 is taken as 1.
     pub threads: usize,
-    /// Status code of every response (200 to 999).
+    /// Status code of the fixed response (200 to 999); documents are always 200 or 304.
     pub status: u16,
     /// When, after [`run`] starts, the server stops answering; `None` never.
     pub stall_at: Option<Duration>,
     /// How long it answers nothing from `stall_at`; zero is no stall.
     pub stall_for: Duration,
+    /// Freshness lifetime sent with documents, `Cache-Control: max-age=<seconds>`.
+    pub max_age: Duration,
+    /// Send documents with `Cache-Control: no-cache` instead of a `max-age`.
+    pub no_cache: bool,
+    /// Probability (0 to 1) that a document request with `If-Modified-Since` or
+    /// `If-None-Match` gets `304 Not Modified` rather than the document (jtest -I).
+    pub ims_not_modified: f64,
+    /// Wait before the first byte of every response (jtest -w); zero is none.
+    pub delay: Duration,
+    /// Most bytes per second written on each connection (jtest -r); `None` is unlimited,
+    /// `Some(0)` is refused.
+    pub byte_rate: Option<u64>,
+    /// Probability (0 to 1) that a document body is cut at a random point and the connection
+    /// closed (jtest -G).
+    pub abort_rate: f64,
+    /// Responses per connection; the last one says `Connection: close` and the server closes
+    /// after it (jtest -j). 0 is unlimited.
+    pub keepalive: u64,
+    /// `Content-Type` of documents.
+    pub content_type: ContentType,
+    /// Seed of the random choices (which responses are 304 or cut, and where).
+    pub seed: u64,
 }
 
 impl Default for OriginConfig {
     fn default() -> Self {
         let threads = thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-        OriginConfig { body_size: BODY_PATTERN.len(), threads, status: 200, stall_at: None, stall_for: Duration::ZERO }
+        OriginConfig {
+            body_size: BODY_PATTERN.len(),
+            threads,
+            status: 200,
+            stall_at: None,
+            stall_for: Duration::ZERO,
+            max_age: Duration::from_secs(3600),
+            no_cache: false,
+            ims_not_modified: 0.5,
+            delay: Duration::ZERO,
+            byte_rate: None,
+            abort_rate: 0.0,
+            keepalive: 0,
+            content_type: ContentType::Text,
+            seed: 0,
+        }
     }
 }
 
-/// What the server saw, summed over its threads.
+/// The media type of documents.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ContentType {
+    /// `text/html`.
+    Html,
+    /// `image/jpeg`.
+    Jpeg,
+    /// `text/plain`.
+    #[default]
+    Text,
+}
+
+impl FromStr for ContentType {
+    type Err = String;
+
+    /// Reads `html`, `jpeg` or `text`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "html" => Ok(ContentType::Html),
+            "jpeg" => Ok(ContentType::Jpeg),
+            "text" => Ok(ContentType::Text),
+            _ => Err(format!("'{s}' is not a content type (html, jpeg or text)")),
+        }
+    }
+}
+
+/// What the server saw, summed over its threads. Requests to `/_strain/stats` are not
+/// counted as requests, but their connections and bytes are.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct OriginStats {
     /// Connections accepted.
     pub connections: u64,
     /// Requests answered (complete heads, bodies skipped); malformed requests are not counted.
     pub requests: u64,
+    /// `200 OK` responses: documents (cut ones too) and fixed responses when the status is 200.
+    pub ok: u64,
+    /// `304 Not Modified` responses.
+    pub not_modified: u64,
+    /// Document responses cut short on purpose ([`OriginConfig::abort_rate`]).
+    pub aborted: u64,
     /// Bytes read from clients.
     pub bytes_read: u64,
     /// Bytes written to clients.
@@ -75,6 +170,9 @@ impl OriginStats {
     fn merge(&mut self, other: &OriginStats) {
         self.connections += other.connections;
         self.requests += other.requests;
+        self.ok += other.ok;
+        self.not_modified += other.not_modified;
+        self.aborted += other.aborted;
         self.bytes_read += other.bytes_read;
         self.bytes_written += other.bytes_written;
     }
@@ -86,6 +184,12 @@ pub enum OriginError {
     /// The configured status code cannot be a final response.
     #[error("invalid status code {0}: must be between 200 and 999")]
     Status(u16),
+    /// Another option is out of range.
+    #[error("invalid origin option: {0}")]
+    Invalid(String),
+    /// The [`OriginLive`] was already used by a server.
+    #[error("these live counters already belong to a server")]
+    LiveInUse,
     /// The listener could not be switched to non-blocking mode.
     #[error("cannot make listener non-blocking: {0}")]
     Nonblocking(io::Error),
@@ -111,18 +215,32 @@ pub enum OriginError {
 
 /// Serves until `shutdown` becomes true; returns the totals.
 pub fn run(listener: TcpListener, config: &OriginConfig, shutdown: &AtomicBool) -> Result<OriginStats, OriginError> {
-    let responses = Responses::new(config)?;
+    run_live(listener, config, shutdown, &OriginLive::new())
+}
+
+/// Serves until `shutdown` becomes true, keeping `live` current meanwhile; returns the totals.
+/// `live` must be new: one server per [`OriginLive`].
+pub fn run_live(
+    listener: TcpListener,
+    config: &OriginConfig,
+    shutdown: &AtomicBool,
+    live: &OriginLive,
+) -> Result<OriginStats, OriginError> {
+    let site = Site::new(config)?;
     let stall = Stall::new(Instant::now(), config);
+    let threads = config.threads.max(1);
     // O_NONBLOCK lives on the shared file description, so this covers every clone below.
     listener.set_nonblocking(true).map_err(OriginError::Nonblocking)?;
+    let counters = live.claim(threads, site.fixed_ok)?;
     // Everything that can fail at start is done here, before any thread runs, so a failure
     // returns at once instead of after the caller's shutdown.
     let mut workers = Vec::new();
-    for _ in 0..config.threads.max(1) {
+    for (i, counters) in counters.iter().enumerate() {
         let mut listener = mio::net::TcpListener::from_std(listener.try_clone().map_err(OriginError::CloneListener)?);
         let poll = Poll::new().map_err(OriginError::Poll)?;
         poll.registry().register(&mut listener, LISTENER, Interest::READABLE).map_err(OriginError::Register)?;
-        workers.push(Worker::new(poll, listener, &responses, stall));
+        let ctx = Ctx { site: &site, counters, live, rng: Rng::new(config.seed, i) };
+        workers.push(Worker::new(poll, listener, ctx, stall));
     }
     drop(listener);
 
@@ -150,10 +268,9 @@ pub fn run(listener: TcpListener, config: &OriginConfig, shutdown: &AtomicBool) 
                 }
             }
         }
-        let mut total = OriginStats::default();
         for handle in handles {
             match handle.join() {
-                Ok(Ok(stats)) => total.merge(&stats),
+                Ok(Ok(())) => {}
                 Ok(Err(e)) => {
                     first_error.get_or_insert(e);
                 }
@@ -162,7 +279,8 @@ pub fn run(listener: TcpListener, config: &OriginConfig, shutdown: &AtomicBool) 
                 }
             }
         }
-        first_error.map_or(Ok(total), Err)
+        // Every writer has stopped: the sum is exact.
+        first_error.map_or_else(|| Ok(live.snapshot()), Err)
     })
 }
 
@@ -189,6 +307,8 @@ const SWEEP_EVERY: Duration = Duration::from_millis(250);
 const READ_BUF: usize = 64 * 1024;
 /// Events taken per poll.
 const EVENTS: usize = 1024;
+/// The path (any query aside) answered with the counters as JSON.
+const STATS_PATH: &str = "/_strain/stats";
 
 /// Answered before the body of a request that asked `Expect: 100-continue`.
 const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
@@ -204,89 +324,33 @@ enum Persist {
     Close = 2,
 }
 
-/// Which pre-rendered response a request gets.
+/// Which response a request gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Reply {
     persist: Persist,
     /// HEAD: the head only.
     head_only: bool,
+    kind: Kind,
 }
 
-/// Every response the server can send, rendered once at start.
-#[derive(Debug)]
-struct Responses {
-    /// Indexed by `Persist`.
-    full: [Vec<u8>; 3],
-    /// Length of the head within each of `full`.
-    head_len: [usize; 3],
-    bad_request: Vec<u8>,
+/// What a request asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Anything else: the fixed response.
+    Fixed,
+    /// A document; `conditional` if the request carried a validator.
+    Doc { doc: Doc, conditional: bool },
+    /// The counters ([`STATS_PATH`]).
+    Stats,
 }
 
-impl Responses {
-    fn new(config: &OriginConfig) -> Result<Self, OriginError> {
-        if !(200..=999).contains(&config.status) {
-            return Err(OriginError::Status(config.status));
-        }
-        // 204 and 304 never carry a body; sending one would desynchronise every client.
-        let bodiless = matches!(config.status, 204 | 304);
-        let body: Vec<u8> =
-            if bodiless { Vec::new() } else { BODY_PATTERN.iter().copied().cycle().take(config.body_size).collect() };
-        let render = |connection: &str| {
-            let mut head = format!("HTTP/1.1 {} {}\r\n", config.status, reason(config.status));
-            if !bodiless {
-                head.push_str(&format!("Content-Length: {}\r\nContent-Type: text/plain\r\n", body.len()));
-            }
-            head.push_str(connection);
-            head.push_str("\r\n");
-            let head_len = head.len();
-            let mut full = head.into_bytes();
-            full.extend_from_slice(&body);
-            (full, head_len)
-        };
-        let (keep, keep_len) = render("");
-        let (keep10, keep10_len) = render("Connection: keep-alive\r\n");
-        let (close, close_len) = render("Connection: close\r\n");
-        let bad_request = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec();
-        Ok(Responses { full: [keep, keep10, close], head_len: [keep_len, keep10_len, close_len], bad_request })
-    }
-
-    fn get(&self, reply: Reply) -> &[u8] {
-        let i = reply.persist as usize;
-        let full = &self.full[i];
-        if reply.head_only {
-            &full[..self.head_len[i]]
-        } else {
-            full
-        }
-    }
-}
-
-fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        201 => "Created",
-        202 => "Accepted",
-        204 => "No Content",
-        206 => "Partial Content",
-        301 => "Moved Permanently",
-        302 => "Found",
-        304 => "Not Modified",
-        307 => "Temporary Redirect",
-        308 => "Permanent Redirect",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        408 => "Request Timeout",
-        429 => "Too Many Requests",
-        500 => "Internal Server Error",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        // The reason phrase is informational; clients must not depend on it.
-        _ => "Status",
-    }
+/// What one thread's connections share: the rules, where to count, the random choices.
+struct Ctx<'r> {
+    site: &'r Site,
+    counters: &'r Counters,
+    /// All threads' counters, for the stats answer.
+    live: &'r OriginLive,
+    rng: Rng,
 }
 
 /// The one window during which the server answers nothing.
@@ -315,15 +379,22 @@ impl Stall {
     }
 }
 
+/// A deadline in a worker's timer heap: (when, connection slot, connection generation).
+type Timer = Reverse<(Instant, usize, u64)>;
+
 /// One thread's event loop and the connections it accepted.
 struct Worker<'r> {
     poll: Poll,
     listener: mio::net::TcpListener,
-    responses: &'r Responses,
+    ctx: Ctx<'r>,
     /// Slab indexed by token - 1; `free` lists the empty slots.
     conns: Vec<Option<Conn<'r>>>,
     free: Vec<usize>,
-    stats: OriginStats,
+    /// Connections whose output waits for the clock, earliest first. An entry whose
+    /// generation no longer matches its slot's connection is stale and ignored.
+    timers: BinaryHeap<Timer>,
+    /// Generation of the next accepted connection.
+    next_generation: u64,
     /// Accept failed with something other than WouldBlock (e.g. out of descriptors). The
     /// listener is edge-triggered, so the backlog would not be reported again until a new
     /// connection arrives: retry after every poll instead.
@@ -333,29 +404,34 @@ struct Worker<'r> {
 }
 
 impl<'r> Worker<'r> {
-    fn new(poll: Poll, listener: mio::net::TcpListener, responses: &'r Responses, stall: Option<Stall>) -> Self {
+    fn new(poll: Poll, listener: mio::net::TcpListener, ctx: Ctx<'r>, stall: Option<Stall>) -> Self {
         Worker {
             poll,
             listener,
-            responses,
+            ctx,
             conns: Vec::new(),
             free: Vec::new(),
-            stats: OriginStats::default(),
+            timers: BinaryHeap::new(),
+            next_generation: 0,
             accept_stalled: false,
             stall,
         }
     }
 
-    fn run(mut self, shutdown: &AtomicBool, failed: &AtomicBool) -> Result<OriginStats, OriginError> {
+    fn run(mut self, shutdown: &AtomicBool, failed: &AtomicBool) -> Result<(), OriginError> {
         let mut events = Events::with_capacity(EVENTS);
         let mut buf = vec![0u8; READ_BUF];
         let mut last_sweep = Instant::now();
         while !shutdown.load(Ordering::Relaxed) && !failed.load(Ordering::Relaxed) {
-            // Without a stall, this and the check after the poll are all it costs.
-            let timeout = match &self.stall {
+            // Without a stall or timers, this and the checks after the poll are all it costs.
+            let mut timeout = match &self.stall {
                 None => POLL_TIMEOUT,
                 Some(stall) => stall.poll_timeout(Instant::now()),
             };
+            if let Some(Reverse((at, _, _))) = self.timers.peek() {
+                // mio rounds up to whole milliseconds, so this never wakes early and spins.
+                timeout = timeout.min(at.saturating_duration_since(Instant::now()));
+            }
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
@@ -379,13 +455,16 @@ impl<'r> Worker<'r> {
             if self.accept_stalled {
                 self.accept();
             }
+            if !self.timers.is_empty() {
+                self.fire_timers(&mut buf);
+            }
             let now = Instant::now();
             if now.duration_since(last_sweep) >= SWEEP_EVERY {
                 last_sweep = now;
                 self.sweep(now);
             }
         }
-        Ok(self.stats)
+        Ok(())
     }
 
     /// True while the stall holds every connection; once it is over, answers everything that
@@ -404,9 +483,8 @@ impl<'r> Worker<'r> {
         for idx in 0..self.conns.len() {
             let Some(conn) = self.conns[idx].as_mut() else { continue };
             conn.set_readable();
-            if let Next::Close = conn.drive(buf, &mut self.stats) {
-                self.close(idx);
-            }
+            let next = conn.drive(buf, &mut self.ctx);
+            self.settle(idx, next);
         }
         false
     }
@@ -430,8 +508,9 @@ impl<'r> Worker<'r> {
                         self.free.push(idx);
                         continue;
                     }
-                    self.conns[idx] = Some(Conn::new(stream, self.responses));
-                    self.stats.connections += 1;
+                    self.conns[idx] = Some(Conn::new(stream, self.ctx.site.byte_rate, self.next_generation));
+                    self.next_generation += 1;
+                    self.ctx.counters.connections.add(1);
                 }
                 Err(e) => match e.kind() {
                     io::ErrorKind::WouldBlock => return,
@@ -453,8 +532,47 @@ impl<'r> Worker<'r> {
         if event.is_readable() || event.is_read_closed() || event.is_error() {
             conn.set_readable();
         }
-        if let Next::Close = conn.drive(buf, &mut self.stats) {
+        let next = conn.drive(buf, &mut self.ctx);
+        self.settle(idx, next);
+    }
+
+    /// Drives the connections whose deadline has come.
+    fn fire_timers(&mut self, buf: &mut [u8]) {
+        let now = Instant::now();
+        while let Some(&Reverse((at, idx, generation))) = self.timers.peek() {
+            if at > now {
+                break;
+            }
+            self.timers.pop();
+            let Some(Some(conn)) = self.conns.get_mut(idx) else { continue };
+            if conn.generation != generation {
+                continue;
+            }
+            if conn.armed == Some(at) {
+                conn.armed = None;
+            }
+            let next = conn.drive(buf, &mut self.ctx);
+            self.settle(idx, next);
+        }
+    }
+
+    /// After a drive: closes the connection, or makes sure a timer will drive it again if its
+    /// output waits for the clock. A connection has at most one entry per deadline it asked
+    /// for, and only a deadline earlier than the one pending adds another.
+    fn settle(&mut self, idx: usize, next: Next) {
+        if let Next::Close = next {
             self.close(idx);
+            return;
+        }
+        if !self.ctx.site.timed() {
+            return;
+        }
+        let Some(Some(conn)) = self.conns.get_mut(idx) else { return };
+        if let Some(at) = conn.wake() {
+            if conn.armed.is_none_or(|armed| at < armed) {
+                conn.armed = Some(at);
+                self.timers.push(Reverse((at, idx, conn.generation)));
+            }
         }
     }
 

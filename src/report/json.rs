@@ -69,6 +69,7 @@ struct Errors {
     timeout: u64,
     parse: u64,
     status: u64,
+    content: u64,
 }
 
 #[derive(Serialize)]
@@ -87,6 +88,11 @@ struct Latency {
     percentiles: std::collections::BTreeMap<&'static str, u64>,
 }
 
+/// A latency histogram as JSON (spread and percentiles), for sections built elsewhere.
+pub fn latency_value(h: &hdrhistogram::Histogram<u64>) -> serde_json::Value {
+    serde_json::to_value(latency(h)).unwrap_or_default()
+}
+
 fn latency(h: &hdrhistogram::Histogram<u64>) -> Latency {
     let at = |p: f64| if h.is_empty() { 0 } else { h.value_at_percentile(p) };
     Latency {
@@ -101,6 +107,16 @@ fn spread(d: &Distribution) -> Spread {
 
 /// Renders the result as pretty JSON, with the interval series.
 pub fn render(summary: &Summary, config: &Config, intervals: &[IntervalRow]) -> String {
+    render_with(summary, config, intervals, None)
+}
+
+/// Renders the result, adding a `proxy` section for proxy tests.
+pub fn render_with(
+    summary: &Summary,
+    config: &Config,
+    intervals: &[IntervalRow],
+    proxy: Option<serde_json::Value>,
+) -> String {
     let t = &summary.total;
     let r = Result {
         schema_version: SCHEMA_VERSION,
@@ -128,6 +144,7 @@ pub fn render(summary: &Summary, config: &Config, intervals: &[IntervalRow]) -> 
             timeout: summary.errors(ErrorKind::Timeout),
             parse: summary.errors(ErrorKind::Parse),
             status: summary.status_errors(),
+            content: summary.errors(ErrorKind::Content),
         },
         status: summary.status_counts().map(|(code, n)| (code.to_string(), n)).collect(),
         latency_us: latency(&t.latency_us),
@@ -148,7 +165,11 @@ pub fn render(summary: &Summary, config: &Config, intervals: &[IntervalRow]) -> 
         intervals,
     };
     // Serializing plain structs with string keys cannot fail.
-    let mut s = serde_json::to_string_pretty(&r).unwrap_or_default();
+    let mut value = serde_json::to_value(&r).unwrap_or_default();
+    if let (Some(p), Some(obj)) = (proxy, value.as_object_mut()) {
+        obj.insert("proxy".into(), p);
+    }
+    let mut s = serde_json::to_string_pretty(&value).unwrap_or_default();
     s.push('\n');
     s
 }

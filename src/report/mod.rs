@@ -4,6 +4,7 @@
 pub mod hdrlog;
 pub mod json;
 pub mod live;
+pub mod proxy;
 pub mod text;
 pub mod units;
 pub mod wrk2;

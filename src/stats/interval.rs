@@ -16,6 +16,10 @@ pub struct Snapshot {
     pub end_us: u64,
     /// Latency of responses completed in the interval (corrected in rate mode).
     pub latency_us: Histogram<u64>,
+    /// Time to first byte of responses in the interval (proxy tests; empty otherwise).
+    pub ttfb_us: Histogram<u64>,
+    /// Bytes read in the interval.
+    pub bytes: u64,
     /// Responses completed in the interval.
     pub requests: u64,
     /// Errors of every kind in the interval.
@@ -41,6 +45,8 @@ pub struct IntervalRow {
     pub achieved_per_s: f64,
     /// Responses completed.
     pub requests: u64,
+    /// Mean latency of the interval, microseconds.
+    pub mean_us: f64,
     /// Latency percentiles and max of the interval, microseconds.
     pub p50_us: u64,
     /// 90th percentile.
@@ -57,6 +63,12 @@ pub struct IntervalRow {
     pub new_connections: u64,
     /// Requests sent more than a millisecond late.
     pub late: u64,
+    /// Bytes read per second.
+    pub bytes_per_s: f64,
+    /// Mean time to first byte, microseconds (proxy tests).
+    pub ttfb_mean_us: f64,
+    /// 99th percentile time to first byte, microseconds (proxy tests).
+    pub ttfb_p99_us: u64,
 }
 
 impl IntervalRow {
@@ -64,10 +76,13 @@ impl IntervalRow {
     pub fn merge(parts: &[Snapshot], target_per_s: Option<f64>) -> (IntervalRow, Histogram<u64>) {
         let mut h = parts[0].latency_us.clone();
         h.reset();
-        let (mut requests, mut errors, mut late, mut open, mut connects) = (0, 0, 0, 0, 0);
+        let mut ttfb = h.clone();
+        let (mut requests, mut errors, mut late, mut open, mut connects, mut bytes) = (0, 0, 0, 0, 0, 0);
         let (mut start, mut end) = (u64::MAX, 0);
         for p in parts {
             let _ = h.add(&p.latency_us);
+            let _ = ttfb.add(&p.ttfb_us);
+            bytes += p.bytes;
             requests += p.requests;
             errors += p.errors;
             late += p.late;
@@ -78,12 +93,14 @@ impl IntervalRow {
         }
         let length_s = (end.saturating_sub(start)) as f64 / 1e6;
         let at = |q: f64| if h.is_empty() { 0 } else { h.value_at_quantile(q) };
+        let per_s = |n: f64| if length_s > 0.0 { n / length_s } else { 0.0 };
         let row = IntervalRow {
             start_s: start as f64 / 1e6,
             length_s,
             target_per_s,
-            achieved_per_s: if length_s > 0.0 { requests as f64 / length_s } else { 0.0 },
+            achieved_per_s: per_s(requests as f64),
             requests,
+            mean_us: if h.is_empty() { 0.0 } else { h.mean() },
             p50_us: at(0.5),
             p90_us: at(0.9),
             p99_us: at(0.99),
@@ -92,6 +109,9 @@ impl IntervalRow {
             open_connections: open,
             new_connections: connects,
             late,
+            bytes_per_s: per_s(bytes as f64),
+            ttfb_mean_us: if ttfb.is_empty() { 0.0 } else { ttfb.mean() },
+            ttfb_p99_us: if ttfb.is_empty() { 0 } else { ttfb.value_at_quantile(0.99) },
         };
         (row, h)
     }

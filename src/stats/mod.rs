@@ -8,7 +8,7 @@ pub mod interval;
 mod recorder;
 mod summary;
 
-pub use recorder::{Pacing, Recorder, LATE_SEND_US};
+pub use recorder::{Pacing, Recorder, LATE_SEND_US, MAX_CONTENT_FAILURES};
 pub use summary::{Distribution, Summary};
 
 /// Highest latency the histograms track: one hour, in microseconds.
@@ -31,14 +31,22 @@ pub enum ErrorKind {
     Timeout = 3,
     /// The response was not valid HTTP/1 (bad status line, bad chunk size).
     Parse = 4,
+    /// A body was not the document its URL names (`--check-content`).
+    Content = 5,
 }
 
 impl ErrorKind {
     /// Number of kinds, the size of the per-thread error array.
-    pub const COUNT: usize = 5;
+    pub const COUNT: usize = 6;
     /// Every kind, in report order.
-    pub const ALL: [ErrorKind; ErrorKind::COUNT] =
-        [ErrorKind::Connect, ErrorKind::Read, ErrorKind::Write, ErrorKind::Timeout, ErrorKind::Parse];
+    pub const ALL: [ErrorKind; ErrorKind::COUNT] = [
+        ErrorKind::Connect,
+        ErrorKind::Read,
+        ErrorKind::Write,
+        ErrorKind::Timeout,
+        ErrorKind::Parse,
+        ErrorKind::Content,
+    ];
 
     /// The lowercase name used in reports and JSON.
     pub fn name(self) -> &'static str {
@@ -48,6 +56,7 @@ impl ErrorKind {
             ErrorKind::Write => "write",
             ErrorKind::Timeout => "timeout",
             ErrorKind::Parse => "parse",
+            ErrorKind::Content => "content",
         }
     }
 }

@@ -17,6 +17,12 @@ pub struct Recorder {
     pub uncorrected_us: Histogram<u64>,
     /// How paced requests kept to their schedule.
     pub pacing: Pacing,
+    /// Proxy tests: time to the first byte of each response, microseconds.
+    pub ttfb_us: Histogram<u64>,
+    /// Proxy tests: responses the client abandoned mid-body on purpose.
+    pub aborted: u64,
+    /// The first few content mismatches, explained.
+    pub content_failures: Vec<String>,
     /// The thread's request rate, sampled every [`super::RATE_SAMPLE_MS`].
     pub rate_samples: Histogram<u64>,
     /// Responses received complete.
@@ -46,6 +52,9 @@ impl Recorder {
             latency_us: new_histogram(MAX_LATENCY_US),
             uncorrected_us: new_histogram(MAX_LATENCY_US),
             pacing: Pacing::default(),
+            ttfb_us: new_histogram(MAX_LATENCY_US),
+            aborted: 0,
+            content_failures: Vec::new(),
             rate_samples: new_histogram(u32::MAX as u64),
             requests: 0,
             bytes: 0,
@@ -105,6 +114,13 @@ impl Recorder {
         let _ = self.rate_samples.add(&other.rate_samples);
         let _ = self.uncorrected_us.add(&other.uncorrected_us);
         self.pacing.merge(&other.pacing);
+        let _ = self.ttfb_us.add(&other.ttfb_us);
+        self.aborted += other.aborted;
+        for f in &other.content_failures {
+            if self.content_failures.len() < MAX_CONTENT_FAILURES {
+                self.content_failures.push(f.clone());
+            }
+        }
         self.requests += other.requests;
         self.bytes += other.bytes;
         for (a, b) in self.errors.iter_mut().zip(other.errors) {
@@ -119,6 +135,9 @@ impl Recorder {
         }
     }
 }
+
+/// Content mismatches kept with their explanation (the rest are only counted).
+pub const MAX_CONTENT_FAILURES: usize = 5;
 
 /// Lateness above this is a late send: it is more than the timer's own resolution.
 pub const LATE_SEND_US: u64 = 1_000;

@@ -53,6 +53,15 @@ impl Doc {
         (parts.next()? == "d").then_some(Doc { id, len })
     }
 
+    /// The document's `Last-Modified` time: 2020-01-01 00:00:00 GMT plus `id` seconds (ids past
+    /// the year 9999 wrap around), as an HTTP-date.
+    pub fn last_modified(&self) -> String {
+        const EPOCH_2020: u64 = 1_577_836_800;
+        const SPAN: u64 = 253_402_300_799 - EPOCH_2020;
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(EPOCH_2020 + self.id % SPAN);
+        http_date(t)
+    }
+
     /// The pattern byte at `offset` (past the path line): printable, varying with id and offset.
     #[inline]
     fn pattern(&self, offset: u64) -> u8 {
@@ -100,6 +109,34 @@ impl Doc {
     }
 }
 
+/// Formats a time as an IMF-fixdate (`Wed, 01 Jan 2020 00:00:00 GMT`).
+pub fn http_date(t: std::time::SystemTime) -> String {
+    let secs = t.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    format!(
+        "{}, {:02} {} {} {:02}:{:02}:{:02} GMT",
+        DAYS[(days % 7) as usize],
+        day,
+        MONTHS[(month - 1) as usize],
+        year,
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,6 +175,21 @@ mod tests {
         d.body_range(&path, 0, 10, &mut parts);
         d.body_range(&path, 10, 64, &mut parts);
         assert_eq!(parts, body);
+    }
+
+    #[test]
+    fn http_dates() {
+        use std::time::{Duration, UNIX_EPOCH};
+        let rows = [
+            (0, "Thu, 01 Jan 1970 00:00:00 GMT"),
+            (1_577_836_800, "Wed, 01 Jan 2020 00:00:00 GMT"),
+            (951_782_400, "Tue, 29 Feb 2000 00:00:00 GMT"),
+            (1_700_000_000, "Tue, 14 Nov 2023 22:13:20 GMT"),
+        ];
+        for (secs, want) in rows {
+            assert_eq!(http_date(UNIX_EPOCH + Duration::from_secs(secs)), want);
+        }
+        assert_eq!(Doc { id: 61, len: 1 }.last_modified(), "Wed, 01 Jan 2020 00:01:01 GMT");
     }
 
     #[test]

@@ -232,6 +232,15 @@ impl Nginx {
     /// Starts nginx with `server_body` inside `server { listen PORT ...; }`; `tls` adds `ssl`
     /// to the listen line and a self-signed certificate for 127.0.0.1.
     pub fn start(server_body: &str, tls: bool) -> Nginx {
+        Nginx::start_full("", server_body, tls)
+    }
+
+    /// Starts nginx with extra `http`-level directives (cache zones) before the server block.
+    pub fn start_with_http(http_extra: &str, server_body: &str) -> Nginx {
+        Nginx::start_full(http_extra, server_body, false)
+    }
+
+    fn start_full(http_extra: &str, server_body: &str, tls: bool) -> Nginx {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path().display().to_string();
         let port = free_port();
@@ -252,6 +261,7 @@ impl Nginx {
                uwsgi_temp_path {d}/u; scgi_temp_path {d}/s;\n\
                log_format bytes '$status $bytes_sent';\n\
                access_log {d}/access.log bytes;\n\
+               {http_extra}\n\
                server {{ listen {listen}; {tls_lines} {server_body} }}\n\
              }}\n"
         );

@@ -1,0 +1,281 @@
+//! `strain proxy`: jtest's client and origin in one process, for loading caching proxies.
+//!
+//! By default the origin runs in this process and its live counters give the measured hit
+//! ratio (1 - origin requests / client requests) each interval. `--client-only` reads the same
+//! counters from a remote `strain origin` (`GET /_strain/stats`); `--origin-only` serves only.
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+use super::{units, CliError, EXIT_OK};
+use crate::engine::proxy::{Form, ProxyPlan};
+use crate::workload::gen::WorkloadConfig;
+
+/// How requests name the document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormFlag {
+    /// Absolute-form URLs to a forward proxy.
+    Forward,
+    /// Origin-form with Host, to a reverse proxy.
+    Reverse,
+    /// Origin-form with Host, to a transparent proxy.
+    Transparent,
+}
+
+/// Flags of `strain proxy`.
+#[derive(Debug, Args)]
+pub struct ProxyFlags {
+    /// The proxy under test (default: the origin itself, for a dry run).
+    #[arg(long = "proxy", value_name = "HOST:PORT")]
+    pub proxy: Option<String>,
+    /// The origin as URLs name it (default: the in-process origin's address).
+    #[arg(long = "origin", value_name = "HOST:PORT")]
+    pub origin: Option<String>,
+    /// Request form.
+    #[arg(long = "form", value_enum, default_value = "reverse")]
+    pub form: FormFlag,
+    /// Run only the client (the origin runs elsewhere; needs --origin).
+    #[arg(long = "client-only", conflicts_with = "origin_only")]
+    pub client_only: bool,
+    /// Run only the origin, for clients elsewhere.
+    #[arg(long = "origin-only")]
+    pub origin_only: bool,
+    /// Where the origin listens.
+    #[arg(long = "listen", value_name = "ADDR", default_value = "127.0.0.1:0")]
+    pub listen: SocketAddr,
+    /// Share of requests for the hot set (jtest -z).
+    #[arg(long = "hit-rate", value_name = "P", default_value = "0.4", value_parser = probability)]
+    pub hit_rate: f64,
+    /// Documents in the hot set (jtest -Z).
+    #[arg(long = "hotset", value_name = "N", default_value = "1000", value_parser = units::count)]
+    pub hotset: usize,
+    /// Zipf popularity within the hot set, with this exponent.
+    #[arg(long = "zipf", value_name = "ALPHA")]
+    pub zipf: Option<f64>,
+    /// Replace the hot set this many times an hour, gradually.
+    #[arg(long = "evolve", value_name = "R", default_value = "0")]
+    pub evolve: f64,
+    /// Every document's size (default: jtest's mix, 100 B to 900 KB).
+    #[arg(long = "doc-size", value_name = "BYTES", value_parser = units::count)]
+    pub doc_size: Option<usize>,
+    /// Cycle through the URLs (or paths) in FILE instead of generated documents.
+    #[arg(long = "urls", value_name = "FILE")]
+    pub urls: Option<PathBuf>,
+    /// Shuffle the --urls list (seeded) instead of cycling in order.
+    #[arg(long = "shuffle")]
+    pub shuffle: bool,
+    /// Write the first N generated URLs (N = --dump-count) to FILE and exit.
+    #[arg(long = "dump-urls", value_name = "FILE")]
+    pub dump_urls: Option<PathBuf>,
+    /// How many URLs --dump-urls writes.
+    #[arg(long = "dump-count", value_name = "N", default_value = "10000", value_parser = units::count)]
+    pub dump_count: usize,
+    /// Seed of every random choice.
+    #[arg(long = "seed", value_name = "N", default_value = "1")]
+    pub seed: u64,
+    /// Requests per client connection before it is replaced (jtest -k; 0 unlimited).
+    #[arg(long = "keepalive", value_name = "N", default_value = "0", value_parser = units::count)]
+    pub keepalive: usize,
+    /// Share of requests sent as reloads (no-cache; jtest -W).
+    #[arg(long = "reload-rate", value_name = "P", default_value = "0", value_parser = probability)]
+    pub reload_rate: f64,
+    /// Share of requests sent with If-Modified-Since.
+    #[arg(long = "ims-rate", value_name = "P", default_value = "0", value_parser = probability)]
+    pub ims_rate: f64,
+    /// Share of responses abandoned mid-body (jtest -g).
+    #[arg(long = "client-abort-rate", value_name = "P", default_value = "0", value_parser = probability)]
+    pub client_abort_rate: f64,
+    /// Check every body against its URL; a wrong one is a content error.
+    #[arg(long = "check-content")]
+    pub check_content: bool,
+    /// Load options shared with the main command.
+    #[command(flatten)]
+    pub load: super::flags::CommonLoadFlags,
+}
+
+/// Parses a probability in [0, 1].
+pub fn probability(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
+        _ => Err(format!("'{s}' is not a probability between 0 and 1")),
+    }
+}
+
+/// The request settings of a proxy test.
+pub fn proxy_plan(f: &ProxyFlags, origin: &str) -> Result<ProxyPlan, CliError> {
+    let urls = match &f.urls {
+        None => None,
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|source| CliError::Io { what: format!("cannot read {}", path.display()), source })?;
+            let mut list: Vec<String> = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(String::from)
+                .collect();
+            if list.is_empty() {
+                return Err(CliError::Usage(format!("{} holds no URLs", path.display())));
+            }
+            if f.shuffle {
+                let mut rng = crate::workload::gen::Rng::new(f.seed);
+                for i in (1..list.len()).rev() {
+                    list.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+                }
+            }
+            Some(list)
+        }
+    };
+    if f.zipf.is_some_and(|a| !(a.is_finite() && a > 0.0)) {
+        return Err(CliError::Usage("--zipf takes an exponent above 0".into()));
+    }
+    if !(f.evolve.is_finite() && f.evolve >= 0.0) {
+        return Err(CliError::Usage("--evolve takes a rate of 0 or more per hour".into()));
+    }
+    Ok(ProxyPlan {
+        workload: WorkloadConfig {
+            hit_rate: f.hit_rate,
+            hotset: f.hotset as u64,
+            zipf: f.zipf,
+            evolve_per_hour: f.evolve,
+            doc_size: f.doc_size.map(|n| n as u64),
+            seed: f.seed,
+        },
+        form: if f.form == FormFlag::Forward { Form::Forward } else { Form::Reverse },
+        origin: origin.to_string(),
+        reload_rate: f.reload_rate,
+        ims_rate: f.ims_rate,
+        client_abort_rate: f.client_abort_rate,
+        check_content: f.check_content,
+        keepalive: f.keepalive as u64,
+        urls,
+    })
+}
+
+/// Writes the URLs a run would start with, for replay with --urls.
+fn dump_urls(f: &ProxyFlags, origin: &str, path: &std::path::Path) -> Result<i32, CliError> {
+    let plan = proxy_plan(f, origin)?;
+    let mut client = crate::engine::proxy::ProxyClient::new(&plan, 0);
+    let mut out = String::new();
+    let mut req = Vec::new();
+    for _ in 0..f.dump_count {
+        client.build(&mut req);
+        let line = String::from_utf8_lossy(&req);
+        let target = line.split(' ').nth(1).unwrap_or("/");
+        if target.starts_with("http://") {
+            out.push_str(target);
+        } else {
+            out.push_str(&format!("http://{origin}{target}"));
+        }
+        out.push('\n');
+    }
+    std::fs::write(path, out)
+        .map_err(|source| CliError::Io { what: format!("cannot write {}", path.display()), source })?;
+    Ok(EXIT_OK)
+}
+
+/// Runs `strain proxy`.
+pub fn run(f: &ProxyFlags) -> Result<i32, CliError> {
+    crate::net::raise_file_limit();
+    if let Some(path) = &f.dump_urls {
+        let origin = f.origin.clone().unwrap_or_else(|| f.listen.to_string());
+        return dump_urls(f, &origin, path);
+    }
+    let stop = super::stop_flag()?;
+    if f.client_only {
+        let origin =
+            f.origin.clone().ok_or_else(|| CliError::Usage("--client-only needs --origin HOST:PORT".into()))?;
+        return client(f, &origin, &stop, None);
+    }
+    let listener = TcpListener::bind(f.listen)
+        .map_err(|source| CliError::Io { what: format!("cannot listen on {}", f.listen), source })?;
+    let addr =
+        listener.local_addr().map_err(|source| CliError::Io { what: "cannot read the address".into(), source })?;
+    let origin_config = crate::origin::OriginConfig::default();
+    let live = crate::origin::OriginLive::new();
+    if f.origin_only {
+        println!("strain origin listening on http://{addr}/");
+        let stats = crate::origin::run_live(listener, &origin_config, &stop, &live)?;
+        println!("strain origin served {} requests on {} connections", stats.requests, stats.connections);
+        return Ok(EXIT_OK);
+    }
+    let origin_stop = AtomicBool::new(false);
+    let origin = f.origin.clone().unwrap_or_else(|| addr.to_string());
+    std::thread::scope(|s| {
+        let server = s.spawn(|| crate::origin::run_live(listener, &origin_config, &origin_stop, &live));
+        let result = client(f, &origin, &stop, Some(&live));
+        origin_stop.store(true, Ordering::Relaxed);
+        server.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+        result
+    })
+}
+
+/// Runs the client side: the engine with generated requests, reporting the hit ratio.
+fn client(
+    f: &ProxyFlags,
+    origin: &str,
+    stop: &AtomicBool,
+    live: Option<&crate::origin::OriginLive>,
+) -> Result<i32, CliError> {
+    let target = f.proxy.clone().unwrap_or_else(|| origin.to_string());
+    let mut config = super::common_config(&f.load, &format!("http://{target}/"))?;
+    if config.interval.is_none() {
+        config.interval = Some(Duration::from_secs(1));
+    }
+    let plan = proxy_plan(f, origin)?;
+    let view = match live {
+        Some(l) => OriginView::Local(l),
+        None => OriginView::Remote(origin.to_string()),
+    };
+    super::load_run(&config, stop, Some(super::ProxyRun { plan, origin: view }))
+}
+
+/// Where the origin's counters come from.
+pub enum OriginView<'a> {
+    /// The origin in this process.
+    Local(&'a crate::origin::OriginLive),
+    /// A `strain origin` elsewhere, asked over HTTP.
+    Remote(String),
+}
+
+/// The origin's request and connection counts so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OriginCounts {
+    /// Requests answered.
+    pub requests: u64,
+    /// Connections accepted.
+    pub connections: u64,
+}
+
+impl OriginView<'_> {
+    /// Reads the counters now; `None` when a remote origin does not answer.
+    pub fn counts(&self) -> Option<OriginCounts> {
+        match self {
+            OriginView::Local(live) => {
+                let s = live.snapshot();
+                Some(OriginCounts { requests: s.requests, connections: s.connections })
+            }
+            OriginView::Remote(addr) => remote_counts(addr),
+        }
+    }
+}
+
+/// `GET /_strain/stats` from a remote origin (bounded to half a second).
+fn remote_counts(addr: &str) -> Option<OriginCounts> {
+    use std::io::{Read, Write};
+    use std::net::ToSocketAddrs;
+    let limit = Duration::from_millis(500);
+    let sock = addr.to_socket_addrs().ok()?.next()?;
+    let mut s = std::net::TcpStream::connect_timeout(&sock, limit).ok()?;
+    s.set_read_timeout(Some(limit)).ok()?;
+    s.write_all(format!("GET /_strain/stats HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes()).ok()?;
+    let mut text = String::new();
+    s.take(64 * 1024).read_to_string(&mut text).ok()?;
+    let body = text.split_once("\r\n\r\n")?.1;
+    let v: serde_json::Value = serde_json::from_str(body).ok()?;
+    Some(OriginCounts { requests: v["requests"].as_u64()?, connections: v["connections"].as_u64()? })
+}

@@ -1,0 +1,200 @@
+//! Proxy-test requests: which document each request asks for, how it asks (forward or reverse
+//! form, reloads, If-Modified-Since, aborts), and whether the body that came back is that
+//! document. The worker calls [`ProxyClient::build`] when it sends and [`ProxyClient::check`]
+//! when a response completes; everything else is the ordinary engine.
+
+use std::time::SystemTime;
+
+use crate::http::response::Captured;
+use crate::workload::doc::Doc;
+use crate::workload::gen::{Generator, Rng, WorkloadConfig};
+
+/// How the request line names the document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// `GET http://origin/path` to a forward proxy.
+    Forward,
+    /// `GET /path` with `Host: origin`, to a reverse or transparent proxy.
+    Reverse,
+}
+
+/// A proxy test's request settings, shared by the threads.
+#[derive(Debug, Clone)]
+pub struct ProxyPlan {
+    /// URL choice.
+    pub workload: WorkloadConfig,
+    /// Request form.
+    pub form: Form,
+    /// `host:port` the URLs name (the origin, as the proxy should see it).
+    pub origin: String,
+    /// Share of requests sent with `Cache-Control: no-cache` and `Pragma: no-cache`.
+    pub reload_rate: f64,
+    /// Share of requests sent with `If-Modified-Since`.
+    pub ims_rate: f64,
+    /// Share of responses the client abandons mid-body.
+    pub client_abort_rate: f64,
+    /// Check every body against its URL.
+    pub check_content: bool,
+    /// Requests per client connection before it is replaced (0: unlimited).
+    pub keepalive: u64,
+    /// A URL list to cycle through instead of generated documents (paths or absolute URLs).
+    pub urls: Option<Vec<String>>,
+}
+
+/// What the worker keeps about a request in flight.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sent {
+    /// The document asked for, when the URL names one.
+    pub doc: Option<Doc>,
+    /// Abandon this response once its body starts.
+    pub abort: bool,
+}
+
+/// A thread's request builder.
+#[derive(Debug)]
+pub struct ProxyClient<'a> {
+    plan: &'a ProxyPlan,
+    gen: Generator,
+    rng: Rng,
+    next_url: usize,
+    path: String,
+}
+
+/// The origin-side prefix of document paths (none: `/d/<id>/<len>`).
+const PREFIX: &str = "";
+
+impl<'a> ProxyClient<'a> {
+    /// A builder for thread `stream` (distinct per thread and process).
+    pub fn new(plan: &'a ProxyPlan, stream: u64) -> ProxyClient<'a> {
+        ProxyClient {
+            plan,
+            gen: Generator::new(&plan.workload, stream),
+            rng: Rng::new(stream.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ plan.workload.seed),
+            next_url: stream as usize,
+            path: String::new(),
+        }
+    }
+
+    /// Writes the next request into `out` and says what it asked for.
+    pub fn build(&mut self, out: &mut Vec<u8>) -> Sent {
+        let p = self.plan;
+        let doc = match &p.urls {
+            Some(urls) if !urls.is_empty() => {
+                let url = &urls[self.next_url % urls.len()];
+                self.next_url += 1;
+                self.path.clear();
+                self.path.push_str(url_path(url));
+                Doc::parse(&self.path)
+            }
+            _ => {
+                let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+                let doc = self.gen.next(now);
+                self.path.clear();
+                use std::fmt::Write;
+                let _ = write!(self.path, "{PREFIX}/d/{}/{}", doc.id, doc.len);
+                Some(doc)
+            }
+        };
+        out.clear();
+        out.extend_from_slice(b"GET ");
+        if p.form == Form::Forward {
+            out.extend_from_slice(b"http://");
+            out.extend_from_slice(p.origin.as_bytes());
+        }
+        out.extend_from_slice(self.path.as_bytes());
+        out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
+        out.extend_from_slice(p.origin.as_bytes());
+        out.extend_from_slice(b"\r\n");
+        if p.reload_rate > 0.0 && self.rng.unit() < p.reload_rate {
+            out.extend_from_slice(b"Cache-Control: no-cache\r\nPragma: no-cache\r\n");
+        }
+        if p.ims_rate > 0.0 && self.rng.unit() < p.ims_rate {
+            if let Some(d) = doc {
+                out.extend_from_slice(b"If-Modified-Since: ");
+                out.extend_from_slice(d.last_modified().as_bytes());
+                out.extend_from_slice(b"\r\n");
+            }
+        }
+        out.extend_from_slice(b"\r\n");
+        let abort = p.client_abort_rate > 0.0 && self.rng.unit() < p.client_abort_rate;
+        Sent { doc, abort }
+    }
+
+    /// Checks a complete response: `Some(explanation)` when a 200's body is not the document
+    /// its URL names.
+    pub fn check(&self, sent: &Sent, status: u16, captured: Option<&Captured>) -> Option<String> {
+        let (Some(doc), Some(c)) = (sent.doc, captured) else { return None };
+        if status != 200 {
+            return None;
+        }
+        let path = doc.path(PREFIX);
+        doc.check(&path, &c.body).err().map(|why| format!("asked for {path}: {why}"))
+    }
+}
+
+/// The path of a URL list entry: absolute URLs lose scheme and authority.
+fn url_path(url: &str) -> &str {
+    match url.split_once("://") {
+        Some((_, rest)) => rest.find('/').map_or("/", |i| &rest[i..]),
+        None => url,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(form: Form) -> ProxyPlan {
+        ProxyPlan {
+            workload: WorkloadConfig { hit_rate: 1.0, hotset: 1, doc_size: Some(5), ..Default::default() },
+            form,
+            origin: "127.0.0.1:9".into(),
+            reload_rate: 0.0,
+            ims_rate: 0.0,
+            client_abort_rate: 0.0,
+            check_content: true,
+            keepalive: 0,
+            urls: None,
+        }
+    }
+
+    #[test]
+    fn requests_in_both_forms() {
+        let mut out = Vec::new();
+        let p = plan(Form::Reverse);
+        ProxyClient::new(&p, 0).build(&mut out);
+        assert_eq!(String::from_utf8(out.clone()).unwrap(), "GET /d/0/5 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n\r\n");
+        let p = plan(Form::Forward);
+        ProxyClient::new(&p, 0).build(&mut out);
+        assert_eq!(
+            String::from_utf8(out.clone()).unwrap(),
+            "GET http://127.0.0.1:9/d/0/5 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n\r\n"
+        );
+        let mut p = plan(Form::Reverse);
+        (p.reload_rate, p.ims_rate) = (1.0, 1.0);
+        ProxyClient::new(&p, 0).build(&mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "GET /d/0/5 HTTP/1.1\r\nHost: 127.0.0.1:9\r\nCache-Control: no-cache\r\nPragma: no-cache\r\n\
+             If-Modified-Since: Wed, 01 Jan 2020 00:00:00 GMT\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn url_lists_cycle_and_bodies_are_checked() {
+        let mut p = plan(Form::Reverse);
+        p.urls = Some(vec!["http://x/d/1/3".into(), "/d/2/4".into(), "/other".into()]);
+        let mut c = ProxyClient::new(&p, 0);
+        let mut out = Vec::new();
+        let sent: Vec<Sent> = (0..4).map(|_| c.build(&mut out)).collect();
+        assert_eq!(
+            sent.iter().map(|s| s.doc).collect::<Vec<_>>(),
+            vec![Some(Doc { id: 1, len: 3 }), Some(Doc { id: 2, len: 4 }), None, Some(Doc { id: 1, len: 3 })]
+        );
+        let good = Captured { headers: vec![], body: b"/d/".to_vec() };
+        let bad = Captured { headers: vec![], body: b"/d/2".to_vec() };
+        assert_eq!(c.check(&sent[0], 200, Some(&good)), None);
+        assert_eq!(c.check(&sent[0], 200, Some(&bad)), Some("asked for /d/1/3: length 4, expected 3".into()));
+        assert_eq!(c.check(&sent[0], 304, Some(&bad)), None);
+    }
+}

@@ -1,0 +1,103 @@
+//! Counters that can be read while the server runs.
+//!
+//! Each event-loop thread owns one [`Counters`] block and is its only writer, so an update is a
+//! relaxed load and store (plain moves on x86), not a locked read-modify-write; the blocks are
+//! padded to their own cache lines so a reader or a neighbour never bounces the writer's line.
+//! A reader sums the blocks: the total is exact once the threads have stopped and at most a few
+//! updates stale while they run.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+use super::{OriginError, OriginStats};
+
+/// One counter with a single writer.
+#[derive(Debug, Default)]
+pub(super) struct Counter(AtomicU64);
+
+impl Counter {
+    /// Adds `n`; only the owning thread may call this.
+    #[inline]
+    pub(super) fn add(&self, n: u64) {
+        // Single writer: no read-modify-write needed, and readers only need each value whole.
+        self.0.store(self.0.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+    }
+
+    fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// One thread's counters, on cache lines of their own (128 bytes: adjacent-line prefetch pairs
+/// 64-byte lines on x86).
+#[derive(Debug, Default)]
+#[repr(align(128))]
+pub(super) struct Counters {
+    pub(super) connections: Counter,
+    pub(super) requests: Counter,
+    /// `200` answers to documents; fixed responses are `requests` minus documents.
+    pub(super) doc_ok: Counter,
+    pub(super) not_modified: Counter,
+    pub(super) aborted: Counter,
+    pub(super) bytes_read: Counter,
+    pub(super) bytes_written: Counter,
+}
+
+impl Counters {
+    /// This thread's totals; `fixed_ok` says whether fixed responses count as `ok`.
+    fn snapshot(&self, fixed_ok: bool) -> OriginStats {
+        // A document's status is counted before the request, so while the thread runs the
+        // difference can only be too small, never wrap.
+        let requests = self.requests.get();
+        let doc_ok = self.doc_ok.get();
+        let not_modified = self.not_modified.get();
+        let fixed = requests.saturating_sub(doc_ok + not_modified);
+        OriginStats {
+            connections: self.connections.get(),
+            requests,
+            ok: doc_ok + if fixed_ok { fixed } else { 0 },
+            not_modified,
+            aborted: self.aborted.get(),
+            bytes_read: self.bytes_read.get(),
+            bytes_written: self.bytes_written.get(),
+        }
+    }
+}
+
+/// The counters of one running origin server, readable from any thread while it serves (for a
+/// load generator in the same process). Pass it to [`super::run_live`]; one server per value.
+#[derive(Debug, Default)]
+pub struct OriginLive {
+    /// One block per server thread, made when the server starts.
+    threads: OnceLock<Box<[Counters]>>,
+    claimed: AtomicBool,
+    /// Fixed responses are `200 OK`: counting them is left to [`OriginLive::snapshot`], which
+    /// spares the fast path a counter.
+    fixed_ok: AtomicBool,
+}
+
+impl OriginLive {
+    /// Counters for a server that has not started yet (all zero until it does).
+    pub fn new() -> Self {
+        OriginLive::default()
+    }
+
+    /// The totals so far, summed over the server's threads.
+    pub fn snapshot(&self) -> OriginStats {
+        let mut total = OriginStats::default();
+        for counters in self.threads.get().map(|t| &t[..]).unwrap_or_default() {
+            total.merge(&counters.snapshot(self.fixed_ok.load(Ordering::Relaxed)));
+        }
+        total
+    }
+
+    /// Makes the blocks for a server with `threads` threads whose fixed responses are (or are
+    /// not) `200 OK`; fails if a server already has them.
+    pub(super) fn claim(&self, threads: usize, fixed_ok: bool) -> Result<&[Counters], OriginError> {
+        if self.claimed.swap(true, Ordering::Relaxed) {
+            return Err(OriginError::LiveInUse);
+        }
+        self.fixed_ok.store(fixed_ok, Ordering::Relaxed);
+        Ok(self.threads.get_or_init(|| (0..threads).map(|_| Counters::default()).collect()))
+    }
+}

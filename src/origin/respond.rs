@@ -1,0 +1,296 @@
+//! What the server answers, decided once at start: the pre-rendered fixed responses, and the
+//! rules and header rendering for documents (`/d/<id>/<len>`, see [`crate::workload::doc`]).
+//!
+//! Fixed responses are rendered whole at start, so serving one is queueing a slice. Document
+//! heads vary with the document and are rendered per request straight into the connection's
+//! output buffer, with hand-written number and date formatting instead of `format!` (the same
+//! dates as [`Doc::last_modified`], without its `String`), so a document costs no allocation
+//! either.
+
+use std::time::Duration;
+
+use super::{ContentType, OriginConfig, OriginError, Persist, Reply, BODY_PATTERN};
+use crate::workload::doc::Doc;
+
+/// `Connection` header lines, indexed by [`Persist`].
+const CONNECTION: [&[u8]; 3] = [b"", b"Connection: keep-alive\r\n", b"Connection: close\r\n"];
+
+/// Unix time of 2020-01-01 00:00:00 UTC, the `Last-Modified` of document 0; document `id` is
+/// `id` seconds later, as [`Doc::last_modified`] says (clients send it in `If-Modified-Since`).
+const LAST_MODIFIED_BASE: u64 = 1_577_836_800;
+/// Ids wrap around past the year 9999, as in [`Doc::last_modified`], so the year keeps four
+/// digits.
+const LAST_MODIFIED_SPAN: u64 = 253_402_300_799 - LAST_MODIFIED_BASE;
+
+/// Everything that shapes responses, fixed for the server's life.
+#[derive(Debug)]
+pub(super) struct Site {
+    /// Answers to every path that is not a document.
+    pub(super) fixed: Responses,
+    /// Fixed responses are `200 OK` (and counted as such).
+    pub(super) fixed_ok: bool,
+    /// The whole `Cache-Control` line of document responses.
+    cache_control: Vec<u8>,
+    content_type: &'static [u8],
+    pub(super) ims_not_modified: f64,
+    pub(super) abort_rate: f64,
+    /// Responses per connection; 0 is unlimited.
+    pub(super) keepalive: u64,
+    /// Wait before each response; `None` when zero.
+    pub(super) delay: Option<Duration>,
+    /// Bytes per second per connection; `None` is unlimited.
+    pub(super) byte_rate: Option<u64>,
+}
+
+impl Site {
+    pub(super) fn new(config: &OriginConfig) -> Result<Self, OriginError> {
+        for (name, p) in [("ims_not_modified", config.ims_not_modified), ("abort_rate", config.abort_rate)] {
+            // Written so that NaN fails too.
+            if !(0.0..=1.0).contains(&p) {
+                return Err(OriginError::Invalid(format!("{name} must be between 0 and 1, not {p}")));
+            }
+        }
+        if config.byte_rate == Some(0) {
+            return Err(OriginError::Invalid("byte_rate must be above 0 (None is unlimited)".into()));
+        }
+        let cache_control = if config.no_cache {
+            b"Cache-Control: no-cache\r\n".to_vec()
+        } else {
+            format!("Cache-Control: max-age={}\r\n", config.max_age.as_secs()).into_bytes()
+        };
+        Ok(Site {
+            fixed: Responses::new(config)?,
+            fixed_ok: config.status == 200,
+            cache_control,
+            content_type: config.content_type.mime().as_bytes(),
+            ims_not_modified: config.ims_not_modified,
+            abort_rate: config.abort_rate,
+            keepalive: config.keepalive,
+            delay: (!config.delay.is_zero()).then_some(config.delay),
+            byte_rate: config.byte_rate,
+        })
+    }
+
+    /// Some output may have to wait for the clock, so connections need timers.
+    pub(super) fn timed(&self) -> bool {
+        self.delay.is_some() || self.byte_rate.is_some()
+    }
+
+    /// Appends the head of a document response: `200` with the body's length and type, or
+    /// `304` with only the validators and caching rules.
+    pub(super) fn doc_head(&self, out: &mut Vec<u8>, not_modified: bool, doc: Doc, persist: Persist) {
+        if not_modified {
+            out.extend_from_slice(b"HTTP/1.1 304 Not Modified\r\n");
+        } else {
+            out.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: ");
+            push_u64(out, doc.len);
+            out.extend_from_slice(b"\r\nContent-Type: ");
+            out.extend_from_slice(self.content_type);
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(&self.cache_control);
+        out.extend_from_slice(b"Last-Modified: ");
+        http_date(LAST_MODIFIED_BASE + doc.id % LAST_MODIFIED_SPAN, out);
+        out.extend_from_slice(b"\r\nETag: \"");
+        push_u64(out, doc.id);
+        out.push(b'-');
+        push_u64(out, doc.len);
+        out.extend_from_slice(b"\"\r\n");
+        out.extend_from_slice(CONNECTION[persist as usize]);
+        out.extend_from_slice(b"\r\n");
+    }
+
+    /// Appends the head of the `/_strain/stats` answer, a JSON body of `len` bytes.
+    pub(super) fn stats_head(&self, out: &mut Vec<u8>, len: usize, persist: Persist) {
+        out.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: ");
+        push_u64(out, len as u64);
+        out.extend_from_slice(b"\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n");
+        out.extend_from_slice(CONNECTION[persist as usize]);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+impl ContentType {
+    /// The media type sent in `Content-Type`.
+    pub fn mime(self) -> &'static str {
+        match self {
+            ContentType::Html => "text/html",
+            ContentType::Jpeg => "image/jpeg",
+            ContentType::Text => "text/plain",
+        }
+    }
+}
+
+/// Every fixed response the server can send, rendered once at start.
+#[derive(Debug)]
+pub(super) struct Responses {
+    /// Indexed by `Persist`.
+    full: [Vec<u8>; 3],
+    /// Length of the head within each of `full`.
+    head_len: [usize; 3],
+    pub(super) bad_request: Vec<u8>,
+}
+
+impl Responses {
+    fn new(config: &OriginConfig) -> Result<Self, OriginError> {
+        if !(200..=999).contains(&config.status) {
+            return Err(OriginError::Status(config.status));
+        }
+        // 204 and 304 never carry a body; sending one would desynchronise every client.
+        let bodiless = matches!(config.status, 204 | 304);
+        let body: Vec<u8> =
+            if bodiless { Vec::new() } else { BODY_PATTERN.iter().copied().cycle().take(config.body_size).collect() };
+        let render = |persist: Persist| {
+            let mut head = format!("HTTP/1.1 {} {}\r\n", config.status, reason(config.status)).into_bytes();
+            if !bodiless {
+                head.extend_from_slice(
+                    format!("Content-Length: {}\r\nContent-Type: text/plain\r\n", body.len()).as_bytes(),
+                );
+            }
+            head.extend_from_slice(CONNECTION[persist as usize]);
+            head.extend_from_slice(b"\r\n");
+            let head_len = head.len();
+            let mut full = head;
+            full.extend_from_slice(&body);
+            (full, head_len)
+        };
+        let (keep, keep_len) = render(Persist::KeepAlive);
+        let (keep10, keep10_len) = render(Persist::KeepAlive10);
+        let (close, close_len) = render(Persist::Close);
+        let bad_request = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec();
+        Ok(Responses { full: [keep, keep10, close], head_len: [keep_len, keep10_len, close_len], bad_request })
+    }
+
+    pub(super) fn get(&self, reply: Reply) -> &[u8] {
+        let i = reply.persist as usize;
+        let full = &self.full[i];
+        if reply.head_only {
+            &full[..self.head_len[i]]
+        } else {
+            full
+        }
+    }
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        204 => "No Content",
+        206 => "Partial Content",
+        301 => "Moved Permanently",
+        302 => "Found",
+        304 => "Not Modified",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        // The reason phrase is informational; clients must not depend on it.
+        _ => "Status",
+    }
+}
+
+/// Appends `n` in decimal.
+pub(super) fn push_u64(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
+/// Appends Unix time `secs` as an IMF-fixdate (`Wed, 01 Jan 2020 00:00:00 GMT`, RFC 9110 5.6.7).
+pub(super) fn http_date(secs: u64, out: &mut Vec<u8>) {
+    const DAYS: [&[u8]; 7] = [b"Thu", b"Fri", b"Sat", b"Sun", b"Mon", b"Tue", b"Wed"];
+    const MONTHS: [&[u8]; 12] =
+        [b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec"];
+    let days = secs / 86_400;
+    let time = secs % 86_400;
+    let (year, month, day) = civil_from_days(days);
+    // 1970-01-01 was a Thursday.
+    out.extend_from_slice(DAYS[(days % 7) as usize]);
+    out.extend_from_slice(b", ");
+    push_2(out, day);
+    out.push(b' ');
+    out.extend_from_slice(MONTHS[(month - 1) as usize]);
+    out.push(b' ');
+    push_u64(out, year);
+    out.push(b' ');
+    push_2(out, time / 3600);
+    out.push(b':');
+    push_2(out, time / 60 % 60);
+    out.push(b':');
+    push_2(out, time % 60);
+    out.extend_from_slice(b" GMT");
+}
+
+/// Two digits, zero-padded.
+fn push_2(out: &mut Vec<u8>, n: u64) {
+    out.extend_from_slice(&[b'0' + (n / 10 % 10) as u8, b'0' + (n % 10) as u8]);
+}
+
+/// (year, month 1-12, day 1-31) of a day count since 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`, for days on or after the epoch).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    (year, month, day)
+}
+
+/// A document's path as its body embeds it: the request target without a query, and without
+/// the scheme and authority of an absolute-form target (`http://host/d/1/2`).
+pub(super) fn doc_path(target: &str) -> &str {
+    let mut path = target;
+    if !path.starts_with('/') {
+        if let Some(rest) = strip_scheme(path) {
+            path = rest.find('/').map_or("/", |i| &rest[i..]);
+        }
+    }
+    // A plain byte loop: request paths are short, and `str::find` costs more to set up than
+    // this costs to run on the benchmark's `/`.
+    match path.bytes().position(|b| b == b'?') {
+        Some(i) => &path[..i],
+        None => path,
+    }
+}
+
+fn strip_scheme(target: &str) -> Option<&str> {
+    for scheme in ["http://", "https://"] {
+        if target.len() >= scheme.len() && target.as_bytes()[..scheme.len()].eq_ignore_ascii_case(scheme.as_bytes()) {
+            return Some(&target[scheme.len()..]);
+        }
+    }
+    None
+}
+
+/// The document a path names, checked cheaply first: most non-document paths (`/`) do not end
+/// in a digit, so the fixed-response fast path does not pay for a full parse.
+pub(super) fn document(path: &str) -> Option<Doc> {
+    if !path.as_bytes().last().is_some_and(u8::is_ascii_digit) {
+        return None;
+    }
+    Doc::parse(path)
+}

@@ -1,0 +1,85 @@
+//! Proxy-test reporting: the per-interval line with jtest's columns and the measured hit ratio,
+//! and the summary lines after wrk's report.
+
+use super::units::{binary, time_us};
+use crate::stats::interval::IntervalRow;
+
+/// Hit ratio measured from request counts: the share of client requests the origin never saw.
+pub fn hit_ratio(client_requests: u64, origin_requests: u64) -> Option<f64> {
+    (client_requests > 0).then(|| (1.0 - origin_requests as f64 / client_requests as f64).clamp(-1.0, 1.0))
+}
+
+/// One interval: connections, ops/s, first-byte and total latency (mean, p99), bytes/s, origin
+/// requests/s and new connections, hit ratio, errors.
+pub fn line(r: &IntervalRow, origin_requests: Option<u64>, origin_connections: Option<u64>) -> String {
+    let secs = r.length_s.max(1e-9);
+    let origin = match (origin_requests, origin_connections) {
+        (Some(req), Some(conns)) => format!("origin {:>7.0}/s new {:>4}  ", req as f64 / secs, conns),
+        _ => "origin      ?/s new    ?  ".to_string(),
+    };
+    let hit = match origin_requests.and_then(|o| hit_ratio(r.requests, o)) {
+        Some(h) => format!("{h:>5.3}"),
+        None => "    ?".to_string(),
+    };
+    format!(
+        "[{:>6.1}s] con {:>5} new {:>4}  ops {:>8.0}/s  1st {:>8} p99 {:>8}  all {:>8} p99 {:>8}  {:>8}B/s  {origin}hit {hit}  errors {}",
+        r.start_s + r.length_s,
+        r.open_connections,
+        r.new_connections,
+        r.achieved_per_s,
+        time_us(r.ttfb_mean_us),
+        time_us(r.ttfb_p99_us as f64),
+        time_us(r.mean_us),
+        time_us(r.p99_us as f64),
+        binary(r.bytes_per_s),
+        r.errors
+    )
+}
+
+/// Lines after wrk's report: what the proxy answered itself, aborts, content errors.
+pub fn summary(
+    client_requests: u64,
+    origin: Option<(u64, u64)>,
+    aborted: u64,
+    content_errors: u64,
+    failures: &[String],
+) -> String {
+    let mut out = String::new();
+    match origin {
+        Some((requests, connections)) => {
+            let hits = client_requests.saturating_sub(requests);
+            let ratio = hit_ratio(client_requests, requests).map_or("n/a".to_string(), |h| format!("{h:.3}"));
+            out.push_str(&format!(
+                "  Proxy: hit ratio {ratio}: {hits} of {client_requests} responses did not reach the origin, which served {requests} on {connections} connections\n"
+            ));
+        }
+        None => out.push_str("  Proxy: the origin's counters could not be read; no hit ratio\n"),
+    }
+    if aborted > 0 {
+        out.push_str(&format!("  Aborted by the client: {aborted}\n"));
+    }
+    if content_errors > 0 {
+        out.push_str(&format!("  Content errors: {content_errors}\n"));
+        for f in failures {
+            out.push_str(&format!("    {f}\n"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hit_ratio_from_counts() {
+        assert_eq!(hit_ratio(1000, 100), Some(0.9));
+        assert_eq!(hit_ratio(1000, 1000), Some(0.0));
+        assert_eq!(hit_ratio(0, 5), None);
+        assert_eq!(
+            summary(1000, Some((100, 4)), 2, 1, &["asked for /d/1/3: length 4, expected 3".into()]),
+            "  Proxy: hit ratio 0.900: 900 of 1000 responses did not reach the origin, which served 100 on 4 connections\n  \
+             Aborted by the client: 2\n  Content errors: 1\n    asked for /d/1/3: length 4, expected 3\n"
+        );
+    }
+}

@@ -1,0 +1,191 @@
+//! `strain proxy` against real caching proxies: hit ratio, content checks, forms.
+
+use crate::harness::{exclusive, free_port, strain, Nginx};
+use crate::proxies::{Ats, AtsMode};
+
+/// Mean of the per-interval hit ratios from interval `skip` on.
+fn steady_hit_ratio(run: &crate::harness::Run, skip: usize) -> f64 {
+    let rows = run.json.as_ref().unwrap()["proxy"]["intervals"].as_array().unwrap().clone();
+    let vals: Vec<f64> = rows.iter().skip(skip).filter_map(|r| r["hit_ratio"].as_f64()).collect();
+    assert!(!vals.is_empty(), "{rows:?}");
+    vals.iter().sum::<f64>() / vals.len() as f64
+}
+
+#[test]
+fn ats_reverse_proxy_holds_the_asked_hit_ratio_with_correct_content() {
+    let _alone = exclusive();
+    let origin_port = free_port();
+    let ats = Ats::start(AtsMode::Reverse { origin_port });
+    let run = strain(&[
+        "proxy",
+        "--listen",
+        &format!("127.0.0.1:{origin_port}"),
+        "--proxy",
+        &format!("127.0.0.1:{}", ats.port),
+        // A reverse proxy is addressed by its own name: URLs name it, and it maps them to the origin.
+        "--origin",
+        &format!("127.0.0.1:{}", ats.port),
+        "--hit-rate",
+        "0.9",
+        "--hotset",
+        "1000",
+        "--doc-size",
+        "1000",
+        "--check-content",
+        "-t",
+        "1",
+        "-c",
+        "20",
+        "-d",
+        "8s",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let requests = run.num("/requests");
+    assert!(requests > 5_000, "{}", run.stdout);
+    assert_eq!(run.num("/status/200"), requests, "{}", run.stdout);
+    assert_eq!(run.num("/errors/content"), 0, "{}", run.stdout);
+    assert_eq!(run.num("/errors/read") + run.num("/errors/parse") + run.num("/errors/timeout"), 0);
+    // Once the hot set is warm (the first seconds), 90% of requests never reach the origin.
+    let hit = steady_hit_ratio(&run, 3);
+    assert!((hit - 0.90).abs() <= 0.03, "steady hit ratio {hit}");
+    assert!(run.stdout.contains("  Proxy: hit ratio 0.8"), "{}", run.stdout);
+}
+
+#[test]
+fn ats_with_no_hot_set_passes_every_request_to_the_origin() {
+    let _alone = exclusive();
+    let origin_port = free_port();
+    let ats = Ats::start(AtsMode::Reverse { origin_port });
+    let run = strain(&[
+        "proxy",
+        "--listen",
+        &format!("127.0.0.1:{origin_port}"),
+        "--proxy",
+        &format!("127.0.0.1:{}", ats.port),
+        "--origin",
+        &format!("127.0.0.1:{}", ats.port),
+        "--hit-rate",
+        "0",
+        "--doc-size",
+        "200",
+        "--check-content",
+        "-t",
+        "1",
+        "-c",
+        "10",
+        "-d",
+        "3s",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let requests = run.num("/requests");
+    assert!(requests > 500);
+    assert_eq!(run.num("/status/200"), requests, "{}", run.stdout);
+    assert_eq!(run.num("/proxy/origin_requests"), requests);
+    assert_eq!(run.num("/errors/content"), 0);
+}
+
+#[test]
+fn ats_forward_proxy_with_absolute_urls() {
+    let _alone = exclusive();
+    let origin_port = free_port();
+    let ats = Ats::start(AtsMode::Forward);
+    let run = strain(&[
+        "proxy",
+        "--form",
+        "forward",
+        "--listen",
+        &format!("127.0.0.1:{origin_port}"),
+        "--proxy",
+        &format!("127.0.0.1:{}", ats.port),
+        "--hit-rate",
+        "0.5",
+        "--hotset",
+        "50",
+        "--check-content",
+        "-t",
+        "1",
+        "-c",
+        "10",
+        "-d",
+        "3s",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let requests = run.num("/requests");
+    assert!(requests > 500, "{}", run.stdout);
+    assert_eq!(run.num("/status/200"), requests);
+    assert_eq!(run.num("/errors/content"), 0);
+    // Hits happened: the origin saw fewer requests than the client sent.
+    assert!(run.num("/proxy/origin_requests") < requests * 7 / 10, "{:?}", run.json.as_ref().map(|j| &j["proxy"]));
+}
+
+fn nginx_cache(origin_port: u16, key: &str) -> Nginx {
+    // The cache zone lives inside nginx's private directory: `proxy_cache_path` is relative to -p.
+    Nginx::start_with_http(
+        "proxy_cache_path cache keys_zone=testcache:1m max_size=64m;",
+        &format!(
+            "location / {{ proxy_pass http://127.0.0.1:{origin_port}; proxy_cache testcache; proxy_cache_valid 200 10m; \
+             proxy_http_version 1.1; proxy_set_header Connection \"\"; proxy_cache_key {key}; \
+             add_header X-Cache $upstream_cache_status always; }}"
+        ),
+    )
+}
+
+#[test]
+fn nginx_cache_serves_correct_content() {
+    let origin_port = free_port();
+    let nginx = nginx_cache(origin_port, "$scheme$proxy_host$request_uri");
+    let run = strain(&[
+        "proxy",
+        "--listen",
+        &format!("127.0.0.1:{origin_port}"),
+        "--proxy",
+        &format!("127.0.0.1:{}", nginx.port),
+        "--hit-rate",
+        "0.8",
+        "--hotset",
+        "100",
+        "--check-content",
+        "-t",
+        "1",
+        "-c",
+        "8",
+        "-d",
+        "2s",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.num("/requests") > 200);
+    assert_eq!(run.num("/errors/content"), 0, "{}", run.stdout);
+    assert!(run.num("/proxy/origin_requests") < run.num("/requests"));
+}
+
+#[test]
+fn a_cache_keyed_on_the_host_alone_is_caught_by_content_checks() {
+    let origin_port = free_port();
+    let nginx = nginx_cache(origin_port, "$host");
+    let run = strain(&[
+        "proxy",
+        "--listen",
+        &format!("127.0.0.1:{origin_port}"),
+        "--proxy",
+        &format!("127.0.0.1:{}", nginx.port),
+        "--hit-rate",
+        "0.5",
+        "--hotset",
+        "100",
+        "--doc-size",
+        "300",
+        "--check-content",
+        "-t",
+        "1",
+        "-c",
+        "4",
+        "-d",
+        "1s",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let content = run.num("/errors/content");
+    // Every path gets the first object cached: nearly every response is the wrong document.
+    assert!(content > run.num("/requests") / 2, "{content} of {}", run.num("/requests"));
+    assert!(run.stdout.contains(&format!("  Content errors: {content}\n    asked for /d/")), "{}", run.stdout);
+    assert!(run.stdout.contains("body belongs to /d/"), "{}", run.stdout);
+}
