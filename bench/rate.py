@@ -58,6 +58,13 @@ the ratio strain/peer of those medians (< 1 favours strain).  Issue 3 asks
 for strain's CPU per request below every peer's (ratio < 1.0) with the rate
 held within 0.5 %, and sets the goal strain <= 0.75x h2load.
 
+Options for comparing strain's own settings in the same run:
+``--strain-args "..."`` adds arguments to every strain command line, and
+the tool ``strain-alt`` (``--tools strain,strain-alt,h2load``) runs the
+same binary with ``--alt-args`` (default ``--tick 0``) added as well; it
+is reported like a peer (ratio strain/strain-alt) but ignored by the
+requirement checks.
+
 wrk2 is not packaged for Debian and is not built here; it is skipped.  A
 tool that is not installed is skipped with a note (h2load: ``apt-get
 install -y nghttp2-client``; oha: ``cargo install --locked oha``).
@@ -75,6 +82,7 @@ import datetime
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import sys
@@ -92,7 +100,12 @@ from core import (  # noqa: E402
     settle, tool_version,
 )
 
-TOOLS = ("strain", "h2load", "oha")
+TOOLS = ("strain", "h2load", "oha", "strain-alt")
+DEFAULT_TOOLS = ("strain", "h2load", "oha")
+# Tools that run the strain binary.  "strain-alt" is the same binary with
+# --alt-args added (e.g. "--tick 0"), to compare two settings in one run; it
+# is a reference, not a peer: the issue-3 requirements ignore it.
+STRAINS = ("strain", "strain-alt")
 
 # Figures quoted in issue 3 (measured earlier on this machine with the same
 # protocol): generator CPU as a share of one core while holding 20,000 req/s.
@@ -106,9 +119,10 @@ ISSUE_FIGURES = {"h2load": 17.9, "wrk2": 18.8, "oha": 21.8}
 def tool_argv(tool, args, url, json_path):
     cpu = ["taskset", "-c", str(args.gen_cpu)]
     dur = fmt_dur(args.duration)
-    if tool == "strain":
+    if tool in STRAINS:
+        extra = args.strain_args + (args.alt_args if tool == "strain-alt" else [])
         return cpu + [args.strain, "-t1", "-c%d" % args.connections, "-d%s" % dur,
-                      "-R%d" % args.rate, "--json", json_path, url]
+                      "-R%d" % args.rate] + extra + ["--json", json_path, url]
     if tool == "h2load":
         # --rps is per client; -D takes seconds.  -t1: one thread like the others.
         return cpu + [args.h2load, "--h1", "-t1", "-c%d" % args.connections,
@@ -251,7 +265,7 @@ def nginx_ctx_switches(nginx):
 
 
 def rate_run(tool, args, nginx, tmpdir, rnd):
-    json_path = os.path.join(tmpdir, "strain-%d.json" % rnd)
+    json_path = os.path.join(tmpdir, "%s-%d.json" % (tool, rnd))
     time_path = os.path.join(tmpdir, "time-%s-%d.txt" % (tool, rnd))
     for p in (json_path, time_path):
         if os.path.exists(p):
@@ -310,7 +324,7 @@ def rate_run(tool, args, nginx, tmpdir, rnd):
     run["nginx_wakeups_per_s"] = (run["nginx_ctx_switches"] / wall
                                   if wall and run["nginx_ctx_switches"] is not None else None)
 
-    if tool == "strain":
+    if tool in STRAINS:
         parsed = parse_strain(run, json_path)
     elif tool == "h2load":
         parsed = parse_h2load(run)
@@ -334,7 +348,7 @@ def rate_run(tool, args, nginx, tmpdir, rnd):
         run["problems"].append("only %d of %d responses 2xx/3xx" % (parsed["ok"], reqs))
     if run["rate_held"] is False:
         run["problems"].append("rate off by %+.2f%%" % (100 * run["rate_error"]))
-    if tool == "strain":
+    if tool in STRAINS:
         rate = parsed.get("rate") or {}
         if rate.get("unsent"):
             run["problems"].append("%d unsent" % rate["unsent"])
@@ -343,13 +357,13 @@ def rate_run(tool, args, nginx, tmpdir, rnd):
 
 def print_run_line(run):
     extra = ""
-    if run["tool"] == "strain":
+    if run["tool"] in STRAINS:
         rate = run["parsed"].get("rate") or {}
         if rate:
             extra = "  sent %s late %s (no conn %s) unsent %s" % (
                 f_num(rate.get("sent")), f_num(rate.get("late")),
                 f_num(rate.get("late_no_connection")), f_num(rate.get("unsent")))
-    log("  round %d %-6s %9s req in %6.3f s = %9s req/s (%+.2f%%)  cpu %.2f s (user %.2f sys %.2f)"
+    log("  round %d %-10s %9s req in %6.3f s = %9s req/s (%+.2f%%)  cpu %.2f s (user %.2f sys %.2f)"
         "  gen CPU %5.1f%%  at-rate %5.1f%%  %5.1f us/req  nginx %3.0f%%  other %3.0f%%"
         "  RSS %s KiB  ctx/s gen %s nginx %s%s%s" % (
             run["round"], run["tool"], f_num(run["requests"]), run["duration"] or 0,
@@ -394,10 +408,11 @@ def summarize(args, info, tools, skipped, runs, cmds):
         }
     strain_runs = by.get("strain", [])
     held = [r["rate_held"] for r in strain_runs]
+    peers = {t: v for t, v in ratios.items() if t not in STRAINS}
     req = {
         "strain_cpu_per_request_below_every_peer":
             (all(v["cpu_per_request"] is not None and v["cpu_per_request"] < 1.0
-                 for v in ratios.values()) if ratios else None),
+                 for v in peers.values()) if peers else None),
         "strain_rate_held_every_run": (all(held) if held else None),
         "goal_strain_le_0.75x_h2load":
             (ratios["h2load"]["cpu_per_request"] <= 0.75
@@ -416,6 +431,13 @@ def summarize(args, info, tools, skipped, runs, cmds):
         args.rounds, args.connections, fmt_dur(args.duration), f_num(args.rate),
         args.gen_cpu, args.server_cpu))
     w()
+    if args.strain_args or "strain-alt" in tools:
+        w("strain ran with %s; strain-alt is the same binary with %s added (a reference "
+          "for strain's own settings, not a peer; the requirements ignore it)." % (
+              ("extra arguments `%s`" % " ".join(args.strain_args)) if args.strain_args
+              else "its default settings",
+              "`%s`" % " ".join(args.alt_args)))
+        w()
     w("| tool | CPU at %s/s per run | median CPU at %s/s | median gen CPU (CPU s / wall s) "
       "| median CPU us/req | ratio strain/tool (CPU per request) | median achieved req/s "
       "| rate held (±%.1f%%) | median ctx switches/s gen, nginx | median peak RSS |" % (
@@ -446,7 +468,7 @@ def summarize(args, info, tools, skipped, runs, cmds):
     w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in runs:
         sched = "-"
-        if r["tool"] == "strain":
+        if r["tool"] in STRAINS:
             rate = r["parsed"].get("rate") or {}
             if rate:
                 sched = "sent %s, late %s (no free conn %s), unsent %s" % (
@@ -502,8 +524,14 @@ def main():
                          "else to the repository root)")
     ap.add_argument("--h2load", default="h2load", help="h2load binary")
     ap.add_argument("--oha", default="oha", help="oha binary (also looked for in ~/.cargo/bin)")
-    ap.add_argument("--tools", default=",".join(TOOLS), help="comma-separated subset of %s"
-                    % ", ".join(TOOLS))
+    ap.add_argument("--tools", default=",".join(DEFAULT_TOOLS),
+                    help="comma-separated subset of %s (strain-alt: the strain binary "
+                         "with --alt-args added)" % ", ".join(TOOLS))
+    ap.add_argument("--strain-args", default="",
+                    help="extra arguments for every strain run (shell-style quoting), "
+                         "e.g. \"--tick 0\"")
+    ap.add_argument("--alt-args", default="--tick 0",
+                    help="extra arguments for the strain-alt tool, after --strain-args")
     ap.add_argument("--rounds", type=int, default=3,
                     help="rounds; the tools' order is reversed every other round")
     ap.add_argument("--rate", type=int, default=20000, help="target requests/s, in total")
@@ -532,6 +560,8 @@ def main():
         raise KeyboardInterrupt
     signal.signal(signal.SIGTERM, on_term)
 
+    args.strain_args = shlex.split(args.strain_args)
+    args.alt_args = shlex.split(args.alt_args)
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
     bad = [t for t in tools if t not in TOOLS]
     if bad:
@@ -546,7 +576,7 @@ def main():
     if not os.path.exists("/usr/bin/time"):
         log("error: /usr/bin/time not found (apt-get install -y time)")
         return 2
-    if "strain" in tools and not (os.path.isfile(args.strain) and os.access(args.strain, os.X_OK)):
+    if set(STRAINS) & set(tools) and not (os.path.isfile(args.strain) and os.access(args.strain, os.X_OK)):
         log("error: strain binary not found or not executable: %s" % args.strain)
         return 2
     for t, hint in (("h2load", "apt-get install -y nghttp2-client"),
@@ -574,7 +604,8 @@ def main():
     nofile = raise_nofile()
     info = machine_info()
     info.pop("wrk", None)
-    info["strain"] = tool_version([args.strain, "--version"]) if "strain" in tools else ""
+    info["strain"] = (tool_version([args.strain, "--version"])
+                      if set(STRAINS) & set(tools) else "")
     if "h2load" in tools:
         info["h2load"] = tool_version([args.h2load, "--version"])
     if "oha" in tools:
@@ -592,7 +623,7 @@ def main():
             nginx.url, nginx.proc.pid, nginx.worker_pids(), nginx.dir))
         cmds.append("taskset -c %d nginx -p DIR/ -e DIR/error.log -c DIR/nginx.conf"
                     "   # worker_processes 1; return 200 \"hello world\\n\"" % args.server_cpu)
-        if args.warmup > 0 and "strain" in tools:
+        if args.warmup > 0 and set(STRAINS) & set(tools):
             log("warm-up: strain %s at %d/s" % (fmt_dur(args.warmup), args.rate))
             w = tool_argv("strain", args, nginx.url, os.path.join(tmpdir, "warmup.json"))
             w[w.index("-d%s" % fmt_dur(args.duration))] = "-d%s" % fmt_dur(args.warmup)
@@ -611,7 +642,7 @@ def main():
                               "oha" if a == args.oha and tool == "oha" else a)
                              for a in run["argv"]]
                     cmds.append(display(shown, args.strain).replace(
-                        os.path.join(tmpdir, "strain-1.json"), "FILE"))
+                        os.path.join(tmpdir, "%s-1.json" % tool), "FILE"))
         nginx_errors = nginx.errors()
     except KeyboardInterrupt:
         log("interrupted; stopping nginx")

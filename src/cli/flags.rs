@@ -109,6 +109,57 @@ pub struct LoadFlags {
     pub script_args: Vec<String>,
 }
 
+/// How the origin serves documents: shared by `strain origin` and `strain proxy`.
+#[derive(Debug, Args)]
+pub struct DocumentFlags {
+    /// Freshness lifetime sent with documents (Cache-Control: max-age).
+    #[arg(long = "max-age", value_name = "T", default_value = "3600s", value_parser = units::duration)]
+    pub max_age: Duration,
+    /// Send documents with Cache-Control: no-cache instead of a max-age.
+    #[arg(long = "no-cache")]
+    pub no_cache: bool,
+    /// Probability (0 to 1) that a conditional document request (If-Modified-Since,
+    /// If-None-Match) gets 304 Not Modified (jtest -I).
+    #[arg(long = "ims-not-modified", value_name = "P", default_value_t = 0.5, allow_negative_numbers = true)]
+    pub ims_not_modified: f64,
+    /// Wait this long before the first byte of every response (jtest -w).
+    #[arg(long = "delay", value_name = "T", default_value = "0s", value_parser = units::duration)]
+    pub delay: Duration,
+    /// Write at most B bytes per second on each connection (jtest -r; suffixes k, M, G).
+    #[arg(long = "byte-rate", value_name = "B", value_parser = units::count)]
+    pub byte_rate: Option<usize>,
+    /// Probability (0 to 1) that a document body is cut short and its connection closed
+    /// (jtest -G).
+    #[arg(long = "abort-rate", value_name = "P", default_value_t = 0.0, allow_negative_numbers = true)]
+    pub abort_rate: f64,
+    /// Content-Type of documents: html, jpeg or text.
+    #[arg(long = "content-type", value_name = "TYPE", default_value = "text", value_parser = |s: &str| s.parse::<crate::origin::ContentType>())]
+    pub content_type: crate::origin::ContentType,
+}
+
+impl DocumentFlags {
+    /// Checks the values and sets them on `config`.
+    pub fn apply(&self, config: &mut crate::origin::OriginConfig) -> Result<(), super::CliError> {
+        for (flag, p) in [("--ims-not-modified", self.ims_not_modified), ("--abort-rate", self.abort_rate)] {
+            // Written so that NaN fails too.
+            if !(0.0..=1.0).contains(&p) {
+                return Err(super::CliError::Usage(format!("{flag} must be a probability between 0 and 1, not {p}")));
+            }
+        }
+        if self.byte_rate == Some(0) {
+            return Err(super::CliError::Usage("--byte-rate must be above 0 (leave it out for no limit)".into()));
+        }
+        config.max_age = self.max_age;
+        config.no_cache = self.no_cache;
+        config.ims_not_modified = self.ims_not_modified;
+        config.delay = self.delay;
+        config.byte_rate = self.byte_rate.map(|b| b as u64);
+        config.abort_rate = self.abort_rate;
+        config.content_type = self.content_type;
+        Ok(())
+    }
+}
+
 /// Flags of `strain origin`.
 #[derive(Debug, Args)]
 pub struct OriginFlags {
@@ -130,36 +181,16 @@ pub struct OriginFlags {
     /// Event-loop threads (default: one per core).
     #[arg(short = 't', long = "threads", value_name = "N", value_parser = units::count)]
     pub threads: Option<usize>,
-    /// Freshness lifetime sent with documents (Cache-Control: max-age).
-    #[arg(long = "max-age", value_name = "T", default_value = "3600s", value_parser = units::duration)]
-    pub max_age: Duration,
-    /// Send documents with Cache-Control: no-cache instead of a max-age.
-    #[arg(long = "no-cache")]
-    pub no_cache: bool,
-    /// Probability (0 to 1) that a conditional document request (If-Modified-Since,
-    /// If-None-Match) gets 304 Not Modified (jtest -I).
-    #[arg(long = "ims-not-modified", value_name = "P", default_value_t = 0.5, allow_negative_numbers = true)]
-    pub ims_not_modified: f64,
-    /// Wait this long before the first byte of every response (jtest -w).
-    #[arg(long = "delay", value_name = "T", default_value = "0s", value_parser = units::duration)]
-    pub delay: Duration,
-    /// Write at most B bytes per second on each connection (jtest -r; suffixes k, M, G).
-    #[arg(long = "byte-rate", value_name = "B", value_parser = units::count)]
-    pub byte_rate: Option<usize>,
-    /// Probability (0 to 1) that a document body is cut short and its connection closed
-    /// (jtest -G).
-    #[arg(long = "abort-rate", value_name = "P", default_value_t = 0.0, allow_negative_numbers = true)]
-    pub abort_rate: f64,
     /// Close each connection after N responses, the last saying Connection: close (jtest -j);
     /// 0 never.
     #[arg(long = "keepalive", value_name = "N", default_value = "0", value_parser = units::count)]
     pub keepalive: usize,
-    /// Content-Type of documents: html, jpeg or text.
-    #[arg(long = "content-type", value_name = "TYPE", default_value = "text", value_parser = |s: &str| s.parse::<crate::origin::ContentType>())]
-    pub content_type: crate::origin::ContentType,
     /// Seed of the random choices (which responses are 304 or cut); the same seed repeats them.
     #[arg(long = "seed", value_name = "N", default_value_t = 0)]
     pub seed: u64,
+    /// How documents are served.
+    #[command(flatten)]
+    pub documents: DocumentFlags,
 }
 
 /// Flags of `strain demo`.

@@ -350,36 +350,21 @@ fn open_hdr_log(path: &std::path::Path) -> Result<HdrLog<std::io::BufWriter<std:
 }
 
 fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
-    for (flag, p) in [("--ims-not-modified", f.ims_not_modified), ("--abort-rate", f.abort_rate)] {
-        // Written so that NaN fails too.
-        if !(0.0..=1.0).contains(&p) {
-            return Err(CliError::Usage(format!("{flag} must be a probability between 0 and 1, not {p}")));
-        }
-    }
-    if f.byte_rate == Some(0) {
-        return Err(CliError::Usage("--byte-rate must be above 0 (leave it out for no limit)".into()));
-    }
-    crate::net::raise_file_limit();
-    let listener = TcpListener::bind(f.listen)
-        .map_err(|source| CliError::Io { what: format!("cannot listen on {}", f.listen), source })?;
-    let addr =
-        listener.local_addr().map_err(|source| CliError::Io { what: "cannot read the address".into(), source })?;
     let mut config = OriginConfig {
         body_size: f.body_size,
         status: f.status,
         stall_at: f.stall_at,
         stall_for: f.stall_for.unwrap_or_default(),
-        max_age: f.max_age,
-        no_cache: f.no_cache,
-        ims_not_modified: f.ims_not_modified,
-        delay: f.delay,
-        byte_rate: f.byte_rate.map(|b| b as u64),
-        abort_rate: f.abort_rate,
         keepalive: f.keepalive as u64,
-        content_type: f.content_type,
         seed: f.seed,
         ..OriginConfig::default()
     };
+    f.documents.apply(&mut config)?;
+    crate::net::raise_file_limit();
+    let listener = TcpListener::bind(f.listen)
+        .map_err(|source| CliError::Io { what: format!("cannot listen on {}", f.listen), source })?;
+    let addr =
+        listener.local_addr().map_err(|source| CliError::Io { what: "cannot read the address".into(), source })?;
     if let Some(t) = f.threads {
         config.threads = t.max(1);
     }

@@ -92,6 +92,12 @@ pub struct ProxyFlags {
     /// Check every body against its URL; a wrong one is a content error.
     #[arg(long = "check-content")]
     pub check_content: bool,
+    /// Requests per origin connection before the origin closes it (jtest -j; 0 unlimited).
+    #[arg(long = "origin-keepalive", value_name = "N", default_value = "0", value_parser = units::count)]
+    pub origin_keepalive: usize,
+    /// How the in-process origin serves documents.
+    #[command(flatten)]
+    pub documents: super::flags::DocumentFlags,
     /// Load options shared with the main command.
     #[command(flatten)]
     pub load: super::flags::CommonLoadFlags,
@@ -195,7 +201,9 @@ pub fn run(f: &ProxyFlags) -> Result<i32, CliError> {
         .map_err(|source| CliError::Io { what: format!("cannot listen on {}", f.listen), source })?;
     let addr =
         listener.local_addr().map_err(|source| CliError::Io { what: "cannot read the address".into(), source })?;
-    let origin_config = crate::origin::OriginConfig::default();
+    let mut origin_config =
+        crate::origin::OriginConfig { keepalive: f.origin_keepalive as u64, seed: f.seed, ..Default::default() };
+    f.documents.apply(&mut origin_config)?;
     let live = crate::origin::OriginLive::new();
     if f.origin_only {
         println!("strain origin listening on http://{addr}/");

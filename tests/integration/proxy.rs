@@ -189,3 +189,154 @@ fn a_cache_keyed_on_the_host_alone_is_caught_by_content_checks() {
     assert!(run.stdout.contains(&format!("  Content errors: {content}\n    asked for /d/")), "{}", run.stdout);
     assert!(run.stdout.contains("body belongs to /d/"), "{}", run.stdout);
 }
+
+#[test]
+fn if_modified_since_gets_304s_counted_as_successes() {
+    let run = strain(&[
+        "proxy",
+        "--ims-rate",
+        "1",
+        "--ims-not-modified",
+        "1",
+        "--hit-rate",
+        "1",
+        "--hotset",
+        "10",
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "-d",
+        "1s",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let requests = run.num("/requests");
+    assert!(requests > 100);
+    assert_eq!(run.num("/status/304"), requests);
+    assert_eq!(run.num("/errors/status") + run.num("/errors/read") + run.num("/errors/content"), 0);
+    assert!(!run.stdout.contains("Non-2xx"), "{}", run.stdout);
+}
+
+#[test]
+fn aborts_on_both_sides_come_in_the_asked_share_without_stalling() {
+    // The client walks away from 20% of responses mid-body.
+    let run = strain(&[
+        "proxy",
+        "--client-abort-rate",
+        "0.2",
+        "--doc-size",
+        "200000",
+        "--hit-rate",
+        "1",
+        "--hotset",
+        "10",
+        "--check-content",
+        "-t",
+        "1",
+        "-c",
+        "4",
+        "-d",
+        "2s",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let (done, aborted) = (run.num("/requests"), run.num("/proxy/aborted"));
+    let share = aborted as f64 / (done + aborted) as f64;
+    assert!((share - 0.2).abs() < 0.05, "{aborted} aborted of {}", done + aborted);
+    assert_eq!(run.num("/errors/content") + run.num("/errors/read"), 0);
+    assert!(run.elapsed < std::time::Duration::from_secs(5), "{:?}", run.elapsed);
+    // The origin cuts 10% of bodies short: the client counts them as read errors.
+    let run = strain(&[
+        "proxy",
+        "--abort-rate",
+        "0.1",
+        "--doc-size",
+        "20000",
+        "--hit-rate",
+        "1",
+        "--hotset",
+        "10",
+        "--check-content",
+        "-t",
+        "1",
+        "-c",
+        "4",
+        "-d",
+        "2s",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let (done, cut) = (run.num("/requests"), run.num("/errors/read"));
+    let share = cut as f64 / (done + cut) as f64;
+    assert!((share - 0.1).abs() < 0.04, "{cut} cut of {}", done + cut);
+    assert_eq!(run.num("/errors/content"), 0);
+    assert!(run.elapsed < std::time::Duration::from_secs(5), "{:?}", run.elapsed);
+}
+
+#[test]
+fn client_and_origin_in_separate_processes() {
+    use crate::harness::Origin;
+    let origin = Origin::start(&["-t", "1"]);
+    let run = strain(&[
+        "proxy",
+        "--client-only",
+        "--origin",
+        &origin.addr.to_string(),
+        "--hit-rate",
+        "0.5",
+        "--hotset",
+        "20",
+        "--check-content",
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "-d",
+        "1s",
+    ]);
+    let served = origin.stop();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let requests = run.num("/requests");
+    // With no proxy between them the origin answers everything, and the client read its
+    // counters over HTTP: hit ratio 0.
+    assert_eq!(served.requests, requests);
+    assert_eq!(run.num("/proxy/origin_requests"), requests);
+    assert_eq!(run.json.as_ref().unwrap()["proxy"]["hit_ratio"].as_f64(), Some(0.0));
+}
+
+#[test]
+fn proxy_mode_rejects_bad_values_in_one_line() {
+    for (args, want) in [
+        (vec!["proxy", "--hit-rate", "1.5"], "'1.5' is not a probability between 0 and 1"),
+        (vec!["proxy", "--client-only"], "--client-only needs --origin HOST:PORT"),
+        (vec!["proxy", "--zipf", "0"], "--zipf takes an exponent above 0"),
+        (vec!["proxy", "--urls", "/nonexistent/urls.txt"], "cannot read /nonexistent/urls.txt"),
+    ] {
+        let run = crate::harness::strain_raw(&args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+        assert!(run.stderr.contains(want), "{args:?}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn dumped_urls_replay_with_check_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("urls.txt");
+    let dump = crate::harness::strain_raw(&[
+        "proxy",
+        "--dump-urls",
+        list.to_str().unwrap(),
+        "--dump-count",
+        "50",
+        "--hotset",
+        "5",
+    ]);
+    assert_eq!(dump.code, 0, "{}", dump.stderr);
+    let text = std::fs::read_to_string(&list).unwrap();
+    assert_eq!(text.lines().count(), 50);
+    assert!(text.lines().all(|l| l.starts_with("http://") && l.contains("/d/")), "{text}");
+    let run =
+        strain(&["proxy", "--urls", list.to_str().unwrap(), "--check-content", "-t", "1", "-c", "2", "-d", "500ms"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.num("/requests") > 50);
+    assert_eq!(run.num("/errors/content"), 0);
+}
