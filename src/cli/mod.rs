@@ -207,7 +207,7 @@ pub fn load_run(config: &Config, stop: &AtomicBool, proxy_run: Option<ProxyRun>)
     let mut plan = engine::prepare(config)?;
     let origin_view = match proxy_run {
         Some(p) => {
-            plan = plan.with_proxy(p.plan);
+            plan = plan.with_proxy(p.plan, config.duration);
             Some(p.origin)
         }
         None => None,
@@ -291,6 +291,7 @@ pub fn load_run(config: &Config, stop: &AtomicBool, proxy_run: Option<ProxyRun>)
             "origin_requests": origin.map(|o| o.0),
             "origin_connections": origin.map(|o| o.1),
             "aborted": t.aborted,
+            "arrivals_dropped": t.arrivals_dropped,
             "content_failures": t.content_failures,
             "first_byte_us": report::json::latency_value(&t.ttfb_us),
             "intervals": proxy_rows,

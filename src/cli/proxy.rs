@@ -77,6 +77,10 @@ pub struct ProxyFlags {
     /// Seed of every random choice.
     #[arg(long = "seed", value_name = "N", default_value = "1")]
     pub seed: u64,
+    /// Open new client connections at this rate per second instead of keeping -c open; each does
+    /// --keepalive requests (1 when not given), with at most -c at a time (jtest -e).
+    #[arg(long = "new-conn-rate", value_name = "N", value_parser = units::rate)]
+    pub new_conn_rate: Option<f64>,
     /// Requests per client connection before it is replaced (jtest -k; 0 unlimited).
     #[arg(long = "keepalive", value_name = "N", default_value = "0", value_parser = units::count)]
     pub keepalive: usize,
@@ -157,8 +161,9 @@ pub fn proxy_plan(f: &ProxyFlags, origin: &str) -> Result<ProxyPlan, CliError> {
         ims_rate: f.ims_rate,
         client_abort_rate: f.client_abort_rate,
         check_content: f.check_content,
-        keepalive: f.keepalive as u64,
+        keepalive: if f.new_conn_rate.is_some() && f.keepalive == 0 { 1 } else { f.keepalive as u64 },
         urls,
+        new_conn_rate: f.new_conn_rate,
     })
 }
 

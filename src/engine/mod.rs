@@ -98,6 +98,7 @@ pub struct Plan {
     pub(crate) tick_us: u64,
     pub(crate) script: Option<ScriptPlan>,
     pub(crate) proxy: Option<proxy::ProxyPlan>,
+    pub(crate) arrivals: Option<crate::plan::Schedule>,
 }
 
 impl Plan {
@@ -107,7 +108,8 @@ impl Plan {
     }
 
     /// Makes this a proxy test: each request asks for a document chosen by `proxy`.
-    pub fn with_proxy(mut self, proxy: proxy::ProxyPlan) -> Plan {
+    pub fn with_proxy(mut self, proxy: proxy::ProxyPlan, duration: Duration) -> Plan {
+        self.arrivals = proxy.new_conn_rate.map(|r| crate::plan::Schedule::constant(r, duration));
         self.proxy = Some(proxy);
         self
     }
@@ -140,6 +142,7 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
         tick_us: config.tick.as_micros() as u64,
         script: None,
         proxy: None,
+        arrivals: None,
     })
 }
 

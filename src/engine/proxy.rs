@@ -39,6 +39,8 @@ pub struct ProxyPlan {
     pub keepalive: u64,
     /// A URL list to cycle through instead of generated documents (paths or absolute URLs).
     pub urls: Option<Vec<String>>,
+    /// Open-loop connection arrivals per second (jtest -e); `None` keeps `-c` connections open.
+    pub new_conn_rate: Option<f64>,
 }
 
 /// What the worker keeps about a request in flight.
@@ -155,6 +157,7 @@ mod tests {
             check_content: true,
             keepalive: 0,
             urls: None,
+            new_conn_rate: None,
         }
     }
 

@@ -78,6 +78,10 @@ pub struct Worker<'a> {
     proxy: Option<ProxyClient<'a>>,
     /// Requests are built per send (by a script or a proxy test) into each connection's buffer.
     dynamic: bool,
+    /// `--new-conn-rate`: connections arrive on this schedule instead of being kept open, and
+    /// free slots wait here.
+    arrivals: Option<Pacer<'a>>,
+    free: Vec<u32>,
 }
 
 /// What a worker hands back when it ends.
@@ -178,6 +182,8 @@ impl<'a> Worker<'a> {
             script_error: None,
             first_request,
             proxy: plan.proxy.as_ref().map(|p| ProxyClient::new(p, process_stream(index))),
+            arrivals: plan.arrivals.as_ref().map(|s| Pacer::new(s, index, plan.threads, 0)),
+            free: (0..conns as u32).rev().collect(),
         })
     }
 
@@ -193,6 +199,8 @@ impl<'a> Worker<'a> {
         }
         if self.script.as_ref().is_some_and(|s| s.stop_requested()) {
             self.start_drain();
+        } else if self.arrivals.is_some() {
+            // Connections open as they arrive (see `arrive`).
         } else {
             for i in 0..self.conns.len() {
                 self.open(i);
@@ -217,6 +225,7 @@ impl<'a> Worker<'a> {
             if self.interval.as_ref().is_some_and(|iv| now >= iv.next_at_us && iv.next_at_us < self.end_us) {
                 self.cut_interval(now);
             }
+            self.arrive(now);
             self.dispatch(now);
             self.arm_timer(now);
             let wake = self.next_wake(now);
@@ -302,7 +311,11 @@ impl<'a> Worker<'a> {
         let retry = self.timers.peek().map_or(u64::MAX, |r| r.0 .0);
         let end = if self.draining { u64::MAX } else { self.end_us };
         let cut = self.interval.as_ref().map_or(u64::MAX, |iv| iv.next_at_us);
-        end.min(cut).min(self.sample_at_us).min(deadline).min(retry).min(self.next_send()).max(now)
+        let arrival = match &self.arrivals {
+            Some(a) if !self.draining => a.next_due().unwrap_or(u64::MAX),
+            _ => u64::MAX,
+        };
+        end.min(cut).min(arrival).min(self.sample_at_us).min(deadline).min(retry).min(self.next_send()).max(now)
     }
 
     /// When the next paced request can go out: its due time, if a connection is free for it.
@@ -320,6 +333,26 @@ impl<'a> Worker<'a> {
             if due != u64::MAX && due > now {
                 // A timer that cannot be set leaves the millisecond poll as the fallback.
                 let _ = t.arm(due, now);
+            }
+        }
+    }
+
+    /// `--new-conn-rate`: opens the connections that have arrived, in free slots; an arrival
+    /// that finds every slot busy is counted and dropped (the client side is saturated).
+    fn arrive(&mut self, now: u64) {
+        if self.draining {
+            return;
+        }
+        while let Some(due) = self.arrivals.as_ref().and_then(|a| a.next_due()) {
+            if due > now {
+                return;
+            }
+            if let Some(a) = self.arrivals.as_mut() {
+                a.take();
+            }
+            match self.free.pop() {
+                Some(i) => self.open(i as usize),
+                None => self.rec.arrivals_dropped += 1,
             }
         }
     }
@@ -480,6 +513,10 @@ impl<'a> Worker<'a> {
         c.state = State::Closed;
         c.generation = c.generation.wrapping_add(1);
         c.failures = c.failures.saturating_add(1);
+        if self.arrivals.is_some() {
+            self.free.push(i as u32);
+            return;
+        }
         let backoff = (RETRY_MIN_US << (c.failures - 1).min(16)).min(RETRY_MAX_US);
         self.timers.push(Reverse((self.clock.now_us() + backoff, i as u32, c.generation)));
     }
@@ -725,7 +762,10 @@ impl<'a> Worker<'a> {
     /// Closes connection `i` and, unless the test is over, opens a new one in its slot.
     fn reopen(&mut self, i: usize) {
         self.close(i);
-        if !self.draining {
+        if self.arrivals.is_some() {
+            // Arriving connections are not replaced: the slot waits for the next arrival.
+            self.free.push(i as u32);
+        } else if !self.draining {
             self.open(i);
         }
     }

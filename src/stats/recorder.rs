@@ -23,6 +23,8 @@ pub struct Recorder {
     pub aborted: u64,
     /// The first few content mismatches, explained.
     pub content_failures: Vec<String>,
+    /// `--new-conn-rate`: arrivals dropped because every connection slot was busy.
+    pub arrivals_dropped: u64,
     /// The thread's request rate, sampled every [`super::RATE_SAMPLE_MS`].
     pub rate_samples: Histogram<u64>,
     /// Responses received complete.
@@ -55,6 +57,7 @@ impl Recorder {
             ttfb_us: new_histogram(MAX_LATENCY_US),
             aborted: 0,
             content_failures: Vec::new(),
+            arrivals_dropped: 0,
             rate_samples: new_histogram(u32::MAX as u64),
             requests: 0,
             bytes: 0,
@@ -116,6 +119,7 @@ impl Recorder {
         self.pacing.merge(&other.pacing);
         let _ = self.ttfb_us.add(&other.ttfb_us);
         self.aborted += other.aborted;
+        self.arrivals_dropped += other.arrivals_dropped;
         for f in &other.content_failures {
             if self.content_failures.len() < MAX_CONTENT_FAILURES {
                 self.content_failures.push(f.clone());

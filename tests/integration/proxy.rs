@@ -340,3 +340,29 @@ fn dumped_urls_replay_with_check_content() {
     assert!(run.num("/requests") > 50);
     assert_eq!(run.num("/errors/content"), 0);
 }
+
+#[test]
+fn new_connections_arrive_at_the_asked_rate() {
+    let _alone = exclusive();
+    // 200 connections a second for 2 s, one request each (the default with --new-conn-rate).
+    let run = strain(&[
+        "proxy",
+        "--new-conn-rate",
+        "200",
+        "--hit-rate",
+        "1",
+        "--hotset",
+        "10",
+        "-t",
+        "2",
+        "-c",
+        "50",
+        "-d",
+        "2s",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.num("/proxy/arrivals_dropped"), 0);
+    assert_eq!(run.num("/connections_opened"), 400);
+    assert_eq!(run.num("/requests"), 400);
+    assert_eq!(run.num("/proxy/origin_connections"), 400);
+}
