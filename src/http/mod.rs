@@ -6,6 +6,7 @@
 //! same code runs over plain TCP and TLS, in the client and in `origin/`.
 
 pub mod body;
+pub mod date;
 pub mod request;
 pub mod response;
 
@@ -69,4 +70,19 @@ pub(crate) fn framing(headers: &[httparse::Header<'_>]) -> Result<Framing, Parse
 
 fn last_token(v: &[u8]) -> &[u8] {
     v.rsplit(|&b| b == b',').next().unwrap_or(v).trim_ascii()
+}
+
+/// Appends `n` in decimal without allocating (response heads are written on the hot path).
+pub(crate) fn push_u64(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
 }

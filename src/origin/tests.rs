@@ -557,7 +557,7 @@ fn http_dates_match_the_calendar() {
     ];
     for (secs, want) in rows {
         let mut out = Vec::new();
-        respond::http_date(secs, &mut out);
+        crate::http::date::write(secs, &mut out);
         assert_eq!(String::from_utf8(out).unwrap(), want, "{secs}");
     }
 }

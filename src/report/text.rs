@@ -144,20 +144,10 @@ mod tests {
         (summary, config)
     }
 
-    /// Compares `got` with a golden file; `STRAIN_BLESS=1` rewrites the file instead.
-    fn golden(name: &str, got: &str) {
-        let path = format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
-        if std::env::var_os("STRAIN_BLESS").is_some() {
-            std::fs::write(&path, got).unwrap();
-        }
-        let want = std::fs::read_to_string(&path).unwrap();
-        assert_eq!(got, want, "run with STRAIN_BLESS=1 to accept a deliberate change");
-    }
-
     #[test]
     fn text_report_matches_golden_file() {
         let (summary, config) = fixed();
-        golden("wrk_text.txt", &(header(&config) + &body(&summary, &config)));
+        crate::report::check_golden("wrk_text.txt", &(header(&config) + &body(&summary, &config)));
     }
 
     #[test]
@@ -179,6 +169,6 @@ mod tests {
             late_max_us: 1_480_000,
             unsent: 3,
         };
-        golden("wrk2_text_rate.txt", &(header(&config) + &body(&summary, &config)));
+        crate::report::check_golden("wrk2_text_rate.txt", &(header(&config) + &body(&summary, &config)));
     }
 }

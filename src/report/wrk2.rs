@@ -237,24 +237,15 @@ mod tests {
         h
     }
 
-    fn check_golden(name: &str, got: &str) {
-        let path = format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
-        if std::env::var_os("STRAIN_BLESS").is_some() {
-            std::fs::write(&path, got).unwrap();
-        }
-        let want = std::fs::read_to_string(&path).unwrap();
-        assert_eq!(got, want, "run with STRAIN_BLESS=1 to accept a deliberate change");
-    }
-
     #[test]
     fn recorded_block_matches_golden_file() {
-        check_golden("wrk2_recorded.txt", &latency_block("Recorded Latency", &golden_histogram()));
+        crate::report::check_golden("wrk2_recorded.txt", &latency_block("Recorded Latency", &golden_histogram()));
     }
 
     #[test]
     fn empty_histogram_prints_zeros_and_the_final_row() {
         let got = latency_block("Recorded Latency", &histogram(&[]));
-        check_golden("wrk2_empty.txt", &got);
+        crate::report::check_golden("wrk2_empty.txt", &got);
         assert!(!got.contains("nan"), "{got}");
         // wrk2 prints the final 100% row even with nothing recorded.
         assert_eq!(got.matches("inf").count(), 1, "{got}");

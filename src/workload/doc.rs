@@ -112,29 +112,9 @@ impl Doc {
 /// Formats a time as an IMF-fixdate (`Wed, 01 Jan 2020 00:00:00 GMT`).
 pub fn http_date(t: std::time::SystemTime) -> String {
     let secs = t.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-    format!(
-        "{}, {:02} {} {} {:02}:{:02}:{:02} GMT",
-        DAYS[(days % 7) as usize],
-        day,
-        MONTHS[(month - 1) as usize],
-        year,
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    let mut out = Vec::with_capacity(29);
+    crate::http::date::write(secs, &mut out);
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
