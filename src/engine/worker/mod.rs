@@ -9,17 +9,20 @@ use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll, Token};
 
-use super::clock::Clock;
-use super::conn::{Conn, State};
-use super::deadlines::{Deadline, Deadlines};
-use super::pacer::Pacer;
-use super::proxy::ProxyClient;
-use super::timer::Timer;
-use super::{EngineError, Plan};
+mod schedule;
+
+use crate::engine::clock::Clock;
+use crate::engine::conn::{Conn, State};
+use crate::engine::deadlines::{Deadline, Deadlines};
+use crate::engine::pacer::Pacer;
+use crate::engine::proxy::ProxyClient;
+use crate::engine::timer::Timer;
+use crate::engine::{EngineError, Plan};
 use crate::net::stream::{ConnectError, Stream};
 use crate::script::{ScriptError, ThreadScript};
 use crate::stats::interval::Snapshot;
 use crate::stats::{ErrorKind, Recorder, RATE_SAMPLE_MS};
+use schedule::Ival;
 
 /// Bytes read per `read` call; one buffer per thread serves every connection, since responses
 /// are parsed in place and bodies are skipped, never stored.
@@ -92,19 +95,6 @@ pub struct WorkerOutput {
     pub globals: Vec<(String, crate::script::Value)>,
     /// The script error that ended it, if any.
     pub script_error: Option<ScriptError>,
-}
-
-/// Interval bookkeeping: the current interval's histogram and the totals at its start.
-struct Ival {
-    every_us: u64,
-    next_at_us: u64,
-    start_us: u64,
-    index: u32,
-    latency_us: hdrhistogram::Histogram<u64>,
-    ttfb_us: hdrhistogram::Histogram<u64>,
-    base: (u64, u64, u64, u64),
-    base_bytes: u64,
-    tx: Sender<Snapshot>,
 }
 
 impl<'a> Worker<'a> {
@@ -269,161 +259,6 @@ impl<'a> Worker<'a> {
     fn script_failed(&mut self, e: ScriptError) {
         self.script_error.get_or_insert(e);
         self.stop.store(true, Ordering::Relaxed);
-    }
-
-    /// Sends this thread's measurements of the interval ending now and starts the next one.
-    fn cut_interval(&mut self, now: u64) {
-        let open = self.conns.iter().filter(|c| !matches!(c.state, State::Closed | State::Connecting)).count() as u64;
-        let totals =
-            (self.rec.requests, self.rec.errors.iter().sum::<u64>(), self.rec.pacing.late, self.rec.connections);
-        let Some(iv) = self.interval.as_mut() else { return };
-        let snap = Snapshot {
-            index: iv.index,
-            start_us: iv.start_us,
-            end_us: now,
-            latency_us: iv.latency_us.clone(),
-            ttfb_us: iv.ttfb_us.clone(),
-            bytes: self.rec.bytes - iv.base_bytes,
-            requests: totals.0 - iv.base.0,
-            errors: totals.1 - iv.base.1,
-            late: totals.2 - iv.base.2,
-            open,
-            connects: totals.3 - iv.base.3,
-        };
-        // The coordinator only goes away when the run is over.
-        let _ = iv.tx.send(snap);
-        iv.latency_us.reset();
-        iv.ttfb_us.reset();
-        iv.base = totals;
-        iv.base_bytes = self.rec.bytes;
-        iv.index += 1;
-        iv.start_us = now;
-        iv.next_at_us += iv.every_us;
-        while iv.next_at_us <= now {
-            iv.next_at_us += iv.every_us;
-        }
-    }
-
-    /// The earliest moment something is due: end, rate sample, deadline or retry.
-    fn next_wake(&mut self, now: u64) -> u64 {
-        let conns = &self.conns;
-        let deadline = self.deadlines.next(|d| live(conns, d)).unwrap_or(u64::MAX);
-        let retry = self.timers.peek().map_or(u64::MAX, |r| r.0 .0);
-        let end = if self.draining { u64::MAX } else { self.end_us };
-        let cut = self.interval.as_ref().map_or(u64::MAX, |iv| iv.next_at_us);
-        let arrival = match &self.arrivals {
-            Some(a) if !self.draining => a.next_due().unwrap_or(u64::MAX),
-            _ => u64::MAX,
-        };
-        end.min(cut).min(arrival).min(self.sample_at_us).min(deadline).min(retry).min(self.next_send()).max(now)
-    }
-
-    /// When the next paced request can go out: its due time, if a connection is free for it.
-    fn next_send(&self) -> u64 {
-        match &self.pacer {
-            Some(p) if !self.idle.is_empty() && !self.draining => p.next_due().unwrap_or(u64::MAX),
-            _ => u64::MAX,
-        }
-    }
-
-    /// Wakes the loop exactly when the next paced request is due (epoll only sleeps whole ms).
-    fn arm_timer(&mut self, now: u64) {
-        let due = self.next_send();
-        if let Some(t) = self.timer.as_mut() {
-            if due != u64::MAX && due > now {
-                // A timer that cannot be set leaves the millisecond poll as the fallback.
-                let _ = t.arm(due, now);
-            }
-        }
-    }
-
-    /// `--new-conn-rate`: opens the connections that have arrived, in free slots; an arrival
-    /// that finds every slot busy is counted and dropped (the client side is saturated).
-    fn arrive(&mut self, now: u64) {
-        if self.draining {
-            return;
-        }
-        while let Some(due) = self.arrivals.as_ref().and_then(|a| a.next_due()) {
-            if due > now {
-                return;
-            }
-            if let Some(a) = self.arrivals.as_mut() {
-                a.take();
-            }
-            match self.free.pop() {
-                Some(i) => self.open(i as usize),
-                None => self.rec.arrivals_dropped += 1,
-            }
-        }
-    }
-
-    /// Rate mode: sends every request that has come due, on free connections.
-    fn dispatch(&mut self, now: u64) {
-        if self.draining {
-            return;
-        }
-        loop {
-            let Some(due) = self.pacer.as_ref().and_then(|p| p.next_due()) else { return };
-            if due > now {
-                self.starved = false;
-                return;
-            }
-            let Some(i) = self.idle.pop() else {
-                self.starved = true;
-                return;
-            };
-            let i = i as usize;
-            if self.conns[i].state != State::Idle {
-                continue;
-            }
-            if let Some(p) = self.pacer.as_mut() {
-                p.take();
-            }
-            self.send(i, due);
-        }
-    }
-
-    /// At the end of the test, requests already sent are still waited for (up to their
-    /// timeout), so the count strain reports is the count the server answered; connections
-    /// with nothing in flight close now.
-    fn start_drain(&mut self) {
-        self.draining = true;
-        self.timers.clear();
-        if let Some(p) = &self.pacer {
-            self.rec.pacing.unsent = p.left_before(self.end_us);
-        }
-        for i in 0..self.conns.len() {
-            if matches!(self.conns[i].state, State::Connecting | State::Closed | State::Idle | State::Delayed) {
-                self.close(i);
-            }
-        }
-    }
-
-    /// Connections with a request written (or being written) and no complete response yet.
-    fn in_flight(&self) -> usize {
-        self.conns.iter().filter(|c| matches!(c.state, State::Writing | State::Reading)).count()
-    }
-
-    fn sample_rate(&mut self, now: u64) {
-        let interval_us = RATE_SAMPLE_MS * 1000;
-        let elapsed_us = now - (self.sample_at_us - interval_us);
-        let done = self.rec.requests - self.sample_requests;
-        self.rec.rate_sample(done * 1_000_000 / elapsed_us.max(1));
-        self.sample_requests = self.rec.requests;
-        self.sample_at_us = now + interval_us;
-    }
-
-    fn expire(&mut self, now: u64) {
-        loop {
-            let conns = &self.conns;
-            let Some(d) = self.deadlines.pop_expired(now, |d| live(conns, d)) else { return };
-            let i = d.conn as usize;
-            if self.conns[i].state == State::Connecting {
-                self.connect_failed(i, "connect timed out".to_string());
-            } else {
-                self.fail(i, ErrorKind::Timeout);
-            }
-        }
     }
 
     fn retry_due(&mut self, now: u64) {
