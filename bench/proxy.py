@@ -94,7 +94,7 @@ from core import (  # noqa: E402
 )
 
 NGINX_HTTP_COMMON = """\
-worker_processes 1;
+{user}worker_processes 1;
 daemon off;
 pid {dir}/nginx.pid;
 error_log {dir}/error.log warn;
@@ -195,6 +195,9 @@ class ConfNginx(Nginx):
         with open(conf, "w") as f:
             f.write(NGINX_HTTP_COMMON.format(
                 dir=self.dir, nofile=self.nofile,
+                # As root, nginx's workers would run as "nobody", who cannot
+                # write the cache into this private 0700 directory.
+                user="user root;\n" if os.geteuid() == 0 else "",
                 body=self.body.replace("{dir}", self.dir).replace("{port}", str(self.port))))
         os.makedirs(os.path.join(self.dir, "cache"), exist_ok=True)
         self.argv = ["taskset", "-c", str(self.cpu), "nginx",
