@@ -22,7 +22,7 @@ pub fn line(r: &IntervalRow, origin_requests: Option<u64>, origin_connections: O
         None => "    ?".to_string(),
     };
     format!(
-        "[{:>6.1}s] con {:>5} new {:>4}  ops {:>8.0}/s  1st {:>8} p99 {:>8}  all {:>8} p99 {:>8}  {:>8}B/s  {origin}hit {hit}  errors {}",
+        "[{:>6.1}s] con {:>5} new {:>4}  ops {:>8.0}/s  1st {:>8} p99 {:>8}  all {:>8} p99 {:>8}  {:>8}B/s  {origin}hit {hit}  errors {}{}",
         r.start_s + r.length_s,
         r.open_connections,
         r.new_connections,
@@ -32,7 +32,8 @@ pub fn line(r: &IntervalRow, origin_requests: Option<u64>, origin_connections: O
         time_us(r.mean_us),
         time_us(r.p99_us as f64),
         binary(r.bytes_per_s),
-        r.errors
+        r.errors,
+        r.errors_by_kind.iter().map(|(k, n)| format!(" {k} {n}")).collect::<String>()
     )
 }
 

@@ -24,6 +24,8 @@ pub struct Snapshot {
     pub requests: u64,
     /// Errors of every kind in the interval.
     pub errors: u64,
+    /// The same, by kind (in [`crate::stats::ErrorKind::ALL`] order).
+    pub errors_by_kind: [u64; crate::stats::ErrorKind::COUNT],
     /// Late sends in the interval.
     pub late: u64,
     /// Connections open at the end of the interval.
@@ -57,6 +59,8 @@ pub struct IntervalRow {
     pub max_us: u64,
     /// Errors of every kind.
     pub errors: u64,
+    /// Errors by kind, named.
+    pub errors_by_kind: std::collections::BTreeMap<&'static str, u64>,
     /// Connections open at the end.
     pub open_connections: u64,
     /// Connections established during the interval.
@@ -78,6 +82,7 @@ impl IntervalRow {
         h.reset();
         let mut ttfb = h.clone();
         let (mut requests, mut errors, mut late, mut open, mut connects, mut bytes) = (0, 0, 0, 0, 0, 0);
+        let mut by_kind = [0u64; crate::stats::ErrorKind::COUNT];
         let (mut start, mut end) = (u64::MAX, 0);
         for p in parts {
             let _ = h.add(&p.latency_us);
@@ -85,6 +90,9 @@ impl IntervalRow {
             bytes += p.bytes;
             requests += p.requests;
             errors += p.errors;
+            for (a, b) in by_kind.iter_mut().zip(p.errors_by_kind) {
+                *a += b;
+            }
             late += p.late;
             open += p.open;
             connects += p.connects;
@@ -106,6 +114,12 @@ impl IntervalRow {
             p99_us: at(0.99),
             max_us: if h.is_empty() { 0 } else { h.max() },
             errors,
+            errors_by_kind: crate::stats::ErrorKind::ALL
+                .iter()
+                .zip(by_kind)
+                .filter(|(_, n)| *n > 0)
+                .map(|(k, n)| (k.name(), n))
+                .collect(),
             open_connections: open,
             new_connections: connects,
             late,

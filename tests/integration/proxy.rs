@@ -265,6 +265,8 @@ fn aborts_on_both_sides_come_in_the_asked_share_without_stalling() {
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let (done, cut) = (run.num("/requests"), run.num("/errors/read"));
+    // The progress lines name the kind of error.
+    assert!(run.stderr.lines().any(|l| l.contains("errors ") && l.contains(" read ")), "{}", run.stderr);
     let share = cut as f64 / (done + cut) as f64;
     assert!((share - 0.1).abs() < 0.04, "{cut} cut of {}", done + cut);
     assert_eq!(run.num("/errors/content"), 0);
@@ -365,4 +367,32 @@ fn new_connections_arrive_at_the_asked_rate() {
     assert_eq!(run.num("/connections_opened"), 400);
     assert_eq!(run.num("/requests"), 400);
     assert_eq!(run.num("/proxy/origin_connections"), 400);
+}
+
+#[test]
+fn proxy_mode_holds_a_rate_and_a_keepalive_limit() {
+    let _alone = exclusive();
+    let run = strain(&[
+        "proxy",
+        "-R",
+        "500",
+        "--keepalive",
+        "10",
+        "--hit-rate",
+        "1",
+        "--hotset",
+        "10",
+        "-t",
+        "1",
+        "-c",
+        "5",
+        "-d",
+        "2s",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.num("/requests"), 1000);
+    assert_eq!(run.num("/proxy/origin_requests"), 1000);
+    // Ten requests per client connection: about a hundred connections in all.
+    let opened = run.num("/connections_opened");
+    assert!((100..=106).contains(&opened), "{opened}");
 }

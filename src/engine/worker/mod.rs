@@ -162,6 +162,7 @@ impl<'a> Worker<'a> {
                 ttfb_us: Recorder::new().latency_us,
                 base: (0, 0, 0, 0),
                 base_bytes: 0,
+                base_errors: [0; crate::stats::ErrorKind::COUNT],
                 tx,
             }),
             addr,

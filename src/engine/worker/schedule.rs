@@ -14,6 +14,7 @@ pub(super) struct Ival {
     pub(super) ttfb_us: hdrhistogram::Histogram<u64>,
     pub(super) base: (u64, u64, u64, u64),
     pub(super) base_bytes: u64,
+    pub(super) base_errors: [u64; crate::stats::ErrorKind::COUNT],
     pub(super) tx: Sender<Snapshot>,
 }
 
@@ -33,6 +34,13 @@ impl Worker<'_> {
             bytes: self.rec.bytes - iv.base_bytes,
             requests: totals.0 - iv.base.0,
             errors: totals.1 - iv.base.1,
+            errors_by_kind: {
+                let mut d = self.rec.errors;
+                for (a, b) in d.iter_mut().zip(iv.base_errors) {
+                    *a -= b;
+                }
+                d
+            },
             late: totals.2 - iv.base.2,
             open,
             connects: totals.3 - iv.base.3,
@@ -43,6 +51,7 @@ impl Worker<'_> {
         iv.ttfb_us.reset();
         iv.base = totals;
         iv.base_bytes = self.rec.bytes;
+        iv.base_errors = self.rec.errors;
         iv.index += 1;
         iv.start_us = now;
         iv.next_at_us += iv.every_us;
