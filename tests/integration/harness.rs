@@ -4,6 +4,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -269,6 +270,8 @@ impl Nginx {
         let child = Command::new(nginx_bin())
             .args(["-p", &format!("{d}/"), "-e", &format!("{d}/error.log"), "-c", &format!("{d}/nginx.conf")])
             .args(["-g", "daemon off;"])
+            // Its own process group, so its workers can be stopped with it (see Drop).
+            .process_group(0)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
@@ -305,9 +308,16 @@ impl Nginx {
 
 impl Drop for Nginx {
     fn drop(&mut self) {
+        // Killing only the master would leave its workers (and their sockets) behind.
+        signal_group(self.child.id(), "KILL");
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Sends a signal to every process in the group led by `pid`.
+pub fn signal_group(pid: u32, sig: &str) {
+    let _ = Command::new("kill").arg(format!("-{sig}")).arg("--").arg(format!("-{pid}")).status();
 }
 
 /// A raw TCP server whose every connection is handled by `handle` in its own thread; stops

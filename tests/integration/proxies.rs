@@ -134,7 +134,7 @@ impl Ats {
 impl Drop for Ats {
     fn drop(&mut self) {
         // setsid made it a process group leader: stop the group.
-        let _ = Command::new("kill").args(["-KILL", &format!("-{}", self.child.id())]).status();
+        crate::harness::signal_group(self.child.id(), "KILL");
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
