@@ -547,9 +547,11 @@ def problems_of(res, parsed):
     return p
 
 
-def throughput_run(tool, binary, args, nginx):
-    argv = gen_argv(tool, binary, args.gen_cpu, 1, args.connections,
-                    fmt_dur(args.duration), nginx.url)
+def measured_run(argv, args, nginx):
+    """Runs one generator after the machine settles and measures it, nginx and the rest.
+
+    Returns the run's record (shared by every bench script), the raw result and the parsed
+    wrk-style report."""
     busy_before = settle(args.settle) if args.settle > 0 else None
     ng0, m0 = nginx.cpu_seconds(), machine_busy_seconds()
     res = run_measured(argv, timeout=args.duration + 30)
@@ -562,7 +564,6 @@ def throughput_run(tool, binary, args, nginx):
     parsed = parse_report(res["stdout"])
     reqs = parsed.get("requests")
     run = {
-        "tool": tool,
         "argv": argv,
         "requests": reqs,
         "rps": parsed.get("rps"),
@@ -583,9 +584,16 @@ def throughput_run(tool, binary, args, nginx):
         "non_2xx": parsed.get("non_2xx"),
         "stdout": res["stdout"],
         "stderr": res["stderr"],
+        "problems": problems_of(res, parsed),
     }
-    run["problems"] = problems_of(res, parsed)
-    return run
+    return run, res, parsed
+
+
+def throughput_run(tool, binary, args, nginx):
+    argv = gen_argv(tool, binary, args.gen_cpu, 1, args.connections,
+                    fmt_dur(args.duration), nginx.url)
+    run, _, _ = measured_run(argv, args, nginx)
+    return {"tool": tool, **run}
 
 
 def memory_run(tool, binary, args, nginx, tmpdir):

@@ -88,7 +88,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from core import (  # noqa: E402
-    REPO, BenchError, Nginx, display, f_num, f_ratio, fmt_dur, free_port, log,
+    REPO, BenchError, Nginx, f_num, f_ratio, fmt_dur, free_port, log,
     machine_busy_seconds, machine_info, median, parse_duration, parse_report,
     proc_cpu_seconds, raise_nofile, ratio, run_measured, settle, tool_version,
 )

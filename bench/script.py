@@ -67,8 +67,8 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from core import (  # noqa: E402
     REPO, BenchError, Nginx, check_tools, display, f_num, f_ratio, fmt_dur, log,
-    machine_busy_seconds, machine_info, median, parse_duration, parse_report, problems_of,
-    raise_nofile, ratio, run_measured, settle, tool_version,
+    machine_info, measured_run, median, parse_duration, raise_nofile, ratio, run_measured,
+    tool_version,
 )
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "counter.lua")
@@ -189,42 +189,16 @@ def script_run(variant, args, nginx, rnd):
     argv = variant_argv(variant, args, nginx.url, args.duration, args.connections)
     # Let the previous run's connections close on the server side.
     time.sleep(1)
-    busy_before = settle(args.settle) if args.settle > 0 else None
-    ng0, m0 = nginx.cpu_seconds(), machine_busy_seconds()
-    res = run_measured(argv, timeout=args.duration + 30)
-    ng1, m1 = nginx.cpu_seconds(), machine_busy_seconds()
-    other = None
-    if m0 is not None and m1 is not None and res["wall"]:
-        other = max(0.0, (m1 - m0) - res["cpu"] - (ng1 - ng0)) / res["wall"]
-    parsed = parse_report(res["stdout"])
-    reqs = parsed.get("requests")
-    run = {
+    run, res, _ = measured_run(argv, args, nginx)
+    reqs = run["requests"]
+    run.update({
         "variant": variant,
         "round": rnd,
-        "argv": argv,
-        "requests": reqs,
-        "rps": parsed.get("rps"),
-        "elapsed": parsed.get("elapsed"),
-        "bytes_read": parsed.get("bytes_read"),
-        "utime": res["utime"],
-        "stime": res["stime"],
-        "cpu": res["cpu"],
-        "wall": res["wall"],
-        "gen_cpu_share": res["cpu"] / res["wall"] if res["wall"] else None,
-        "nginx_cpu": ng1 - ng0,
-        "nginx_cpu_share": (ng1 - ng0) / res["wall"] if res["wall"] else None,
-        "other_cpu_share": other,
-        "busy_before": busy_before,
-        "req_per_cpu_s": (reqs / res["cpu"]) if reqs and res["cpu"] > 0 else None,
         "user_us_per_req": (1e6 * res["utime"] / reqs) if reqs else None,
         "sys_us_per_req": (1e6 * res["stime"] / reqs) if reqs else None,
-        "exit": res["exit"],
-        "socket_errors": parsed.get("socket_errors"),
-        "non_2xx": parsed.get("non_2xx"),
         "stdout": res["stdout"][-20000:],
         "stderr": res["stderr"][-4000:],
-    }
-    run["problems"] = problems_of(res, parsed)
+    })
     return run
 
 
