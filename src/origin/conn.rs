@@ -10,7 +10,6 @@
 //! a response never overtakes the request it answers; a delayed response holds back everything
 //! after it, so pipelined answers keep their order.
 
-use std::collections::VecDeque;
 use std::io::{self, IoSlice, Read, Write};
 use std::mem::{self, MaybeUninit};
 use std::net::Shutdown;
@@ -19,6 +18,7 @@ use std::time::{Duration, Instant};
 use mio::net::TcpStream;
 
 use super::live::Counters;
+use super::output::{Output, Stream, Throttle};
 use super::respond::{doc_path, document};
 use super::{Ctx, Kind, Persist, Reply, CONTINUE, STATS_PATH};
 use crate::http::body::{BodyDecoder, BodyKind};
@@ -29,7 +29,7 @@ use crate::workload::doc::Doc;
 /// takes some; a client that pipelines without reading cannot make us queue without bound.
 const MAX_PENDING: usize = 256 * 1024;
 /// Slices handed to one `writev`.
-const MAX_IOV: usize = 64;
+pub(super) const MAX_IOV: usize = 64;
 /// How long a closing connection waits for the client to finish sending.
 const LINGER: Duration = Duration::from_secs(2);
 /// Most bytes discarded while lingering before giving up on the client.
@@ -37,15 +37,15 @@ const MAX_LINGER_BYTES: u64 = 1024 * 1024;
 /// Document bodies up to this size are rendered with their head; larger ones are streamed.
 const INLINE_BODY: u64 = 8 * 1024;
 /// Bytes of a streamed body generated at a time.
-const CHUNK: u64 = 64 * 1024;
+pub(super) const CHUNK: u64 = 64 * 1024;
 /// What a queued streamed body counts toward [`MAX_PENDING`]: the memory it will hold.
-const BODY_COST: usize = CHUNK as usize;
+pub(super) const BODY_COST: usize = CHUNK as usize;
 /// An output buffer larger than this is freed when it empties instead of kept for reuse, so
 /// idle connections hold little memory.
-const KEEP_BUF: usize = 16 * 1024;
+pub(super) const KEEP_BUF: usize = 16 * 1024;
 /// Written bytes at the front of the output buffer are dropped once there are this many and
 /// they are at least half of it.
-const COMPACT_AT: usize = 64 * 1024;
+pub(super) const COMPACT_AT: usize = 64 * 1024;
 
 /// What the event loop should do with the connection after [`Conn::drive`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -273,252 +273,6 @@ impl<'r> Conn<'r> {
                     _ => return Next::Close,
                 },
             }
-        }
-    }
-}
-
-/// A per-connection byte rate: a budget of one slice (a twentieth of a second's worth) that
-/// refills a slice's time after it was last refilled, so the average never exceeds the rate
-/// and bursts never exceed a slice.
-#[derive(Debug)]
-struct Throttle {
-    slice: usize,
-    every: Duration,
-    budget: usize,
-    refill: Option<Instant>,
-}
-
-impl Throttle {
-    fn new(rate: u64) -> Self {
-        let slice = (rate / 20).max(1);
-        let every = Duration::from_secs_f64(slice as f64 / rate as f64);
-        Throttle { slice: usize::try_from(slice).unwrap_or(usize::MAX), every, budget: 0, refill: None }
-    }
-
-    /// Bytes that may be written now, or when more may be.
-    fn allowance(&mut self, now: Instant) -> Result<usize, Instant> {
-        if self.budget == 0 {
-            if let Some(at) = self.refill.filter(|&at| now < at) {
-                return Err(at);
-            }
-            self.budget = self.slice;
-            self.refill = Some(now + self.every);
-        }
-        Ok(self.budget)
-    }
-
-    fn spend(&mut self, n: usize) {
-        self.budget = self.budget.saturating_sub(n);
-    }
-}
-
-/// One piece of queued output.
-enum Part<'r> {
-    /// Pre-rendered bytes that live as long as the server.
-    Static(&'r [u8]),
-    /// The next this many bytes of [`Output::buf`].
-    Owned(usize),
-    /// Nothing after this is written before this time (the response delay).
-    Due(Instant),
-    /// A large document body, generated into [`Output::chunk`] when it reaches the front.
-    Body(Box<Stream>),
-}
-
-/// A document body still to be generated.
-struct Stream {
-    doc: Doc,
-    path: Box<str>,
-    /// Next body offset to generate.
-    next: u64,
-    /// Where the body ends: its length, or the cut of an aborted response.
-    end: u64,
-}
-
-/// Responses waiting to be written.
-#[derive(Default)]
-struct Output<'r> {
-    queue: VecDeque<Part<'r>>,
-    /// Bytes held by `queue`, a streamed body counting as [`BODY_COST`].
-    pending: usize,
-    /// Rendered bytes of the `Owned` parts, in queue order, from `buf_pos`.
-    buf: Vec<u8>,
-    buf_pos: usize,
-    /// The current piece of the front `Body`, from `chunk_pos`.
-    chunk: Vec<u8>,
-    chunk_pos: usize,
-}
-
-impl<'r> Output<'r> {
-    fn is_empty(&self) -> bool {
-        self.queue.is_empty()
-    }
-
-    fn push(&mut self, bytes: &'r [u8]) {
-        // An empty slice would make a write of zero bytes look like a dead socket.
-        if !bytes.is_empty() {
-            self.pending += bytes.len();
-            self.queue.push_back(Part::Static(bytes));
-        }
-    }
-
-    fn push_due(&mut self, at: Instant) {
-        self.queue.push_back(Part::Due(at));
-    }
-
-    /// Where rendered bytes go; [`Output::commit`] queues what was appended since `mark`.
-    fn buf(&mut self) -> &mut Vec<u8> {
-        &mut self.buf
-    }
-
-    /// Queues the bytes appended to [`Output::buf`] since it had length `mark`.
-    fn commit(&mut self, mark: usize) {
-        let n = self.buf.len() - mark;
-        if n > 0 {
-            self.pending += n;
-            self.queue.push_back(Part::Owned(n));
-        }
-    }
-
-    /// Queues a body to generate; an empty one is nothing to send.
-    fn push_body(&mut self, stream: Stream) {
-        if stream.next < stream.end {
-            self.pending += BODY_COST;
-            self.queue.push_back(Part::Body(Box::new(stream)));
-        }
-    }
-
-    /// The time the front waits for, if it is a delay.
-    fn front_due(&self) -> Option<Instant> {
-        match self.queue.front() {
-            Some(Part::Due(at)) => Some(*at),
-            _ => None,
-        }
-    }
-
-    fn pop_due(&mut self) {
-        if let Some(Part::Due(_)) = self.queue.front() {
-            self.queue.pop_front();
-        }
-    }
-
-    /// Generates the next chunk of a body at the front once the previous one is written.
-    fn prepare(&mut self) {
-        let Some(Part::Body(stream)) = self.queue.front_mut() else { return };
-        if self.chunk_pos < self.chunk.len() || stream.next >= stream.end {
-            return;
-        }
-        let to = stream.end.min(stream.next.saturating_add(CHUNK));
-        self.chunk.clear();
-        self.chunk_pos = 0;
-        stream.doc.body_range(&stream.path, stream.next, to, &mut self.chunk);
-        stream.next = to;
-    }
-
-    /// Fills `iov` from the front with at most `limit` bytes; stops at a delay that has not
-    /// passed by `now` (every delay, without a `now`) and after a body's unfinished chunk.
-    fn slices<'a>(&'a self, iov: &mut [IoSlice<'a>; MAX_IOV], mut limit: usize, now: Option<Instant>) -> usize {
-        let mut count = 0;
-        let mut off = self.buf_pos;
-        for part in self.queue.iter() {
-            let bytes: &[u8] = match part {
-                Part::Static(s) => s,
-                Part::Owned(n) => {
-                    let b = &self.buf[off..off + n];
-                    off += n;
-                    b
-                }
-                Part::Due(at) => {
-                    if now.is_some_and(|now| *at <= now) {
-                        continue;
-                    }
-                    break;
-                }
-                Part::Body(stream) => {
-                    // Only the front body has its chunk generated, and what follows an
-                    // unfinished chunk must wait for the next.
-                    if count > 0 {
-                        break;
-                    }
-                    let chunk = &self.chunk[self.chunk_pos..];
-                    if stream.next < stream.end || chunk.len() >= limit {
-                        iov[0] = IoSlice::new(&chunk[..chunk.len().min(limit)]);
-                        return 1;
-                    }
-                    chunk
-                }
-            };
-            if bytes.len() >= limit {
-                iov[count] = IoSlice::new(&bytes[..limit]);
-                return count + 1;
-            }
-            iov[count] = IoSlice::new(bytes);
-            count += 1;
-            limit -= bytes.len();
-            if count == MAX_IOV {
-                break;
-            }
-        }
-        count
-    }
-
-    /// Drops `n` written bytes from the front.
-    fn advance(&mut self, mut n: usize) {
-        while n > 0 {
-            let Some(front) = self.queue.front_mut() else { break };
-            match front {
-                Part::Static(s) => {
-                    if n < s.len() {
-                        *s = &s[n..];
-                        self.pending -= n;
-                        break;
-                    }
-                    n -= s.len();
-                    self.pending -= s.len();
-                }
-                Part::Owned(len) => {
-                    if n < *len {
-                        *len -= n;
-                        self.buf_pos += n;
-                        self.pending -= n;
-                        break;
-                    }
-                    n -= *len;
-                    self.buf_pos += *len;
-                    self.pending -= *len;
-                }
-                // A passed delay that `slices` skipped.
-                Part::Due(_) => {}
-                Part::Body(stream) => {
-                    let take = n.min(self.chunk.len() - self.chunk_pos);
-                    self.chunk_pos += take;
-                    n -= take;
-                    if self.chunk_pos < self.chunk.len() || stream.next < stream.end {
-                        break;
-                    }
-                    self.pending -= BODY_COST;
-                    // A chunk's worth per connection adds up; streamed bodies are rare enough
-                    // to allocate their chunk each time.
-                    self.chunk = Vec::new();
-                    self.chunk_pos = 0;
-                }
-            }
-            self.queue.pop_front();
-        }
-        self.compact();
-    }
-
-    /// Reuses or frees the output buffer once its bytes are written.
-    fn compact(&mut self) {
-        if self.buf_pos == self.buf.len() {
-            if self.buf.capacity() > KEEP_BUF {
-                self.buf = Vec::new();
-            } else {
-                self.buf.clear();
-            }
-            self.buf_pos = 0;
-        } else if self.buf_pos >= COMPACT_AT && self.buf_pos * 2 >= self.buf.len() {
-            self.buf.drain(..self.buf_pos);
-            self.buf_pos = 0;
         }
     }
 }

@@ -38,6 +38,7 @@
 
 mod conn;
 mod live;
+mod output;
 mod respond;
 mod rng;
 #[cfg(test)]
