@@ -824,6 +824,19 @@ def summarize(args, info, tp_runs, mem_runs, sc_runs, cmds):
     return "\n".join(lines), result
 
 
+def write_results(path, args, info, sections, skip_options=("json",)):
+    """Writes a run's raw numbers as JSON: date, machine, options, then `sections` in order."""
+    doc = {
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "machine": info,
+        "options": {k: v for k, v in vars(args).items() if k not in skip_options},
+    }
+    doc.update(sections)
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=2, default=str)
+    log("raw numbers written to %s" % path)
+
+
 def main():
     ap = argparse.ArgumentParser(
         description="Benchmark strain against wrk: requests per CPU-second, peak RSS at "
@@ -953,20 +966,14 @@ def main():
         log("nginx error.log (tail):\n" + nginx_errors)
 
     if args.json:
-        doc = {
-            "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-            "machine": info,
-            "options": {k: v for k, v in vars(args).items() if k != "json"},
+        write_results(args.json, args, info, {
             "summary": result,
             "throughput_runs": tp_runs,
             "memory_runs": mem_runs,
             "syscall_runs": sc_runs,
             "commands": cmds,
             "nginx_error_log_tail": nginx_errors,
-        }
-        with open(args.json, "w") as f:
-            json.dump(doc, f, indent=2)
-        log("raw numbers written to %s" % args.json)
+        })
     return 0
 
 

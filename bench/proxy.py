@@ -88,6 +88,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from core import (  # noqa: E402
+    write_results,
     REPO, BenchError, Nginx, f_num, f_ratio, fmt_dur, free_port, log,
     machine_busy_seconds, machine_info, median, parse_duration, parse_report,
     proc_cpu_seconds, raise_nofile, ratio, run_measured, settle, tool_version,
@@ -768,19 +769,13 @@ def main():
                              o_runs, p_runs, cmds)
     print(text)
     if args.json:
-        doc = {
-            "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-            "machine": info,
-            "options": {k: v for k, v in vars(args).items() if k != "json"},
+        write_results(args.json, args, info, {
             "summary": result,
             "checks": checks,
             "origin_runs": o_runs,
             "proxy_runs": p_runs,
             "commands": cmds,
-        }
-        with open(args.json, "w") as f:
-            json.dump(doc, f, indent=2, default=str)
-        log("raw numbers written to %s" % args.json)
+        })
     return 0
 
 

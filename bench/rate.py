@@ -95,6 +95,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from core import (  # noqa: E402
+    write_results,
     REPO, BenchError, Nginx, display, f_num, f_ratio, fmt_dur, log, machine_busy_seconds,
     machine_info, median, parse_duration, parse_report, raise_nofile, ratio, run_measured,
     settle, tool_version,
@@ -660,18 +661,12 @@ def main():
         log("nginx error.log (tail):\n" + nginx_errors)
 
     if args.json:
-        doc = {
-            "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-            "machine": info,
-            "options": {k: v for k, v in vars(args).items() if k != "json"},
+        write_results(args.json, args, info, {
             "summary": result,
             "runs": runs,
             "commands": cmds,
             "nginx_error_log_tail": nginx_errors,
-        }
-        with open(args.json, "w") as f:
-            json.dump(doc, f, indent=2)
-        log("raw numbers written to %s" % args.json)
+        })
     return 0
 
 

@@ -66,6 +66,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from core import (  # noqa: E402
+    write_results,
     REPO, BenchError, Nginx, check_tools, display, f_num, f_ratio, fmt_dur, log,
     machine_info, measured_run, median, parse_duration, raise_nofile, ratio, run_measured,
     tool_version,
@@ -429,21 +430,14 @@ def main():
         log("nginx error.log (tail):\n" + nginx_errors)
 
     if args.json:
-        doc = {
-            "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-            "machine": info,
-            "options": {k: v for k, v in vars(args).items()
-                        if k not in ("json", "mem_connections", "syscalls")},
+        write_results(args.json, args, info, {
             "script_text": open(args.script).read(),
             "summary": result,
             "runs": runs,
             "path_checks": checks,
             "commands": cmds,
             "nginx_error_log_tail": nginx_errors,
-        }
-        with open(args.json, "w") as f:
-            json.dump(doc, f, indent=2)
-        log("raw numbers written to %s" % args.json)
+        }, skip_options=("json", "mem_connections", "syscalls"))
     return 0
 
 
