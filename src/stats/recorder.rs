@@ -105,6 +105,14 @@ impl Recorder {
         }
     }
 
+    /// Counts a body that was not the document asked for, keeping the first few explanations.
+    pub fn content_error(&mut self, why: String) {
+        self.error(ErrorKind::Content);
+        if self.content_failures.len() < MAX_CONTENT_FAILURES {
+            self.content_failures.push(why);
+        }
+    }
+
     /// Records one rate sample (requests per second over the last interval).
     pub fn rate_sample(&mut self, per_s: u64) {
         self.rate_samples.saturating_record(per_s);

@@ -328,7 +328,6 @@ impl<'a> Worker<'a> {
         let c = &mut self.conns[i];
         c.generation = c.generation.wrapping_add(1);
         c.parser.reset();
-        c.parser.set_head_request(self.plan.head_request);
         c.uses = 0;
         match result {
             Ok(s) => {
@@ -409,7 +408,7 @@ impl<'a> Worker<'a> {
         c.first_byte = false;
         if self.script.is_some() {
             // A script may send HEAD, whose responses have no body whatever they announce.
-            let req = if c.req.is_empty() { &self.request } else { &c.req };
+            let req = if self.dynamic { &c.req } else { &self.request };
             c.parser.set_head_request(req.starts_with(b"HEAD "));
         }
         c.written = 0;
@@ -483,10 +482,10 @@ impl<'a> Worker<'a> {
             }
             if !c.first_byte && self.proxy.is_some() {
                 c.first_byte = true;
-                let ttfb = self.clock.now_us().saturating_sub(c.sent_us);
-                self.rec.ttfb_us.saturating_record(ttfb.clamp(1, crate::stats::MAX_LATENCY_US));
+                let ttfb = self.clock.now_us().saturating_sub(c.sent_us).clamp(1, crate::stats::MAX_LATENCY_US);
+                self.rec.ttfb_us.saturating_record(ttfb);
                 if let Some(iv) = self.interval.as_mut() {
-                    iv.ttfb_us.saturating_record(ttfb.clamp(1, crate::stats::MAX_LATENCY_US));
+                    iv.ttfb_us.saturating_record(ttfb);
                 }
             }
             let fed = match c.parser.feed(data) {
@@ -522,10 +521,7 @@ impl<'a> Worker<'a> {
             if let Some(p) = &self.proxy {
                 let c = &mut self.conns[i];
                 if let Some(why) = p.check(&c.sent, done.status, c.parser.captured()) {
-                    self.rec.error(ErrorKind::Content);
-                    if self.rec.content_failures.len() < crate::stats::MAX_CONTENT_FAILURES {
-                        self.rec.content_failures.push(why);
-                    }
+                    self.rec.content_error(why);
                 }
                 c.uses += 1;
                 let limit = self.plan.proxy.as_ref().map_or(0, |p| p.keepalive);
