@@ -91,8 +91,8 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-NGINX_CONF = """\
-worker_processes 1;
+NGINX_HTTP_COMMON = """\
+{user}worker_processes 1;
 daemon off;
 pid {dir}/nginx.pid;
 error_log {dir}/error.log warn;
@@ -113,15 +113,17 @@ http {{
     uwsgi_temp_path {dir}/uwsgi;
     scgi_temp_path {dir}/scgi;
     default_type text/plain;
+{body}
+}}
+"""
 
+HELLO_SERVER = """
     server {{
         listen 127.0.0.1:{port} backlog=4096;
         location / {{
             return 200 "hello world\\n";
         }}
-    }}
-}}
-"""
+    }}"""
 
 
 class BenchError(Exception):
@@ -355,10 +357,15 @@ class Nginx:
         self.proc = None
         self.url = "http://127.0.0.1:%d/" % self.port
 
+    def conf_text(self):
+        """The nginx.conf to run; a subclass serves something else."""
+        return NGINX_HTTP_COMMON.format(user="", dir=self.dir, nofile=self.nofile,
+                                        body=HELLO_SERVER.format(port=self.port))
+
     def start(self):
         conf = os.path.join(self.dir, "nginx.conf")
         with open(conf, "w") as f:
-            f.write(NGINX_CONF.format(dir=self.dir, port=self.port, nofile=self.nofile))
+            f.write(self.conf_text())
         self.argv = ["taskset", "-c", str(self.cpu), "nginx",
                      "-p", self.dir + "/", "-e", os.path.join(self.dir, "error.log"),
                      "-c", conf]

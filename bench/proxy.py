@@ -88,37 +88,13 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from core import (  # noqa: E402
+    NGINX_HTTP_COMMON,
     write_results,
     REPO, BenchError, Nginx, f_num, f_ratio, fmt_dur, free_port, log,
     machine_busy_seconds, machine_info, median, parse_duration, parse_report,
     proc_cpu_seconds, raise_nofile, ratio, run_measured, settle, tool_version,
 )
 
-NGINX_HTTP_COMMON = """\
-{user}worker_processes 1;
-daemon off;
-pid {dir}/nginx.pid;
-error_log {dir}/error.log warn;
-worker_rlimit_nofile {nofile};
-
-events {{
-    worker_connections 20000;
-    multi_accept on;
-}}
-
-http {{
-    access_log off;
-    keepalive_requests 1000000000;
-    keepalive_timeout 120s;
-    client_body_temp_path {dir}/client_body;
-    proxy_temp_path {dir}/proxy;
-    fastcgi_temp_path {dir}/fastcgi;
-    uwsgi_temp_path {dir}/uwsgi;
-    scgi_temp_path {dir}/scgi;
-    default_type text/plain;
-{body}
-}}
-"""
 
 ORIGIN_SERVER = """
     server {{
@@ -191,32 +167,14 @@ class ConfNginx(Nginx):
         self.probe_path = probe_path
         self.probe_ok = probe_ok
 
-    def start(self):
-        conf = os.path.join(self.dir, "nginx.conf")
-        with open(conf, "w") as f:
-            f.write(NGINX_HTTP_COMMON.format(
-                dir=self.dir, nofile=self.nofile,
-                # As root, nginx's workers would run as "nobody", who cannot
-                # write the cache into this private 0700 directory.
-                user="user root;\n" if os.geteuid() == 0 else "",
-                body=self.body.replace("{dir}", self.dir).replace("{port}", str(self.port))))
+    def conf_text(self):
         os.makedirs(os.path.join(self.dir, "cache"), exist_ok=True)
-        self.argv = ["taskset", "-c", str(self.cpu), "nginx",
-                     "-p", self.dir + "/", "-e", os.path.join(self.dir, "error.log"),
-                     "-c", conf]
-        self.log = open(os.path.join(self.dir, "stdout.log"), "wb")
-        self.proc = subprocess.Popen(self.argv, stdout=self.log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise BenchError("nginx exited at start (code %s):\n%s" % (
-                    self.proc.returncode, self.errors()))
-            if self._probe():
-                return
-            time.sleep(0.05)
-        raise BenchError("nginx did not answer on port %d within 10 s:\n%s" % (
-            self.port, self.errors()))
+        return NGINX_HTTP_COMMON.format(
+            dir=self.dir, nofile=self.nofile,
+            # As root, nginx's workers would run as "nobody", who cannot
+            # write the cache into this private 0700 directory.
+            user="user root;\n" if os.geteuid() == 0 else "",
+            body=self.body.replace("{dir}", self.dir).replace("{port}", str(self.port)))
 
     def _probe(self):
         r = http_get(self.port, self.probe_path)
