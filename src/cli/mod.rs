@@ -27,12 +27,18 @@ use crate::stats::interval::IntervalRow;
 use crate::stats::Summary;
 use flags::{Cli, Command, CommonLoadFlags, DemoFlags, LoadFlags, OriginFlags};
 
-/// Exit code of a run that finished.
+// Exit codes: one table, mirrored in README.md ("Exit codes") and tested in
+// tests/integration/exit_codes.rs.
+/// The run executed and measured something.
 pub const EXIT_OK: i32 = 0;
-/// Exit code of a run that ended badly (a script error).
+/// The run started but failed: a script error, or no connection ever succeeded.
 pub const EXIT_FAILED: i32 = 1;
-/// Exit code of a usage or setup error.
+/// A usage or setup error: nothing was loaded.
 pub const EXIT_USAGE: i32 = 2;
+/// A second Ctrl-C ended strain at once, without a report (128 + SIGINT, as shells report it).
+pub const EXIT_INTERRUPTED: i32 = 130;
+/// The run executed but a threshold failed (k6's code; used by `--threshold`).
+pub const EXIT_THRESHOLDS: i32 = 99;
 
 /// Why strain could not do what was asked; every variant exits with [`EXIT_USAGE`].
 #[derive(Debug, thiserror::Error)]
@@ -168,7 +174,7 @@ pub(crate) fn stop_flag() -> Result<Arc<AtomicBool>, CliError> {
     let stop = Arc::new(AtomicBool::new(false));
     let io = |source| CliError::Io { what: "cannot install the Ctrl-C handler".into(), source };
     for sig in [SIGINT, SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(sig, 130, stop.clone()).map_err(io)?;
+        signal_hook::flag::register_conditional_shutdown(sig, EXIT_INTERRUPTED, stop.clone()).map_err(io)?;
         signal_hook::flag::register(sig, stop.clone()).map_err(io)?;
     }
     Ok(stop)
@@ -254,7 +260,7 @@ pub fn load_run(config: &Config, stop: &AtomicBool, proxy_run: Option<ProxyRun>)
                     "start_s": row.start_s,
                     "origin_requests": delta.map(|d| d.0),
                     "origin_new_connections": delta.map(|d| d.1),
-                    "hit_ratio": delta.and_then(|d| report::proxy::hit_ratio(row.requests, d.0)),
+                    "hit_ratio": delta.and_then(|d| report::proxy::hit_ratio(row.requests - row.status_errors, d.0)),
                     "first_byte_mean_us": row.ttfb_mean_us,
                     "first_byte_p99_us": row.ttfb_p99_us,
                 }));
@@ -271,9 +277,12 @@ pub fn load_run(config: &Config, stop: &AtomicBool, proxy_run: Option<ProxyRun>)
         eprintln!("strain: writing the HdrHistogram log failed: {e}");
     }
     let summary = Summary::new(&out.recorders, out.elapsed, out.started);
-    if summary.total.connections == 0 {
+    let mut code = EXIT_OK;
+    // A script error ends the run before connections may have finished: it speaks for itself.
+    if summary.total.connections == 0 && out.script_error.is_none() {
         let why = summary.total.first_connect_error.as_deref().unwrap_or("no attempt finished");
         eprintln!("strain: no connection to {} succeeded: {why}", out.addr);
+        code = EXIT_FAILED;
     }
     let _ = text.write_all(report::text::body(&summary, config).as_bytes());
     let mut proxy_json = None;
@@ -284,10 +293,11 @@ pub fn load_run(config: &Config, stop: &AtomicBool, proxy_run: Option<ProxyRun>)
             .map(|(n, s)| (n.requests.saturating_sub(s.requests), n.connections.saturating_sub(s.connections)));
         let t = &summary.total;
         let content = summary.errors(crate::stats::ErrorKind::Content);
-        let lines = report::proxy::summary(t.requests, origin, t.aborted, content, &t.content_failures);
+        let lines =
+            report::proxy::summary(t.requests, t.status_errors, origin, t.aborted, content, &t.content_failures);
         let _ = text.write_all(lines.as_bytes());
         proxy_json = Some(serde_json::json!({
-            "hit_ratio": origin.and_then(|o| report::proxy::hit_ratio(t.requests, o.0)),
+            "hit_ratio": origin.and_then(|o| report::proxy::hit_ratio(t.requests - t.status_errors, o.0)),
             "origin_requests": origin.map(|o| o.0),
             "origin_connections": origin.map(|o| o.1),
             "aborted": t.aborted,
@@ -298,7 +308,6 @@ pub fn load_run(config: &Config, stop: &AtomicBool, proxy_run: Option<ProxyRun>)
         }));
     }
     let _ = text.flush();
-    let mut code = EXIT_OK;
     if let Some(e) = &out.script_error {
         eprintln!("strain: {e}");
         code = EXIT_FAILED;

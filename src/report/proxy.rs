@@ -4,9 +4,11 @@
 use super::units::{binary, time_us};
 use crate::stats::interval::IntervalRow;
 
-/// Hit ratio measured from request counts: the share of client requests the origin never saw.
-pub fn hit_ratio(client_requests: u64, origin_requests: u64) -> Option<f64> {
-    (client_requests > 0).then(|| (1.0 - origin_requests as f64 / client_requests as f64).clamp(-1.0, 1.0))
+/// Hit ratio measured from request counts: the share of successful client responses the origin
+/// never saw. Error responses do not count: a proxy that answers everything with 500 has hit
+/// nothing, and without a successful response there is no ratio at all.
+pub fn hit_ratio(successes: u64, origin_requests: u64) -> Option<f64> {
+    (successes > 0).then(|| (1.0 - origin_requests as f64 / successes as f64).clamp(-1.0, 1.0))
 }
 
 /// One interval: connections, ops/s, first-byte and total latency (mean, p99), bytes/s, origin
@@ -17,7 +19,7 @@ pub fn line(r: &IntervalRow, origin_requests: Option<u64>, origin_connections: O
         (Some(req), Some(conns)) => format!("origin {:>7.0}/s new {:>4}  ", req as f64 / secs, conns),
         _ => "origin      ?/s new    ?  ".to_string(),
     };
-    let hit = match origin_requests.and_then(|o| hit_ratio(r.requests, o)) {
+    let hit = match origin_requests.and_then(|o| hit_ratio(r.requests - r.status_errors, o)) {
         Some(h) => format!("{h:>5.3}"),
         None => "    ?".to_string(),
     };
@@ -38,8 +40,10 @@ pub fn line(r: &IntervalRow, origin_requests: Option<u64>, origin_connections: O
 }
 
 /// Lines after wrk's report: what the proxy answered itself, aborts, content errors.
+/// `client_requests` counts every response, `status_errors` those with a status above 399.
 pub fn summary(
     client_requests: u64,
+    status_errors: u64,
     origin: Option<(u64, u64)>,
     aborted: u64,
     content_errors: u64,
@@ -48,11 +52,18 @@ pub fn summary(
     let mut out = String::new();
     match origin {
         Some((requests, connections)) => {
-            let hits = client_requests.saturating_sub(requests);
-            let ratio = hit_ratio(client_requests, requests).map_or("n/a".to_string(), |h| format!("{h:.3}"));
-            out.push_str(&format!(
-                "  Proxy: hit ratio {ratio}: {hits} of {client_requests} responses did not reach the origin, which served {requests} on {connections} connections\n"
-            ));
+            let successes = client_requests.saturating_sub(status_errors);
+            match hit_ratio(successes, requests) {
+                Some(ratio) => {
+                    let hits = successes.saturating_sub(requests);
+                    out.push_str(&format!(
+                        "  Proxy: hit ratio {ratio:.3}: {hits} of {successes} successful responses did not reach the origin, which served {requests} on {connections} connections\n"
+                    ));
+                }
+                None => out.push_str(&format!(
+                    "  Proxy: no successful responses ({status_errors} of {client_requests} had an error status), so no hit ratio; the origin served {requests} on {connections} connections\n"
+                )),
+            }
         }
         None => out.push_str("  Proxy: the origin's counters could not be read; no hit ratio\n"),
     }
@@ -78,9 +89,18 @@ mod tests {
         assert_eq!(hit_ratio(1000, 1000), Some(0.0));
         assert_eq!(hit_ratio(0, 5), None);
         assert_eq!(
-            summary(1000, Some((100, 4)), 2, 1, &["asked for /d/1/3: length 4, expected 3".into()]),
-            "  Proxy: hit ratio 0.900: 900 of 1000 responses did not reach the origin, which served 100 on 4 connections\n  \
+            summary(1000, 0, Some((100, 4)), 2, 1, &["asked for /d/1/3: length 4, expected 3".into()]),
+            "  Proxy: hit ratio 0.900: 900 of 1000 successful responses did not reach the origin, which served 100 on 4 connections\n  \
              Aborted by the client: 2\n  Content errors: 1\n    asked for /d/1/3: length 4, expected 3\n"
+        );
+        // Error responses are not hits.
+        assert_eq!(
+            summary(1000, 500, Some((100, 4)), 0, 0, &[]),
+            "  Proxy: hit ratio 0.800: 400 of 500 successful responses did not reach the origin, which served 100 on 4 connections\n"
+        );
+        assert_eq!(
+            summary(1000, 1000, Some((0, 0)), 0, 0, &[]),
+            "  Proxy: no successful responses (1000 of 1000 had an error status), so no hit ratio; the origin served 0 on 0 connections\n"
         );
     }
 }

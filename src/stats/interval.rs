@@ -26,6 +26,8 @@ pub struct Snapshot {
     pub errors: u64,
     /// The same, by kind (in [`crate::stats::ErrorKind::ALL`] order).
     pub errors_by_kind: [u64; crate::stats::ErrorKind::COUNT],
+    /// Responses in the interval with a status above 399.
+    pub status_errors: u64,
     /// Late sends in the interval.
     pub late: u64,
     /// Connections open at the end of the interval.
@@ -57,8 +59,10 @@ pub struct IntervalRow {
     pub p99_us: u64,
     /// Largest.
     pub max_us: u64,
-    /// Errors of every kind.
+    /// Errors of every kind, responses with a status above 399 included.
     pub errors: u64,
+    /// Responses with a status above 399 (also in `errors`, as `status` in `errors_by_kind`).
+    pub status_errors: u64,
     /// Errors by kind, named.
     pub errors_by_kind: std::collections::BTreeMap<&'static str, u64>,
     /// Connections open at the end.
@@ -82,6 +86,7 @@ impl IntervalRow {
         h.reset();
         let mut ttfb = h.clone();
         let (mut requests, mut errors, mut late, mut open, mut connects, mut bytes) = (0, 0, 0, 0, 0, 0);
+        let mut status_errors = 0;
         let mut by_kind = [0u64; crate::stats::ErrorKind::COUNT];
         let (mut start, mut end) = (u64::MAX, 0);
         for p in parts {
@@ -90,6 +95,7 @@ impl IntervalRow {
             bytes += p.bytes;
             requests += p.requests;
             errors += p.errors;
+            status_errors += p.status_errors;
             for (a, b) in by_kind.iter_mut().zip(p.errors_by_kind) {
                 *a += b;
             }
@@ -113,12 +119,14 @@ impl IntervalRow {
             p90_us: at(0.9),
             p99_us: at(0.99),
             max_us: if h.is_empty() { 0 } else { h.max() },
-            errors,
+            errors: errors + status_errors,
+            status_errors,
             errors_by_kind: crate::stats::ErrorKind::ALL
                 .iter()
+                .map(|k| k.name())
                 .zip(by_kind)
+                .chain([("status", status_errors)])
                 .filter(|(_, n)| *n > 0)
-                .map(|(k, n)| (k.name(), n))
                 .collect(),
             open_connections: open,
             new_connections: connects,

@@ -35,6 +35,8 @@ pub struct Recorder {
     pub errors: [u64; ErrorKind::COUNT],
     /// Responses by status code.
     pub status: Box<[u64; STATUS_SLOTS]>,
+    /// Responses with a status above 399, kept apart so intervals can count them cheaply.
+    pub status_errors: u64,
     /// Connections established (TCP connected and, for TLS, handshaken).
     pub connections: u64,
     /// The first connect failure, kept to explain a run where nothing connected.
@@ -63,6 +65,7 @@ impl Recorder {
             bytes: 0,
             errors: [0; ErrorKind::COUNT],
             status: Box::new([0; STATUS_SLOTS]),
+            status_errors: 0,
             connections: 0,
             first_connect_error: None,
         }
@@ -79,6 +82,7 @@ impl Recorder {
     #[inline]
     pub fn counted(&mut self, status: u16) {
         self.requests += 1;
+        self.status_errors += u64::from(status > 399);
         if let Some(slot) = self.status.get_mut(status as usize) {
             *slot += 1;
         }
@@ -135,6 +139,7 @@ impl Recorder {
         }
         self.requests += other.requests;
         self.bytes += other.bytes;
+        self.status_errors += other.status_errors;
         for (a, b) in self.errors.iter_mut().zip(other.errors) {
             *a += b;
         }

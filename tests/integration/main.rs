@@ -6,6 +6,7 @@ mod proxies;
 mod cli;
 mod counts;
 mod errors;
+mod exit_codes;
 mod origin;
 mod proxy;
 mod rate;

@@ -401,3 +401,40 @@ fn proxy_mode_holds_a_rate_and_a_keepalive_limit() {
     let opened = run.num("/connections_opened");
     assert!((100..=106).contains(&opened), "{opened}");
 }
+
+/// Issue 9, defect 3: a proxy that answers every request with 500 hits nothing; the errors show.
+#[test]
+fn proxy_answering_500_has_no_hit_ratio_and_counts_status_errors() {
+    let broken = Nginx::start("location / { return 500; }", false);
+    let origin_port = free_port();
+    let run = through(
+        origin_port,
+        broken.port,
+        Some(broken.port),
+        &["--hit-rate", "0.9", "-t", "1", "-c", "4", "-d", "2s", "--interval", "1s"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let requests = run.num("/requests");
+    assert!(requests > 100, "{}", run.stdout);
+    let json = run.json.as_ref().unwrap();
+    assert_eq!(json["proxy"]["hit_ratio"], serde_json::Value::Null, "{json}");
+    assert_eq!(run.num("/proxy/origin_requests"), 0);
+    assert!(
+        run.stdout.contains(&format!(
+            "  Proxy: no successful responses ({requests} of {requests} had an error status), so no hit ratio"
+        )),
+        "{}",
+        run.stdout
+    );
+    let rows = json["proxy"]["intervals"].as_array().unwrap();
+    assert!(rows.iter().all(|r| r["hit_ratio"].is_null()), "{rows:?}");
+    let series = json["intervals"].as_array().unwrap();
+    let status_errors: u64 = series.iter().map(|r| r["status_errors"].as_u64().unwrap()).sum();
+    assert_eq!(status_errors, requests, "{series:?}");
+    // The live line counts them as errors and never claims a hit.
+    let live: Vec<&str> = run.stderr.lines().filter(|l| l.contains(" ops ")).collect();
+    assert!(!live.is_empty(), "{}", run.stderr);
+    for l in live {
+        assert!(l.contains("hit     ?") && l.contains(" status ") && !l.contains("errors 0"), "{l}");
+    }
+}

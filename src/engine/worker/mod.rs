@@ -163,6 +163,7 @@ impl<'a> Worker<'a> {
                 base: (0, 0, 0, 0),
                 base_bytes: 0,
                 base_errors: [0; crate::stats::ErrorKind::COUNT],
+                base_status_errors: 0,
                 tx,
             }),
             addr,

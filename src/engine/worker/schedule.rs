@@ -15,6 +15,7 @@ pub(super) struct Ival {
     pub(super) base: (u64, u64, u64, u64),
     pub(super) base_bytes: u64,
     pub(super) base_errors: [u64; crate::stats::ErrorKind::COUNT],
+    pub(super) base_status_errors: u64,
     pub(super) tx: Sender<Snapshot>,
 }
 
@@ -41,6 +42,7 @@ impl Worker<'_> {
                 }
                 d
             },
+            status_errors: self.rec.status_errors - iv.base_status_errors,
             late: totals.2 - iv.base.2,
             open,
             connects: totals.3 - iv.base.3,
@@ -52,6 +54,7 @@ impl Worker<'_> {
         iv.base = totals;
         iv.base_bytes = self.rec.bytes;
         iv.base_errors = self.rec.errors;
+        iv.base_status_errors = self.rec.status_errors;
         iv.index += 1;
         iv.start_us = now;
         iv.next_at_us += iv.every_us;
