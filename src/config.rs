@@ -198,6 +198,8 @@ pub struct Config {
     pub tick: Duration,
     /// A wrk Lua script and the arguments for its `init`.
     pub script: Option<(PathBuf, Vec<String>)>,
+    /// Local addresses to connect from, taken in turn (empty: the kernel's choice).
+    pub source_addrs: Vec<std::net::IpAddr>,
 }
 
 impl Config {
@@ -219,6 +221,7 @@ impl Config {
             hdr_log: None,
             script: None,
             tick: DEFAULT_TICK,
+            source_addrs: Vec::new(),
         }
     }
 

@@ -87,6 +87,10 @@ pub struct CommonLoadFlags {
     /// Write the run's latency histograms as an HdrHistogram interval log to FILE.
     #[arg(long = "hdr-log", value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
+    /// Connect from this local address (repeatable: connections take them in turn). Each one
+    /// adds a local port range's worth of connections, e.g. 127.0.0.2 for a loopback target.
+    #[arg(long = "source-addr", value_name = "IP")]
+    pub source_addrs: Vec<std::net::IpAddr>,
 }
 
 /// Flags of `strain <url>`.

@@ -136,6 +136,7 @@ pub fn common_config(f: &CommonLoadFlags, url: &str) -> Result<Config, CliError>
     config.interval = f.interval;
     config.hdr_log = f.hdr_log.clone();
     config.tick = f.tick;
+    config.source_addrs = f.source_addrs.clone();
     config.schedule = match (f.rate, &f.stages) {
         (rate, Some(stages)) => {
             let schedule = Schedule::stages(rate.unwrap_or(0.0), &stages.0);
@@ -283,6 +284,9 @@ pub fn load_run(config: &Config, stop: &AtomicBool, proxy_run: Option<ProxyRun>)
         let why = summary.total.first_connect_error.as_deref().unwrap_or("no attempt finished");
         eprintln!("strain: no connection to {} succeeded: {why}", out.addr);
         code = EXIT_FAILED;
+    }
+    if let Some(advice) = report::text::port_range_advice(&summary, config, out.addr) {
+        eprintln!("{advice}");
     }
     let _ = text.write_all(report::text::body(&summary, config).as_bytes());
     let mut proxy_json = None;

@@ -50,6 +50,9 @@ pub struct Conn {
     pub uses: u64,
     /// The current response's first byte has arrived.
     pub first_byte: bool,
+    /// Opened, and not yet proven accepted by the server (no response yet): counts against the
+    /// worker's window of connections being opened.
+    pub opening: bool,
 }
 
 impl Conn {
@@ -69,6 +72,7 @@ impl Conn {
             sent: Default::default(),
             uses: 0,
             first_byte: false,
+            opening: false,
         }
     }
 }

@@ -98,6 +98,7 @@ pub struct Plan {
     pub(crate) script: Option<ScriptPlan>,
     pub(crate) proxy: Option<proxy::ProxyPlan>,
     pub(crate) arrivals: Option<crate::plan::Schedule>,
+    pub(crate) source_addrs: Vec<std::net::IpAddr>,
 }
 
 impl Plan {
@@ -126,6 +127,7 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
     net::raise_file_limit();
     let target = &config.target;
     let addr = net::resolve(&target.host, target.port, config.timeout)?;
+    net::check_sources(&config.source_addrs, addr)?;
     let tls = match target.scheme {
         Scheme::Http => None,
         Scheme::Https => Some(TlsSetup::new(&target.host, config.insecure).map_err(NetError::Tls)?),
@@ -141,6 +143,7 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
         script: None,
         proxy: None,
         arrivals: None,
+        source_addrs: config.source_addrs.clone(),
     })
 }
 

@@ -27,6 +27,28 @@ pub enum NetError {
     /// The TLS client could not be set up.
     #[error("TLS setup failed: {0}")]
     Tls(#[from] rustls::Error),
+    /// A `--source-addr` cannot be connected from.
+    #[error("cannot connect from source address {addr}: {why}")]
+    Source {
+        /// The address given.
+        addr: std::net::IpAddr,
+        /// Why not.
+        why: String,
+    },
+}
+
+/// Checks before the run that every source address can reach `target`'s family and is an
+/// address of this machine, so a typo is one error line instead of a run of connect errors.
+pub fn check_sources(sources: &[std::net::IpAddr], target: SocketAddr) -> Result<(), NetError> {
+    for &addr in sources {
+        if addr.is_ipv4() != target.is_ipv4() {
+            let why = format!("the target {target} is {}", if target.is_ipv4() { "IPv4" } else { "IPv6" });
+            return Err(NetError::Source { addr, why });
+        }
+        std::net::TcpListener::bind(SocketAddr::new(addr, 0))
+            .map_err(|e| NetError::Source { addr, why: e.to_string() })?;
+    }
+    Ok(())
 }
 
 /// Resolves `host:port` and picks the address to load, as wrk does: the first one that accepts
@@ -42,6 +64,13 @@ pub fn resolve(host: &str, port: u16, timeout: Duration) -> Result<SocketAddr, N
         return Ok(first);
     }
     Ok(addrs.iter().copied().find(|a| TcpStream::connect_timeout(a, timeout).is_ok()).unwrap_or(first))
+}
+
+/// The kernel's local port range for outgoing connections (Linux), if it can be read.
+pub fn local_port_range() -> Option<(u32, u32)> {
+    let text = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    let mut it = text.split_whitespace().map(|n| n.parse::<u32>().ok());
+    Some((it.next()??, it.next()??))
 }
 
 /// Raises the soft open-file limit to the hard limit, so thousands of connections fit.

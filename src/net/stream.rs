@@ -5,7 +5,8 @@
 //! (rustls is sans-I/O), so the handshake is part of connecting and latency never includes it.
 
 use std::io::{self, Read, Write};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
+use std::os::fd::AsRawFd;
 
 use mio::net::TcpStream;
 use rustls::ClientConnection;
@@ -44,9 +45,13 @@ pub struct TlsStream {
 }
 
 impl Stream {
-    /// Starts a non-blocking connect; completion is reported by [`Stream::poll_connect`].
-    pub fn connect(addr: SocketAddr, tls: Option<&TlsSetup>) -> Result<Stream, ConnectError> {
-        let sock = TcpStream::connect(addr)?;
+    /// Starts a non-blocking connect, from `source` when given; completion is reported by
+    /// [`Stream::poll_connect`].
+    pub fn connect(addr: SocketAddr, source: Option<IpAddr>, tls: Option<&TlsSetup>) -> Result<Stream, ConnectError> {
+        let sock = match source {
+            None => TcpStream::connect(addr)?,
+            Some(ip) => connect_from(ip, addr)?,
+        };
         // Requests are small and latency matters more than packet count.
         sock.set_nodelay(true)?;
         Ok(match tls {
@@ -117,6 +122,39 @@ impl Stream {
             Stream::Tls(t) => t.flush(),
         }
     }
+}
+
+/// Connects from a chosen local address. The port is left to `connect` (IP_BIND_ADDRESS_NO_PORT):
+/// a plain `bind` would reserve a port for every source address, so each extra address would not
+/// add ports; this way a port is shared by every 4-tuple that stays unique.
+fn connect_from(ip: IpAddr, addr: SocketAddr) -> io::Result<TcpStream> {
+    use socket2::{Domain, Socket, Type};
+    // socket2 sets close-on-exec itself.
+    let sock = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    sock.set_nonblocking(true)?;
+    if ip.is_ipv4() {
+        let on: libc::c_int = 1;
+        // SAFETY: the fd is open for the call, and the option value is a live c_int of the size given.
+        let rc = unsafe {
+            libc::setsockopt(
+                sock.as_raw_fd(),
+                libc::IPPROTO_IP,
+                libc::IP_BIND_ADDRESS_NO_PORT,
+                (&on as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    sock.bind(&SocketAddr::new(ip, 0).into())?;
+    match sock.connect(&addr.into()) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) => return Err(e),
+    }
+    Ok(TcpStream::from_std(sock.into()))
 }
 
 fn tcp_connected(s: &TcpStream) -> Result<bool, ConnectError> {

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::stats::interval::IntervalRow;
-use crate::stats::{Distribution, ErrorKind, Summary};
+use crate::stats::{ConnectCause, Distribution, ErrorKind, Summary};
 
 /// Version of the JSON layout.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -70,6 +70,8 @@ struct Errors {
     parse: u64,
     status: u64,
     content: u64,
+    /// Connect errors by cause; they sum to `connect`.
+    connect_causes: std::collections::BTreeMap<&'static str, u64>,
 }
 
 #[derive(Serialize)]
@@ -145,6 +147,7 @@ pub fn render_with(
             parse: summary.errors(ErrorKind::Parse),
             status: summary.status_errors(),
             content: summary.errors(ErrorKind::Content),
+            connect_causes: ConnectCause::ALL.iter().map(|c| (c.name(), t.connect_causes[*c as usize])).collect(),
         },
         status: summary.status_counts().map(|(code, n)| (code.to_string(), n)).collect(),
         latency_us: latency(&t.latency_us),

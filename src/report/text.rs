@@ -5,7 +5,7 @@ use std::fmt::Write;
 use super::units::{binary, metric, padded, time_s, time_us, time_us_exact};
 use super::wrk2;
 use crate::config::Config;
-use crate::stats::{Distribution, ErrorKind, Summary};
+use crate::stats::{ConnectCause, Distribution, ErrorKind, Summary};
 
 /// Percentiles of wrk's `--latency` block.
 const WRK_PERCENTILES: [f64; 4] = [50.0, 75.0, 90.0, 99.0];
@@ -62,6 +62,15 @@ pub fn body(summary: &Summary, config: &Config) -> String {
     if connect + read + write + timeout > 0 {
         let _ = writeln!(out, "  Socket errors: connect {connect}, read {read}, write {write}, timeout {timeout}");
     }
+    // Not in wrk: the cause decides the remedy (ports, server backlog, timeout).
+    let causes: Vec<String> = ConnectCause::ALL
+        .iter()
+        .filter(|c| summary.total.connect_causes[**c as usize] > 0)
+        .map(|c| format!("{} {}", c.words(), summary.total.connect_causes[*c as usize]))
+        .collect();
+    if !causes.is_empty() {
+        let _ = writeln!(out, "  Connect errors: {}", causes.join(", "));
+    }
     let status = summary.status_errors();
     if status > 0 {
         let _ = writeln!(out, "  Non-2xx or 3xx responses: {status}");
@@ -72,6 +81,31 @@ pub fn body(summary: &Summary, config: &Config) -> String {
     let _ = writeln!(out, "Requests/sec: {:>9.2}", summary.requests_per_s());
     let _ = writeln!(out, "Transfer/sec: {:>10}B", binary(summary.bytes_per_s()));
     out
+}
+
+/// Advice for stderr when connects failed because the local port range ran out, naming the
+/// range and the remedies; `None` when that did not happen.
+pub fn port_range_advice(summary: &Summary, config: &Config, target: std::net::SocketAddr) -> Option<String> {
+    let n = summary.total.connect_causes[ConnectCause::AddressNotAvailable as usize];
+    if n == 0 {
+        return None;
+    }
+    let range = match crate::net::local_port_range() {
+        Some((lo, hi)) => format!("{lo}-{hi}, {} ports", hi.saturating_sub(lo) + 1),
+        None => "unknown".to_string(),
+    };
+    let sources = config.source_addrs.len().max(1);
+    let mut line = format!(
+        "strain: {n} connects failed for lack of a local port: {sources} source address(es) x the local port range ({range}) is the limit, and ports in TIME_WAIT count too; "
+    );
+    if target.is_ipv4() && target.ip().is_loopback() {
+        line.push_str("add source addresses (--source-addr 127.0.0.2 --source-addr 127.0.0.3 ...) or widen net.ipv4.ip_local_port_range");
+    } else {
+        line.push_str(
+            "add --source-addr with more local addresses, widen net.ipv4.ip_local_port_range, or use fewer connections",
+        );
+    }
+    Some(line)
 }
 
 /// Rate mode: whether the generator kept to the schedule, so a slow server can be told from a
@@ -148,6 +182,26 @@ mod tests {
     fn text_report_matches_golden_file() {
         let (summary, config) = fixed();
         crate::report::check_golden("wrk_text.txt", &(header(&config) + &body(&summary, &config)));
+    }
+
+    #[test]
+    fn connect_errors_by_cause_and_port_range_advice() {
+        let (mut summary, config) = fixed();
+        let addr: std::net::SocketAddr = "127.0.0.1:8080".parse().unwrap();
+        assert_eq!(port_range_advice(&summary, &config, addr), None);
+        summary.total.connect_error(ConnectCause::AddressNotAvailable, String::new);
+        summary.total.connect_error(ConnectCause::TimedOut, String::new);
+        assert!(body(&summary, &config).contains(
+            "  Socket errors: connect 3, read 5, write 0, timeout 4\n  Connect errors: address not available 1, timed out 1\n"
+        ));
+        let advice = port_range_advice(&summary, &config, addr).unwrap();
+        assert!(
+            advice.starts_with(
+                "strain: 1 connects failed for lack of a local port: 1 source address(es) x the local port range ("
+            ),
+            "{advice}"
+        );
+        assert!(advice.contains("--source-addr 127.0.0.2"), "{advice}");
     }
 
     #[test]

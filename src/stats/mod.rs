@@ -8,7 +8,7 @@ pub mod interval;
 mod recorder;
 mod summary;
 
-pub use recorder::{Pacing, Recorder, LATE_SEND_US, MAX_CONTENT_FAILURES};
+pub use recorder::{ConnectCause, Pacing, Recorder, LATE_SEND_US, MAX_CONTENT_FAILURES};
 pub use summary::{Distribution, Summary};
 
 /// Highest latency the histograms track: one hour, in microseconds.

@@ -41,6 +41,69 @@ pub struct Recorder {
     pub connections: u64,
     /// The first connect failure, kept to explain a run where nothing connected.
     pub first_connect_error: Option<String>,
+    /// Connect failures by cause (in [`ConnectCause::ALL`] order); they sum to the connect errors.
+    pub connect_causes: [u64; ConnectCause::COUNT],
+}
+
+/// Why a connect failed: the causes that call for different remedies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectCause {
+    /// No local address and port left for the target (EADDRNOTAVAIL): the local port range is
+    /// used up, TIME_WAIT included.
+    AddressNotAvailable = 0,
+    /// Nothing listens there (ECONNREFUSED), or the listener's queue is full.
+    Refused = 1,
+    /// No answer within `--timeout` (or the kernel gave up: ETIMEDOUT).
+    TimedOut = 2,
+    /// The TLS handshake failed.
+    Tls = 3,
+    /// Anything else (reset, unreachable, out of file descriptors).
+    Other = 4,
+}
+
+impl ConnectCause {
+    /// Number of causes.
+    pub const COUNT: usize = 5;
+    /// Every cause, in report order.
+    pub const ALL: [ConnectCause; ConnectCause::COUNT] = [
+        ConnectCause::AddressNotAvailable,
+        ConnectCause::Refused,
+        ConnectCause::TimedOut,
+        ConnectCause::Tls,
+        ConnectCause::Other,
+    ];
+
+    /// The name used in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            ConnectCause::AddressNotAvailable => "address_not_available",
+            ConnectCause::Refused => "refused",
+            ConnectCause::TimedOut => "timed_out",
+            ConnectCause::Tls => "tls",
+            ConnectCause::Other => "other",
+        }
+    }
+
+    /// The name used in the text report.
+    pub fn words(self) -> &'static str {
+        match self {
+            ConnectCause::AddressNotAvailable => "address not available",
+            ConnectCause::Refused => "refused",
+            ConnectCause::TimedOut => "timed out",
+            ConnectCause::Tls => "TLS",
+            ConnectCause::Other => "other",
+        }
+    }
+
+    /// The cause of an OS error from `connect`.
+    pub fn of_io(e: &std::io::Error) -> ConnectCause {
+        match e.raw_os_error() {
+            Some(libc::EADDRNOTAVAIL) => ConnectCause::AddressNotAvailable,
+            Some(libc::ECONNREFUSED) => ConnectCause::Refused,
+            Some(libc::ETIMEDOUT) => ConnectCause::TimedOut,
+            _ => ConnectCause::Other,
+        }
+    }
 }
 
 impl Default for Recorder {
@@ -68,6 +131,7 @@ impl Recorder {
             status_errors: 0,
             connections: 0,
             first_connect_error: None,
+            connect_causes: [0; ConnectCause::COUNT],
         }
     }
 
@@ -101,9 +165,10 @@ impl Recorder {
         self.errors[kind as usize] += 1;
     }
 
-    /// Counts a connect failure, keeping the first explanation.
-    pub fn connect_error(&mut self, why: impl FnOnce() -> String) {
+    /// Counts a connect failure by cause, keeping the first explanation.
+    pub fn connect_error(&mut self, cause: ConnectCause, why: impl FnOnce() -> String) {
         self.error(ErrorKind::Connect);
+        self.connect_causes[cause as usize] += 1;
         if self.first_connect_error.is_none() {
             self.first_connect_error = Some(why());
         }
@@ -149,6 +214,9 @@ impl Recorder {
         self.connections += other.connections;
         if self.first_connect_error.is_none() {
             self.first_connect_error.clone_from(&other.first_connect_error);
+        }
+        for (a, b) in self.connect_causes.iter_mut().zip(other.connect_causes) {
+            *a += b;
         }
     }
 }

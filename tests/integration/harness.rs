@@ -128,6 +128,8 @@ fn signal_number(sig: &str) -> i32 {
         "TERM" => libc::SIGTERM,
         "KILL" => libc::SIGKILL,
         "STOP" => libc::SIGSTOP,
+        "QUIT" => libc::SIGQUIT,
+        "HUP" => libc::SIGHUP,
         "CONT" => libc::SIGCONT,
         other => panic!("unknown signal {other}"),
     }
@@ -269,8 +271,8 @@ impl Nginx {
             tls_lines = format!("ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem;");
         }
         let conf = format!(
-            "worker_processes 1; pid {d}/nginx.pid; error_log {d}/error.log;\n\
-             events {{ worker_connections 4096; }}\n\
+            "worker_processes 1; pid {d}/nginx.pid; error_log {d}/error.log; worker_rlimit_nofile 20000;\n\
+             events {{ worker_connections 20000; }}\n\
              http {{\n\
                client_body_temp_path {d}/b; proxy_temp_path {d}/p; fastcgi_temp_path {d}/f;\n\
                uwsgi_temp_path {d}/u; scgi_temp_path {d}/s;\n\

@@ -4,6 +4,7 @@ mod harness;
 mod proxies;
 
 mod cli;
+mod connections;
 mod counts;
 mod errors;
 mod exit_codes;

@@ -21,7 +21,7 @@ use crate::engine::{EngineError, Plan};
 use crate::net::stream::{ConnectError, Stream};
 use crate::script::{ScriptError, ThreadScript};
 use crate::stats::interval::Snapshot;
-use crate::stats::{ErrorKind, Recorder, RATE_SAMPLE_MS};
+use crate::stats::{ConnectCause, ErrorKind, Recorder, RATE_SAMPLE_MS};
 use schedule::Ival;
 
 /// Bytes read per `read` call; one buffer per thread serves every connection, since responses
@@ -35,6 +35,23 @@ const MAX_POLL_WAIT_US: u64 = 100_000;
 /// quickly but not in a busy loop.
 const RETRY_MIN_US: u64 = 1_000;
 const RETRY_MAX_US: u64 = 100_000;
+/// Connections being opened at once, all threads together (each thread takes its share, at
+/// least [`MIN_OPENING_PER_THREAD`]): from `connect` until their first response (or,
+/// when nothing is sent at once, until connected). Opening every connection in one burst keeps
+/// the loop in the kernel's port search for seconds before serving anything, and overflows the
+/// server's accept queue: the kernel then drops the handshake's last ACK, the client believes it
+/// is connected, and the server only picks the connection up after a retransmit a second or more
+/// later (connect and request timeouts that wrk, which never times out a connect, hides). The
+/// TCP handshake alone does not prove the server accepted, the first response does; so the
+/// window closes on it, and no more than this many connections can wait in the server's accept
+/// queue: 512 stays within nginx's default backlog of 511 plus the one being accepted.
+const OPENING_WINDOW: usize = 512;
+/// A thread's smallest share of [`OPENING_WINDOW`].
+const MIN_OPENING_PER_THREAD: usize = 16;
+/// Longest time one loop turn spends opening connections. With the local port range crowded
+/// (TIME_WAIT from earlier runs) one `connect` can take a millisecond of kernel port search, so
+/// a turn stops opening after this and serves the connections already open before going on.
+const OPEN_BUDGET_US: u64 = 2_000;
 /// Poll token of the pacing timer (connections use their index).
 const TIMER: Token = Token(usize::MAX - 1);
 
@@ -85,6 +102,13 @@ pub struct Worker<'a> {
     /// free slots wait here.
     arrivals: Option<Pacer<'a>>,
     free: Vec<u32>,
+    /// Connections waiting to be opened, how many are being opened now, and how many may be
+    /// (this thread's share of [`OPENING_WINDOW`], see there).
+    to_open: std::collections::VecDeque<u32>,
+    connecting: usize,
+    max_connecting: usize,
+    /// This thread's index, to spread its connections over `--source-addr` addresses.
+    index: usize,
 }
 
 /// What a worker hands back when it ends.
@@ -176,6 +200,10 @@ impl<'a> Worker<'a> {
             proxy: plan.proxy.as_ref().map(|p| ProxyClient::new(p, process_stream(index))),
             arrivals: plan.arrivals.as_ref().map(|s| Pacer::new(s, index, plan.threads, 0)),
             free: (0..conns as u32).rev().collect(),
+            to_open: std::collections::VecDeque::with_capacity(conns),
+            connecting: 0,
+            max_connecting: (OPENING_WINDOW / plan.threads.max(1)).max(MIN_OPENING_PER_THREAD),
+            index,
         })
     }
 
@@ -194,9 +222,7 @@ impl<'a> Worker<'a> {
         } else if self.arrivals.is_some() {
             // Connections open as they arrive (see `arrive`).
         } else {
-            for i in 0..self.conns.len() {
-                self.open(i);
-            }
+            self.to_open.extend(0..self.conns.len() as u32);
         }
         loop {
             let now = self.clock.now_us();
@@ -211,6 +237,7 @@ impl<'a> Worker<'a> {
             }
             self.expire(now);
             self.retry_due(now);
+            self.open_queued();
             if now >= self.sample_at_us {
                 self.sample_rate(now);
             }
@@ -277,7 +304,7 @@ impl<'a> Worker<'a> {
                 continue;
             }
             match c.state {
-                State::Closed => self.open(i as usize),
+                State::Closed => self.to_open.push_back(i),
                 State::Delayed => self.send(i as usize, at),
                 _ => {}
             }
@@ -295,9 +322,13 @@ impl<'a> Worker<'a> {
                         c.failures = 0;
                         self.rec.connections += 1;
                         self.next_request(i);
+                        if !matches!(self.conns[i].state, State::Writing | State::Reading) {
+                            // Nothing sent at once (rate mode, a delay): a response cannot prove it.
+                            self.opened(i);
+                        }
                     }
                     Ok(false) => {}
-                    Err(e) => self.connect_failed(i, e.to_string()),
+                    Err(e) => self.connect_failed(i, connect_cause(&e), e.to_string()),
                 }
             }
             State::Writing => {
@@ -316,10 +347,40 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// Connection `i` is no longer being opened (answered, idle, or gone): its place in the
+    /// window goes to the next queued connection.
+    fn opened(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if c.opening {
+            c.opening = false;
+            self.connecting -= 1;
+            self.open_queued();
+        }
+    }
+
+    /// Opens queued connections while fewer than this thread's share of [`OPENING_WINDOW`] are
+    /// being opened.
+    fn open_queued(&mut self) {
+        let start = self.clock.now_us();
+        while self.connecting < self.max_connecting && !self.draining {
+            if self.clock.now_us().saturating_sub(start) > OPEN_BUDGET_US {
+                // The loop comes back at once (see next_wake) after serving what is ready.
+                return;
+            }
+            let Some(i) = self.to_open.pop_front() else { return };
+            // A slot is queued only while closed; one that moved on since was opened already.
+            if self.conns[i as usize].state == State::Closed {
+                self.open(i as usize);
+            }
+        }
+    }
+
     /// Opens (or reopens) connection `i`.
     fn open(&mut self, i: usize) {
         let now = self.clock.now_us();
-        let result = Stream::connect(self.addr, self.plan.tls.as_ref()).and_then(|mut s| {
+        let sources = &self.plan.source_addrs;
+        let source = (!sources.is_empty()).then(|| sources[(i + self.index) % sources.len()]);
+        let result = Stream::connect(self.addr, source, self.plan.tls.as_ref()).and_then(|mut s| {
             self.poll
                 .registry()
                 .register(s.socket(), Token(i), Interest::READABLE | Interest::WRITABLE)
@@ -334,16 +395,19 @@ impl<'a> Worker<'a> {
             Ok(s) => {
                 c.stream = Some(s);
                 c.state = State::Connecting;
+                c.opening = true;
+                self.connecting += 1;
                 let d = Deadline { at_us: now + self.plan.timeout_us, conn: i as u32, generation: c.generation };
                 self.deadlines.push(d);
             }
-            Err(e) => self.connect_failed(i, e.to_string()),
+            Err(e) => self.connect_failed(i, connect_cause(&e), e.to_string()),
         }
     }
 
-    fn connect_failed(&mut self, i: usize, why: String) {
+    fn connect_failed(&mut self, i: usize, cause: ConnectCause, why: String) {
         let addr = self.addr;
-        self.rec.connect_error(|| format!("connect to {addr} failed: {why}"));
+        self.rec.connect_error(cause, || format!("connect to {addr} failed: {why}"));
+        self.opened(i);
         let c = &mut self.conns[i];
         c.stream = None;
         c.state = State::Closed;
@@ -506,6 +570,10 @@ impl<'a> Worker<'a> {
                 }
                 continue;
             };
+            if c.opening {
+                self.opened(i);
+            }
+            let c = &mut self.conns[i];
             c.pending = c.pending.saturating_sub(1);
             if c.pending > 0 {
                 // A pipelined response: counted now, timed with the last one of its write.
@@ -599,7 +667,8 @@ impl<'a> Worker<'a> {
             // Arriving connections are not replaced: the slot waits for the next arrival.
             self.free.push(i as u32);
         } else if !self.draining {
-            self.open(i);
+            self.to_open.push_back(i as u32);
+            self.open_queued();
         }
     }
 
@@ -611,7 +680,20 @@ impl<'a> Worker<'a> {
             let _ = self.poll.registry().deregister(s.socket());
         }
         c.state = State::Closed;
+        if c.opening {
+            // Not `opened`: a closing slot must not start another connect from inside `close`.
+            c.opening = false;
+            self.connecting -= 1;
+        }
         c.generation = c.generation.wrapping_add(1);
+    }
+}
+
+/// The cause of a failed connect, for the report.
+fn connect_cause(e: &ConnectError) -> ConnectCause {
+    match e {
+        ConnectError::Io(io) => ConnectCause::of_io(io),
+        ConnectError::Tls(_) | ConnectError::ClosedInHandshake => ConnectCause::Tls,
     }
 }
 

@@ -74,7 +74,20 @@ impl Worker<'_> {
             Some(a) if !self.draining => a.next_due().unwrap_or(u64::MAX),
             _ => u64::MAX,
         };
-        end.min(cut).min(arrival).min(self.sample_at_us).min(deadline).min(retry).min(self.next_send()).max(now)
+        // Connections still to open are opened on the next turn, without sleeping.
+        let open = if !self.to_open.is_empty() && self.connecting < self.max_connecting && !self.draining {
+            now
+        } else {
+            u64::MAX
+        };
+        end.min(cut)
+            .min(arrival)
+            .min(self.sample_at_us)
+            .min(deadline)
+            .min(retry)
+            .min(self.next_send())
+            .min(open)
+            .max(now)
     }
 
     /// When the next paced request can go out: its due time, if a connection is free for it.
@@ -148,6 +161,7 @@ impl Worker<'_> {
     pub(super) fn start_drain(&mut self) {
         self.draining = true;
         self.timers.clear();
+        self.to_open.clear();
         if let Some(p) = &self.pacer {
             self.rec.pacing.unsent = p.left_before(self.end_us);
         }
@@ -178,7 +192,7 @@ impl Worker<'_> {
             let Some(d) = self.deadlines.pop_expired(now, |d| live(conns, d)) else { return };
             let i = d.conn as usize;
             if self.conns[i].state == State::Connecting {
-                self.connect_failed(i, "connect timed out".to_string());
+                self.connect_failed(i, ConnectCause::TimedOut, "connect timed out".to_string());
             } else {
                 self.fail(i, ErrorKind::Timeout);
             }
