@@ -12,3 +12,4 @@ mod rate;
 mod report;
 mod script;
 mod tls;
+mod wrk_scripts;
