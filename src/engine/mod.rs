@@ -1,7 +1,9 @@
 //! The load engine: one event loop per thread, each owning its connections outright.
 //!
 //! [`run`] settles everything before the threads start (address, TLS client, the rendered
-//! request), starts `config.threads` workers, waits for them and returns their recorders.
+//! request), starts `config.threads` workers, waits for them and returns their recorders. A
+//! worker first makes its script state (running `init`), one thread after another; the clock
+//! starts once every worker has, as in wrk.
 //!
 //! Hot-path rules, for everything under this module: per request there are no locks, atomics,
 //! allocations, dynamic dispatch, logging or clock reads beyond the two that time the request.
