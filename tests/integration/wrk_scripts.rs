@@ -17,7 +17,12 @@ const INSTALL_HINT: &str = "wrk and its example scripts are needed: apt-get inst
 
 /// One example script as a plain `.lua` file (decompressed into `dir` when it is gzipped).
 fn example(name: &str, dir: &Path) -> String {
-    for base in EXAMPLE_DIRS {
+    example_in(&EXAMPLE_DIRS, name, dir)
+}
+
+/// [`example`], looking in `dirs`.
+fn example_in(dirs: &[&str], name: &str, dir: &Path) -> String {
+    for base in dirs {
         let plain = Path::new(base).join(format!("{name}.lua"));
         if plain.exists() {
             return plain.display().to_string();
@@ -31,7 +36,7 @@ fn example(name: &str, dir: &Path) -> String {
             return path.display().to_string();
         }
     }
-    panic!("{name}.lua is in none of {EXAMPLE_DIRS:?}: {INSTALL_HINT}");
+    panic!("{name}.lua is in none of {dirs:?}: {INSTALL_HINT}");
 }
 
 /// Runs wrk with `args`.
@@ -263,4 +268,20 @@ fn a_failing_request_hook_prints_the_script_error_alone() {
     assert_eq!(first, format!("strain: script error in request(): {path}:2: no request today"));
     assert!(run.stderr.lines().skip(1).all(|l| l == "stack traceback:" || l.starts_with('\t')), "{}", run.stderr);
     assert!(server.seen().is_empty());
+}
+
+#[test]
+fn a_gzipped_example_is_found_and_unpacked() {
+    let packaged = tempfile::tempdir().unwrap();
+    let lua = packaged.path().join("post.lua");
+    std::fs::write(&lua, "wrk.method = \"POST\"\n").unwrap();
+    let gzip = std::process::Command::new("gzip").arg(&lua).status().expect("run gzip");
+    assert!(gzip.success() && !lua.exists());
+    let unpacked = tempfile::tempdir().unwrap();
+    let found = example_in(&[packaged.path().to_str().unwrap()], "post", unpacked.path());
+    assert_eq!(found, unpacked.path().join("post.lua").display().to_string());
+    assert_eq!(std::fs::read_to_string(&found).unwrap(), "wrk.method = \"POST\"\n");
+    let missing = std::panic::catch_unwind(|| example_in(&["/nonexistent"], "post", unpacked.path()));
+    let message = missing.unwrap_err().downcast::<String>().unwrap();
+    assert!(message.ends_with("apt-get install wrk"), "{message}");
 }
