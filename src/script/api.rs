@@ -196,3 +196,51 @@ pub fn describe(e: &mlua::Error) -> String {
         other => other.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url() -> UrlParts {
+        UrlParts {
+            scheme: "http".into(),
+            host: "127.0.0.1".into(),
+            port: Some(8080),
+            path: "/a?b".into(),
+            host_header: "127.0.0.1:8080".into(),
+            headers: vec![],
+        }
+    }
+
+    #[test]
+    fn lookup_services_are_ports_or_http_names() {
+        for (service, port) in [("80", Some(80)), ("8080", Some(8080)), ("http", Some(80)), ("https", Some(443))] {
+            assert_eq!(service_port(service), port, "{service}");
+        }
+        // wrk asks getaddrinfo; strain knows only the names URLs use.
+        for service in ["ftp", "", "65536", "-1"] {
+            assert_eq!(service_port(service), None, "{service}");
+        }
+    }
+
+    #[test]
+    fn addresses_print_as_wrk_prints_them() {
+        let lua = Lua::new();
+        for (addr, printed) in [("127.0.0.1:80", "127.0.0.1:80"), ("[::1]:8080", "::1:8080")] {
+            lua.globals().set("a", Addr(addr.parse().unwrap())).unwrap();
+            assert_eq!(lua.load("return tostring(a)").eval::<String>().unwrap(), printed);
+        }
+    }
+
+    #[test]
+    fn the_port_is_a_string_and_wrk_request_keeps_the_table_as_it_was() {
+        let lua = Lua::new();
+        install(&lua, &url()).unwrap();
+        assert_eq!(lua.load("return type(wrk.port) .. ' ' .. wrk.port").eval::<String>().unwrap(), "string 8080");
+        lua.load("wrk.method = 'PUT'; wrk.body = 'xy'").exec().unwrap();
+        install_request(&lua).unwrap();
+        lua.load("wrk.method = 'DELETE'").exec().unwrap();
+        let req = lua.load("return wrk.request()").eval::<String>().unwrap();
+        assert_eq!(req, "PUT /a?b HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Length: 2\r\n\r\nxy");
+    }
+}

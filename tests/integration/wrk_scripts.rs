@@ -202,7 +202,13 @@ fn report_lua_prints_percentiles_as_csv_after_the_report() {
 
 #[test]
 fn setup_lua_numbers_threads_and_reads_their_counters_back() {
-    let Compared { w, s, .. } = compare("setup", &["-t", "2", "-c", "2"], "300ms", "127.0.0.1");
+    let Compared { w, s, to_wrk, to_strain } = compare("setup", &["-t", "2", "-c", "2"], "300ms", "127.0.0.1");
+    // request() returns wrk.request(): the URL's plain GET.
+    for server in [&to_wrk, &to_strain] {
+        let host = format!("host: {}", server.addr);
+        assert!(server.seen().iter().all(|r| (r.method.as_str(), r.path.as_str()) == ("GET", "/")));
+        assert!(server.seen().iter().all(|r| header_set(r) == [host.as_str()] && r.body.is_empty()));
+    }
     let made = |line: &str, id: u64| -> (u64, u64) {
         let words: Vec<&str> = line.split(' ').collect();
         assert_eq!(words.len(), 9, "{line}");
