@@ -159,8 +159,9 @@ pub fn run(
 ) -> Result<RunOutput, EngineError> {
     let (tx, rx) = mpsc::channel::<Snapshot>();
     let mut series = Vec::new();
-    let mut go = Vec::with_capacity(config.threads);
     let (results, started, start) = std::thread::scope(|scope| {
+        // Inside the scope, so a panic drops the senders and no worker waits forever to start.
+        let mut go = Vec::with_capacity(config.threads);
         let handles: Vec<_> = (0..config.threads)
             .map(|i| {
                 let conns = config.connections_for(i);
