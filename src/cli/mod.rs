@@ -238,8 +238,6 @@ pub fn load_run(config: &Config, stop: &AtomicBool, proxy_run: Option<ProxyRun>)
     let json_to_stdout = config.json == Some(Output::Stdout);
     let mut text: Box<dyn Write> =
         if json_to_stdout { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };
-    let _ = text.write_all(report::text::header(config).as_bytes());
-    let _ = text.flush();
     let mut hdr_log = match &config.hdr_log {
         Some(path) => Some(open_hdr_log(path)?),
         None => None,
@@ -273,13 +271,18 @@ pub fn load_run(config: &Config, stop: &AtomicBool, proxy_run: Option<ProxyRun>)
             }
         }
     };
-    let out = engine::run(&plan, config, stop, &mut live)?;
+    // The header follows what the scripts' init() printed, as in wrk.
+    let mut header = || {
+        let _ = text.write_all(report::text::header(config).as_bytes());
+        let _ = text.flush();
+    };
+    let out = engine::run(&plan, config, stop, &mut header, &mut live)?;
     if let Some(e) = log_error.or_else(|| hdr_log.as_mut().and_then(|l| l.flush().err())) {
         eprintln!("strain: writing the HdrHistogram log failed: {e}");
     }
     let summary = Summary::new(&out.recorders, out.elapsed, out.started);
     let mut code = EXIT_OK;
-    // A script error ends the run before connections may have finished: it speaks for itself.
+    // A script error ends the run, often before any connection: that error alone is the news.
     if summary.total.connections == 0 && out.script_error.is_none() {
         let why = summary.total.first_connect_error.as_deref().unwrap_or("no attempt finished");
         eprintln!("strain: no connection to {} succeeded: {why}", out.addr);

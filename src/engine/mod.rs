@@ -1,7 +1,9 @@
 //! The load engine: one event loop per thread, each owning its connections outright.
 //!
 //! [`run`] settles everything before the threads start (address, TLS client, the rendered
-//! request), starts `config.threads` workers, waits for them and returns their recorders.
+//! request), starts `config.threads` workers, waits for them and returns their recorders. A
+//! worker first makes its script state (running `init`), one thread after another; the clock
+//! starts once every worker has, as in wrk.
 //!
 //! Hot-path rules, for everything under this module: per request there are no locks, atomics,
 //! allocations, dynamic dispatch, logging or clock reads beyond the two that time the request.
@@ -148,41 +150,70 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
 }
 
 /// Runs the load test described by `config` until its duration passes or `stop` is set.
-/// With `config.interval`, `on_interval` sees each interval's merged row and latency histogram
-/// as the run goes.
+/// `on_ready` runs once every thread's script has run `init` (in thread order, as in wrk),
+/// just before the clock starts. With `config.interval`, `on_interval` sees each interval's
+/// merged row and latency histogram as the run goes.
 pub fn run(
     plan: &Plan,
     config: &Config,
     stop: &AtomicBool,
+    on_ready: &mut dyn FnMut(),
     on_interval: &mut dyn FnMut(&IntervalRow, &Histogram<u64>),
 ) -> Result<RunOutput, EngineError> {
-    let started = SystemTime::now();
-    let start = Instant::now();
-    let end = start + config.duration;
     let (tx, rx) = mpsc::channel::<Snapshot>();
     let mut series = Vec::new();
-    let results: Vec<Result<WorkerOutput, EngineError>> = std::thread::scope(|scope| {
+    let (results, started, start) = std::thread::scope(|scope| {
+        // Inside the scope, so a panic drops the senders and no worker waits forever to start.
+        let mut go = Vec::with_capacity(config.threads);
         let handles: Vec<_> = (0..config.threads)
             .map(|i| {
                 let conns = config.connections_for(i);
                 let feed = config.interval.map(|every| (every, tx.clone()));
-                std::thread::Builder::new()
+                let (ready_tx, ready_rx) = mpsc::channel::<()>();
+                let (go_tx, go_rx) = mpsc::channel::<Instant>();
+                go.push(go_tx);
+                let handle = std::thread::Builder::new()
                     .name(format!("strain-worker-{i}"))
-                    .spawn_scoped(scope, move || match worker::Worker::new(plan, stop, i, conns, start, end, feed) {
-                        Ok(w) => w.run(),
-                        // init() failed in this thread: the run ends, with what was measured.
-                        Err(EngineError::Script(e)) => {
-                            stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                            Ok(WorkerOutput { rec: Recorder::new(), globals: Vec::new(), script_error: Some(e) })
+                    .spawn_scoped(scope, move || {
+                        let script = worker::thread_script(plan, i);
+                        let _ = ready_tx.send(());
+                        // No start time: the run was abandoned before it began.
+                        let Ok(start) = go_rx.recv() else {
+                            return Ok(WorkerOutput { rec: Recorder::new(), globals: Vec::new(), script_error: None });
+                        };
+                        let end = start + config.duration;
+                        match script
+                            .map_err(EngineError::Script)
+                            .and_then(|script| worker::Worker::new(plan, stop, i, conns, start, end, feed, script))
+                        {
+                            Ok(w) => w.run(),
+                            // init() or the first request() failed: the run ends, with what was measured.
+                            Err(EngineError::Script(e)) => {
+                                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                                Ok(WorkerOutput { rec: Recorder::new(), globals: Vec::new(), script_error: Some(e) })
+                            }
+                            Err(e) => Err(e),
                         }
-                        Err(e) => Err(e),
                     })
-                    .map_err(EngineError::Thread)
+                    .map_err(EngineError::Thread);
+                // One thread's init at a time, so what the scripts print comes in thread order.
+                // An error means the thread is gone; the others carry on.
+                let _ = ready_rx.recv();
+                handle
             })
             .collect();
+        on_ready();
+        let (started, start) = (SystemTime::now(), Instant::now());
+        for g in go.drain(..) {
+            let _ = g.send(start);
+        }
         drop(tx);
         collect_intervals(&rx, config, &mut series, on_interval);
-        handles.into_iter().map(|h| h.and_then(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))).collect()
+        let results: Vec<Result<WorkerOutput, EngineError>> = handles
+            .into_iter()
+            .map(|h| h.and_then(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
+            .collect();
+        (results, started, start)
     });
     let elapsed = start.elapsed();
     let outputs = results.into_iter().collect::<Result<Vec<_>, _>>()?;

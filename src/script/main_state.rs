@@ -136,9 +136,9 @@ impl MainScript {
             .map(|_| Rc::new(RefCell::new(Shared { setup: ThreadSetup::default(), addr, after: None })))
             .collect();
         if let Some(f) = setup {
-            for t in &self.threads {
-                f.call::<()>(ThreadHandle(t.clone())).map_err(|e| runtime("setup", &e))?;
-            }
+            let ran = self.threads.iter().try_for_each(|t| f.call::<()>(ThreadHandle(t.clone())));
+            api::flush_lua_output();
+            ran.map_err(|e| runtime("setup", &e))?;
         }
         Ok(self.threads.iter().map(|t| t.borrow().setup.clone()).collect())
     }
@@ -168,6 +168,8 @@ impl MainScript {
             s.set("errors", errors)?;
             done.call::<()>((s, Stats::new(&summary.total.latency_us), Stats::new(&summary.total.rate_samples)))
         };
-        call().map_err(|e| runtime("done", &e))
+        let ran = call();
+        api::flush_lua_output();
+        ran.map_err(|e| runtime("done", &e))
     }
 }

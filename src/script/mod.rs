@@ -10,6 +10,10 @@
 //! global of that thread's state, and the thread's globals are copied back when it ends, so
 //! `thread:get` in `done` reads what the thread left. No Lua state is shared between threads.
 //!
+//! Lua's `print` and `io.write` go through C's stdout buffer, strain's report through Rust's;
+//! the C buffer is flushed after `setup`, `init`, a thread's end and `done`, so a script's
+//! output keeps the place it has in wrk's output.
+//!
 //! Where strain differs from wrk: a script that does not load stops strain before any load
 //! (`file:line: message`); a runtime error in a hook is reported once, with its traceback, and
 //! ends the run cleanly with its summary.

@@ -91,7 +91,11 @@ impl ThreadScript {
             }
             Ok(())
         };
-        init().map_err(|e| runtime("init", &e))?;
+        let ran = init().map_err(|e| runtime("init", &e));
+        api::flush_lua_output();
+        ran?;
+        // wrk renders the request once here, whether or not the script has request().
+        api::install_request(&lua).map_err(|e| runtime("init", &e))?;
         let hooks = |name| api::hook(&lua, name).map_err(|e| runtime("init", &e));
         let (request, delay, response) = (hooks("request")?, hooks("delay")?, hooks("response")?);
         let fixed = match request {
@@ -176,10 +180,17 @@ impl ThreadScript {
     }
 }
 
-/// `wrk.format()` with the `wrk` table as `init` left it.
+impl Drop for ThreadScript {
+    fn drop(&mut self) {
+        // What the hooks printed reaches stdout before the report, as in wrk.
+        api::flush_lua_output();
+    }
+}
+
+/// `wrk.request()`: the request rendered after `init`.
 fn render(lua: &Lua) -> mlua::Result<Vec<u8>> {
     let wrk: mlua::Table = lua.globals().get("wrk")?;
-    let format: Function = wrk.get("format")?;
-    let s: mlua::String = format.call(())?;
+    let request: Function = wrk.get("request")?;
+    let s: mlua::String = request.call(())?;
     Ok(s.as_bytes().to_vec())
 }

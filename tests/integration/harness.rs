@@ -76,15 +76,21 @@ pub fn strain(args: &[&str]) -> Run {
 
 /// Runs strain with exactly `args`.
 pub fn strain_raw<S: AsRef<str>>(args: &[S]) -> Run {
+    run_program(bin(), args)
+}
+
+/// Runs a load generator (strain, or a peer such as wrk) with exactly `args`, sharing the
+/// machine as strain runs do (see [`exclusive`]).
+pub fn run_program<S: AsRef<str>>(program: &str, args: &[S]) -> Run {
     let _shared = if EXCLUSIVE.with(|e| e.get()) { None } else { Some(LOAD.read().unwrap_or_else(|p| p.into_inner())) };
     let start = Instant::now();
-    let child = Command::new(bin())
+    let child = Command::new(program)
         .args(args.iter().map(|s| s.as_ref()))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn strain");
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
     finish(child, start)
 }
 
@@ -414,7 +420,8 @@ impl Seen {
 }
 
 /// A keep-alive HTTP/1.1 server that records every request (pipelining included) and answers
-/// `200 ok`, adding `X-Token: <path>` to responses for paths starting with /login.
+/// `200 ok`, adding `X-Token: tok<length of the path>` to responses for paths starting with
+/// /login and for /authenticate (wrk's auth.lua).
 pub struct RecordingServer {
     pub addr: SocketAddr,
     seen: Arc<std::sync::Mutex<Vec<Seen>>>,
@@ -495,8 +502,11 @@ fn serve_recorded(mut s: TcpStream, conn: usize, seen: &std::sync::Mutex<Vec<See
                 body: buf[head..head + len].to_vec(),
                 conn,
             });
-            let token =
-                if path.starts_with("/login") { format!("X-Token: tok{}\r\n", path.len()) } else { String::new() };
+            let token = if path.starts_with("/login") || path == "/authenticate" {
+                format!("X-Token: tok{}\r\n", path.len())
+            } else {
+                String::new()
+            };
             out.extend_from_slice(format!("HTTP/1.1 200 OK\r\n{token}Content-Length: 2\r\n\r\nok").as_bytes());
             buf.drain(..head + len);
         }

@@ -14,3 +14,4 @@ mod rate;
 mod report;
 mod script;
 mod tls;
+mod wrk_scripts;

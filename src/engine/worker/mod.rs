@@ -121,8 +121,19 @@ pub struct WorkerOutput {
     pub script_error: Option<ScriptError>,
 }
 
+/// Thread `index`'s script state, its `init` run (called on the worker's own thread: a Lua
+/// state stays on the thread that made it).
+pub fn thread_script(plan: &Plan, index: usize) -> Result<Option<ThreadScript>, ScriptError> {
+    let Some(s) = &plan.script else { return Ok(None) };
+    let setup = s.setups.get(index).cloned().unwrap_or_default();
+    let addr = setup.addr.unwrap_or(plan.addr);
+    ThreadScript::new(&s.source, &s.url, &setup, addr).map(Some)
+}
+
 impl<'a> Worker<'a> {
-    /// A worker for `conns` connections, running from `start` until `end`.
+    /// A worker for `conns` connections, running from `start` until `end`, with the script
+    /// state [`thread_script`] made for it.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         plan: &'a Plan,
         stop: &'a AtomicBool,
@@ -131,15 +142,12 @@ impl<'a> Worker<'a> {
         start: Instant,
         end: Instant,
         series: Option<(Duration, Sender<Snapshot>)>,
+        script: Option<ThreadScript>,
     ) -> Result<Worker<'a>, EngineError> {
         let clock = Clock::new(start);
         let poll = Poll::new().map_err(EngineError::Poll)?;
         let setup = plan.script.as_ref().and_then(|s| s.setups.get(index));
         let addr = setup.and_then(|s| s.addr).unwrap_or(plan.addr);
-        let script = match &plan.script {
-            Some(s) => Some(ThreadScript::new(&s.source, &s.url, setup.unwrap_or(&Default::default()), addr)?),
-            None => None,
-        };
         let request = match script.as_ref().and_then(|s| s.fixed_request()) {
             Some(fixed) => fixed.to_vec(),
             None => plan.request.clone(),
