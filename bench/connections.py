@@ -28,10 +28,11 @@ import tempfile
 from driver import cli, measure, proc, report, tools
 from driver.cli import fmt_dur, log
 from driver.report import f_num, f_ratio, median
-from driver.servers import Nginx
+from driver.servers import hello_nginx
 
 
 def one(tool, binary, args, nginx, tmp):
+    """One run of `tool` at --connections: requests, socket errors, wall time, TIME_WAIT before."""
     argv = [binary, "-t%d" % args.threads, "-c%d" % args.connections,
             "-d%s" % fmt_dur(args.duration)]
     json_path = os.path.join(tmp, "strain.json")
@@ -58,6 +59,7 @@ def one(tool, binary, args, nginx, tmp):
 
 
 def main(stack):
+    """Runs wrk and strain at many connections and prints the comparison."""
     ap = cli.parser(__doc__.split("\n\n")[0], rounds=3, connections=19000,
                     duration=(5.0, "duration of each run"))
     ap.add_argument("--threads", type=int, default=2)
@@ -69,7 +71,7 @@ def main(stack):
     info = cli.machine_info({"wrk": ["wrk", "-v"], "nginx": ["nginx", "-v"],
                              "strain": [args.strain, "--version"]})
     tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="strain-bench-"))
-    nginx = stack.enter_context(Nginx(args.server_cpu, nofile))
+    nginx, _ = hello_nginx(stack, args.server_cpu, nofile)
     runs = [one(tool, {"wrk": "wrk", "strain": args.strain}[tool], args, nginx, tmp)
             for _, tool in measure.schedule(args.rounds, ("wrk", "strain"), alternate=False)]
 

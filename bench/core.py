@@ -72,8 +72,8 @@ Example:  python3 bench/core.py --strain target/release/strain --syscalls --json
 """
 
 import os
-import sys
 import shutil
+import sys
 import tempfile
 import time
 
@@ -86,6 +86,7 @@ TOOLS = ("wrk", "strain")
 
 
 def gen_argv(binary, args, connections, duration):
+    """A closed-loop generator command line without its URL, pinned to --gen-cpu."""
     return proc.pinned(args.gen_cpu, [binary, "-t1", "-c%d" % connections,
                                       "-d%s" % fmt_dur(duration)])
 
@@ -130,8 +131,9 @@ def memory_run(tool, binary, args, nginx, tmpdir):
 def syscall_run(tool, binary, args, nginx, tmpdir):
     """System calls per request under strace -c -f."""
     out = os.path.join(tmpdir, "strace-%s.txt" % tool)
-    argv = proc.pinned(args.gen_cpu, ["strace", "-c", "-f", "-o", out]) + \
-        gen_argv(binary, args, args.connections, args.syscall_duration)[3:] + [nginx.url]
+    argv = proc.pinned(args.gen_cpu, ["strace", "-c", "-f", "-o", out, binary, "-t1",
+                                      "-c%d" % args.connections,
+                                      "-d%s" % fmt_dur(args.syscall_duration), nginx.url])
     res = proc.run(argv, timeout=args.syscall_duration + 60)
     parsed = tools.parse_wrk(res["stdout"])
     calls, per = tools.parse_strace(out) if os.path.exists(out) else (None, {})
@@ -149,6 +151,7 @@ def syscall_run(tool, binary, args, nginx, tmpdir):
 
 
 def summarize(args, info, tp_runs, mem_runs, sc_runs, cmds):
+    """The Markdown summary and the summary numbers for --json."""
     rep = report.Report()
     rep.header(info, info["wrk"], info["nginx"])
     rep.para("Throughput per CPU (%d rounds, -t1 -c%d -d%s, generator on CPU %d, nginx on "
@@ -201,6 +204,7 @@ def summarize(args, info, tp_runs, mem_runs, sc_runs, cmds):
 
 
 def main(stack):
+    """Throughput rounds, then memory runs, then (optionally) syscall runs."""
     ap = cli.parser("Benchmark strain against wrk: requests per CPU-second, peak RSS at "
                     "10k connections, optional syscalls per request.",
                     rounds=(3, "wrk/strain pairs for throughput"),

@@ -23,6 +23,7 @@ PATH = "/d/1/100"
 
 
 def run(name, srv, args):
+    """One h2load run against one server: requests per CPU-second of that server."""
     argv = proc.pinned(args.gen_cpu, ["h2load", "--h1", "-t1", "-c50", "-m16",
                                       "-D", str(args.seconds), srv.url.rstrip("/") + PATH])
     rec = measure.measured(argv, args.seconds + 30, 0, {"server_cpu": srv.cpu_seconds})
@@ -37,6 +38,7 @@ def run(name, srv, args):
 
 
 def main(stack):
+    """Alternating rounds against strain's origin and nginx, then the ratio of medians."""
     ap = cli.parser(__doc__.splitlines()[0], rounds=3)
     ap.add_argument("--seconds", type=int, default=8)
     args = cli.parse(ap)

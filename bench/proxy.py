@@ -113,6 +113,7 @@ PROXY_SERVER = """
 
 
 def wrk_argv(args, port, path, duration):
+    """wrk against 127.0.0.1:port/path, pinned to --gen-cpu."""
     return proc.pinned(args.gen_cpu, ["wrk", "-t1", "-c%d" % args.connections,
                                       "-d%s" % fmt_dur(duration),
                                       "http://127.0.0.1:%d%s" % (port, path)])
@@ -131,6 +132,7 @@ def origin_docs(stats):
 
 
 def origin_run(which, args, servers, rnd):
+    """(a) One wrk run against one server: that server's requests per CPU-second."""
     srv = servers[which]
     idle = servers["nginx" if which == "strain-origin" else "strain-origin"]
     run = tools.measured_wrk(wrk_argv(args, srv.port, args.origin_path, args.duration),
@@ -150,6 +152,7 @@ def origin_run(which, args, servers, rnd):
 
 
 def proxy_run(tool, args, px, origin, rnd, tmpdir):
+    """(b) One generator run through the cache: its own requests per CPU-second."""
     json_path = os.path.join(tmpdir, "strain-proxy-%d.json" % rnd)
     if tool == "wrk":
         argv = wrk_argv(args, px.port, args.proxy_path, args.duration)
@@ -279,6 +282,7 @@ def section(rep, title, runs, key, names, contender, figure, label, per_run):
 
 
 def summarize(args, info, sha, checks, o_runs, p_runs, cmds):
+    """The Markdown summary and the summary numbers for --json."""
     rep = report.Report()
     result = {}
     rep.header(info, info["wrk"], info["nginx"], "strain sha256 %s" % sha)
@@ -318,6 +322,7 @@ def summarize(args, info, sha, checks, o_runs, p_runs, cmds):
 
 
 def main(stack):
+    """Part (a), part (b) or both, then the summary."""
     ap = cli.parser("Issue 5: strain origin vs nginx (server req/CPU-s) and strain proxy "
                     "vs wrk through an nginx cache (generator req/CPU-s).",
                     rounds=3, duration=10.0, connections=50,

@@ -102,6 +102,7 @@ ISSUE_FIGURES = {"h2load": 17.9, "wrk2": 18.8, "oha": 21.8}
 
 
 def tool_argv(tool, args, url, json_path, duration):
+    """The command line of `tool` holding --rate for `duration` s, pinned to --gen-cpu."""
     dur = fmt_dur(duration)
     if tool in STRAINS:
         extra = args.strain_args + (args.alt_args if tool == "strain-alt" else [])
@@ -118,11 +119,13 @@ def tool_argv(tool, args, url, json_path, duration):
 
 
 def per_client_rps(args):
+    """h2load's --rps, which is per connection."""
     per = args.rate / args.connections
     return ("%d" % per) if per == int(per) else ("%g" % per)
 
 
 def rate_run(tool, args, nginx, tmpdir, rnd):
+    """One run of `tool` at the target rate: CPU per request, rate held, wake-ups, RSS."""
     json_path = os.path.join(tmpdir, "%s-%d.json" % (tool, rnd))
     time_path = os.path.join(tmpdir, "time-%s-%d.txt" % (tool, rnd))
     inner = tool_argv(tool, args, nginx.url, json_path, args.duration)
@@ -170,12 +173,14 @@ def rate_run(tool, args, nginx, tmpdir, rnd):
 
 
 def schedule_text(run, fmt):
+    """strain's schedule counts (sent, late, late for want of a connection, unsent) in `fmt`."""
     rate = run["parsed"].get("rate") or {} if run["tool"] in STRAINS else {}
     return fmt % tuple(f_num(rate.get(k)) for k in ("sent", "late", "late_no_connection",
                                                      "unsent")) if rate else None
 
 
 def print_run_line(run):
+    """The progress line of one run."""
     extra = schedule_text(run, "  sent %s late %s (no conn %s) unsent %s") or ""
     log("  round %d %-10s %9s req in %6.3f s = %9s req/s (%+.2f%%)  cpu %.2f s (user %.2f sys %.2f)"
         "  gen CPU %5.1f%%  at-rate %5.1f%%  %5.1f us/req  nginx %3.0f%%  other %3.0f%%"
@@ -194,6 +199,7 @@ MEDIANS = ("cpu_share_at_rate", "gen_cpu_share", "cpu_us_per_req", "achieved_rps
 
 
 def summarize(args, info, tls, skipped, runs, cmds):
+    """The Markdown summary and the summary numbers for --json."""
     rep = report.Report()
     cmp = {k: report.compare(runs, "tool", tls, k, "strain" if "strain" in tls else tls[0])
            for k in MEDIANS}
@@ -276,6 +282,7 @@ def summarize(args, info, tls, skipped, runs, cmds):
 
 
 def main(stack):
+    """Rounds of every available tool at the target rate, then the summary."""
     ap = cli.parser("Benchmark strain's constant-rate mode against h2load and oha: "
                     "generator CPU while holding a fixed request rate.",
                     rounds=(3, "rounds; the tools' order is reversed every other round"),

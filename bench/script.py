@@ -68,6 +68,7 @@ VARIANTS = ("wrk+script", "strain+script", "strain")
 
 
 def variant_argv(variant, args, url, duration, connections):
+    """The command line of one variant (wrk or strain, with or without the script)."""
     tool = args.strain if variant.startswith("strain") else "wrk"
     argv = [tool, "-t1", "-c%d" % connections, "-d%s" % fmt_dur(duration)]
     if variant.endswith("+script"):
@@ -100,6 +101,7 @@ def path_check(variant, args, server):
 
 
 def script_run(variant, args, nginx, rnd):
+    """One measured run of a variant against nginx."""
     argv = variant_argv(variant, args, nginx.url, args.duration, args.connections)
     time.sleep(1)  # let the previous run's connections close on the server side
     run = tools.measured_wrk(argv, args.duration + 30, args.settle,
@@ -122,6 +124,7 @@ MEDIANS = ("req_per_cpu_s", "rps", "user_us_per_req", "sys_us_per_req", "gen_cpu
 
 
 def summarize(args, info, runs, checks, cmds):
+    """The Markdown summary and the summary numbers for --json."""
     rep = report.Report()
     vs = {b: report.compare(runs, "variant", VARIANTS, "req_per_cpu_s", b)
           for b in ("strain", "wrk+script")}
@@ -183,6 +186,7 @@ def summarize(args, info, runs, checks, cmds):
 
 
 def main(stack):
+    """Path check, then rounds of the three variants, then the summary."""
     ap = cli.parser("Benchmark a Lua request() hook: strain with and without the script, "
                     "and wrk with it; requests per CPU-second.",
                     rounds=(3, "rounds; the order is reversed every other round"),

@@ -196,7 +196,12 @@ class Server:
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def __enter__(self):
-        return self.start()
+        # A server that fails to start is not on the caller's ExitStack yet.
+        try:
+            return self.start()
+        except BaseException:
+            self.close()
+            raise
 
     def __exit__(self, *exc):
         self.close()
