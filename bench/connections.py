@@ -60,8 +60,7 @@ def one(tool, binary, args, nginx, tmp):
 
 def main(stack):
     """Runs wrk and strain at many connections and prints the comparison."""
-    ap = cli.parser(__doc__.split("\n\n")[0], rounds=3, connections=19000,
-                    duration=(5.0, "duration of each run"))
+    ap = cli.parser(__doc__.split("\n\n")[0], "rounds", connections=19000, duration=5.0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--source-addr", action="append", default=[],
                     help="passed to strain as --source-addr (repeatable)")

@@ -205,13 +205,8 @@ def summarize(args, info, tp_runs, mem_runs, sc_runs, cmds):
 
 def main(stack):
     """Throughput rounds, then memory runs, then (optionally) syscall runs."""
-    ap = cli.parser("Benchmark strain against wrk: requests per CPU-second, peak RSS at "
-                    "10k connections, optional syscalls per request.",
-                    rounds=(3, "wrk/strain pairs for throughput"),
-                    duration=(10.0, "duration of each throughput run"),
-                    connections=(50, "connections, throughput runs"),
-                    warmup=(2.0, "unreported wrk run before the first round (0 to skip)"),
-                    settle=30.0)
+    ap = cli.parser(__doc__.splitlines()[0], "rounds", "warmup", "settle", duration=10.0,
+                    connections=50)
     ap.add_argument("--mem-connections", type=int, default=10000,
                     help="connections, memory runs (0 to skip)")
     ap.add_argument("--mem-duration", type=cli.parse_duration, default=5.0,

@@ -39,7 +39,7 @@ def run(name, srv, args):
 
 def main(stack):
     """Alternating rounds against strain's origin and nginx, then the ratio of medians."""
-    ap = cli.parser(__doc__.splitlines()[0], rounds=3)
+    ap = cli.parser(__doc__.splitlines()[0], "rounds")
     ap.add_argument("--seconds", type=int, default=8)
     args = cli.parse(ap)
     cli.require(("h2load", "nginx", "taskset"), "apt-get install -y nginx-light nghttp2-client")

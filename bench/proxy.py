@@ -325,10 +325,7 @@ def main(stack):
     """Part (a), part (b) or both, then the summary."""
     ap = cli.parser("Issue 5: strain origin vs nginx (server req/CPU-s) and strain proxy "
                     "vs wrk through an nginx cache (generator req/CPU-s).",
-                    rounds=3, duration=10.0, connections=50,
-                    settle=(30.0, "wait up to this many seconds for a quiet machine before "
-                                  "each run"),
-                    warmup=(2.0, "unrecorded wrk run against each server before the rounds"))
+                    "rounds", "settle", "warmup", duration=10.0, connections=50)
     ap.add_argument("--origin-path", default="/d/1/100", help="document for part (a)")
     ap.add_argument("--proxy-path", default="/d/0/100",
                     help="wrk's URL path in part (b); strain's --hotset 1 is /d/0/100")

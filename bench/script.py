@@ -187,12 +187,8 @@ def summarize(args, info, runs, checks, cmds):
 
 def main(stack):
     """Path check, then rounds of the three variants, then the summary."""
-    ap = cli.parser("Benchmark a Lua request() hook: strain with and without the script, "
-                    "and wrk with it; requests per CPU-second.",
-                    rounds=(3, "rounds; the order is reversed every other round"),
-                    duration=10.0, connections=50,
-                    warmup=(2.0, "unreported wrk run before the first round (0 to skip)"),
-                    settle=30.0)
+    ap = cli.parser(__doc__.splitlines()[0], "rounds", "warmup", "settle", duration=10.0,
+                    connections=50)
     ap.add_argument("--script", default=SCRIPT, help="the Lua script")
     ap.add_argument("--no-path-check", action="store_true",
                     help="skip the check of the paths each scripted tool sends")

@@ -38,8 +38,7 @@ LOGGING_SERVER = """
 
 def main(stack):
     """One long constant-rate run: RSS over time, strain's total against nginx's log."""
-    ap = cli.parser(__doc__.split("\n\n")[0], duration=(600.0, "duration of the run"),
-                    connections=1000)
+    ap = cli.parser(__doc__.split("\n\n")[0], duration=600.0, connections=1000)
     ap.add_argument("--rate", type=int, default=20000)
     args = cli.parse(ap)
     cli.require(("nginx", "taskset"), "apt-get install -y nginx-light")

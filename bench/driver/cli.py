@@ -51,30 +51,37 @@ def fmt_dur(seconds):
 SETTLE_HELP = ("before each run, wait up to this many seconds for the rest of the machine "
                "to go quiet (<0.15 CPUs busy over 1 s); 0 to skip")
 
-# Options every script may take: name -> (type, help).  A script picks the
-# ones it has, with its own defaults, in parser().
+# Rounds of the compared runs: the median of 3 tolerates one disturbed run.
+ROUNDS = 3
+# Seconds of the unreported run that warms the server up before round 1.
+WARMUP_S = 2.0
+# Seconds to wait at most for a quiet machine before each run.
+SETTLE_S = 30.0
+
+# Options a script may take: name -> (type, default, help).  A script names
+# the ones it has in parser(), and gives a default where there is none here.
 COMMON = {
-    "rounds": (int, "rounds of the compared runs"),
-    "duration": (parse_duration, "duration of each run"),
-    "connections": (int, "connections"),
-    "warmup": (parse_duration, "unreported run before the first round (0 to skip)"),
-    "settle": (float, SETTLE_HELP),
+    "rounds": (int, ROUNDS, "rounds; the contenders' order is reversed every other round "
+                            "unless the script says otherwise"),
+    "duration": (parse_duration, None, "duration of each run"),
+    "connections": (int, None, "connections"),
+    "warmup": (parse_duration, WARMUP_S, "unreported run before the first round, see the "
+                                         "script's docstring (0 to skip)"),
+    "settle": (float, SETTLE_S, SETTLE_HELP),
 }
 
 
-def parser(description, **defaults):
+def parser(description, *common, **defaults):
     """An ArgumentParser with --strain, --gen-cpu, --server-cpu, --json and the
-    COMMON options named in `defaults` (value: the default, or (default, help))."""
+    COMMON options named in `common` or `defaults` (name=default)."""
     ap = argparse.ArgumentParser(description=description,
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--strain", default="target/release/strain",
                     help="strain binary (relative paths: to the current directory, "
                          "else to the repository root)")
-    for name, value in defaults.items():
-        kind, text = COMMON[name]
-        if isinstance(value, tuple):
-            value, text = value
-        ap.add_argument("--" + name, type=kind, default=value, help=text)
+    for name in list(common) + list(defaults):
+        kind, value, text = COMMON[name]
+        ap.add_argument("--" + name, type=kind, default=defaults.get(name, value), help=text)
     ap.add_argument("--gen-cpu", type=int, default=0, help="CPU for the load generator")
     ap.add_argument("--server-cpu", type=int, default=1, help="CPU for the server(s)")
     ap.add_argument("--json", metavar="OUT", help="write raw numbers to OUT")
