@@ -11,10 +11,10 @@ core can hold.  Every tool here is given the same job:
     20,000 requests/s over 100 connections for 15 s, one thread,
     generator pinned to CPU 0, server pinned to CPU 1,
 
-against the private nginx of ``bench/core.py`` (one worker, ``return 200
-"hello world\\n"``, ``keepalive_requests 1000000000``) on 127.0.0.1.  For R
-rounds (``--rounds``, default 3; the order of the tools is reversed every
-other round) it runs
+against the private nginx of bench/core.py (bench/driver/servers.py: one
+worker, ``return 200 "hello world\\n"``, ``keepalive_requests 1000000000``)
+on 127.0.0.1.  For R rounds (``--rounds``, default 3; the order of the tools
+is reversed every other round) it runs
 
     taskset -c 0 STRAIN -t1 -c100 -d15s -R20000 --json FILE URL
     taskset -c 0 h2load --h1 -t1 -c100 --rps=200 -D 15 URL    # 200/s per client
