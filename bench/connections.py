@@ -21,97 +21,72 @@ stopped on exit.  Needs wrk, nginx, taskset.
 Example:  python3 bench/connections.py --strain target/release/strain
 """
 
-import argparse
-import json
 import os
-import re
-import statistics
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import core  # noqa: E402
-
-
-def time_wait():
-    with open("/proc/net/sockstat") as f:
-        m = re.search(r"^TCP:.* tw (\d+)", f.read(), re.M)
-    return int(m.group(1)) if m else None
-
-
-def socket_errors(text):
-    m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
-    return tuple(int(x) for x in m.groups()) if m else (0, 0, 0, 0)
+from driver import cli, measure, proc, report, tools
+from driver.cli import fmt_dur, log
+from driver.report import f_num, f_ratio, median
+from driver.servers import hello_nginx
 
 
 def one(tool, binary, args, nginx, tmp):
-    argv = ["taskset", "-c", str(args.gen_cpu), binary, "-t%d" % args.threads,
-            "-c%d" % args.connections, "-d%ss" % args.duration]
+    """One run of `tool` at --connections: requests, socket errors, wall time, TIME_WAIT before."""
+    argv = [binary, "-t%d" % args.threads, "-c%d" % args.connections,
+            "-d%s" % fmt_dur(args.duration)]
     json_path = os.path.join(tmp, "strain.json")
     if tool == "strain":
         argv += ["--json", json_path] + [a for s in args.source_addr for a in ("--source-addr", s)]
-    argv.append(nginx.url)
-    tw = time_wait()
-    res = core.run_measured(argv, timeout=args.duration + 30)
-    parsed = core.parse_report(res["stdout"])
-    run = {"tool": tool, "argv": core.display(argv, binary), "time_wait_before": tw,
+    argv = proc.pinned(args.gen_cpu, argv + [nginx.url])
+    tw = measure.time_wait()
+    res = proc.run(argv, timeout=args.duration + 30)
+    parsed = tools.parse_wrk(res["stdout"])
+    errs = parsed.get("socket_errors") or dict.fromkeys(tools.SOCKET_ERRORS, 0)
+    run = {"tool": tool, "argv": proc.display(argv, {binary: tool}), "time_wait_before": tw,
            "requests": parsed.get("requests"), "wall_s": res["wall"], "exit": res["exit"],
-           "socket_errors": socket_errors(res["stdout"]), "stdout": res["stdout"],
-           "stderr": res["stderr"][-2000:]}
-    if tool == "strain" and os.path.exists(json_path):
-        with open(json_path) as f:
-            run["connect_causes"] = json.load(f)["errors"].get("connect_causes")
-        os.unlink(json_path)
-    c, r, w, t = run["socket_errors"]
-    core.log("%-6s requests %8s  connect %5d read %5d write %5d timeout %5d  wall %.2fs  "
-             "TIME_WAIT before %s%s" % (tool, run["requests"], c, r, w, t, res["wall"], tw,
-                                        "  causes %s" % run.get("connect_causes") if tool == "strain" else ""))
+           "socket_errors": errs, "stdout": res["stdout"], "stderr": res["stderr"][-2000:],
+           "problems": []}
+    if tool == "strain":
+        doc = tools.load_strain_json(json_path, run)
+        run["connect_causes"] = ((doc or {}).get("errors") or {}).get("connect_causes")
+    log("%-6s requests %8s  connect %5d read %5d write %5d timeout %5d  wall %.2fs  "
+        "TIME_WAIT before %s%s" % (tool, run["requests"], errs["connect"], errs["read"],
+                                   errs["write"], errs["timeout"], res["wall"], tw,
+                                   "  causes %s" % run.get("connect_causes")
+                                   if tool == "strain" else ""))
     return run
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--strain", default=os.path.join(core.REPO, "target/release/strain"))
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--connections", type=int, default=19000)
+def main(stack):
+    """Runs wrk and strain at many connections and prints the comparison."""
+    ap = cli.parser(__doc__.split("\n\n")[0], "rounds", connections=19000, duration=5.0)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--duration", type=int, default=5, help="seconds")
     ap.add_argument("--source-addr", action="append", default=[],
                     help="passed to strain as --source-addr (repeatable)")
-    ap.add_argument("--gen-cpu", type=int, default=0)
-    ap.add_argument("--server-cpu", type=int, default=1)
-    ap.add_argument("--json", metavar="OUT", help="write raw numbers to OUT")
-    args = ap.parse_args()
-    nofile = core.raise_nofile()
-    nginx = core.Nginx(args.server_cpu, nofile)
-    runs = []
-    try:
-        nginx.start()
-        with tempfile.TemporaryDirectory(prefix="strain-bench-") as tmp:
-            for _ in range(args.rounds):
-                for tool, binary in (("wrk", "wrk"), ("strain", os.path.abspath(args.strain))):
-                    runs.append(one(tool, binary, args, nginx, tmp))
-    finally:
-        nginx.cleanup()
+    args = cli.parse(ap)
+    cli.require(("wrk", "nginx", "taskset"), "apt-get install -y wrk nginx-light")
+    nofile = proc.raise_nofile()
+    info = cli.machine_info({"wrk": ["wrk", "-v"], "nginx": ["nginx", "-v"],
+                             "strain": [args.strain, "--version"]})
+    tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="strain-bench-"))
+    nginx, _ = hello_nginx(stack, args.server_cpu, nofile)
+    runs = [one(tool, {"wrk": "wrk", "strain": args.strain}[tool], args, nginx, tmp)
+            for _, tool in measure.schedule(args.rounds, ("wrk", "strain"), alternate=False)]
 
-    def med(tool, key):
-        xs = [r[key] for r in runs if r["tool"] == tool and r[key] is not None]
-        return statistics.median(xs) if xs else None
+    def med(tool, get):
+        return median([get(r) for r in runs if r["tool"] == tool])
 
-    def med_err(tool, i):
-        return statistics.median([r["socket_errors"][i] for r in runs if r["tool"] == tool])
-
-    print("\n| tool | requests (median) | connect errors | read | timeout | wall (s) |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for tool in ("wrk", "strain"):
-        print("| %s | %s | %s | %s | %s | %.2f |" % (tool, core.f_num(med(tool, "requests")),
-              med_err(tool, 0), med_err(tool, 1), med_err(tool, 3), med(tool, "wall_s")))
-    print("\nstrain/wrk requests: %s" % core.f_ratio(core.ratio(med("strain", "requests"), med("wrk", "requests"))))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"args": vars(args), "machine": core.machine_info(), "runs": runs}, f, indent=1)
-    return 0
+    rep = report.Report()
+    rep.w()
+    rep.table(["tool", "requests (median)", "connect errors", "read", "timeout", "wall (s)"],
+              [[tool, f_num(med(tool, lambda r: r["requests"]))] +
+               [med(tool, lambda r: r["socket_errors"][k]) for k in ("connect", "read", "timeout")] +
+               ["%.2f" % med(tool, lambda r: r["wall_s"])] for tool in ("wrk", "strain")])
+    rep.w("strain/wrk requests: %s" % f_ratio(report.ratio(
+        med("strain", lambda r: r["requests"]), med("wrk", lambda r: r["requests"]))))
+    report.finish(args, info, rep.text(), {"runs": runs})
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main))
