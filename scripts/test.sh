@@ -22,6 +22,11 @@ if command -v systemctl >/dev/null 2>&1; then
     systemctl stop nginx trafficserver >/dev/null 2>&1 || true
 fi
 
+# The benchmark driver's own table tests (quiet unless they fail).
+if ! out=$(python3 -m unittest discover -q -s bench -p 'test_*.py' 2>&1); then
+    printf '%s\n' "$out"
+    exit 1
+fi
 cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings
 cargo test --all-targets --quiet
