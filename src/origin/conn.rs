@@ -47,6 +47,15 @@ pub(super) const KEEP_BUF: usize = 16 * 1024;
 /// they are at least half of it.
 pub(super) const COMPACT_AT: usize = 64 * 1024;
 
+/// Why [`Conn::expired`] says a connection is to be dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Expiry {
+    /// Lingering after our close took too long.
+    Linger,
+    /// A request head did not arrive whole within the header timeout.
+    Header,
+}
+
 /// What the event loop should do with the connection after [`Conn::drive`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Next {
@@ -114,9 +123,17 @@ impl<'r> Conn<'r> {
         self.readable = true;
     }
 
-    /// True when the connection has lingered too long and should just be dropped.
-    pub(super) fn linger_expired(&self, now: Instant) -> bool {
-        matches!(self.state, State::Lingering { until, .. } if now >= until)
+    /// Why the connection should just be dropped now, if it should: it lingered too long, or
+    /// a request head has been arriving for longer than `header_timeout` (slowloris).
+    pub(super) fn expired(&self, now: Instant, header_timeout: Option<Duration>) -> Option<Expiry> {
+        match self.state {
+            State::Lingering { until, .. } if now >= until => Some(Expiry::Linger),
+            State::Open => {
+                let since = self.parser.head_since?;
+                (now.saturating_duration_since(since) >= header_timeout?).then_some(Expiry::Header)
+            }
+            _ => None,
+        }
     }
 
     /// When to drive this connection again even without an event: its output waits for a
@@ -405,6 +422,9 @@ struct RequestParser {
     reply: Option<Reply>,
     /// The document path of `reply`, kept (with its capacity) across reads.
     path: String,
+    /// When the head now in `partial` began to arrive; `None` when no head is incomplete. Only
+    /// a read that ends inside a head reads the clock, which a benchmark client's never does.
+    head_since: Option<Instant>,
 }
 
 /// A parsed request head.
@@ -418,6 +438,17 @@ struct Head<'a> {
 }
 
 impl RequestParser {
+    /// Notes that `partial` ends with an incomplete head; `new` if that head is not the one
+    /// noted before (an earlier one was completed in the meantime).
+    fn head_started(&mut self, new: bool) {
+        if self.backlog {
+            // Complete requests held back by our own full output: not the client's slowness.
+            self.head_since = None;
+        } else if new || self.head_since.is_none() {
+            self.head_since = Some(Instant::now());
+        }
+    }
+
     /// Answers every request completed by `data`, as far as the output has room.
     fn feed(&mut self, data: &[u8], answer: &mut Answer<'_, '_>) -> Flow {
         debug_assert!(!self.backlog, "reading with requests still unparsed");
@@ -426,6 +457,7 @@ impl RequestParser {
                 Ok((used, flow)) => {
                     if flow == Flow::Continue && used < data.len() {
                         self.partial.extend_from_slice(&data[used..]);
+                        self.head_started(true);
                     }
                     flow
                 }
@@ -458,6 +490,9 @@ impl RequestParser {
                 if flow == Flow::Continue && used < buf.len() {
                     buf.drain(..used);
                     self.partial = buf;
+                    self.head_started(used > 0);
+                } else {
+                    self.head_since = None;
                 }
                 flow
             }
@@ -499,6 +534,10 @@ impl RequestParser {
                 }
                 return Ok((i, Flow::Continue));
             };
+            if head.len > MAX_HEAD_BYTES {
+                // Its end arrived in a later read than the limit was crossed in.
+                return Err(ParseError::HeadTooLarge);
+            }
             i += head.len;
             let body = BodyDecoder::new(head.body);
             if body.is_done() {
@@ -523,6 +562,7 @@ impl RequestParser {
 /// Queues the 400 answer; the connection closes after it.
 fn bad_request(answer: &mut Answer<'_, '_>) -> Flow {
     let site = answer.ctx.site;
+    answer.ctx.counters.bad_requests.add(1);
     answer.out.push(&site.fixed.bad_request);
     Flow::Close
 }
