@@ -169,7 +169,8 @@ impl Origin {
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            // Its exit line on stderr would be chatter in a passing test run.
+            .stderr(Stdio::null())
             .spawn()
             .expect("spawn origin");
         let mut lines = BufReader::new(child.stdout.take().unwrap());
@@ -182,6 +183,11 @@ impl Origin {
             .parse()
             .unwrap_or_else(|_| panic!("origin said: {first:?}"));
         Origin { child, addr, lines }
+    }
+
+    /// The origin's process id (for /proc).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// The URL of path `/` on this origin.

@@ -6,6 +6,8 @@ mod proxies;
 mod cli;
 mod counts;
 mod errors;
+mod faults_conn;
+mod faults_origin;
 mod origin;
 mod proxy;
 mod rate;
