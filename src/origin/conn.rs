@@ -65,13 +65,25 @@ pub(super) enum Next {
     Close,
 }
 
+/// Whether a closing connection drains what the client may still send before closing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Linger {
+    /// The client has finished sending: close at once.
+    No,
+    /// We closed after a complete request (`Connection: close`, the keep-alive limit): linger
+    /// only if input is already waiting. A client that read the close sends nothing more, and
+    /// closing at once saves a wake-up per connection under churn.
+    IfUnread,
+    /// We refused a request the client may still be sending: always linger.
+    Always,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     /// Serving requests.
     Open,
-    /// No more requests are read; close once the output is flushed. `linger` is set when we,
-    /// not the client, decided to close, so the client may still be sending.
-    Closing { linger: bool },
+    /// No more requests are read; close once the output is flushed, lingering as `linger` says.
+    Closing { linger: Linger },
     /// Our side is shut; reading and discarding until the client closes or time runs out.
     Lingering { until: Instant, discarded: u64 },
 }
@@ -155,8 +167,16 @@ impl<'r> Conn<'r> {
                     if !self.out.is_empty() {
                         return Next::Wait;
                     }
-                    if !linger {
-                        return Next::Close;
+                    match linger {
+                        Linger::No => return Next::Close,
+                        Linger::IfUnread => match self.stream.read(buf) {
+                            // Nothing unread, so closing sends FIN, not RST.
+                            Ok(0) => return Next::Close,
+                            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Next::Close,
+                            Ok(n) => ctx.counters.bytes_read.add(n as u64),
+                            Err(_) => return Next::Close,
+                        },
+                        Linger::Always => {}
                     }
                     // Closing with unread input makes the kernel send RST, which can destroy
                     // the response before the client reads it. Send FIN instead and drain what
@@ -176,14 +196,14 @@ impl<'r> Conn<'r> {
                 // Requests read earlier and left unparsed while the output was full.
                 let due = ctx.site.delay.map(|d| Instant::now() + d);
                 let mut answer = Answer { ctx: &mut *ctx, out: &mut self.out, served: &mut self.served, due };
-                if let Flow::Close = self.parser.resume(&mut answer) {
-                    self.state = State::Closing { linger: true };
+                if let Some(linger) = self.parser.resume(&mut answer).linger() {
+                    self.state = State::Closing { linger };
                 }
                 continue;
             }
             if self.eof {
                 // The client has finished sending; answer what it asked, then close.
-                self.state = State::Closing { linger: false };
+                self.state = State::Closing { linger: Linger::No };
                 continue;
             }
             if !self.readable {
@@ -204,8 +224,8 @@ impl<'r> Conn<'r> {
                     }
                     let due = ctx.site.delay.map(|d| Instant::now() + d);
                     let mut answer = Answer { ctx: &mut *ctx, out: &mut self.out, served: &mut self.served, due };
-                    if let Flow::Close = self.parser.feed(&buf[..n], &mut answer) {
-                        self.state = State::Closing { linger: true };
+                    if let Some(linger) = self.parser.feed(&buf[..n], &mut answer).linger() {
+                        self.state = State::Closing { linger };
                     }
                 }
                 Err(e) => match e.kind() {
@@ -300,6 +320,19 @@ enum Flow {
     Continue,
     /// The last answer closes the connection; input after it is ignored.
     Close,
+    /// A request was refused (400) and the connection closes; the client may still be sending.
+    Reject,
+}
+
+impl Flow {
+    /// How the connection closes, if it does.
+    fn linger(self) -> Option<Linger> {
+        match self {
+            Flow::Continue => None,
+            Flow::Close => Some(Linger::IfUnread),
+            Flow::Reject => Some(Linger::Always),
+        }
+    }
 }
 
 /// Everything answering a request touches.
@@ -564,7 +597,7 @@ fn bad_request(answer: &mut Answer<'_, '_>) -> Flow {
     let site = answer.ctx.site;
     answer.ctx.counters.bad_requests.add(1);
     answer.out.push(&site.fixed.bad_request);
-    Flow::Close
+    Flow::Reject
 }
 
 /// True if `bytes` may contain the blank line that ends a head (LF, optional CR, LF).
