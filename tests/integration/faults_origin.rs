@@ -183,7 +183,7 @@ fn settled(origin: &Origin) -> (u64, usize) {
 fn a_thousand_slowloris_sockets_are_reclaimed_and_nothing_grows() {
     // Long enough that all are still held when the last has connected (a connect can take a
     // 1 s SYN retransmit on a loopback crowded with TIME_WAIT entries).
-    let origin = Origin::start(&["-t", "1", "--header-timeout", "2s"]);
+    let origin = Origin::start(&["-t", "1", "--header-timeout", "3s"]);
     assert_eq!(stat(origin.addr, "header_timeouts"), 0);
     let (rss_idle, sockets_idle) = settled(&origin);
     assert_eq!(sockets_idle, 1);

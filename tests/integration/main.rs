@@ -13,4 +13,5 @@ mod proxy;
 mod rate;
 mod report;
 mod script;
+mod signals;
 mod tls;
