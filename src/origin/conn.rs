@@ -9,6 +9,11 @@
 //! 5 MB document never exists whole. Requests are answered once their body has been skipped, so
 //! a response never overtakes the request it answers; a delayed response holds back everything
 //! after it, so pipelined answers keep their order.
+//!
+//! What a client can make a connection hold is bounded: a head is at most `MAX_HEAD_BYTES`,
+//! queued output at most [`MAX_PENDING`], and a head must arrive whole within the header timeout
+//! once it has begun (the worker's sweep closes slowloris connections; an idle keep-alive
+//! connection is left alone, as a paced load generator keeps some idle for long).
 
 use std::io::{self, IoSlice, Read, Write};
 use std::mem::{self, MaybeUninit};
