@@ -192,6 +192,10 @@ pub struct OriginFlags {
     /// (slowloris clients); 0 never.
     #[arg(long = "header-timeout", value_name = "T", default_value = "10s", value_parser = units::duration)]
     pub header_timeout: Duration,
+    /// Close a connection whose client has taken none of its response this long (it asked and
+    /// stopped reading); 0 never.
+    #[arg(long = "send-timeout", value_name = "T", default_value = "60s", value_parser = units::duration)]
+    pub send_timeout: Duration,
     /// How documents are served.
     #[command(flatten)]
     pub documents: DocumentFlags,

@@ -359,6 +359,7 @@ fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
         keepalive: f.keepalive as u64,
         seed: f.seed,
         header_timeout: Some(f.header_timeout),
+        send_timeout: Some(f.send_timeout),
         ..OriginConfig::default()
     };
     f.documents.apply(&mut config)?;

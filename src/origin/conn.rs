@@ -12,8 +12,9 @@
 //!
 //! What a client can make a connection hold is bounded: a head is at most `MAX_HEAD_BYTES`,
 //! queued output at most [`MAX_PENDING`], and a head must arrive whole within the header timeout
-//! once it has begun (the worker's sweep closes slowloris connections; an idle keep-alive
-//! connection is left alone, as a paced load generator keeps some idle for long).
+//! once it has begun, and queued output must be taken by the client within the send timeout
+//! (the worker's sweep closes connections that break either; an idle keep-alive connection is
+//! left alone, as a paced load generator keeps some idle for long).
 
 use std::io::{self, IoSlice, Read, Write};
 use std::mem::{self, MaybeUninit};
@@ -24,7 +25,7 @@ use mio::net::TcpStream;
 
 use super::live::Counters;
 use super::output::{Output, Stream, Throttle};
-use super::respond::{doc_path, document};
+use super::respond::{doc_path, document, Site};
 use super::{Ctx, Kind, Persist, Reply, CONTINUE, STATS_PATH};
 use crate::http::body::{BodyDecoder, BodyKind};
 use crate::http::{framing, ParseError, MAX_HEADERS, MAX_HEAD_BYTES};
@@ -59,6 +60,8 @@ pub(super) enum Expiry {
     Linger,
     /// A request head did not arrive whole within the header timeout.
     Header,
+    /// The client read none of our output within the send timeout.
+    Send,
 }
 
 /// What the event loop should do with the connection after [`Conn::drive`].
@@ -109,6 +112,8 @@ pub(super) struct Conn<'r> {
     throttle: Option<Throttle>,
     /// When the output, now waiting for the clock, can move again.
     wake: Option<Instant>,
+    /// Since when the socket has taken none of the queued output (the client is not reading).
+    write_stalled: Option<Instant>,
     /// Identifies this connection in timers that outlive it (its slot may be reused).
     pub(super) generation: u64,
     /// The earliest timer the event loop has set for this connection and not yet fired.
@@ -130,6 +135,7 @@ impl<'r> Conn<'r> {
             served: 0,
             throttle: byte_rate.map(Throttle::new),
             wake: None,
+            write_stalled: None,
             generation,
             armed: None,
         }
@@ -140,15 +146,18 @@ impl<'r> Conn<'r> {
         self.readable = true;
     }
 
-    /// Why the connection should just be dropped now, if it should: it lingered too long, or
-    /// a request head has been arriving for longer than `header_timeout` (slowloris).
-    pub(super) fn expired(&self, now: Instant, header_timeout: Option<Duration>) -> Option<Expiry> {
+    /// Why the connection should just be dropped now, if it should: it lingered too long, a
+    /// request head has been arriving for longer than the header timeout (slowloris), or the
+    /// client has taken none of our output for longer than the send timeout.
+    pub(super) fn expired(&self, now: Instant, site: &Site) -> Option<Expiry> {
+        let over = |since: Option<Instant>, limit: Option<Duration>| {
+            since.zip(limit).is_some_and(|(since, limit)| now.saturating_duration_since(since) >= limit)
+        };
         match self.state {
             State::Lingering { until, .. } if now >= until => Some(Expiry::Linger),
-            State::Open => {
-                let since = self.parser.head_since?;
-                (now.saturating_duration_since(since) >= header_timeout?).then_some(Expiry::Header)
-            }
+            State::Lingering { .. } => None,
+            _ if over(self.write_stalled, site.send_timeout) => Some(Expiry::Send),
+            State::Open if over(self.parser.head_since, site.header_timeout) => Some(Expiry::Header),
             _ => None,
         }
     }
@@ -278,6 +287,7 @@ impl<'r> Conn<'r> {
             match self.stream.write_vectored(&iov[..count]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => {
+                    self.write_stalled = None;
                     counters.bytes_written.add(n as u64);
                     self.out.advance(n);
                     if let Some(throttle) = &mut self.throttle {
@@ -286,7 +296,10 @@ impl<'r> Conn<'r> {
                 }
                 Err(e) => match e.kind() {
                     // The writable edge will call us again.
-                    io::ErrorKind::WouldBlock => return Ok(()),
+                    io::ErrorKind::WouldBlock => {
+                        self.write_stalled.get_or_insert_with(Instant::now);
+                        return Ok(());
+                    }
                     io::ErrorKind::Interrupted => {}
                     _ => return Err(e),
                 },

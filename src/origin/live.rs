@@ -43,6 +43,7 @@ pub(super) struct Counters {
     pub(super) bytes_written: Counter,
     pub(super) bad_requests: Counter,
     pub(super) header_timeouts: Counter,
+    pub(super) send_timeouts: Counter,
 }
 
 impl Counters {
@@ -64,6 +65,7 @@ impl Counters {
             bytes_written: self.bytes_written.get(),
             bad_requests: self.bad_requests.get(),
             header_timeouts: self.header_timeouts.get(),
+            send_timeouts: self.send_timeouts.get(),
         }
     }
 }

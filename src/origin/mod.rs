@@ -100,6 +100,9 @@ pub struct OriginConfig {
     /// Longest a request head may take to arrive once it has started; the connection is
     /// closed when it runs out (slowloris clients). `None` waits forever.
     pub header_timeout: Option<Duration>,
+    /// Longest the client may leave queued output untaken before the connection is closed
+    /// (a client that asks and never reads). `None` waits forever.
+    pub send_timeout: Option<Duration>,
 }
 
 impl Default for OriginConfig {
@@ -121,6 +124,7 @@ impl Default for OriginConfig {
             content_type: ContentType::Text,
             seed: 0,
             header_timeout: Some(HEADER_TIMEOUT),
+            send_timeout: Some(SEND_TIMEOUT),
         }
     }
 }
@@ -173,6 +177,8 @@ pub struct OriginStats {
     pub bad_requests: u64,
     /// Connections closed because a request head did not arrive whole in time.
     pub header_timeouts: u64,
+    /// Connections closed because the client took none of the output in time.
+    pub send_timeouts: u64,
 }
 
 impl OriginStats {
@@ -186,6 +192,7 @@ impl OriginStats {
         self.bytes_written += other.bytes_written;
         self.bad_requests += other.bad_requests;
         self.header_timeouts += other.header_timeouts;
+        self.send_timeouts += other.send_timeouts;
     }
 }
 
@@ -309,6 +316,8 @@ impl Drop for FailOnPanic<'_> {
 /// Default [`OriginConfig::header_timeout`]: generous for any real client on a test network,
 /// short enough that slowloris sockets are reclaimed.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default [`OriginConfig::send_timeout`], nginx's `send_timeout`.
+pub const SEND_TIMEOUT: Duration = Duration::from_secs(60);
 /// Repeated to fill the body; the default body is exactly one copy.
 const BODY_PATTERN: &[u8] = b"hello, world\n";
 /// Token of the listener; connection `i` uses `Token(i + 1)`.
@@ -590,13 +599,16 @@ impl<'r> Worker<'r> {
         }
     }
 
-    /// Closes connections that lingered past their deadline or whose request head is late.
+    /// Closes connections that lingered past their deadline, whose request head is late, or
+    /// whose client has stopped reading.
     fn sweep(&mut self, now: Instant) {
-        let header_timeout = self.ctx.site.header_timeout;
+        let site = self.ctx.site;
         for idx in 0..self.conns.len() {
-            let Some(expiry) = self.conns[idx].as_ref().and_then(|c| c.expired(now, header_timeout)) else { continue };
-            if expiry == Expiry::Header {
-                self.ctx.counters.header_timeouts.add(1);
+            let Some(expiry) = self.conns[idx].as_ref().and_then(|c| c.expired(now, site)) else { continue };
+            match expiry {
+                Expiry::Linger => {}
+                Expiry::Header => self.ctx.counters.header_timeouts.add(1),
+                Expiry::Send => self.ctx.counters.send_timeouts.add(1),
             }
             self.close(idx);
         }

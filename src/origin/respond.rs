@@ -42,6 +42,8 @@ pub(super) struct Site {
     pub(super) byte_rate: Option<u64>,
     /// See [`OriginConfig::header_timeout`]; zero is taken as none.
     pub(super) header_timeout: Option<Duration>,
+    /// See [`OriginConfig::send_timeout`]; zero is taken as none.
+    pub(super) send_timeout: Option<Duration>,
 }
 
 impl Site {
@@ -71,6 +73,7 @@ impl Site {
             delay: (!config.delay.is_zero()).then_some(config.delay),
             byte_rate: config.byte_rate,
             header_timeout: config.header_timeout.filter(|t| !t.is_zero()),
+            send_timeout: config.send_timeout.filter(|t| !t.is_zero()),
         })
     }
 

@@ -1,6 +1,7 @@
 //! The origin's side of the fault suite: malformed, oversized and slow clients against a real
 //! `strain origin`, over raw sockets. Malformed requests get `400` and a close, a head that
-//! takes too long to arrive gets its connection closed, and nothing grows without bound.
+//! takes too long to arrive or a response the client stops reading gets its connection closed,
+//! and nothing grows without bound.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -131,6 +132,38 @@ fn a_head_that_arrives_too_slowly_is_cut_off_and_a_slow_client_is_not() {
     }
     assert_eq!(stat(origin.addr, "header_timeouts"), 1);
     assert_eq!(stat(origin.addr, "requests"), 5);
+}
+
+#[test]
+fn a_client_that_stops_reading_is_cut_off_and_a_slow_reader_is_not() {
+    let origin = Origin::start(&["-t", "1", "--send-timeout", "1s"]);
+    // Asks for 5 MB and reads nothing: once the socket buffers are full, the clock runs.
+    let mut deaf = connect(origin.addr);
+    deaf.write_all(b"GET /d/1/5000000 HTTP/1.1\r\n\r\n").unwrap();
+    thread::sleep(Duration::from_millis(1800));
+    assert_eq!(stat(origin.addr, "send_timeouts"), 1);
+    let got = read_to_close(&mut deaf);
+    assert!(got.len() < 5_000_000, "read {} bytes", got.len());
+
+    // Reads 1 MB 64 KiB at a time with pauses, taking longer than the timeout overall but
+    // never stalling the server for long: it gets every byte.
+    let mut slow = connect(origin.addr);
+    slow.write_all(b"GET /d/2/1000000 HTTP/1.1\r\nConnection: close\r\n\r\n").unwrap();
+    let start = Instant::now();
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = slow.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..n]);
+        thread::sleep(Duration::from_millis(60));
+    }
+    let head_end = got.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    assert_eq!(got.len() - head_end, 1_000_000);
+    assert!(start.elapsed() > Duration::from_secs(1), "not slow enough to test: {:?}", start.elapsed());
+    assert_eq!(stat(origin.addr, "send_timeouts"), 1);
 }
 
 /// The origin's resident memory (kB) and open sockets (its listener and its connections).
