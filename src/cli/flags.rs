@@ -192,6 +192,14 @@ pub struct OriginFlags {
     /// Seed of the random choices (which responses are 304 or cut); the same seed repeats them.
     #[arg(long = "seed", value_name = "N", default_value_t = 0)]
     pub seed: u64,
+    /// Close a connection whose request head has not arrived whole this long after it began
+    /// (slowloris clients); 0 never.
+    #[arg(long = "header-timeout", value_name = "T", default_value = "10s", value_parser = units::duration)]
+    pub header_timeout: Duration,
+    /// Close a connection whose client has taken none of its response this long (it asked and
+    /// stopped reading); 0 never.
+    #[arg(long = "send-timeout", value_name = "T", default_value = "60s", value_parser = units::duration)]
+    pub send_timeout: Duration,
     /// How documents are served.
     #[command(flatten)]
     pub documents: DocumentFlags,

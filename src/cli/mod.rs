@@ -374,6 +374,8 @@ fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
         stall_for: f.stall_for.unwrap_or_default(),
         keepalive: f.keepalive as u64,
         seed: f.seed,
+        header_timeout: Some(f.header_timeout),
+        send_timeout: Some(f.send_timeout),
         ..OriginConfig::default()
     };
     f.documents.apply(&mut config)?;

@@ -9,6 +9,12 @@
 //! 5 MB document never exists whole. Requests are answered once their body has been skipped, so
 //! a response never overtakes the request it answers; a delayed response holds back everything
 //! after it, so pipelined answers keep their order.
+//!
+//! What a client can make a connection hold is bounded: a head is at most `MAX_HEAD_BYTES`,
+//! queued output at most [`MAX_PENDING`], and a head must arrive whole within the header timeout
+//! once it has begun, and queued output must be taken by the client within the send timeout
+//! (the worker's sweep closes connections that break either; an idle keep-alive connection is
+//! left alone, as a paced load generator keeps some idle for long).
 
 use std::io::{self, IoSlice, Read, Write};
 use std::mem::{self, MaybeUninit};
@@ -19,7 +25,7 @@ use mio::net::TcpStream;
 
 use super::live::Counters;
 use super::output::{Output, Stream, Throttle};
-use super::respond::{doc_path, document};
+use super::respond::{doc_path, document, Site};
 use super::{Ctx, Kind, Persist, Reply, CONTINUE, STATS_PATH};
 use crate::http::body::{BodyDecoder, BodyKind};
 use crate::http::{framing, ParseError, MAX_HEADERS, MAX_HEAD_BYTES};
@@ -47,6 +53,17 @@ pub(super) const KEEP_BUF: usize = 16 * 1024;
 /// they are at least half of it.
 pub(super) const COMPACT_AT: usize = 64 * 1024;
 
+/// Why [`Conn::expired`] says a connection is to be dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Expiry {
+    /// Lingering after our close took too long.
+    Linger,
+    /// A request head did not arrive whole within the header timeout.
+    Header,
+    /// The client read none of our output within the send timeout.
+    Send,
+}
+
 /// What the event loop should do with the connection after [`Conn::drive`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Next {
@@ -56,13 +73,25 @@ pub(super) enum Next {
     Close,
 }
 
+/// Whether a closing connection drains what the client may still send before closing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Linger {
+    /// The client has finished sending: close at once.
+    No,
+    /// We closed after a complete request (`Connection: close`, the keep-alive limit): linger
+    /// only if input is already waiting. A client that read the close sends nothing more, and
+    /// closing at once saves a wake-up per connection under churn.
+    IfUnread,
+    /// We refused a request the client may still be sending: always linger.
+    Always,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     /// Serving requests.
     Open,
-    /// No more requests are read; close once the output is flushed. `linger` is set when we,
-    /// not the client, decided to close, so the client may still be sending.
-    Closing { linger: bool },
+    /// No more requests are read; close once the output is flushed, lingering as `linger` says.
+    Closing { linger: Linger },
     /// Our side is shut; reading and discarding until the client closes or time runs out.
     Lingering { until: Instant, discarded: u64 },
 }
@@ -83,6 +112,8 @@ pub(super) struct Conn<'r> {
     throttle: Option<Throttle>,
     /// When the output, now waiting for the clock, can move again.
     wake: Option<Instant>,
+    /// Since when the socket has taken none of the queued output (the client is not reading).
+    write_stalled: Option<Instant>,
     /// Identifies this connection in timers that outlive it (its slot may be reused).
     pub(super) generation: u64,
     /// The earliest timer the event loop has set for this connection and not yet fired.
@@ -104,6 +135,7 @@ impl<'r> Conn<'r> {
             served: 0,
             throttle: byte_rate.map(Throttle::new),
             wake: None,
+            write_stalled: None,
             generation,
             armed: None,
         }
@@ -114,9 +146,20 @@ impl<'r> Conn<'r> {
         self.readable = true;
     }
 
-    /// True when the connection has lingered too long and should just be dropped.
-    pub(super) fn linger_expired(&self, now: Instant) -> bool {
-        matches!(self.state, State::Lingering { until, .. } if now >= until)
+    /// Why the connection should just be dropped now, if it should: it lingered too long, a
+    /// request head has been arriving for longer than the header timeout (slowloris), or the
+    /// client has taken none of our output for longer than the send timeout.
+    pub(super) fn expired(&self, now: Instant, site: &Site) -> Option<Expiry> {
+        let over = |since: Option<Instant>, limit: Option<Duration>| {
+            since.zip(limit).is_some_and(|(since, limit)| now.saturating_duration_since(since) >= limit)
+        };
+        match self.state {
+            State::Lingering { until, .. } if now >= until => Some(Expiry::Linger),
+            State::Lingering { .. } => None,
+            _ if over(self.write_stalled, site.send_timeout) => Some(Expiry::Send),
+            State::Open if over(self.parser.head_since, site.header_timeout) => Some(Expiry::Header),
+            _ => None,
+        }
     }
 
     /// When to drive this connection again even without an event: its output waits for a
@@ -138,8 +181,16 @@ impl<'r> Conn<'r> {
                     if !self.out.is_empty() {
                         return Next::Wait;
                     }
-                    if !linger {
-                        return Next::Close;
+                    match linger {
+                        Linger::No => return Next::Close,
+                        Linger::IfUnread => match self.stream.read(buf) {
+                            // Nothing unread, so closing sends FIN, not RST.
+                            Ok(0) => return Next::Close,
+                            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Next::Close,
+                            Ok(n) => ctx.counters.bytes_read.add(n as u64),
+                            Err(_) => return Next::Close,
+                        },
+                        Linger::Always => {}
                     }
                     // Closing with unread input makes the kernel send RST, which can destroy
                     // the response before the client reads it. Send FIN instead and drain what
@@ -159,14 +210,14 @@ impl<'r> Conn<'r> {
                 // Requests read earlier and left unparsed while the output was full.
                 let due = ctx.site.delay.map(|d| Instant::now() + d);
                 let mut answer = Answer { ctx: &mut *ctx, out: &mut self.out, served: &mut self.served, due };
-                if let Flow::Close = self.parser.resume(&mut answer) {
-                    self.state = State::Closing { linger: true };
+                if let Some(linger) = self.parser.resume(&mut answer).linger() {
+                    self.state = State::Closing { linger };
                 }
                 continue;
             }
             if self.eof {
                 // The client has finished sending; answer what it asked, then close.
-                self.state = State::Closing { linger: false };
+                self.state = State::Closing { linger: Linger::No };
                 continue;
             }
             if !self.readable {
@@ -187,8 +238,8 @@ impl<'r> Conn<'r> {
                     }
                     let due = ctx.site.delay.map(|d| Instant::now() + d);
                     let mut answer = Answer { ctx: &mut *ctx, out: &mut self.out, served: &mut self.served, due };
-                    if let Flow::Close = self.parser.feed(&buf[..n], &mut answer) {
-                        self.state = State::Closing { linger: true };
+                    if let Some(linger) = self.parser.feed(&buf[..n], &mut answer).linger() {
+                        self.state = State::Closing { linger };
                     }
                 }
                 Err(e) => match e.kind() {
@@ -236,6 +287,7 @@ impl<'r> Conn<'r> {
             match self.stream.write_vectored(&iov[..count]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => {
+                    self.write_stalled = None;
                     counters.bytes_written.add(n as u64);
                     self.out.advance(n);
                     if let Some(throttle) = &mut self.throttle {
@@ -244,7 +296,10 @@ impl<'r> Conn<'r> {
                 }
                 Err(e) => match e.kind() {
                     // The writable edge will call us again.
-                    io::ErrorKind::WouldBlock => return Ok(()),
+                    io::ErrorKind::WouldBlock => {
+                        self.write_stalled.get_or_insert_with(Instant::now);
+                        return Ok(());
+                    }
                     io::ErrorKind::Interrupted => {}
                     _ => return Err(e),
                 },
@@ -283,6 +338,19 @@ enum Flow {
     Continue,
     /// The last answer closes the connection; input after it is ignored.
     Close,
+    /// A request was refused (400) and the connection closes; the client may still be sending.
+    Reject,
+}
+
+impl Flow {
+    /// How the connection closes, if it does.
+    fn linger(self) -> Option<Linger> {
+        match self {
+            Flow::Continue => None,
+            Flow::Close => Some(Linger::IfUnread),
+            Flow::Reject => Some(Linger::Always),
+        }
+    }
 }
 
 /// Everything answering a request touches.
@@ -405,6 +473,9 @@ struct RequestParser {
     reply: Option<Reply>,
     /// The document path of `reply`, kept (with its capacity) across reads.
     path: String,
+    /// When the head now in `partial` began to arrive; `None` when no head is incomplete. Only
+    /// a read that ends inside a head reads the clock, which a benchmark client's never does.
+    head_since: Option<Instant>,
 }
 
 /// A parsed request head.
@@ -418,6 +489,17 @@ struct Head<'a> {
 }
 
 impl RequestParser {
+    /// Notes that `partial` ends with an incomplete head; `new` if that head is not the one
+    /// noted before (an earlier one was completed in the meantime).
+    fn head_started(&mut self, new: bool) {
+        if self.backlog {
+            // Complete requests held back by our own full output: not the client's slowness.
+            self.head_since = None;
+        } else if new || self.head_since.is_none() {
+            self.head_since = Some(Instant::now());
+        }
+    }
+
     /// Answers every request completed by `data`, as far as the output has room.
     fn feed(&mut self, data: &[u8], answer: &mut Answer<'_, '_>) -> Flow {
         debug_assert!(!self.backlog, "reading with requests still unparsed");
@@ -426,6 +508,7 @@ impl RequestParser {
                 Ok((used, flow)) => {
                     if flow == Flow::Continue && used < data.len() {
                         self.partial.extend_from_slice(&data[used..]);
+                        self.head_started(true);
                     }
                     flow
                 }
@@ -458,6 +541,9 @@ impl RequestParser {
                 if flow == Flow::Continue && used < buf.len() {
                     buf.drain(..used);
                     self.partial = buf;
+                    self.head_started(used > 0);
+                } else {
+                    self.head_since = None;
                 }
                 flow
             }
@@ -499,6 +585,10 @@ impl RequestParser {
                 }
                 return Ok((i, Flow::Continue));
             };
+            if head.len > MAX_HEAD_BYTES {
+                // Its end arrived in a later read than the limit was crossed in.
+                return Err(ParseError::HeadTooLarge);
+            }
             i += head.len;
             let body = BodyDecoder::new(head.body);
             if body.is_done() {
@@ -523,8 +613,9 @@ impl RequestParser {
 /// Queues the 400 answer; the connection closes after it.
 fn bad_request(answer: &mut Answer<'_, '_>) -> Flow {
     let site = answer.ctx.site;
+    answer.ctx.counters.bad_requests.add(1);
     answer.out.push(&site.fixed.bad_request);
-    Flow::Close
+    Flow::Reject
 }
 
 /// True if `bytes` may contain the blank line that ends a head (LF, optional CR, LF).

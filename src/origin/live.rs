@@ -41,6 +41,9 @@ pub(super) struct Counters {
     pub(super) aborted: Counter,
     pub(super) bytes_read: Counter,
     pub(super) bytes_written: Counter,
+    pub(super) bad_requests: Counter,
+    pub(super) header_timeouts: Counter,
+    pub(super) send_timeouts: Counter,
 }
 
 impl Counters {
@@ -60,6 +63,9 @@ impl Counters {
             aborted: self.aborted.get(),
             bytes_read: self.bytes_read.get(),
             bytes_written: self.bytes_written.get(),
+            bad_requests: self.bad_requests.get(),
+            header_timeouts: self.header_timeouts.get(),
+            send_timeouts: self.send_timeouts.get(),
         }
     }
 }

@@ -56,7 +56,7 @@ use std::time::{Duration, Instant};
 use mio::{Events, Interest, Poll, Token};
 
 use crate::workload::doc::Doc;
-use conn::{Conn, Next};
+use conn::{Conn, Expiry, Next};
 use live::Counters;
 pub use live::OriginLive;
 use respond::Site;
@@ -97,6 +97,12 @@ pub struct OriginConfig {
     pub content_type: ContentType,
     /// Seed of the random choices (which responses are 304 or cut, and where).
     pub seed: u64,
+    /// Longest a request head may take to arrive once it has started; the connection is
+    /// closed when it runs out (slowloris clients). `None` waits forever.
+    pub header_timeout: Option<Duration>,
+    /// Longest the client may leave queued output untaken before the connection is closed
+    /// (a client that asks and never reads). `None` waits forever.
+    pub send_timeout: Option<Duration>,
 }
 
 impl Default for OriginConfig {
@@ -117,6 +123,8 @@ impl Default for OriginConfig {
             keepalive: 0,
             content_type: ContentType::Text,
             seed: 0,
+            header_timeout: Some(HEADER_TIMEOUT),
+            send_timeout: Some(SEND_TIMEOUT),
         }
     }
 }
@@ -165,6 +173,12 @@ pub struct OriginStats {
     pub bytes_read: u64,
     /// Bytes written to clients.
     pub bytes_written: u64,
+    /// Malformed or oversized requests, answered `400` and closed.
+    pub bad_requests: u64,
+    /// Connections closed because a request head did not arrive whole in time.
+    pub header_timeouts: u64,
+    /// Connections closed because the client took none of the output in time.
+    pub send_timeouts: u64,
 }
 
 impl OriginStats {
@@ -176,6 +190,9 @@ impl OriginStats {
         self.aborted += other.aborted;
         self.bytes_read += other.bytes_read;
         self.bytes_written += other.bytes_written;
+        self.bad_requests += other.bad_requests;
+        self.header_timeouts += other.header_timeouts;
+        self.send_timeouts += other.send_timeouts;
     }
 }
 
@@ -296,6 +313,11 @@ impl Drop for FailOnPanic<'_> {
     }
 }
 
+/// Default [`OriginConfig::header_timeout`]: generous for any real client on a test network,
+/// short enough that slowloris sockets are reclaimed.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default [`OriginConfig::send_timeout`], nginx's `send_timeout`.
+pub const SEND_TIMEOUT: Duration = Duration::from_secs(60);
 /// Repeated to fill the body; the default body is exactly one copy.
 const BODY_PATTERN: &[u8] = b"hello, world\n";
 /// Token of the listener; connection `i` uses `Token(i + 1)`.
@@ -577,12 +599,18 @@ impl<'r> Worker<'r> {
         }
     }
 
-    /// Closes connections that lingered past their deadline.
+    /// Closes connections that lingered past their deadline, whose request head is late, or
+    /// whose client has stopped reading.
     fn sweep(&mut self, now: Instant) {
+        let site = self.ctx.site;
         for idx in 0..self.conns.len() {
-            if self.conns[idx].as_ref().is_some_and(|c| c.linger_expired(now)) {
-                self.close(idx);
+            let Some(expiry) = self.conns[idx].as_ref().and_then(|c| c.expired(now, site)) else { continue };
+            match expiry {
+                Expiry::Linger => {}
+                Expiry::Header => self.ctx.counters.header_timeouts.add(1),
+                Expiry::Send => self.ctx.counters.send_timeouts.add(1),
             }
+            self.close(idx);
         }
     }
 

@@ -40,6 +40,10 @@ pub(super) struct Site {
     pub(super) delay: Option<Duration>,
     /// Bytes per second per connection; `None` is unlimited.
     pub(super) byte_rate: Option<u64>,
+    /// See [`OriginConfig::header_timeout`]; zero is taken as none.
+    pub(super) header_timeout: Option<Duration>,
+    /// See [`OriginConfig::send_timeout`]; zero is taken as none.
+    pub(super) send_timeout: Option<Duration>,
 }
 
 impl Site {
@@ -68,6 +72,8 @@ impl Site {
             keepalive: config.keepalive,
             delay: (!config.delay.is_zero()).then_some(config.delay),
             byte_rate: config.byte_rate,
+            header_timeout: config.header_timeout.filter(|t| !t.is_zero()),
+            send_timeout: config.send_timeout.filter(|t| !t.is_zero()),
         })
     }
 

@@ -22,6 +22,9 @@ struct Result<'a> {
     config: ConfigOut<'a>,
     started: String,
     duration_s: f64,
+    /// Requests written; each ends as one of `requests`, a read, write or parse error, or a
+    /// timeout.
+    sent: u64,
     requests: u64,
     bytes: u64,
     requests_per_s: f64,
@@ -134,6 +137,7 @@ pub fn render_with(
         },
         started: humantime::format_rfc3339_millis(summary.started).to_string(),
         duration_s: summary.elapsed.as_secs_f64(),
+        sent: t.sent,
         requests: t.requests,
         bytes: t.bytes,
         requests_per_s: summary.requests_per_s(),

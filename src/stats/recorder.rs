@@ -27,6 +27,8 @@ pub struct Recorder {
     pub arrivals_dropped: u64,
     /// The thread's request rate, sampled every [`super::RATE_SAMPLE_MS`].
     pub rate_samples: Histogram<u64>,
+    /// Requests written (or being written): each ends as a response, a failure or a timeout.
+    pub sent: u64,
     /// Responses received complete.
     pub requests: u64,
     /// Bytes read from the server (after TLS decryption).
@@ -124,6 +126,7 @@ impl Recorder {
             content_failures: Vec::new(),
             arrivals_dropped: 0,
             rate_samples: new_histogram(u32::MAX as u64),
+            sent: 0,
             requests: 0,
             bytes: 0,
             errors: [0; ErrorKind::COUNT],
@@ -202,6 +205,7 @@ impl Recorder {
                 self.content_failures.push(f.clone());
             }
         }
+        self.sent += other.sent;
         self.requests += other.requests;
         self.bytes += other.bytes;
         self.status_errors += other.status_errors;

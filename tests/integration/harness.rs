@@ -190,7 +190,7 @@ impl Origin {
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            // Its closing counts line would be noise in a passing run; what tests need is on stdout.
+            // Its exit line on stderr would be chatter in a passing test run.
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn origin");
@@ -204,6 +204,11 @@ impl Origin {
             .parse()
             .unwrap_or_else(|_| panic!("origin said: {first:?}"));
         Origin { child, addr, lines }
+    }
+
+    /// The origin's process id (for /proc).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// The URL of path `/` on this origin.

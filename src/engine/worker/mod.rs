@@ -235,7 +235,15 @@ impl<'a> Worker<'a> {
         loop {
             let now = self.clock.now_us();
             if self.stop.load(Ordering::Relaxed) {
-                break;
+                if self.script_error.is_some() {
+                    // This thread's own script failed: its hooks must not run again.
+                    break;
+                }
+                // Ctrl-C ends the load like the end of the duration does: requests in flight
+                // are still waited for, so the totals add up (a second Ctrl-C exits at once).
+                if !self.draining {
+                    self.start_drain();
+                }
             }
             if now >= self.end_us && !self.draining {
                 self.start_drain();
@@ -478,6 +486,7 @@ impl<'a> Worker<'a> {
         c.sent_us = now;
         c.intended_us = intended_us.min(now);
         c.pending = self.pipeline;
+        self.rec.sent += u64::from(self.pipeline);
         c.first_byte = false;
         if self.script.is_some() {
             // A script may send HEAD, whose responses have no body whatever they announce.
@@ -534,6 +543,12 @@ impl<'a> Worker<'a> {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) if matches!(self.conns[i].state, State::Idle | State::Delayed) => {
+                    // A reset on a connection with nothing in flight loses nothing: it is the
+                    // same as the close in `closed_by_peer`.
+                    self.reopen(i);
+                    break;
+                }
                 Err(_) => {
                     self.fail(i, ErrorKind::Read);
                     break;

@@ -155,15 +155,16 @@ impl Worker<'_> {
         }
     }
 
-    /// At the end of the test, requests already sent are still waited for (up to their
-    /// timeout), so the count strain reports is the count the server answered; connections
-    /// with nothing in flight close now.
+    /// At the end of the test (or when it is stopped early), requests already sent are still
+    /// waited for (up to their timeout), so the count strain reports is the count the server
+    /// answered; connections with nothing in flight close now.
     pub(super) fn start_drain(&mut self) {
         self.draining = true;
         self.timers.clear();
         self.to_open.clear();
         if let Some(p) = &self.pacer {
-            self.rec.pacing.unsent = p.left_before(self.end_us);
+            // A run stopped early never meant to send what was due after the stop.
+            self.rec.pacing.unsent = p.left_before(self.clock.now_us().min(self.end_us));
         }
         for i in 0..self.conns.len() {
             if matches!(self.conns[i].state, State::Connecting | State::Closed | State::Idle | State::Delayed) {
