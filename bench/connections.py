@@ -15,6 +15,11 @@ runs count against the local port range).  strain's connect errors are also
 given by cause from its JSON.  The summary compares medians: strain's
 requests / wrk's, and connect errors side by side.
 
+With --churn, nginx closes every connection after its response
+(keepalive_timeout 0, so each response says Connection: close) and both
+tools run -t1 -c48 for --duration: every request is a new connection, and
+requests per second are connections per second.
+
 Everything stays on 127.0.0.1; nginx runs from a private directory and is
 stopped on exit.  Needs wrk, nginx, taskset.
 
@@ -28,7 +33,10 @@ import tempfile
 from driver import cli, measure, proc, report, tools
 from driver.cli import fmt_dur, log
 from driver.report import f_num, f_ratio, median
-from driver.servers import hello_nginx
+from driver.servers import HELLO, Nginx, hello_nginx
+
+# HELLO, but every response closes its connection.
+CLOSING = HELLO.replace("location / {", "keepalive_timeout 0;\n        location / {")
 
 
 def one(tool, binary, args, nginx, tmp):
@@ -64,13 +72,20 @@ def main(stack):
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--source-addr", action="append", default=[],
                     help="passed to strain as --source-addr (repeatable)")
+    ap.add_argument("--churn", action="store_true",
+                    help="a new connection per request (-t1 -c48 unless given)")
     args = cli.parse(ap)
+    if args.churn and args.connections == 19000:
+        args.threads, args.connections = 1, 48
     cli.require(("wrk", "nginx", "taskset"), "apt-get install -y wrk nginx-light")
     nofile = proc.raise_nofile()
     info = cli.machine_info({"wrk": ["wrk", "-v"], "nginx": ["nginx", "-v"],
                              "strain": [args.strain, "--version"]})
     tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="strain-bench-"))
-    nginx, _ = hello_nginx(stack, args.server_cpu, nofile)
+    if args.churn:
+        nginx = stack.enter_context(Nginx(args.server_cpu, nofile, CLOSING))
+    else:
+        nginx, _ = hello_nginx(stack, args.server_cpu, nofile)
     runs = [one(tool, {"wrk": "wrk", "strain": args.strain}[tool], args, nginx, tmp)
             for _, tool in measure.schedule(args.rounds, ("wrk", "strain"), alternate=False)]
 
@@ -83,6 +98,9 @@ def main(stack):
               [[tool, f_num(med(tool, lambda r: r["requests"]))] +
                [med(tool, lambda r: r["socket_errors"][k]) for k in ("connect", "read", "timeout")] +
                ["%.2f" % med(tool, lambda r: r["wall_s"])] for tool in ("wrk", "strain")])
+    if args.churn:
+        rep.w("connections/s (median): wrk %s, strain %s" % tuple(
+            f_num(med(t, lambda r: (r["requests"] or 0) / args.duration)) for t in ("wrk", "strain")))
     rep.w("strain/wrk requests: %s" % f_ratio(report.ratio(
         med("strain", lambda r: r["requests"]), med("wrk", lambda r: r["requests"]))))
     report.finish(args, info, rep.text(), {"runs": runs})
