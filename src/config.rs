@@ -196,8 +196,6 @@ pub struct Config {
     pub hdr_log: Option<PathBuf>,
     /// Rate mode: sends due within one tick go out together at its end.
     pub tick: Duration,
-    /// A wrk Lua script and the arguments for its `init`.
-    pub script: Option<(PathBuf, Vec<String>)>,
     /// Local addresses to connect from, taken in turn (empty: the kernel's choice).
     pub source_addrs: Vec<std::net::IpAddr>,
 }
@@ -219,10 +217,15 @@ impl Config {
             uncorrected: false,
             interval: None,
             hdr_log: None,
-            script: None,
             tick: DEFAULT_TICK,
             source_addrs: Vec::new(),
         }
+    }
+
+    /// Length of the time series' intervals: `--interval`, else [`DEFAULT_INTERVAL`] (the series
+    /// is always kept; only printing it is optional).
+    pub fn series_interval(&self) -> Duration {
+        self.interval.unwrap_or(DEFAULT_INTERVAL)
     }
 
     /// Checks the combination of options.

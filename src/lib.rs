@@ -17,6 +17,7 @@ pub mod net;
 pub mod origin;
 pub mod plan;
 pub mod report;
+pub mod run;
 pub mod script;
 pub mod stats;
 pub mod workload;

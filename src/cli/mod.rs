@@ -9,22 +9,20 @@ pub mod units;
 use std::ffi::OsString;
 use std::io::Write;
 use std::net::TcpListener;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use clap::Parser;
 
 use crate::config::{Config, ConfigError, Output, Target, DEFAULT_INTERVAL};
-use crate::engine::ScriptPlan;
-use crate::engine::{self, EngineError};
 use crate::http::request::Header;
 use crate::origin::{self, OriginConfig, OriginError};
 use crate::plan::Schedule;
 use crate::report;
 use crate::report::hdrlog::HdrLog;
-use crate::script::{MainScript, ScriptError, ScriptSource, UrlParts};
+use crate::run::proxy::ProxyRow;
+use crate::run::{Failure, Observer, OriginPlacement, RunConfig, RunError, RunResult, Workload};
 use crate::stats::interval::IntervalRow;
-use crate::stats::Summary;
 use flags::{Cli, Command, CommonLoadFlags, DemoFlags, LoadFlags, OriginFlags};
 
 // Exit codes: one table, mirrored in README.md ("Exit codes") and tested in
@@ -49,12 +47,9 @@ pub enum CliError {
     /// The options do not form a valid test.
     #[error(transparent)]
     Config(#[from] ConfigError),
-    /// The test could not start.
+    /// The test could not run.
     #[error(transparent)]
-    Engine(#[from] EngineError),
-    /// The script does not load.
-    #[error(transparent)]
-    Script(#[from] ScriptError),
+    Run(#[from] RunError),
     /// The origin server failed.
     #[error(transparent)]
     Origin(#[from] OriginError),
@@ -94,7 +89,7 @@ where
         Some(Command::Origin(f)) => run_origin(&f),
         Some(Command::Demo(f)) => run_demo(&f),
         Some(Command::Proxy(f)) => proxy::run(&f),
-        None => run_load(&load_config(cli.load)?),
+        None => run_load(load_config(cli.load)?),
     }
 }
 
@@ -154,19 +149,23 @@ pub fn common_config(f: &CommonLoadFlags, url: &str) -> Result<Config, CliError>
     Ok(config)
 }
 
-/// Turns load flags into a validated config.
-pub fn load_config(f: LoadFlags) -> Result<Config, CliError> {
+/// Turns load flags into a validated test.
+pub fn load_config(f: LoadFlags) -> Result<RunConfig, CliError> {
     let url = f.url.ok_or_else(|| CliError::Usage("a URL is required".into()))?;
     let mut config = common_config(&f.common, &url)?;
     config.headers = f.headers.iter().map(|h| parse_header(h)).collect::<Result<_, _>>()?;
-    if let Some(path) = f.script {
-        let mut args = vec![url.clone()];
-        args.extend(f.script_args);
-        config.script = Some((path, args));
-    } else if !f.script_args.is_empty() {
-        return Err(CliError::Usage("arguments after -- are for a script: give one with -s".into()));
-    }
-    Ok(config)
+    let workload = match f.script {
+        Some(path) => {
+            let mut args = vec![url.clone()];
+            args.extend(f.script_args);
+            Workload::Script { path, args }
+        }
+        None if !f.script_args.is_empty() => {
+            return Err(CliError::Usage("arguments after -- are for a script: give one with -s".into()))
+        }
+        None => Workload::Url,
+    };
+    Ok(RunConfig { load: config, workload, origin: OriginPlacement::Elsewhere })
 }
 
 /// A flag set by the first Ctrl-C (and SIGTERM); a second Ctrl-C exits at once.
@@ -182,156 +181,76 @@ pub(crate) fn stop_flag() -> Result<Arc<AtomicBool>, CliError> {
 }
 
 /// Runs a load test and prints its reports.
-pub fn run_load(config: &Config) -> Result<i32, CliError> {
+pub fn run_load(test: RunConfig) -> Result<i32, CliError> {
     let stop = stop_flag()?;
-    load_with(config, &stop)
+    run_and_report(test, &stop).map(|(code, _)| code)
 }
 
-/// A proxy test riding on a load run: its request plan and where the origin's counters are.
-pub struct ProxyRun<'a> {
-    /// Which documents, how asked.
-    pub plan: crate::engine::proxy::ProxyPlan,
-    /// The origin's counters.
-    pub origin: proxy::OriginView<'a>,
+/// Prints a run as it goes: wrk's header once load starts, a line per interval (with
+/// `--interval`, rate mode and proxy tests), the HdrHistogram log, and the reports at the end.
+struct Printer<'a> {
+    config: &'a Config,
+    /// wrk's text; on stderr when stdout carries the JSON, so the two never mix.
+    text: Box<dyn Write>,
+    hdr_log: Option<HdrLog<std::io::BufWriter<std::fs::File>>>,
+    log_error: Option<std::io::Error>,
 }
 
-fn load_with(config: &Config, stop: &AtomicBool) -> Result<i32, CliError> {
-    load_run(config, stop, None)
-}
-
-/// Runs a load test (optionally a proxy test) and prints its reports.
-pub fn load_run(config: &Config, stop: &AtomicBool, proxy_run: Option<ProxyRun>) -> Result<i32, CliError> {
-    // A script that does not load stops strain here, before any load.
-    let script = match &config.script {
-        Some((path, args)) => {
-            let source = ScriptSource::read(path.clone(), args.clone())?;
-            let url = url_parts(config);
-            let main = MainScript::load(&source, &url)?;
-            Some((main, source, url))
-        }
-        None => None,
-    };
-    let mut plan = engine::prepare(config)?;
-    let origin_view = match proxy_run {
-        Some(p) => {
-            plan = plan.with_proxy(p.plan, config.duration);
-            Some(p.origin)
-        }
-        None => None,
-    };
-    let origin_start = origin_view.as_ref().and_then(|v| v.counts());
-    let mut origin_last = origin_start;
-    let mut proxy_rows: Vec<serde_json::Value> = Vec::new();
-    let mut main_script = None;
-    if let Some((mut main, source, url)) = script {
-        let setups = match main.setup(config.threads, plan.addr()) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("strain: {e}");
-                return Ok(EXIT_FAILED);
-            }
-        };
-        plan = plan.with_script(ScriptPlan { source, url, setups });
-        main_script = Some(main);
+impl Observer for Printer<'_> {
+    fn started(&mut self) {
+        // The header follows what the scripts' init() printed, as in wrk.
+        let _ = self.text.write_all(report::text::header(self.config).as_bytes());
+        let _ = self.text.flush();
     }
-    // The text report moves to stderr when stdout carries JSON, so the two never mix.
-    let json_to_stdout = config.json == Some(Output::Stdout);
-    let mut text: Box<dyn Write> =
-        if json_to_stdout { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };
-    let mut hdr_log = match &config.hdr_log {
+
+    fn interval(&mut self, row: &IntervalRow, latency: &hdrhistogram::Histogram<u64>, proxy: Option<&ProxyRow>) {
+        if self.config.interval.is_some() {
+            match proxy {
+                None => eprintln!("{}", report::live::line(row)),
+                Some(p) => eprintln!("{}", report::proxy::line(row, p)),
+            }
+        }
+        if let Some(log) = self.hdr_log.as_mut() {
+            if let Err(e) = log.interval(row.start_s, row.length_s, latency, None) {
+                self.log_error.get_or_insert(e);
+            }
+        }
+    }
+
+    fn finished(&mut self, result: &RunResult) {
+        if let Some(e) = self.log_error.take().or_else(|| self.hdr_log.as_mut().and_then(|l| l.flush().err())) {
+            eprintln!("strain: writing the HdrHistogram log failed: {e}");
+        }
+        if let Some(Failure::NothingConnected { why }) = &result.failure {
+            eprintln!("strain: no connection to {} succeeded: {why}", result.addr);
+        }
+        if let Some(advice) = report::text::port_range_advice(&result.summary, self.config, result.addr) {
+            eprintln!("{advice}");
+        }
+        let _ = self.text.write_all(report::text::body(&result.summary, self.config).as_bytes());
+        if let Some(p) = &result.proxy {
+            let _ = self.text.write_all(report::proxy::summary(&result.summary.total, p).as_bytes());
+        }
+        let _ = self.text.flush();
+    }
+}
+
+/// Runs one test, printing as it goes, then writes the JSON; returns the exit code and the result.
+pub fn run_and_report(test: RunConfig, stop: &AtomicBool) -> Result<(i32, RunResult), CliError> {
+    let config = test.load.clone();
+    let text: Box<dyn Write> =
+        if config.json == Some(Output::Stdout) { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };
+    let hdr_log = match &config.hdr_log {
         Some(path) => Some(open_hdr_log(path)?),
         None => None,
     };
-    let mut log_error = None;
-    let mut live = |row: &IntervalRow, h: &hdrhistogram::Histogram<u64>| {
-        match &origin_view {
-            None => eprintln!("{}", report::live::line(row)),
-            Some(view) => {
-                let now = view.counts();
-                let delta = now
-                    .zip(origin_last)
-                    .map(|(n, l)| (n.requests.saturating_sub(l.requests), n.connections.saturating_sub(l.connections)));
-                if now.is_some() {
-                    origin_last = now;
-                }
-                eprintln!("{}", report::proxy::line(row, delta.map(|d| d.0), delta.map(|d| d.1)));
-                proxy_rows.push(serde_json::json!({
-                    "start_s": row.start_s,
-                    "origin_requests": delta.map(|d| d.0),
-                    "origin_new_connections": delta.map(|d| d.1),
-                    "hit_ratio": delta.and_then(|d| report::proxy::hit_ratio(row.requests - row.status_errors, d.0)),
-                    "first_byte_mean_us": row.ttfb_mean_us,
-                    "first_byte_p99_us": row.ttfb_p99_us,
-                }));
-            }
-        }
-        if let Some(log) = hdr_log.as_mut() {
-            if let Err(e) = log.interval(row.start_s, row.length_s, h, None) {
-                log_error.get_or_insert(e);
-            }
-        }
-    };
-    // The header follows what the scripts' init() printed, as in wrk.
-    let mut header = || {
-        let _ = text.write_all(report::text::header(config).as_bytes());
-        let _ = text.flush();
-    };
-    let out = engine::run(&plan, config, stop, &mut header, &mut live)?;
-    if let Some(e) = log_error.or_else(|| hdr_log.as_mut().and_then(|l| l.flush().err())) {
-        eprintln!("strain: writing the HdrHistogram log failed: {e}");
-    }
-    let summary = Summary::new(&out.recorders, out.elapsed, out.started);
-    let mut code = EXIT_OK;
-    // A script error ends the run, often before any connection: that error alone is the news.
-    if summary.total.connections == 0 && out.script_error.is_none() {
-        let why = summary.total.first_connect_error.as_deref().unwrap_or("no attempt finished");
-        eprintln!("strain: no connection to {} succeeded: {why}", out.addr);
-        code = EXIT_FAILED;
-    }
-    if let Some(advice) = report::text::port_range_advice(&summary, config, out.addr) {
-        eprintln!("{advice}");
-    }
-    let _ = text.write_all(report::text::body(&summary, config).as_bytes());
-    let mut proxy_json = None;
-    if let Some(view) = &origin_view {
-        let origin = view
-            .counts()
-            .zip(origin_start)
-            .map(|(n, s)| (n.requests.saturating_sub(s.requests), n.connections.saturating_sub(s.connections)));
-        let t = &summary.total;
-        let content = summary.errors(crate::stats::ErrorKind::Content);
-        let lines =
-            report::proxy::summary(t.requests, t.status_errors, origin, t.aborted, content, &t.content_failures);
-        let _ = text.write_all(lines.as_bytes());
-        proxy_json = Some(serde_json::json!({
-            "hit_ratio": origin.and_then(|o| report::proxy::hit_ratio(t.requests - t.status_errors, o.0)),
-            "origin_requests": origin.map(|o| o.0),
-            "origin_connections": origin.map(|o| o.1),
-            "aborted": t.aborted,
-            "arrivals_dropped": t.arrivals_dropped,
-            "content_failures": t.content_failures,
-            "first_byte_us": report::json::latency_value(&t.ttfb_us),
-            "intervals": proxy_rows,
-        }));
-    }
-    let _ = text.flush();
-    if let Some(e) = &out.script_error {
+    let mut printer = Printer { config: &config, text, hdr_log, log_error: None };
+    let result = crate::run::run(test, stop, &mut printer)?;
+    if let Some(Failure::Script(e)) = &result.failure {
         eprintln!("strain: {e}");
-        code = EXIT_FAILED;
-    }
-    if let Some(main) = &main_script {
-        for (i, globals) in out.globals.into_iter().enumerate() {
-            main.thread_ended(i, globals);
-        }
-        if out.script_error.is_none() {
-            if let Err(e) = main.done(&summary) {
-                eprintln!("strain: {e}");
-                code = EXIT_FAILED;
-            }
-        }
     }
     if let Some(dest) = &config.json {
-        let json = report::json::render_with(&summary, config, &out.series, proxy_json);
+        let json = report::json::render_result(&result, &config);
         match dest {
             Output::Stdout => {
                 let _ = std::io::stdout().write_all(json.as_bytes());
@@ -340,23 +259,7 @@ pub fn load_run(config: &Config, stop: &AtomicBool, proxy_run: Option<ProxyRun>)
                 .map_err(|source| CliError::Io { what: format!("cannot write {}", path.display()), source })?,
         }
     }
-    Ok(code)
-}
-
-/// The URL's parts as a script's `wrk` table shows them.
-fn url_parts(config: &Config) -> UrlParts {
-    let t = &config.target;
-    UrlParts {
-        scheme: match t.scheme {
-            crate::config::Scheme::Http => "http".into(),
-            crate::config::Scheme::Https => "https".into(),
-        },
-        host: t.host.clone(),
-        port: t.explicit_port.then_some(t.port),
-        path: t.path.clone(),
-        host_header: t.host_header(),
-        headers: config.headers.iter().map(|h| (h.name.clone(), h.value.clone())).collect(),
-    }
+    Ok((if result.succeeded() { EXIT_OK } else { EXIT_FAILED }, result))
 }
 
 /// Creates the `--hdr-log` file before the run, so a bad path is an error before any load.
@@ -380,10 +283,7 @@ fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
     };
     f.documents.apply(&mut config)?;
     crate::net::raise_file_limit();
-    let listener = TcpListener::bind(f.listen)
-        .map_err(|source| CliError::Io { what: format!("cannot listen on {}", f.listen), source })?;
-    let addr =
-        listener.local_addr().map_err(|source| CliError::Io { what: "cannot read the address".into(), source })?;
+    let (listener, addr) = bind(f.listen)?;
     if let Some(t) = f.threads {
         config.threads = t.max(1);
     }
@@ -401,26 +301,28 @@ fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
 }
 
 fn run_demo(f: &DemoFlags) -> Result<i32, CliError> {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .map_err(|source| CliError::Io { what: "cannot listen on loopback".into(), source })?;
-    let addr =
-        listener.local_addr().map_err(|source| CliError::Io { what: "cannot read the address".into(), source })?;
-    let origin_config = OriginConfig { threads: 1, ..OriginConfig::default() };
+    let (listener, addr) = bind("127.0.0.1:0".parse().map_err(|_| CliError::Usage("bad address".into()))?)?;
     let mut config = Config::new(Target::parse(&format!("http://{addr}/"))?);
     config.duration = f.duration;
     config.latency = true;
     config.threads = 1;
-    config.validate()?;
+    let origin =
+        OriginPlacement::InProcess { listener, config: OriginConfig { threads: 1, ..OriginConfig::default() } };
     let stop = stop_flag()?;
-    let origin_stop = AtomicBool::new(false);
-    std::thread::scope(|s| {
-        let server = s.spawn(|| origin::run(listener, &origin_config, &origin_stop));
-        let result = load_with(&config, &stop);
-        origin_stop.store(true, Ordering::Relaxed);
-        let served = server.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+    let (code, result) = run_and_report(RunConfig { load: config, workload: Workload::Url, origin }, &stop)?;
+    if let Some(served) = result.origin_served {
         eprintln!("origin saw {} requests on {} connections", served.requests, served.connections);
-        result
-    })
+    }
+    Ok(code)
+}
+
+/// Binds a listener and reads back its address (port 0 picks a free one).
+pub(crate) fn bind(addr: std::net::SocketAddr) -> Result<(TcpListener, std::net::SocketAddr), CliError> {
+    let listener =
+        TcpListener::bind(addr).map_err(|source| CliError::Io { what: format!("cannot listen on {addr}"), source })?;
+    let bound =
+        listener.local_addr().map_err(|source| CliError::Io { what: "cannot read the address".into(), source })?;
+    Ok((listener, bound))
 }
 
 #[cfg(test)]

@@ -4,15 +4,16 @@
 //! ratio (1 - origin requests / client requests) each interval. `--client-only` reads the same
 //! counters from a remote `strain origin` (`GET /_strain/stats`); `--origin-only` serves only.
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
 use super::{units, CliError, EXIT_OK};
 use crate::engine::proxy::{Form, ProxyPlan};
+use crate::run::{OriginPlacement, RunConfig, Workload};
 use crate::workload::gen::WorkloadConfig;
 
 /// How requests name the document.
@@ -200,95 +201,35 @@ pub fn run(f: &ProxyFlags) -> Result<i32, CliError> {
     if f.client_only {
         let origin =
             f.origin.clone().ok_or_else(|| CliError::Usage("--client-only needs --origin HOST:PORT".into()))?;
-        return client(f, &origin, &stop, None);
+        return client(f, &origin, &stop, OriginPlacement::Elsewhere);
     }
-    let listener = TcpListener::bind(f.listen)
-        .map_err(|source| CliError::Io { what: format!("cannot listen on {}", f.listen), source })?;
-    let addr =
-        listener.local_addr().map_err(|source| CliError::Io { what: "cannot read the address".into(), source })?;
+    let (listener, addr) = super::bind(f.listen)?;
     let mut origin_config =
         crate::origin::OriginConfig { keepalive: f.origin_keepalive as u64, seed: f.seed, ..Default::default() };
     f.documents.apply(&mut origin_config)?;
-    let live = crate::origin::OriginLive::new();
     if f.origin_only {
         println!("strain origin listening on http://{addr}/");
-        let stats = crate::origin::run_live(listener, &origin_config, &stop, &live)?;
+        let stats = crate::origin::run(listener, &origin_config, &stop)?;
         println!("strain origin served {} requests on {} connections", stats.requests, stats.connections);
         return Ok(EXIT_OK);
     }
-    let origin_stop = AtomicBool::new(false);
     let origin = f.origin.clone().unwrap_or_else(|| addr.to_string());
-    std::thread::scope(|s| {
-        let server = s.spawn(|| crate::origin::run_live(listener, &origin_config, &origin_stop, &live));
-        let result = client(f, &origin, &stop, Some(&live));
-        origin_stop.store(true, Ordering::Relaxed);
-        server.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
-        result
-    })
+    client(f, &origin, &stop, OriginPlacement::InProcess { listener, config: origin_config })
 }
 
 /// Runs the client side: the engine with generated requests, reporting the hit ratio.
-fn client(
-    f: &ProxyFlags,
-    origin: &str,
-    stop: &AtomicBool,
-    live: Option<&crate::origin::OriginLive>,
-) -> Result<i32, CliError> {
+fn client(f: &ProxyFlags, origin: &str, stop: &AtomicBool, placement: OriginPlacement) -> Result<i32, CliError> {
     let target = f.proxy.clone().unwrap_or_else(|| origin.to_string());
     let mut config = super::common_config(&f.load, &format!("http://{target}/"))?;
     if config.interval.is_none() {
         config.interval = Some(Duration::from_secs(1));
     }
-    let plan = proxy_plan(f, origin)?;
-    let view = match live {
-        Some(l) => OriginView::Local(l),
-        None => OriginView::Remote(origin.to_string()),
-    };
-    super::load_run(&config, stop, Some(super::ProxyRun { plan, origin: view }))
-}
-
-/// Where the origin's counters come from.
-pub enum OriginView<'a> {
-    /// The origin in this process.
-    Local(&'a crate::origin::OriginLive),
-    /// A `strain origin` elsewhere, asked over HTTP.
-    Remote(String),
-}
-
-/// The origin's request and connection counts so far.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct OriginCounts {
-    /// Requests answered.
-    pub requests: u64,
-    /// Connections accepted.
-    pub connections: u64,
-}
-
-impl OriginView<'_> {
-    /// Reads the counters now; `None` when a remote origin does not answer.
-    pub fn counts(&self) -> Option<OriginCounts> {
-        match self {
-            OriginView::Local(live) => {
-                let s = live.snapshot();
-                Some(OriginCounts { requests: s.requests, connections: s.connections })
-            }
-            OriginView::Remote(addr) => remote_counts(addr),
-        }
+    if f.new_conn_rate.is_some() && config.schedule.is_some() {
+        return Err(CliError::Usage(
+            "--new-conn-rate cannot be combined with -R or --stages: arriving connections send their requests at once"
+                .into(),
+        ));
     }
-}
-
-/// `GET /_strain/stats` from a remote origin (bounded to half a second).
-fn remote_counts(addr: &str) -> Option<OriginCounts> {
-    use std::io::{Read, Write};
-    use std::net::ToSocketAddrs;
-    let limit = Duration::from_millis(500);
-    let sock = addr.to_socket_addrs().ok()?.next()?;
-    let mut s = std::net::TcpStream::connect_timeout(&sock, limit).ok()?;
-    s.set_read_timeout(Some(limit)).ok()?;
-    s.write_all(format!("GET /_strain/stats HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes()).ok()?;
-    let mut text = String::new();
-    s.take(64 * 1024).read_to_string(&mut text).ok()?;
-    let body = text.split_once("\r\n\r\n")?.1;
-    let v: serde_json::Value = serde_json::from_str(body).ok()?;
-    Some(OriginCounts { requests: v["requests"].as_u64()?, connections: v["connections"].as_u64()? })
+    let test = RunConfig { load: config, workload: Workload::Proxy(proxy_plan(f, origin)?), origin: placement };
+    super::run_and_report(test, stop).map(|(code, _)| code)
 }

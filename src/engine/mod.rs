@@ -80,7 +80,7 @@ pub struct RunOutput {
     pub elapsed: Duration,
     /// The address that was loaded.
     pub addr: std::net::SocketAddr,
-    /// The live time series, one row per interval (empty without `config.interval`).
+    /// The time series, one row per interval (`--interval`, 1 s by default).
     pub series: Vec<IntervalRow>,
     /// Each thread's script globals when it ended (empty without a script).
     pub globals: Vec<Vec<(String, crate::script::Value)>>,
@@ -88,19 +88,52 @@ pub struct RunOutput {
     pub script_error: Option<ScriptError>,
 }
 
+/// What each request is, settled before the threads start.
+pub enum SendPlan {
+    /// The rendered request, the same every time.
+    Fixed,
+    /// A wrk Lua script: its hooks, and its requests when it builds them.
+    Script(ScriptPlan),
+    /// A proxy test: each request asks for a document its workload chooses.
+    Proxy(proxy::ProxyPlan),
+}
+
+/// When requests are sent, settled before the threads start.
+pub enum WhenPlan {
+    /// Each connection sends its next request as soon as a response completes.
+    ClosedLoop,
+    /// Requests come due on a schedule (wrk2's `-R`, stages); due sends within one tick go out
+    /// together.
+    Paced {
+        /// The whole run's schedule; each thread takes every `threads`-th request.
+        schedule: crate::plan::Schedule,
+        /// The tick, in microseconds (0: each at its own time).
+        tick_us: u64,
+    },
+    /// Connections arrive on a schedule (jtest's `-e`), each sending its requests at once; at
+    /// most `-c` are open.
+    Arrivals(crate::plan::Schedule),
+}
+
+/// What a run reports while it goes.
+pub enum Progress<'a> {
+    /// Every thread is ready; load starts now.
+    Started,
+    /// One interval, merged across threads, and its latency histogram.
+    Interval(&'a IntervalRow, &'a Histogram<u64>),
+}
+
 /// Everything settled before the threads start, shared by them read-only.
 pub struct Plan {
     pub(crate) addr: std::net::SocketAddr,
     pub(crate) tls: Option<TlsSetup>,
+    /// The request rendered from the URL and headers (a script may replace it).
     pub(crate) request: Vec<u8>,
     pub(crate) timeout_us: u64,
-    pub(crate) schedule: Option<crate::plan::Schedule>,
     pub(crate) threads: usize,
-    pub(crate) tick_us: u64,
-    pub(crate) script: Option<ScriptPlan>,
-    pub(crate) proxy: Option<proxy::ProxyPlan>,
-    pub(crate) arrivals: Option<crate::plan::Schedule>,
     pub(crate) source_addrs: Vec<std::net::IpAddr>,
+    pub(crate) send: SendPlan,
+    pub(crate) when: WhenPlan,
 }
 
 impl Plan {
@@ -109,16 +142,19 @@ impl Plan {
         self.addr
     }
 
-    /// Makes this a proxy test: each request asks for a document chosen by `proxy`.
+    /// Makes this a proxy test: each request asks for a document chosen by `proxy`; with a
+    /// new-connection rate, connections arrive on that schedule.
     pub fn with_proxy(mut self, proxy: proxy::ProxyPlan, duration: Duration) -> Plan {
-        self.arrivals = proxy.new_conn_rate.map(|r| crate::plan::Schedule::constant(r, duration));
-        self.proxy = Some(proxy);
+        if let Some(rate) = proxy.new_conn_rate {
+            self.when = WhenPlan::Arrivals(crate::plan::Schedule::constant(rate, duration));
+        }
+        self.send = SendPlan::Proxy(proxy);
         self
     }
 
     /// Attaches a script (after its `setup` ran against [`Plan::addr`]).
     pub fn with_script(mut self, script: ScriptPlan) -> Plan {
-        self.script = Some(script);
+        self.send = SendPlan::Script(script);
         self
     }
 }
@@ -139,33 +175,31 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
         tls,
         request: request::render("GET", &target.path, &target.host_header(), &config.headers, None),
         timeout_us: config.timeout.as_micros() as u64,
-        schedule: config.schedule.clone(),
         threads: config.threads,
-        tick_us: config.tick.as_micros() as u64,
-        script: None,
-        proxy: None,
-        arrivals: None,
         source_addrs: config.source_addrs.clone(),
+        send: SendPlan::Fixed,
+        when: match &config.schedule {
+            None => WhenPlan::ClosedLoop,
+            Some(s) => WhenPlan::Paced { schedule: s.clone(), tick_us: config.tick.as_micros() as u64 },
+        },
     })
 }
 
 /// Runs the load test described by `config` until its duration passes or `stop` is set.
-/// `on_ready` runs once every thread's script has run `init` (in thread order, as in wrk),
-/// just before the clock starts. With `config.interval`, `on_interval` sees each interval's
-/// merged row and latency histogram as the run goes.
+/// `progress` hears [`Progress::Started`] once every thread's script has run `init` (in
+/// thread order, as in wrk), just before the clock starts, then each interval's merged row and
+/// latency histogram as the run goes.
 pub fn run(
     plan: &Plan,
     config: &Config,
     stop: &AtomicBool,
-    on_ready: &mut dyn FnMut(),
-    on_interval: &mut dyn FnMut(&IntervalRow, &Histogram<u64>),
+    progress: &mut dyn FnMut(Progress),
 ) -> Result<RunOutput, EngineError> {
     let (tx, rx) = mpsc::channel::<Snapshot>();
     // The series' room is taken up front: growing it by doubling mid-run would show as a
     // memory step in a long (soak) run, with nothing leaking.
-    let rows = config
-        .interval
-        .map_or(0, |every| (config.duration.as_secs_f64() / every.as_secs_f64().max(1e-6)).min(1e6) as usize + 2);
+    let every = config.series_interval();
+    let rows = (config.duration.as_secs_f64() / every.as_secs_f64().max(1e-6)).min(1e6) as usize + 2;
     let mut series = Vec::with_capacity(rows);
     let (results, started, start) = std::thread::scope(|scope| {
         // Inside the scope, so a panic drops the senders and no worker waits forever to start.
@@ -173,7 +207,7 @@ pub fn run(
         let handles: Vec<_> = (0..config.threads)
             .map(|i| {
                 let conns = config.connections_for(i);
-                let feed = config.interval.map(|every| (every, tx.clone()));
+                let feed = (every, tx.clone());
                 let (ready_tx, ready_rx) = mpsc::channel::<()>();
                 let (go_tx, go_rx) = mpsc::channel::<Instant>();
                 go.push(go_tx);
@@ -186,10 +220,11 @@ pub fn run(
                         let Ok(start) = go_rx.recv() else {
                             return Ok(WorkerOutput { rec: Recorder::new(), globals: Vec::new(), script_error: None });
                         };
-                        let end = start + config.duration;
+                        let share =
+                            worker::Share { index: i, conns, start, end: start + config.duration, series: feed };
                         match script
                             .map_err(EngineError::Script)
-                            .and_then(|script| worker::Worker::new(plan, stop, i, conns, start, end, feed, script))
+                            .and_then(|script| worker::Worker::new(plan, stop, share, script))
                         {
                             Ok(w) => w.run(),
                             // init() or the first request() failed: the run ends, with what was measured.
@@ -207,13 +242,13 @@ pub fn run(
                 handle
             })
             .collect();
-        on_ready();
+        progress(Progress::Started);
         let (started, start) = (SystemTime::now(), Instant::now());
         for g in go.drain(..) {
             let _ = g.send(start);
         }
         drop(tx);
-        collect_intervals(&rx, config, &mut series, on_interval);
+        collect_intervals(&rx, config, &mut series, &mut |row, h| progress(Progress::Interval(row, h)));
         let results: Vec<Result<WorkerOutput, EngineError>> = handles
             .into_iter()
             .map(|h| h.and_then(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))

@@ -77,6 +77,16 @@ impl<'a> ProxyClient<'a> {
         }
     }
 
+    /// Whether every body is checked against its URL (so responses are kept whole).
+    pub fn checks_content(&self) -> bool {
+        self.plan.check_content
+    }
+
+    /// Requests per connection before it is replaced (0: unlimited).
+    pub fn keepalive(&self) -> u64 {
+        self.plan.keepalive
+    }
+
     /// Writes the next request into `out` and says what it asked for.
     pub fn build(&mut self, out: &mut Vec<u8>) -> Sent {
         let p = self.plan;

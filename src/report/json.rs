@@ -6,6 +6,8 @@
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::run::proxy::{ProxyResult, ProxyRow};
+use crate::run::RunResult;
 use crate::stats::interval::IntervalRow;
 use crate::stats::{ConnectCause, Distribution, ErrorKind, Summary};
 
@@ -40,6 +42,21 @@ struct Result<'a> {
     rate: Option<Rate>,
     /// The live time series, one row per interval.
     intervals: &'a [IntervalRow],
+    /// Proxy tests: the hit ratio and what the origin saw.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    proxy: Option<ProxyOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct ProxyOut<'a> {
+    hit_ratio: Option<f64>,
+    origin_requests: Option<u64>,
+    origin_connections: Option<u64>,
+    aborted: u64,
+    arrivals_dropped: u64,
+    content_failures: &'a [String],
+    first_byte_us: Latency,
+    intervals: &'a [ProxyRow],
 }
 
 #[derive(Serialize)]
@@ -94,10 +111,6 @@ struct Latency {
 }
 
 /// A latency histogram as JSON (spread and percentiles), for sections built elsewhere.
-pub fn latency_value(h: &hdrhistogram::Histogram<u64>) -> serde_json::Value {
-    serde_json::to_value(latency(h)).unwrap_or_default()
-}
-
 fn latency(h: &hdrhistogram::Histogram<u64>) -> Latency {
     let at = |p: f64| if h.is_empty() { 0 } else { h.value_at_percentile(p) };
     Latency {
@@ -110,18 +123,18 @@ fn spread(d: &Distribution) -> Spread {
     Spread { min: d.min, mean: d.mean, stdev: d.stdev, max: d.max, within_stdev_pct: d.within_stdev_pct }
 }
 
+/// Renders a run's result as pretty JSON.
+pub fn render_result(result: &RunResult, config: &Config) -> String {
+    render_with(&result.summary, config, &result.series, result.proxy.as_ref())
+}
+
 /// Renders the result as pretty JSON, with the interval series.
 pub fn render(summary: &Summary, config: &Config, intervals: &[IntervalRow]) -> String {
     render_with(summary, config, intervals, None)
 }
 
-/// Renders the result, adding a `proxy` section for proxy tests.
-pub fn render_with(
-    summary: &Summary,
-    config: &Config,
-    intervals: &[IntervalRow],
-    proxy: Option<serde_json::Value>,
-) -> String {
+/// Renders the result, with a `proxy` section for proxy tests.
+fn render_with(summary: &Summary, config: &Config, intervals: &[IntervalRow], proxy: Option<&ProxyResult>) -> String {
     let t = &summary.total;
     let r = Result {
         schema_version: SCHEMA_VERSION,
@@ -170,13 +183,19 @@ pub fn render_with(
             }
         }),
         intervals,
+        proxy: proxy.map(|p| ProxyOut {
+            hit_ratio: p.hit_ratio,
+            origin_requests: p.origin.map(|o| o.requests),
+            origin_connections: p.origin.map(|o| o.connections),
+            aborted: t.aborted,
+            arrivals_dropped: t.arrivals_dropped,
+            content_failures: &t.content_failures,
+            first_byte_us: latency(&t.ttfb_us),
+            intervals: &p.rows,
+        }),
     };
     // Serializing plain structs with string keys cannot fail.
-    let mut value = serde_json::to_value(&r).unwrap_or_default();
-    if let (Some(p), Some(obj)) = (proxy, value.as_object_mut()) {
-        obj.insert("proxy".into(), p);
-    }
-    let mut s = serde_json::to_string_pretty(&value).unwrap_or_default();
+    let mut s = serde_json::to_string_pretty(&r).unwrap_or_default();
     s.push('\n');
     s
 }

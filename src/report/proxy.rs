@@ -2,24 +2,19 @@
 //! and the summary lines after wrk's report.
 
 use super::units::{binary, time_us};
+use crate::run::proxy::{hit_ratio, ProxyResult, ProxyRow};
 use crate::stats::interval::IntervalRow;
-
-/// Hit ratio measured from request counts: the share of successful client responses the origin
-/// never saw. Error responses do not count: a proxy that answers everything with 500 has hit
-/// nothing, and without a successful response there is no ratio at all.
-pub fn hit_ratio(successes: u64, origin_requests: u64) -> Option<f64> {
-    (successes > 0).then(|| (1.0 - origin_requests as f64 / successes as f64).clamp(-1.0, 1.0))
-}
+use crate::stats::Recorder;
 
 /// One interval: connections, ops/s, first-byte and total latency (mean, p99), bytes/s, origin
 /// requests/s and new connections, hit ratio, errors.
-pub fn line(r: &IntervalRow, origin_requests: Option<u64>, origin_connections: Option<u64>) -> String {
+pub fn line(r: &IntervalRow, p: &ProxyRow) -> String {
     let secs = r.length_s.max(1e-9);
-    let origin = match (origin_requests, origin_connections) {
+    let origin = match (p.origin_requests, p.origin_new_connections) {
         (Some(req), Some(conns)) => format!("origin {:>7.0}/s new {:>4}  ", req as f64 / secs, conns),
         _ => "origin      ?/s new    ?  ".to_string(),
     };
-    let hit = match origin_requests.and_then(|o| hit_ratio(r.requests - r.status_errors, o)) {
+    let hit = match p.hit_ratio {
         Some(h) => format!("{h:>5.3}"),
         None => "    ?".to_string(),
     };
@@ -40,17 +35,12 @@ pub fn line(r: &IntervalRow, origin_requests: Option<u64>, origin_connections: O
 }
 
 /// Lines after wrk's report: what the proxy answered itself, aborts, content errors.
-/// `client_requests` counts every response, `status_errors` those with a status above 399.
-pub fn summary(
-    client_requests: u64,
-    status_errors: u64,
-    origin: Option<(u64, u64)>,
-    aborted: u64,
-    content_errors: u64,
-    failures: &[String],
-) -> String {
+pub fn summary(client: &Recorder, proxy: &ProxyResult) -> String {
+    let (client_requests, status_errors, aborted) = (client.requests, client.status_errors, client.aborted);
+    let content_errors = client.errors[crate::stats::ErrorKind::Content as usize];
+    let failures = &client.content_failures;
     let mut out = String::new();
-    match origin {
+    match proxy.origin.map(|o| (o.requests, o.connections)) {
         Some((requests, connections)) => {
             let successes = client_requests.saturating_sub(status_errors);
             match hit_ratio(successes, requests) {
@@ -83,23 +73,38 @@ pub fn summary(
 mod tests {
     use super::*;
 
+    use crate::run::proxy::OriginCounts;
+
+    /// A client recorder with these counts, and a proxy result with this origin.
+    fn case(requests: u64, status_errors: u64, aborted: u64, failures: &[&str], origin: (u64, u64)) -> String {
+        let mut r = Recorder::new();
+        r.requests = requests;
+        r.status_errors = status_errors;
+        r.aborted = aborted;
+        for f in failures {
+            r.content_error(f.to_string());
+        }
+        let origin = Some(OriginCounts { requests: origin.0, connections: origin.1 });
+        summary(&r, &ProxyResult { origin, hit_ratio: None, rows: Vec::new() })
+    }
+
     #[test]
     fn hit_ratio_from_counts() {
         assert_eq!(hit_ratio(1000, 100), Some(0.9));
         assert_eq!(hit_ratio(1000, 1000), Some(0.0));
         assert_eq!(hit_ratio(0, 5), None);
         assert_eq!(
-            summary(1000, 0, Some((100, 4)), 2, 1, &["asked for /d/1/3: length 4, expected 3".into()]),
+            case(1000, 0, 2, &["asked for /d/1/3: length 4, expected 3"], (100, 4)),
             "  Proxy: hit ratio 0.900: 900 of 1000 successful responses did not reach the origin, which served 100 on 4 connections\n  \
              Aborted by the client: 2\n  Content errors: 1\n    asked for /d/1/3: length 4, expected 3\n"
         );
         // Error responses are not hits.
         assert_eq!(
-            summary(1000, 500, Some((100, 4)), 0, 0, &[]),
+            case(1000, 500, 0, &[], (100, 4)),
             "  Proxy: hit ratio 0.800: 400 of 500 successful responses did not reach the origin, which served 100 on 4 connections\n"
         );
         assert_eq!(
-            summary(1000, 1000, Some((0, 0)), 0, 0, &[]),
+            case(1000, 1000, 0, &[], (0, 0)),
             "  Proxy: no successful responses (1000 of 1000 had an error status), so no hit ratio; the origin served 0 on 0 connections\n"
         );
     }

@@ -1,4 +1,8 @@
-//! A worker thread's event loop: its connections, its deadlines, its recorder.
+//! A worker thread's event loop: its connections, its deadlines, its recorder. This file is
+//! the loop and the I/O of one connection (write a request, read and frame responses); what is
+//! sent is [`send::Send`]'s, when it is sent [`schedule::When`]'s, and how connections are opened
+//! `connect.rs`'s. Every mode is settled when the worker is made, so the loop never asks which
+//! combination of options is on.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -9,7 +13,11 @@ use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll, Token};
 
+mod connect;
 mod schedule;
+mod send;
+
+pub use send::thread_script;
 
 use crate::engine::clock::Clock;
 use crate::engine::conn::{Conn, State};
@@ -17,12 +25,13 @@ use crate::engine::deadlines::{Deadline, Deadlines};
 use crate::engine::pacer::Pacer;
 use crate::engine::proxy::ProxyClient;
 use crate::engine::timer::Timer;
-use crate::engine::{EngineError, Plan};
+use crate::engine::{EngineError, Plan, SendPlan, WhenPlan};
 use crate::net::stream::{ConnectError, Stream};
 use crate::script::{ScriptError, ThreadScript};
 use crate::stats::interval::Snapshot;
 use crate::stats::{ConnectCause, ErrorKind, Recorder, RATE_SAMPLE_MS};
-use schedule::Ival;
+use schedule::{Ival, When};
+use send::Send;
 
 /// Bytes read per `read` call; one buffer per thread serves every connection, since responses
 /// are parsed in place and bodies are skipped, never stored.
@@ -73,35 +82,18 @@ pub struct Worker<'a> {
     draining: bool,
     sample_at_us: u64,
     sample_requests: u64,
-    /// Rate mode: this thread's share of the schedule, its free connections and its timer.
-    pacer: Option<Pacer<'a>>,
-    idle: Vec<u32>,
-    timer: Option<Timer>,
-    /// A request came due while no connection was free.
-    starved: bool,
-    /// The live time series, when enabled.
-    interval: Option<Ival>,
+    /// What is sent, and the script's hooks.
+    send: Send<'a>,
+    /// When it is sent.
+    when: When<'a>,
+    /// The live time series.
+    interval: Ival,
     /// The address this thread loads (a script's `setup` may choose it).
     addr: std::net::SocketAddr,
-    /// The request written each time, unless the script builds each one.
-    request: Vec<u8>,
     /// Responses expected per write (a script may pipeline several requests in one).
     pipeline: u32,
-    /// This thread's Lua state, when running a script.
-    script: Option<ThreadScript>,
     /// The first script error; it ends the run.
     script_error: Option<ScriptError>,
-    /// The request `request()` returned when its pipeline depth was measured: sent first, so
-    /// the script sees no call wasted.
-    first_request: Option<Vec<u8>>,
-    /// Proxy tests: this thread's document chooser.
-    proxy: Option<ProxyClient<'a>>,
-    /// Requests are built per send (by a script or a proxy test) into each connection's buffer.
-    dynamic: bool,
-    /// `--new-conn-rate`: connections arrive on this schedule instead of being kept open, and
-    /// free slots wait here.
-    arrivals: Option<Pacer<'a>>,
-    free: Vec<u32>,
     /// Connections waiting to be opened, how many are being opened now, and how many may be
     /// (this thread's share of [`OPENING_WINDOW`], see there).
     to_open: std::collections::VecDeque<u32>,
@@ -121,52 +113,37 @@ pub struct WorkerOutput {
     pub script_error: Option<ScriptError>,
 }
 
-/// Thread `index`'s script state, its `init` run (called on the worker's own thread: a Lua
-/// state stays on the thread that made it).
-pub fn thread_script(plan: &Plan, index: usize) -> Result<Option<ThreadScript>, ScriptError> {
-    let Some(s) = &plan.script else { return Ok(None) };
-    let setup = s.setups.get(index).cloned().unwrap_or_default();
-    let addr = setup.addr.unwrap_or(plan.addr);
-    ThreadScript::new(&s.source, &s.url, &setup, addr).map(Some)
+/// Where a worker runs in the whole: its index, connections, time span and interval feed.
+pub struct Share {
+    /// Thread index.
+    pub index: usize,
+    /// Connections it keeps.
+    pub conns: usize,
+    /// When load starts.
+    pub start: Instant,
+    /// When sending stops.
+    pub end: Instant,
+    /// Interval length and where its snapshots go.
+    pub series: (Duration, Sender<Snapshot>),
 }
 
 impl<'a> Worker<'a> {
-    /// A worker for `conns` connections, running from `start` until `end`, with the script
-    /// state [`thread_script`] made for it.
-    #[allow(clippy::too_many_arguments)]
+    /// A worker for its share of the load, with the script state [`thread_script`] made for it.
     pub fn new(
         plan: &'a Plan,
         stop: &'a AtomicBool,
-        index: usize,
-        conns: usize,
-        start: Instant,
-        end: Instant,
-        series: Option<(Duration, Sender<Snapshot>)>,
+        share: Share,
         script: Option<ThreadScript>,
     ) -> Result<Worker<'a>, EngineError> {
+        let Share { index, conns, start, end, series } = share;
         let clock = Clock::new(start);
         let poll = Poll::new().map_err(EngineError::Poll)?;
-        let setup = plan.script.as_ref().and_then(|s| s.setups.get(index));
-        let addr = setup.and_then(|s| s.addr).unwrap_or(plan.addr);
-        let request = match script.as_ref().and_then(|s| s.fixed_request()) {
-            Some(fixed) => fixed.to_vec(),
-            None => plan.request.clone(),
+        let addr = match &plan.send {
+            SendPlan::Script(s) => s.setups.get(index).and_then(|s| s.addr).unwrap_or(plan.addr),
+            _ => plan.addr,
         };
-        let (pipeline, first_request) = match &script {
-            Some(s) => pipeline_depth(s, &request)?,
-            None => (1, None),
-        };
-        let pacer = plan.schedule.as_ref().map(|s| Pacer::new(s, index, plan.threads, plan.tick_us));
-        let timer = match pacer {
-            None => None,
-            Some(_) => {
-                let t = Timer::new().map_err(EngineError::Poll)?;
-                poll.registry()
-                    .register(&mut mio::unix::SourceFd(&t.raw_fd()), TIMER, Interest::READABLE)
-                    .map_err(EngineError::Poll)?;
-                Some(t)
-            }
-        };
+        let (send, pipeline) = Send::new(plan, index, script)?;
+        let when = When::new(plan, index, conns, &poll)?;
         Ok(Worker {
             plan,
             stop,
@@ -181,33 +158,12 @@ impl<'a> Worker<'a> {
             draining: false,
             sample_at_us: RATE_SAMPLE_MS * 1000,
             sample_requests: 0,
-            pacer,
-            idle: Vec::with_capacity(conns),
-            timer,
-            starved: false,
-            interval: series.map(|(every, tx)| Ival {
-                every_us: every.as_micros().max(1) as u64,
-                next_at_us: every.as_micros().max(1) as u64,
-                start_us: 0,
-                index: 0,
-                latency_us: Recorder::new().latency_us,
-                ttfb_us: Recorder::new().latency_us,
-                base: (0, 0, 0, 0),
-                base_bytes: 0,
-                base_errors: [0; crate::stats::ErrorKind::COUNT],
-                base_status_errors: 0,
-                tx,
-            }),
+            send,
+            when,
+            interval: Ival::new(series.0, series.1),
             addr,
-            request,
             pipeline,
-            dynamic: script.as_ref().is_some_and(|s| s.builds_requests()) || plan.proxy.is_some(),
-            script,
             script_error: None,
-            first_request,
-            proxy: plan.proxy.as_ref().map(|p| ProxyClient::new(p, process_stream(index))),
-            arrivals: plan.arrivals.as_ref().map(|s| Pacer::new(s, index, plan.threads, 0)),
-            free: (0..conns as u32).rev().collect(),
             to_open: std::collections::VecDeque::with_capacity(conns),
             connecting: 0,
             max_connecting: (OPENING_WINDOW / plan.threads.max(1)).max(MIN_OPENING_PER_THREAD),
@@ -218,18 +174,15 @@ impl<'a> Worker<'a> {
     /// Runs until the end time or the stop flag; returns what was measured.
     pub fn run(mut self) -> Result<WorkerOutput, EngineError> {
         let mut events = Events::with_capacity(EVENTS_PER_POLL);
-        let capture = self.script.as_ref().is_some_and(|s| s.wants_responses())
-            || self.plan.proxy.as_ref().is_some_and(|p| p.check_content);
-        if capture {
+        if self.send.captures() {
             for c in &mut self.conns {
                 c.parser.set_capture(true);
             }
         }
-        if self.script.as_ref().is_some_and(|s| s.stop_requested()) {
+        if self.send.lua().is_some_and(|s| s.stop_requested()) {
             self.start_drain();
-        } else if self.arrivals.is_some() {
-            // Connections open as they arrive (see `arrive`).
-        } else {
+        } else if !matches!(self.when, When::Arrivals(_)) {
+            // Arriving connections open as they arrive (see `arrive`).
             self.to_open.extend(0..self.conns.len() as u32);
         }
         loop {
@@ -257,7 +210,7 @@ impl<'a> Worker<'a> {
             if now >= self.sample_at_us {
                 self.sample_rate(now);
             }
-            if self.interval.as_ref().is_some_and(|iv| now >= iv.next_at_us && iv.next_at_us < self.end_us) {
+            if now >= self.interval.next_at_us && self.interval.next_at_us < self.end_us {
                 self.cut_interval(now);
             }
             self.arrive(now);
@@ -273,8 +226,8 @@ impl<'a> Worker<'a> {
             }
             for ev in events.iter() {
                 if ev.token() == TIMER {
-                    if let Some(t) = self.timer.as_mut() {
-                        t.fired();
+                    if let When::Paced(p) = &mut self.when {
+                        p.timer.fired();
                     }
                     continue;
                 }
@@ -296,57 +249,15 @@ impl<'a> Worker<'a> {
             // A run shorter than one sampling interval still gets a real Req/Sec row.
             self.rec.rate_sample(self.rec.requests * 1_000_000 / now.max(1));
         }
-        let globals = self.script.as_ref().map(|s| s.globals()).unwrap_or_default();
+        let globals = self.send.lua().map(|s| s.globals()).unwrap_or_default();
         Ok(WorkerOutput { rec: self.rec, globals, script_error: self.script_error })
     }
 
-    /// A hook failed: remember the first error and end the whole run.
-    fn script_failed(&mut self, e: ScriptError) {
-        self.script_error.get_or_insert(e);
-        self.stop.store(true, Ordering::Relaxed);
-    }
-
-    fn retry_due(&mut self, now: u64) {
-        if self.draining {
-            return;
-        }
-        while let Some(&Reverse((at, i, generation))) = self.timers.peek() {
-            if at > now {
-                return;
-            }
-            self.timers.pop();
-            let c = &self.conns[i as usize];
-            if c.generation != generation {
-                continue;
-            }
-            match c.state {
-                State::Closed => self.to_open.push_back(i),
-                State::Delayed => self.send(i as usize, at),
-                _ => {}
-            }
-        }
-    }
-
     fn on_event(&mut self, i: usize, readable: Readable, writable: bool) {
-        let Some(c) = self.conns.get_mut(i) else { return };
+        let Some(c) = self.conns.get(i) else { return };
         match c.state {
             State::Closed => {}
-            State::Connecting => {
-                let Some(stream) = c.stream.as_mut() else { return };
-                match stream.poll_connect(writable) {
-                    Ok(true) => {
-                        c.failures = 0;
-                        self.rec.connections += 1;
-                        self.next_request(i);
-                        if !matches!(self.conns[i].state, State::Writing | State::Reading) {
-                            // Nothing sent at once (rate mode, a delay): a response cannot prove it.
-                            self.opened(i);
-                        }
-                    }
-                    Ok(false) => {}
-                    Err(e) => self.connect_failed(i, connect_cause(&e), e.to_string()),
-                }
-            }
+            State::Connecting => self.connecting_event(i, writable),
             State::Writing => {
                 if writable {
                     self.write(i);
@@ -363,147 +274,15 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Connection `i` is no longer being opened (answered, idle, or gone): its place in the
-    /// window goes to the next queued connection.
-    fn opened(&mut self, i: usize) {
-        let c = &mut self.conns[i];
-        if c.opening {
-            c.opening = false;
-            self.connecting -= 1;
-            self.open_queued();
-        }
-    }
-
-    /// Opens queued connections while fewer than this thread's share of [`OPENING_WINDOW`] are
-    /// being opened.
-    fn open_queued(&mut self) {
-        let start = self.clock.now_us();
-        while self.connecting < self.max_connecting && !self.draining {
-            if self.clock.now_us().saturating_sub(start) > OPEN_BUDGET_US {
-                // The loop comes back at once (see next_wake) after serving what is ready.
-                return;
-            }
-            let Some(i) = self.to_open.pop_front() else { return };
-            // A slot is queued only while closed; one that moved on since was opened already.
-            if self.conns[i as usize].state == State::Closed {
-                self.open(i as usize);
-            }
-        }
-    }
-
-    /// Opens (or reopens) connection `i`.
-    fn open(&mut self, i: usize) {
-        let now = self.clock.now_us();
-        let sources = &self.plan.source_addrs;
-        let source = (!sources.is_empty()).then(|| sources[(i + self.index) % sources.len()]);
-        let result = Stream::connect(self.addr, source, self.plan.tls.as_ref()).and_then(|mut s| {
-            self.poll
-                .registry()
-                .register(s.socket(), Token(i), Interest::READABLE | Interest::WRITABLE)
-                .map_err(ConnectError::Io)?;
-            Ok(s)
-        });
-        let c = &mut self.conns[i];
-        c.generation = c.generation.wrapping_add(1);
-        c.parser.reset();
-        c.uses = 0;
-        match result {
-            Ok(s) => {
-                c.stream = Some(s);
-                c.state = State::Connecting;
-                c.opening = true;
-                self.connecting += 1;
-                let d = Deadline { at_us: now + self.plan.timeout_us, conn: i as u32, generation: c.generation };
-                self.deadlines.push(d);
-            }
-            Err(e) => self.connect_failed(i, connect_cause(&e), e.to_string()),
-        }
-    }
-
-    fn connect_failed(&mut self, i: usize, cause: ConnectCause, why: String) {
-        let addr = self.addr;
-        self.rec.connect_error(cause, || format!("connect to {addr} failed: {why}"));
-        self.opened(i);
-        let c = &mut self.conns[i];
-        c.stream = None;
-        c.state = State::Closed;
-        c.generation = c.generation.wrapping_add(1);
-        c.failures = c.failures.saturating_add(1);
-        if self.arrivals.is_some() {
-            self.free.push(i as u32);
-            return;
-        }
-        let backoff = (RETRY_MIN_US << (c.failures - 1).min(16)).min(RETRY_MAX_US);
-        self.timers.push(Reverse((self.clock.now_us() + backoff, i as u32, c.generation)));
-    }
-
-    /// Connection `i` is ready for another request: closed loop sends it at once; rate mode
-    /// parks it until a request comes due.
-    fn next_request(&mut self, i: usize) {
-        if self.draining {
-            self.close(i);
-        } else if self.pacer.is_some() {
-            self.conns[i].state = State::Idle;
-            self.idle.push(i as u32);
-            let now = self.clock.now_us();
-            self.dispatch(now);
-        } else {
-            let now = self.clock.now_us();
-            let delay_ms = match self.script.as_ref().filter(|s| s.has_delay()).map(|s| s.delay_ms()) {
-                None => 0.0,
-                Some(Ok(ms)) => ms,
-                Some(Err(e)) => return self.script_failed(e),
-            };
-            if delay_ms > 0.0 {
-                let c = &mut self.conns[i];
-                c.state = State::Delayed;
-                c.generation = c.generation.wrapping_add(1);
-                self.timers.push(Reverse((now + (delay_ms * 1000.0) as u64, i as u32, c.generation)));
-            } else {
-                self.send(i, now);
-            }
-        }
-    }
-
-    /// Starts the next request on connection `i`; it should have started at `intended_us`.
-    fn send(&mut self, i: usize, intended_us: u64) {
-        let now = self.clock.now_us();
-        if self.pacer.is_some() {
-            self.rec.pacing.sent(now.saturating_sub(intended_us), self.starved);
-        }
-        if let Some(p) = self.proxy.as_mut() {
-            let c = &mut self.conns[i];
-            c.sent = p.build(&mut c.req);
-        } else if let Some(script) = self.script.as_ref().filter(|s| s.builds_requests()) {
-            if let Some(first) = self.first_request.take() {
-                self.conns[i].req = first;
-            } else if let Err(e) = script.request(&mut self.conns[i].req) {
-                return self.script_failed(e);
-            }
-        }
-        let c = &mut self.conns[i];
-        c.generation = c.generation.wrapping_add(1);
-        c.sent_us = now;
-        c.intended_us = intended_us.min(now);
-        c.pending = self.pipeline;
-        self.rec.sent += u64::from(self.pipeline);
-        c.first_byte = false;
-        if self.script.is_some() {
-            // A script may send HEAD, whose responses have no body whatever they announce.
-            let req = if self.dynamic { &c.req } else { &self.request };
-            c.parser.set_head_request(req.starts_with(b"HEAD "));
-        }
-        c.written = 0;
-        c.state = State::Writing;
-        self.deadlines.push(Deadline { at_us: now + self.plan.timeout_us, conn: i as u32, generation: c.generation });
-        self.write(i);
-    }
-
     /// Writes what is left of the request; moves to Reading once all of it is on the wire.
     fn write(&mut self, i: usize) {
         let c = &mut self.conns[i];
-        let req = if self.dynamic { &c.req } else { &self.request };
         let Some(stream) = c.stream.as_mut() else { return };
+        let req = match &self.send {
+            Send::Fixed(r) => r.as_slice(),
+            Send::Script(s) if !s.builds => &s.fixed,
+            _ => &c.req,
+        };
         while c.written < req.len() {
             match stream.write(&req[c.written..]) {
                 Ok(0) => return self.fail(i, ErrorKind::Write),
@@ -568,13 +347,11 @@ impl<'a> Worker<'a> {
                 self.fail(i, ErrorKind::Parse);
                 return false;
             }
-            if !c.first_byte && self.proxy.is_some() {
+            if !c.first_byte && matches!(self.send, Send::Proxy(_)) {
                 c.first_byte = true;
                 let ttfb = self.clock.now_us().saturating_sub(c.sent_us).clamp(1, crate::stats::MAX_LATENCY_US);
                 self.rec.ttfb_us.saturating_record(ttfb);
-                if let Some(iv) = self.interval.as_mut() {
-                    iv.ttfb_us.saturating_record(ttfb);
-                }
+                self.interval.ttfb_us.saturating_record(ttfb);
             }
             let fed = match c.parser.feed(data) {
                 Ok(fed) => fed,
@@ -610,17 +387,8 @@ impl<'a> Worker<'a> {
             if !self.run_response_hook(i, done.status) {
                 return false;
             }
-            if let Some(p) = &self.proxy {
-                let c = &mut self.conns[i];
-                if let Some(why) = p.check(&c.sent, done.status, c.parser.captured()) {
-                    self.rec.content_error(why);
-                }
-                c.uses += 1;
-                let limit = self.plan.proxy.as_ref().map_or(0, |p| p.keepalive);
-                if limit > 0 && c.uses >= limit {
-                    self.reopen(i);
-                    return false;
-                }
+            if !self.check_proxy_response(i, done.status) {
+                return false;
             }
             if !done.keep_alive {
                 self.reopen(i);
@@ -631,25 +399,11 @@ impl<'a> Worker<'a> {
         self.conns[i].state != State::Closed
     }
 
-    /// Calls the script's `response()`; false when the thread must stop sending.
-    fn run_response_hook(&mut self, i: usize, status: u16) -> bool {
-        let Some(script) = self.script.as_ref().filter(|s| s.wants_responses()) else { return true };
-        if let Err(e) = script.response(status, self.conns[i].parser.captured()) {
-            self.script_failed(e);
-            return false;
-        }
-        if script.stop_requested() && !self.draining {
-            // wrk.thread:stop(): this thread sends nothing more; the run ends once all have stopped.
-            self.start_drain();
-        }
-        true
-    }
-
     /// Records the response that just completed on connection `i`.
     fn record(&mut self, i: usize, status: u16) {
         let now = self.clock.now_us();
         let c = &self.conns[i];
-        let latency = if self.pacer.is_some() {
+        let latency = if matches!(self.when, When::Paced(_)) {
             let (corrected, uncorrected) = (now.saturating_sub(c.intended_us), now.saturating_sub(c.sent_us));
             self.rec.paced_response(status, corrected, uncorrected);
             corrected
@@ -658,9 +412,7 @@ impl<'a> Worker<'a> {
             self.rec.response(status, latency);
             latency
         };
-        if let Some(iv) = self.interval.as_mut() {
-            iv.latency_us.saturating_record(latency.clamp(1, crate::stats::MAX_LATENCY_US));
-        }
+        self.interval.latency_us.saturating_record(latency.clamp(1, crate::stats::MAX_LATENCY_US));
     }
 
     fn closed_by_peer(&mut self, i: usize) {
@@ -682,68 +434,6 @@ impl<'a> Worker<'a> {
         self.rec.error(kind);
         self.reopen(i);
     }
-
-    /// Closes connection `i` and, unless the test is over, opens a new one in its slot.
-    fn reopen(&mut self, i: usize) {
-        self.close(i);
-        if self.arrivals.is_some() {
-            // Arriving connections are not replaced: the slot waits for the next arrival.
-            self.free.push(i as u32);
-        } else if !self.draining {
-            self.to_open.push_back(i as u32);
-            self.open_queued();
-        }
-    }
-
-    /// Closes connection `i`, leaving its slot empty.
-    fn close(&mut self, i: usize) {
-        let c = &mut self.conns[i];
-        // Dropping the stream closes its fd, which takes it out of epoll (it is never dup'ed):
-        // no `epoll_ctl` per close, which counts when every response closes its connection.
-        c.stream = None;
-        c.state = State::Closed;
-        if c.opening {
-            // Not `opened`: a closing slot must not start another connect from inside `close`.
-            c.opening = false;
-            self.connecting -= 1;
-        }
-        c.generation = c.generation.wrapping_add(1);
-    }
-}
-
-/// The cause of a failed connect, for the report.
-fn connect_cause(e: &ConnectError) -> ConnectCause {
-    match e {
-        ConnectError::Io(io) => ConnectCause::of_io(io),
-        ConnectError::Tls(_) | ConnectError::ClosedInHandshake => ConnectCause::Tls,
-    }
-}
-
-/// Responses to expect per write: the number of requests in the script's request bytes
-/// (wrk counts them once, from the first request). Returns the first built request too.
-fn pipeline_depth(script: &ThreadScript, fixed: &[u8]) -> Result<(u32, Option<Vec<u8>>), EngineError> {
-    let mut sample = Vec::new();
-    let bytes = if script.builds_requests() {
-        script.request(&mut sample)?;
-        &sample
-    } else {
-        fixed
-    };
-    let n = crate::http::request::count_requests(bytes).map_err(|why| {
-        EngineError::Script(ScriptError::Runtime {
-            hook: "request",
-            message: format!("the request is not HTTP/1: {why}"),
-        })
-    })?;
-    let first = script.builds_requests().then(|| sample.clone());
-    Ok((n.min(u32::MAX as usize) as u32, first))
-}
-
-/// A stream number for thread `index` that differs between processes too, so proxy tests run
-/// from several processes never repeat each other's misses.
-fn process_stream(index: usize) -> u64 {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-    crate::workload::gen::mix(u64::from(std::process::id()) << 32 ^ nanos) ^ index as u64
 }
 
 /// What a poll event says about reading.

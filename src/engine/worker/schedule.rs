@@ -1,60 +1,145 @@
 //! The time-driven half of a worker: what happens because the clock moved rather than a
-//! socket — paced sends and their timer, connection arrivals, deadlines, reconnects, rate
-//! samples, interval cuts and the drain at the end.
+//! socket — when requests go out ([`When`]: closed loop, paced sends on a timer, connection
+//! arrivals), deadlines, rate samples, interval cuts and the drain at the end.
 
 use super::*;
 
-/// Interval bookkeeping: the current interval's histogram and the totals at its start.
+/// When this thread sends, settled when the worker is made.
+pub(super) enum When<'a> {
+    /// Each connection sends again as soon as its response completes.
+    ClosedLoop,
+    /// Requests come due on this thread's share of a schedule.
+    Paced(Paced<'a>),
+    /// Connections arrive on a schedule, each sending at once; at most `-c` open.
+    Arrivals(Arrivals<'a>),
+}
+
+/// Rate mode: the schedule, the connections free to take a due request, and the timer that
+/// wakes the loop when one is due.
+pub(super) struct Paced<'a> {
+    pub(super) pacer: Pacer<'a>,
+    pub(super) idle: Vec<u32>,
+    pub(super) timer: Timer,
+    /// A request came due while no connection was free.
+    pub(super) starved: bool,
+}
+
+/// Arriving connections: their schedule and the slots free for them.
+pub(super) struct Arrivals<'a> {
+    pub(super) pacer: Pacer<'a>,
+    pub(super) free: Vec<u32>,
+}
+
+impl<'a> When<'a> {
+    /// This thread's timing, with its timer registered on `poll` in rate mode.
+    pub(super) fn new(plan: &'a Plan, index: usize, conns: usize, poll: &Poll) -> Result<When<'a>, EngineError> {
+        Ok(match &plan.when {
+            WhenPlan::ClosedLoop => When::ClosedLoop,
+            WhenPlan::Paced { schedule, tick_us } => {
+                let timer = Timer::new().map_err(EngineError::Poll)?;
+                poll.registry()
+                    .register(&mut mio::unix::SourceFd(&timer.raw_fd()), TIMER, Interest::READABLE)
+                    .map_err(EngineError::Poll)?;
+                When::Paced(Paced {
+                    pacer: Pacer::new(schedule, index, plan.threads, *tick_us),
+                    idle: Vec::with_capacity(conns),
+                    timer,
+                    starved: false,
+                })
+            }
+            WhenPlan::Arrivals(schedule) => When::Arrivals(Arrivals {
+                pacer: Pacer::new(schedule, index, plan.threads, 0),
+                free: (0..conns as u32).rev().collect(),
+            }),
+        })
+    }
+}
+
+/// The recorder's running totals that an interval is measured against.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Totals {
+    requests: u64,
+    bytes: u64,
+    errors: [u64; crate::stats::ErrorKind::COUNT],
+    status_errors: u64,
+    late: u64,
+    connections: u64,
+}
+
+impl Totals {
+    fn of(rec: &Recorder) -> Totals {
+        Totals {
+            requests: rec.requests,
+            bytes: rec.bytes,
+            errors: rec.errors,
+            status_errors: rec.status_errors,
+            late: rec.pacing.late,
+            connections: rec.connections,
+        }
+    }
+}
+
+/// Interval bookkeeping: the current interval's histograms and the totals at its start.
 pub(super) struct Ival {
-    pub(super) every_us: u64,
+    every_us: u64,
     pub(super) next_at_us: u64,
-    pub(super) start_us: u64,
-    pub(super) index: u32,
+    start_us: u64,
+    index: u32,
     pub(super) latency_us: hdrhistogram::Histogram<u64>,
     pub(super) ttfb_us: hdrhistogram::Histogram<u64>,
-    pub(super) base: (u64, u64, u64, u64),
-    pub(super) base_bytes: u64,
-    pub(super) base_errors: [u64; crate::stats::ErrorKind::COUNT],
-    pub(super) base_status_errors: u64,
-    pub(super) tx: Sender<Snapshot>,
+    base: Totals,
+    tx: Sender<Snapshot>,
+}
+
+impl Ival {
+    /// Intervals of `every`, sent to `tx`.
+    pub(super) fn new(every: Duration, tx: Sender<Snapshot>) -> Ival {
+        let every_us = every.as_micros().max(1) as u64;
+        let empty = Recorder::new();
+        Ival {
+            every_us,
+            next_at_us: every_us,
+            start_us: 0,
+            index: 0,
+            latency_us: empty.latency_us.clone(),
+            ttfb_us: empty.latency_us,
+            base: Totals::of(&Recorder::new()),
+            tx,
+        }
+    }
 }
 
 impl Worker<'_> {
     /// Sends this thread's measurements of the interval ending now and starts the next one.
     pub(super) fn cut_interval(&mut self, now: u64) {
         let open = self.conns.iter().filter(|c| !matches!(c.state, State::Closed | State::Connecting)).count() as u64;
-        let totals =
-            (self.rec.requests, self.rec.errors.iter().sum::<u64>(), self.rec.pacing.late, self.rec.connections);
-        let Some(iv) = self.interval.as_mut() else { return };
+        let now_totals = Totals::of(&self.rec);
+        let iv = &mut self.interval;
+        let (then, was) = (now_totals, iv.base);
+        let mut errors_by_kind = then.errors;
+        for (a, b) in errors_by_kind.iter_mut().zip(was.errors) {
+            *a -= b;
+        }
         let snap = Snapshot {
             index: iv.index,
             start_us: iv.start_us,
             end_us: now,
             latency_us: iv.latency_us.clone(),
             ttfb_us: iv.ttfb_us.clone(),
-            bytes: self.rec.bytes - iv.base_bytes,
-            requests: totals.0 - iv.base.0,
-            errors: totals.1 - iv.base.1,
-            errors_by_kind: {
-                let mut d = self.rec.errors;
-                for (a, b) in d.iter_mut().zip(iv.base_errors) {
-                    *a -= b;
-                }
-                d
-            },
-            status_errors: self.rec.status_errors - iv.base_status_errors,
-            late: totals.2 - iv.base.2,
+            bytes: then.bytes - was.bytes,
+            requests: then.requests - was.requests,
+            errors: errors_by_kind.iter().sum(),
+            errors_by_kind,
+            status_errors: then.status_errors - was.status_errors,
+            late: then.late - was.late,
             open,
-            connects: totals.3 - iv.base.3,
+            connects: then.connections - was.connections,
         };
         // The coordinator only goes away when the run is over.
         let _ = iv.tx.send(snap);
         iv.latency_us.reset();
         iv.ttfb_us.reset();
-        iv.base = totals;
-        iv.base_bytes = self.rec.bytes;
-        iv.base_errors = self.rec.errors;
-        iv.base_status_errors = self.rec.status_errors;
+        iv.base = now_totals;
         iv.index += 1;
         iv.start_us = now;
         iv.next_at_us += iv.every_us;
@@ -69,9 +154,9 @@ impl Worker<'_> {
         let deadline = self.deadlines.next(|d| live(conns, d)).unwrap_or(u64::MAX);
         let retry = self.timers.peek().map_or(u64::MAX, |r| r.0 .0);
         let end = if self.draining { u64::MAX } else { self.end_us };
-        let cut = self.interval.as_ref().map_or(u64::MAX, |iv| iv.next_at_us);
-        let arrival = match &self.arrivals {
-            Some(a) if !self.draining => a.next_due().unwrap_or(u64::MAX),
+        let cut = self.interval.next_at_us;
+        let arrival = match &self.when {
+            When::Arrivals(a) if !self.draining => a.pacer.next_due().unwrap_or(u64::MAX),
             _ => u64::MAX,
         };
         // Connections still to open are opened on the next turn, without sleeping.
@@ -92,8 +177,8 @@ impl Worker<'_> {
 
     /// When the next paced request can go out: its due time, if a connection is free for it.
     pub(super) fn next_send(&self) -> u64 {
-        match &self.pacer {
-            Some(p) if !self.idle.is_empty() && !self.draining => p.next_due().unwrap_or(u64::MAX),
+        match &self.when {
+            When::Paced(p) if !p.idle.is_empty() && !self.draining => p.pacer.next_due().unwrap_or(u64::MAX),
             _ => u64::MAX,
         }
     }
@@ -101,10 +186,10 @@ impl Worker<'_> {
     /// Wakes the loop exactly when the next paced request is due (epoll only sleeps whole ms).
     pub(super) fn arm_timer(&mut self, now: u64) {
         let due = self.next_send();
-        if let Some(t) = self.timer.as_mut() {
+        if let When::Paced(p) = &mut self.when {
             if due != u64::MAX && due > now {
                 // A timer that cannot be set leaves the millisecond poll as the fallback.
-                let _ = t.arm(due, now);
+                let _ = p.timer.arm(due, now);
             }
         }
     }
@@ -115,14 +200,15 @@ impl Worker<'_> {
         if self.draining {
             return;
         }
-        while let Some(due) = self.arrivals.as_ref().and_then(|a| a.next_due()) {
-            if due > now {
-                return;
+        loop {
+            let When::Arrivals(a) = &mut self.when else { return };
+            match a.pacer.next_due() {
+                Some(due) if due <= now => {
+                    a.pacer.take();
+                }
+                _ => return,
             }
-            if let Some(a) = self.arrivals.as_mut() {
-                a.take();
-            }
-            match self.free.pop() {
+            match a.free.pop() {
                 Some(i) => self.open(i as usize),
                 None => self.rec.arrivals_dropped += 1,
             }
@@ -135,22 +221,21 @@ impl Worker<'_> {
             return;
         }
         loop {
-            let Some(due) = self.pacer.as_ref().and_then(|p| p.next_due()) else { return };
+            let When::Paced(p) = &mut self.when else { return };
+            let Some(due) = p.pacer.next_due() else { return };
             if due > now {
-                self.starved = false;
+                p.starved = false;
                 return;
             }
-            let Some(i) = self.idle.pop() else {
-                self.starved = true;
+            let Some(i) = p.idle.pop() else {
+                p.starved = true;
                 return;
             };
             let i = i as usize;
             if self.conns[i].state != State::Idle {
                 continue;
             }
-            if let Some(p) = self.pacer.as_mut() {
-                p.take();
-            }
+            p.pacer.take();
             self.send(i, due);
         }
     }
@@ -162,9 +247,9 @@ impl Worker<'_> {
         self.draining = true;
         self.timers.clear();
         self.to_open.clear();
-        if let Some(p) = &self.pacer {
+        if let When::Paced(p) = &self.when {
             // A run stopped early never meant to send what was due after the stop.
-            self.rec.pacing.unsent = p.left_before(self.clock.now_us().min(self.end_us));
+            self.rec.pacing.unsent = p.pacer.left_before(self.clock.now_us().min(self.end_us));
         }
         for i in 0..self.conns.len() {
             if matches!(self.conns[i].state, State::Connecting | State::Closed | State::Idle | State::Delayed) {
@@ -178,6 +263,7 @@ impl Worker<'_> {
         self.conns.iter().filter(|c| matches!(c.state, State::Writing | State::Reading)).count()
     }
 
+    /// Records one `Req/Sec` sample: responses per second since the last sample.
     pub(super) fn sample_rate(&mut self, now: u64) {
         let interval_us = RATE_SAMPLE_MS * 1000;
         let elapsed_us = now - (self.sample_at_us - interval_us);
@@ -187,6 +273,7 @@ impl Worker<'_> {
         self.sample_at_us = now + interval_us;
     }
 
+    /// Fails every request (or connect) whose deadline has passed.
     pub(super) fn expire(&mut self, now: u64) {
         loop {
             let conns = &self.conns;

@@ -1,0 +1,247 @@
+//! One test, of any kind, as one call: [`run`] takes a [`RunConfig`] and returns a typed
+//! [`RunResult`]; progress goes to an [`Observer`] the caller chooses. The command line calls it
+//! once and renders; a capacity search calls it in a loop; a test calls it in-process.
+//!
+//! What it owns: loading the script (its `setup` before load, `done` after), starting the
+//! in-process origin when the test has one, wiring a proxy test's origin counters into the
+//! interval rows, and turning the engine's recorders into a summary. What it does not: parse
+//! flags, print, or pick an exit code.
+
+pub mod proxy;
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use hdrhistogram::Histogram;
+
+use crate::config::{Config, ConfigError};
+use crate::engine::proxy::ProxyPlan;
+use crate::engine::{self, EngineError, Progress, ScriptPlan};
+use crate::origin::{self, OriginConfig, OriginError, OriginLive, OriginStats};
+use crate::script::{MainScript, ScriptError, ScriptSource, UrlParts};
+use crate::stats::interval::IntervalRow;
+use crate::stats::Summary;
+use proxy::{OriginView, ProxyResult, ProxyRow, ProxyTracker};
+
+/// One test: the load's shape and what it sends, and where its origin runs.
+pub struct RunConfig {
+    /// Target, connections, threads, duration, timeout, rate schedule, intervals.
+    pub load: Config,
+    /// What each request is.
+    pub workload: Workload,
+    /// Whether an origin serves from this process while the load runs.
+    pub origin: OriginPlacement,
+}
+
+/// What each request is.
+pub enum Workload {
+    /// GET the URL with the configured headers.
+    Url,
+    /// A wrk Lua script and the arguments for its `init`.
+    Script {
+        /// The script file.
+        path: PathBuf,
+        /// `init(args)`; the URL first, as wrk passes it.
+        args: Vec<String>,
+    },
+    /// A proxy test: documents chosen by the workload, the hit ratio measured at the origin.
+    Proxy(ProxyPlan),
+}
+
+/// Where the origin is.
+pub enum OriginPlacement {
+    /// Somewhere else (a proxy test reads its counters from `/_strain/stats`).
+    Elsewhere,
+    /// Served from this process for the length of the run.
+    InProcess {
+        /// Its listening socket, bound by the caller (so the address is known beforehand).
+        listener: TcpListener,
+        /// How it serves.
+        config: OriginConfig,
+    },
+}
+
+/// Why a test could not run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The options do not form a valid test.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The engine could not start (target, TLS, threads).
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The script does not load.
+    #[error(transparent)]
+    Script(#[from] ScriptError),
+    /// The in-process origin failed.
+    #[error(transparent)]
+    Origin(#[from] OriginError),
+}
+
+/// Why a test that ran did not succeed.
+#[derive(Debug, Clone)]
+pub enum Failure {
+    /// A script hook (or its `setup`, or `done`) failed.
+    Script(ScriptError),
+    /// No connection to the target ever succeeded.
+    NothingConnected {
+        /// The first connect error, or why there was none.
+        why: String,
+    },
+}
+
+/// What one test measured.
+#[derive(Debug)]
+pub struct RunResult {
+    /// Every thread's measurements, merged.
+    pub summary: Summary,
+    /// One row per interval.
+    pub series: Vec<IntervalRow>,
+    /// The address that was loaded.
+    pub addr: SocketAddr,
+    /// Proxy tests: the hit ratio and what the origin saw.
+    pub proxy: Option<ProxyResult>,
+    /// What the in-process origin served, when there was one.
+    pub origin_served: Option<OriginStats>,
+    /// Why the run did not succeed, if it did not.
+    pub failure: Option<Failure>,
+}
+
+/// Sees a run as it goes. Every method has a default that ignores it.
+pub trait Observer {
+    /// Every thread's script ran `init`; load starts now (wrk prints its header here).
+    fn started(&mut self) {}
+    /// One interval, merged across threads, with the proxy columns in proxy tests.
+    fn interval(&mut self, _row: &IntervalRow, _latency: &Histogram<u64>, _proxy: Option<&ProxyRow>) {}
+    /// The run is measured; a script's `done()` runs after this, so reports printed here come
+    /// before what `done()` prints, as in wrk.
+    fn finished(&mut self, _result: &RunResult) {}
+}
+
+/// An observer that ignores everything.
+pub struct Quiet;
+
+impl Observer for Quiet {}
+
+/// Runs one test until its duration passes or `stop` is set.
+pub fn run(config: RunConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<RunResult, RunError> {
+    config.load.validate()?;
+    let RunConfig { load, workload, origin } = config;
+    match origin {
+        OriginPlacement::Elsewhere => client(&load, workload, None, stop, observer),
+        OriginPlacement::InProcess { listener, config: origin_config } => {
+            let live = OriginLive::new();
+            let origin_stop = AtomicBool::new(false);
+            std::thread::scope(|s| {
+                let server = s.spawn(|| origin::run_live(listener, &origin_config, &origin_stop, &live));
+                let result = client(&load, workload, Some(&live), stop, observer);
+                origin_stop.store(true, Ordering::Relaxed);
+                let served = server.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+                result.map(|r| RunResult { origin_served: Some(served), ..r })
+            })
+        }
+    }
+}
+
+/// The load side of a run.
+fn client(
+    load: &Config,
+    workload: Workload,
+    live: Option<&OriginLive>,
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+) -> Result<RunResult, RunError> {
+    // A script that does not load stops the run here, before any load.
+    let script = match &workload {
+        Workload::Script { path, args } => {
+            let source = ScriptSource::read(path.clone(), args.clone())?;
+            let url = url_parts(load);
+            let main = MainScript::load(&source, &url)?;
+            Some((main, source, url))
+        }
+        _ => None,
+    };
+    let mut plan = engine::prepare(load)?;
+    let mut tracker = None;
+    if let Workload::Proxy(p) = workload {
+        let view = match live {
+            Some(l) => OriginView::Local(l),
+            None => OriginView::Remote(p.origin.clone()),
+        };
+        tracker = Some(ProxyTracker::new(view));
+        plan = plan.with_proxy(p, load.duration);
+    }
+    let mut main_script = None;
+    if let Some((mut main, source, url)) = script {
+        match main.setup(load.threads, plan.addr()) {
+            Ok(setups) => plan = plan.with_script(ScriptPlan { source, url, setups }),
+            Err(e) => return Ok(unrun(plan.addr(), Failure::Script(e))),
+        }
+        main_script = Some(main);
+    }
+    let out = engine::run(&plan, load, stop, &mut |progress| match progress {
+        Progress::Started => observer.started(),
+        Progress::Interval(row, h) => match tracker.as_mut() {
+            Some(t) => observer.interval(row, h, Some(&t.interval(row))),
+            None => observer.interval(row, h, None),
+        },
+    })?;
+    let summary = Summary::new(&out.recorders, out.elapsed, out.started);
+    let failure = match &out.script_error {
+        Some(e) => Some(Failure::Script(e.clone())),
+        None if summary.total.connections == 0 => Some(Failure::NothingConnected {
+            why: summary.total.first_connect_error.clone().unwrap_or_else(|| "no attempt finished".into()),
+        }),
+        None => None,
+    };
+    let proxy = tracker.map(|t| t.finish(&summary.total));
+    let mut result = RunResult { summary, series: out.series, addr: out.addr, proxy, origin_served: None, failure };
+    observer.finished(&result);
+    if let Some(main) = &main_script {
+        for (i, globals) in out.globals.into_iter().enumerate() {
+            main.thread_ended(i, globals);
+        }
+        if out.script_error.is_none() {
+            if let Err(e) = main.done(&result.summary) {
+                result.failure = Some(Failure::Script(e));
+            }
+        }
+    }
+    Ok(result)
+}
+
+/// The result of a run that never started load (its script's `setup` failed).
+fn unrun(addr: SocketAddr, failure: Failure) -> RunResult {
+    RunResult {
+        summary: Summary::new(&[], std::time::Duration::ZERO, std::time::SystemTime::now()),
+        series: Vec::with_capacity(0),
+        addr,
+        proxy: None,
+        origin_served: None,
+        failure: Some(failure),
+    }
+}
+
+impl RunResult {
+    /// Whether the run executed and measured something.
+    pub fn succeeded(&self) -> bool {
+        self.failure.is_none()
+    }
+}
+
+/// The URL's parts as a script's `wrk` table shows them.
+fn url_parts(config: &Config) -> UrlParts {
+    let t = &config.target;
+    UrlParts {
+        scheme: match t.scheme {
+            crate::config::Scheme::Http => "http".into(),
+            crate::config::Scheme::Https => "https".into(),
+        },
+        host: t.host.clone(),
+        port: t.explicit_port.then_some(t.port),
+        path: t.path.clone(),
+        host_header: t.host_header(),
+        headers: config.headers.iter().map(|h| (h.name.clone(), h.value.clone())).collect(),
+    }
+}
