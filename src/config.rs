@@ -1,7 +1,7 @@
 //! The resolved test: what the engine runs, with every option settled and checked.
 //!
 //! `cli/` builds a [`Config`] from flags; the engine and reports read it and never see the flag
-//! parser. Defaults live here as named constants so the help text and the code agree.
+//! parser. Defaults are in [`crate::defaults`].
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -9,20 +9,10 @@ use std::time::Duration;
 use crate::http::request::Header;
 use crate::plan::Schedule;
 
-/// Connections kept open when `-c` is not given (wrk's default).
-pub const DEFAULT_CONNECTIONS: usize = 10;
-/// Worker threads when `-t` is not given (wrk's default).
-pub const DEFAULT_THREADS: usize = 2;
-/// Test length when `-d` is not given (wrk's default).
-pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
-/// Request timeout when `-T` is not given (wrk's default).
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// Length of a live progress interval when `--interval` is not given.
-pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
-
-/// Rate mode's send granularity when `--tick` is not given.
-pub const DEFAULT_TICK: Duration = Duration::from_millis(1);
+pub use crate::defaults::{
+    CONNECTIONS as DEFAULT_CONNECTIONS, DURATION as DEFAULT_DURATION, INTERVAL as DEFAULT_INTERVAL,
+    THREADS as DEFAULT_THREADS, TICK as DEFAULT_TICK, TIMEOUT as DEFAULT_TIMEOUT,
+};
 
 /// Why a URL or option cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

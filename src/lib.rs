@@ -11,6 +11,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod defaults;
 pub mod engine;
 pub mod http;
 pub mod net;

@@ -5,9 +5,10 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{ArgAction, Args, Parser, Subcommand};
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
-use super::units;
+use super::units::{self, Dur};
+use crate::defaults;
 
 /// strain: an HTTP load generator (wrk-compatible flags).
 #[derive(Debug, Parser)]
@@ -40,24 +41,24 @@ pub enum Command {
     /// Load the built-in origin server in this process for a few seconds and print the report.
     Demo(DemoFlags),
     /// Test a caching proxy: client and origin in one (jtest), with a measured hit ratio.
-    Proxy(Box<super::proxy::ProxyFlags>),
+    Proxy(Box<ProxyFlags>),
 }
 
 /// Load options shared by `strain <url>` and `strain proxy`.
 #[derive(Debug, Args)]
 pub struct CommonLoadFlags {
     /// Connections to keep open (split evenly across threads).
-    #[arg(short = 'c', long = "connections", value_name = "N", default_value = "10", value_parser = units::count)]
+    #[arg(short = 'c', long = "connections", value_name = "N", default_value_t = defaults::CONNECTIONS, value_parser = units::count)]
     pub connections: usize,
     /// Worker threads.
-    #[arg(short = 't', long = "threads", value_name = "N", default_value = "2", value_parser = units::count)]
+    #[arg(short = 't', long = "threads", value_name = "N", default_value_t = defaults::THREADS, value_parser = units::count)]
     pub threads: usize,
     /// Test duration (500ms, 10, 10s, 2m, 1h).
-    #[arg(short = 'd', long = "duration", value_name = "T", default_value = "10s", value_parser = units::duration)]
-    pub duration: Duration,
+    #[arg(short = 'd', long = "duration", value_name = "T", default_value_t = Dur(defaults::DURATION), value_parser = units::dur)]
+    pub duration: Dur,
     /// Count a request with no complete response within T as a timeout.
-    #[arg(short = 'T', long = "timeout", value_name = "T", default_value = "2s", value_parser = units::duration)]
-    pub timeout: Duration,
+    #[arg(short = 'T', long = "timeout", value_name = "T", default_value_t = Dur(defaults::TIMEOUT), value_parser = units::dur)]
+    pub timeout: Dur,
     /// Print the latency distribution.
     #[arg(short = 'L', long = "latency")]
     pub latency: bool,
@@ -82,8 +83,8 @@ pub struct CommonLoadFlags {
     #[arg(long = "interval", value_name = "T", value_parser = units::duration)]
     pub interval: Option<Duration>,
     /// Rate mode: send requests due within T together at its end (0: each at its own time).
-    #[arg(long = "tick", value_name = "T", default_value = "1ms", value_parser = units::duration)]
-    pub tick: Duration,
+    #[arg(long = "tick", value_name = "T", default_value_t = Dur(defaults::TICK), value_parser = units::dur)]
+    pub tick: Dur,
     /// Write the run's latency histograms as an HdrHistogram interval log to FILE.
     #[arg(long = "hdr-log", value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
@@ -117,18 +118,18 @@ pub struct LoadFlags {
 #[derive(Debug, Args)]
 pub struct DocumentFlags {
     /// Freshness lifetime sent with documents (Cache-Control: max-age).
-    #[arg(long = "max-age", value_name = "T", default_value = "3600s", value_parser = units::duration)]
-    pub max_age: Duration,
+    #[arg(long = "max-age", value_name = "T", default_value_t = Dur(defaults::MAX_AGE), value_parser = units::dur)]
+    pub max_age: Dur,
     /// Send documents with Cache-Control: no-cache instead of a max-age.
     #[arg(long = "no-cache")]
     pub no_cache: bool,
     /// Probability (0 to 1) that a conditional document request (If-Modified-Since,
     /// If-None-Match) gets 304 Not Modified (jtest -I).
-    #[arg(long = "ims-not-modified", value_name = "P", default_value_t = 0.5, allow_negative_numbers = true)]
+    #[arg(long = "ims-not-modified", value_name = "P", default_value_t = defaults::IMS_NOT_MODIFIED, allow_negative_numbers = true)]
     pub ims_not_modified: f64,
     /// Wait this long before the first byte of every response (jtest -w).
-    #[arg(long = "delay", value_name = "T", default_value = "0s", value_parser = units::duration)]
-    pub delay: Duration,
+    #[arg(long = "delay", value_name = "T", default_value_t = Dur(Duration::ZERO), value_parser = units::dur)]
+    pub delay: Dur,
     /// Write at most B bytes per second on each connection (jtest -r; suffixes k, M, G).
     #[arg(long = "byte-rate", value_name = "B", value_parser = units::count)]
     pub byte_rate: Option<usize>,
@@ -145,18 +146,17 @@ impl DocumentFlags {
     /// Checks the values and sets them on `config`.
     pub fn apply(&self, config: &mut crate::origin::OriginConfig) -> Result<(), super::CliError> {
         for (flag, p) in [("--ims-not-modified", self.ims_not_modified), ("--abort-rate", self.abort_rate)] {
-            // Written so that NaN fails too.
-            if !(0.0..=1.0).contains(&p) {
+            if !is_probability(p) {
                 return Err(super::CliError::Usage(format!("{flag} must be a probability between 0 and 1, not {p}")));
             }
         }
         if self.byte_rate == Some(0) {
             return Err(super::CliError::Usage("--byte-rate must be above 0 (leave it out for no limit)".into()));
         }
-        config.max_age = self.max_age;
+        config.max_age = self.max_age.0;
         config.no_cache = self.no_cache;
         config.ims_not_modified = self.ims_not_modified;
-        config.delay = self.delay;
+        config.delay = self.delay.0;
         config.byte_rate = self.byte_rate.map(|b| b as u64);
         config.abort_rate = self.abort_rate;
         config.content_type = self.content_type;
@@ -168,13 +168,13 @@ impl DocumentFlags {
 #[derive(Debug, Args)]
 pub struct OriginFlags {
     /// Address to listen on (loopback unless told otherwise; port 0 picks a free one).
-    #[arg(long = "listen", value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    #[arg(long = "listen", value_name = "ADDR", default_value_t = defaults::ORIGIN_LISTEN)]
     pub listen: SocketAddr,
     /// Size of the fixed response body (paths other than documents /d/ID/LEN), in bytes.
-    #[arg(long = "body-size", value_name = "BYTES", default_value = "13", value_parser = units::count)]
+    #[arg(long = "body-size", value_name = "BYTES", default_value_t = crate::origin::BODY_PATTERN.len(), value_parser = units::count)]
     pub body_size: usize,
     /// Status code of the fixed response (documents are always 200 or 304).
-    #[arg(long = "status", value_name = "CODE", default_value_t = 200, value_parser = clap::value_parser!(u16).range(200..=599))]
+    #[arg(long = "status", value_name = "CODE", default_value_t = defaults::ORIGIN_STATUS, value_parser = clap::value_parser!(u16).range(200..=599))]
     pub status: u16,
     /// Stop answering at this time after start (for coordinated-omission tests)...
     #[arg(long = "stall-at", value_name = "T", value_parser = units::duration, requires = "stall_for")]
@@ -194,12 +194,12 @@ pub struct OriginFlags {
     pub seed: u64,
     /// Close a connection whose request head has not arrived whole this long after it began
     /// (slowloris clients); 0 never.
-    #[arg(long = "header-timeout", value_name = "T", default_value = "10s", value_parser = units::duration)]
-    pub header_timeout: Duration,
+    #[arg(long = "header-timeout", value_name = "T", default_value_t = Dur(defaults::HEADER_TIMEOUT), value_parser = units::dur)]
+    pub header_timeout: Dur,
     /// Close a connection whose client has taken none of its response this long (it asked and
     /// stopped reading); 0 never.
-    #[arg(long = "send-timeout", value_name = "T", default_value = "60s", value_parser = units::duration)]
-    pub send_timeout: Duration,
+    #[arg(long = "send-timeout", value_name = "T", default_value_t = Dur(defaults::SEND_TIMEOUT), value_parser = units::dur)]
+    pub send_timeout: Dur,
     /// How documents are served.
     #[command(flatten)]
     pub documents: DocumentFlags,
@@ -209,8 +209,8 @@ pub struct OriginFlags {
 #[derive(Debug, Args)]
 pub struct DemoFlags {
     /// How long the demo load runs.
-    #[arg(short = 'd', long = "duration", value_name = "T", default_value = "5s", value_parser = units::duration)]
-    pub duration: Duration,
+    #[arg(short = 'd', long = "duration", value_name = "T", default_value_t = Dur(defaults::DEMO_DURATION), value_parser = units::dur)]
+    pub duration: Dur,
 }
 
 #[cfg(test)]
@@ -220,4 +220,109 @@ mod tests {
         use clap::CommandFactory;
         super::Cli::command().debug_assert();
     }
+}
+
+/// How requests name the document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormFlag {
+    /// Absolute-form URLs to a forward proxy.
+    Forward,
+    /// Origin-form with Host, to a reverse proxy.
+    Reverse,
+    /// Origin-form with Host, to a transparent proxy.
+    Transparent,
+}
+
+/// Flags of `strain proxy`.
+#[derive(Debug, Args)]
+pub struct ProxyFlags {
+    /// The proxy under test (default: the origin itself, for a dry run).
+    #[arg(long = "proxy", value_name = "HOST:PORT")]
+    pub proxy: Option<String>,
+    /// The origin as URLs name it (default: the in-process origin's address).
+    #[arg(long = "origin", value_name = "HOST:PORT")]
+    pub origin: Option<String>,
+    /// Request form.
+    #[arg(long = "form", value_enum, default_value = "reverse")]
+    pub form: FormFlag,
+    /// Run only the client (the origin runs elsewhere; needs --origin).
+    #[arg(long = "client-only", conflicts_with = "origin_only")]
+    pub client_only: bool,
+    /// Run only the origin, for clients elsewhere.
+    #[arg(long = "origin-only")]
+    pub origin_only: bool,
+    /// Where the origin listens.
+    #[arg(long = "listen", value_name = "ADDR", default_value_t = defaults::PROXY_ORIGIN_LISTEN)]
+    pub listen: SocketAddr,
+    /// Share of requests for the hot set (jtest -z).
+    #[arg(long = "hit-rate", value_name = "P", default_value_t = defaults::HIT_RATE, value_parser = probability)]
+    pub hit_rate: f64,
+    /// Documents in the hot set (jtest -Z).
+    #[arg(long = "hotset", value_name = "N", default_value_t = defaults::HOTSET, value_parser = units::count)]
+    pub hotset: usize,
+    /// Zipf popularity within the hot set, with this exponent.
+    #[arg(long = "zipf", value_name = "ALPHA")]
+    pub zipf: Option<f64>,
+    /// Replace the hot set this many times an hour, gradually.
+    #[arg(long = "evolve", value_name = "R", default_value = "0")]
+    pub evolve: f64,
+    /// Every document's size (default: jtest's mix, 100 B to 900 KB).
+    #[arg(long = "doc-size", value_name = "BYTES", value_parser = units::count)]
+    pub doc_size: Option<usize>,
+    /// Cycle through the URLs (or paths) in FILE instead of generated documents.
+    #[arg(long = "urls", value_name = "FILE")]
+    pub urls: Option<PathBuf>,
+    /// Shuffle the --urls list (seeded) instead of cycling in order.
+    #[arg(long = "shuffle")]
+    pub shuffle: bool,
+    /// Write the first N generated URLs (N = --dump-count) to FILE and exit.
+    #[arg(long = "dump-urls", value_name = "FILE")]
+    pub dump_urls: Option<PathBuf>,
+    /// How many URLs --dump-urls writes.
+    #[arg(long = "dump-count", value_name = "N", default_value_t = defaults::DUMP_COUNT, value_parser = units::count)]
+    pub dump_count: usize,
+    /// Seed of every random choice.
+    #[arg(long = "seed", value_name = "N", default_value_t = defaults::PROXY_SEED)]
+    pub seed: u64,
+    /// Open new client connections at this rate per second instead of keeping -c open; each does
+    /// --keepalive requests (1 when not given), with at most -c at a time (jtest -e).
+    #[arg(long = "new-conn-rate", value_name = "N", value_parser = units::rate)]
+    pub new_conn_rate: Option<f64>,
+    /// Requests per client connection before it is replaced (jtest -k; 0 unlimited).
+    #[arg(long = "keepalive", value_name = "N", default_value = "0", value_parser = units::count)]
+    pub keepalive: usize,
+    /// Share of requests sent as reloads (no-cache; jtest -W).
+    #[arg(long = "reload-rate", value_name = "P", default_value = "0", value_parser = probability)]
+    pub reload_rate: f64,
+    /// Share of requests sent with If-Modified-Since.
+    #[arg(long = "ims-rate", value_name = "P", default_value = "0", value_parser = probability)]
+    pub ims_rate: f64,
+    /// Share of responses abandoned mid-body (jtest -g).
+    #[arg(long = "client-abort-rate", value_name = "P", default_value = "0", value_parser = probability)]
+    pub client_abort_rate: f64,
+    /// Check every body against its URL; a wrong one is a content error.
+    #[arg(long = "check-content")]
+    pub check_content: bool,
+    /// Requests per origin connection before the origin closes it (jtest -j; 0 unlimited).
+    #[arg(long = "origin-keepalive", value_name = "N", default_value = "0", value_parser = units::count)]
+    pub origin_keepalive: usize,
+    /// How the in-process origin serves documents.
+    #[command(flatten)]
+    pub documents: DocumentFlags,
+    /// Load options shared with the main command.
+    #[command(flatten)]
+    pub load: CommonLoadFlags,
+}
+
+/// Parses a probability in [0, 1].
+pub fn probability(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if is_probability(p) => Ok(p),
+        _ => Err(format!("'{s}' is not a probability between 0 and 1")),
+    }
+}
+
+/// Whether `p` is in [0, 1] (NaN is not).
+pub fn is_probability(p: f64) -> bool {
+    (0.0..=1.0).contains(&p)
 }

@@ -122,15 +122,15 @@ pub fn common_config(f: &CommonLoadFlags, url: &str) -> Result<Config, CliError>
     let mut config = Config::new(Target::parse(url)?);
     config.connections = f.connections;
     config.threads = f.threads;
-    config.duration = f.duration;
-    config.timeout = f.timeout;
+    config.duration = f.duration.0;
+    config.timeout = f.timeout.0;
     config.latency = f.latency;
     config.insecure = f.insecure;
     config.json = f.json.clone().map(|p| if p.as_os_str() == "-" { Output::Stdout } else { Output::File(p) });
     config.uncorrected = f.uncorrected;
     config.interval = f.interval;
     config.hdr_log = f.hdr_log.clone();
-    config.tick = f.tick;
+    config.tick = f.tick.0;
     config.source_addrs = f.source_addrs.clone();
     config.schedule = match (f.rate, &f.stages) {
         (rate, Some(stages)) => {
@@ -277,8 +277,8 @@ fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
         stall_for: f.stall_for.unwrap_or_default(),
         keepalive: f.keepalive as u64,
         seed: f.seed,
-        header_timeout: Some(f.header_timeout),
-        send_timeout: Some(f.send_timeout),
+        header_timeout: Some(f.header_timeout.0),
+        send_timeout: Some(f.send_timeout.0),
         ..OriginConfig::default()
     };
     f.documents.apply(&mut config)?;
@@ -303,7 +303,7 @@ fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
 fn run_demo(f: &DemoFlags) -> Result<i32, CliError> {
     let (listener, addr) = bind("127.0.0.1:0".parse().map_err(|_| CliError::Usage("bad address".into()))?)?;
     let mut config = Config::new(Target::parse(&format!("http://{addr}/"))?);
-    config.duration = f.duration;
+    config.duration = f.duration.0;
     config.latency = true;
     config.threads = 1;
     let origin =

@@ -4,117 +4,14 @@
 //! ratio (1 - origin requests / client requests) each interval. `--client-only` reads the same
 //! counters from a remote `strain origin` (`GET /_strain/stats`); `--origin-only` serves only.
 
-use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
-
-use super::{units, CliError, EXIT_OK};
+use super::flags::{FormFlag, ProxyFlags};
+use super::{CliError, EXIT_OK};
 use crate::engine::proxy::{Form, ProxyPlan};
 use crate::run::{OriginPlacement, RunConfig, Workload};
 use crate::workload::gen::WorkloadConfig;
-
-/// How requests name the document.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FormFlag {
-    /// Absolute-form URLs to a forward proxy.
-    Forward,
-    /// Origin-form with Host, to a reverse proxy.
-    Reverse,
-    /// Origin-form with Host, to a transparent proxy.
-    Transparent,
-}
-
-/// Flags of `strain proxy`.
-#[derive(Debug, Args)]
-pub struct ProxyFlags {
-    /// The proxy under test (default: the origin itself, for a dry run).
-    #[arg(long = "proxy", value_name = "HOST:PORT")]
-    pub proxy: Option<String>,
-    /// The origin as URLs name it (default: the in-process origin's address).
-    #[arg(long = "origin", value_name = "HOST:PORT")]
-    pub origin: Option<String>,
-    /// Request form.
-    #[arg(long = "form", value_enum, default_value = "reverse")]
-    pub form: FormFlag,
-    /// Run only the client (the origin runs elsewhere; needs --origin).
-    #[arg(long = "client-only", conflicts_with = "origin_only")]
-    pub client_only: bool,
-    /// Run only the origin, for clients elsewhere.
-    #[arg(long = "origin-only")]
-    pub origin_only: bool,
-    /// Where the origin listens.
-    #[arg(long = "listen", value_name = "ADDR", default_value = "127.0.0.1:0")]
-    pub listen: SocketAddr,
-    /// Share of requests for the hot set (jtest -z).
-    #[arg(long = "hit-rate", value_name = "P", default_value = "0.4", value_parser = probability)]
-    pub hit_rate: f64,
-    /// Documents in the hot set (jtest -Z).
-    #[arg(long = "hotset", value_name = "N", default_value = "1000", value_parser = units::count)]
-    pub hotset: usize,
-    /// Zipf popularity within the hot set, with this exponent.
-    #[arg(long = "zipf", value_name = "ALPHA")]
-    pub zipf: Option<f64>,
-    /// Replace the hot set this many times an hour, gradually.
-    #[arg(long = "evolve", value_name = "R", default_value = "0")]
-    pub evolve: f64,
-    /// Every document's size (default: jtest's mix, 100 B to 900 KB).
-    #[arg(long = "doc-size", value_name = "BYTES", value_parser = units::count)]
-    pub doc_size: Option<usize>,
-    /// Cycle through the URLs (or paths) in FILE instead of generated documents.
-    #[arg(long = "urls", value_name = "FILE")]
-    pub urls: Option<PathBuf>,
-    /// Shuffle the --urls list (seeded) instead of cycling in order.
-    #[arg(long = "shuffle")]
-    pub shuffle: bool,
-    /// Write the first N generated URLs (N = --dump-count) to FILE and exit.
-    #[arg(long = "dump-urls", value_name = "FILE")]
-    pub dump_urls: Option<PathBuf>,
-    /// How many URLs --dump-urls writes.
-    #[arg(long = "dump-count", value_name = "N", default_value = "10000", value_parser = units::count)]
-    pub dump_count: usize,
-    /// Seed of every random choice.
-    #[arg(long = "seed", value_name = "N", default_value = "1")]
-    pub seed: u64,
-    /// Open new client connections at this rate per second instead of keeping -c open; each does
-    /// --keepalive requests (1 when not given), with at most -c at a time (jtest -e).
-    #[arg(long = "new-conn-rate", value_name = "N", value_parser = units::rate)]
-    pub new_conn_rate: Option<f64>,
-    /// Requests per client connection before it is replaced (jtest -k; 0 unlimited).
-    #[arg(long = "keepalive", value_name = "N", default_value = "0", value_parser = units::count)]
-    pub keepalive: usize,
-    /// Share of requests sent as reloads (no-cache; jtest -W).
-    #[arg(long = "reload-rate", value_name = "P", default_value = "0", value_parser = probability)]
-    pub reload_rate: f64,
-    /// Share of requests sent with If-Modified-Since.
-    #[arg(long = "ims-rate", value_name = "P", default_value = "0", value_parser = probability)]
-    pub ims_rate: f64,
-    /// Share of responses abandoned mid-body (jtest -g).
-    #[arg(long = "client-abort-rate", value_name = "P", default_value = "0", value_parser = probability)]
-    pub client_abort_rate: f64,
-    /// Check every body against its URL; a wrong one is a content error.
-    #[arg(long = "check-content")]
-    pub check_content: bool,
-    /// Requests per origin connection before the origin closes it (jtest -j; 0 unlimited).
-    #[arg(long = "origin-keepalive", value_name = "N", default_value = "0", value_parser = units::count)]
-    pub origin_keepalive: usize,
-    /// How the in-process origin serves documents.
-    #[command(flatten)]
-    pub documents: super::flags::DocumentFlags,
-    /// Load options shared with the main command.
-    #[command(flatten)]
-    pub load: super::flags::CommonLoadFlags,
-}
-
-/// Parses a probability in [0, 1].
-pub fn probability(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
-        _ => Err(format!("'{s}' is not a probability between 0 and 1")),
-    }
-}
 
 /// The request settings of a proxy test.
 pub fn proxy_plan(f: &ProxyFlags, origin: &str) -> Result<ProxyPlan, CliError> {

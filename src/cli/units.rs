@@ -2,6 +2,22 @@
 
 use std::time::Duration;
 
+/// A duration as a flag takes and shows it: its `Display` (`10s`, `1ms`) lets the help print a
+/// default that is held as a [`Duration`] constant in [`crate::defaults`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dur(pub Duration);
+
+impl std::fmt::Display for Dur {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", humantime::format_duration(self.0))
+    }
+}
+
+/// Parses a flag's duration (see [`duration`]).
+pub fn dur(s: &str) -> Result<Dur, String> {
+    duration(s).map(Dur)
+}
+
 /// Parses a duration; a bare number is seconds, as in wrk.
 pub fn duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();

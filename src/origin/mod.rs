@@ -111,20 +111,20 @@ impl Default for OriginConfig {
         OriginConfig {
             body_size: BODY_PATTERN.len(),
             threads,
-            status: 200,
+            status: crate::defaults::ORIGIN_STATUS,
             stall_at: None,
             stall_for: Duration::ZERO,
-            max_age: Duration::from_secs(3600),
+            max_age: crate::defaults::MAX_AGE,
             no_cache: false,
-            ims_not_modified: 0.5,
+            ims_not_modified: crate::defaults::IMS_NOT_MODIFIED,
             delay: Duration::ZERO,
             byte_rate: None,
             abort_rate: 0.0,
             keepalive: 0,
             content_type: ContentType::Text,
             seed: 0,
-            header_timeout: Some(HEADER_TIMEOUT),
-            send_timeout: Some(SEND_TIMEOUT),
+            header_timeout: Some(crate::defaults::HEADER_TIMEOUT),
+            send_timeout: Some(crate::defaults::SEND_TIMEOUT),
         }
     }
 }
@@ -313,13 +313,8 @@ impl Drop for FailOnPanic<'_> {
     }
 }
 
-/// Default [`OriginConfig::header_timeout`]: generous for any real client on a test network,
-/// short enough that slowloris sockets are reclaimed.
-pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
-/// Default [`OriginConfig::send_timeout`], nginx's `send_timeout`.
-pub const SEND_TIMEOUT: Duration = Duration::from_secs(60);
 /// Repeated to fill the body; the default body is exactly one copy.
-const BODY_PATTERN: &[u8] = b"hello, world\n";
+pub const BODY_PATTERN: &[u8] = b"hello, world\n";
 /// Token of the listener; connection `i` uses `Token(i + 1)`.
 const LISTENER: Token = Token(0);
 /// Longest wait for events, which bounds how late `shutdown` is noticed.

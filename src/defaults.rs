@@ -1,0 +1,46 @@
+//! Every default, in one place: the command line shows these in its help and the code that
+//! builds a test without flags (a library caller, the demo) uses the same constants.
+
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::time::Duration;
+
+/// Connections kept open when `-c` is not given (wrk's default).
+pub const CONNECTIONS: usize = 10;
+/// Worker threads when `-t` is not given (wrk's default).
+pub const THREADS: usize = 2;
+/// Test length when `-d` is not given (wrk's default).
+pub const DURATION: Duration = Duration::from_secs(10);
+/// Request timeout when `-T` is not given (wrk's default).
+pub const TIMEOUT: Duration = Duration::from_secs(2);
+/// Length of a time-series interval when `--interval` is not given.
+pub const INTERVAL: Duration = Duration::from_secs(1);
+/// Rate mode's send granularity when `--tick` is not given.
+pub const TICK: Duration = Duration::from_millis(1);
+/// How long `strain demo` loads its origin.
+pub const DEMO_DURATION: Duration = Duration::from_secs(5);
+
+/// Where `strain origin` listens.
+pub const ORIGIN_LISTEN: SocketAddr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, 1), 8080));
+/// Where `strain proxy`'s in-process origin listens (port 0: a free one).
+pub const PROXY_ORIGIN_LISTEN: SocketAddr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, 1), 0));
+/// Status of the origin's fixed response.
+pub const ORIGIN_STATUS: u16 = 200;
+/// Freshness lifetime of the origin's documents (`Cache-Control: max-age`).
+pub const MAX_AGE: Duration = Duration::from_secs(3600);
+/// Probability that a conditional document request gets `304 Not Modified` (jtest -I).
+pub const IMS_NOT_MODIFIED: f64 = 0.5;
+/// Longest a request head may take to arrive at the origin: generous for any real client on
+/// a test network, short enough that slowloris sockets are reclaimed.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest the origin waits for a client to take any of its queued output (nginx's
+/// `send_timeout`).
+pub const SEND_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Share of a proxy test's requests for the hot set (jtest -z).
+pub const HIT_RATE: f64 = 0.4;
+/// Documents in the hot set (jtest -Z).
+pub const HOTSET: usize = 1000;
+/// Seed of a proxy test's random choices.
+pub const PROXY_SEED: u64 = 1;
+/// URLs `--dump-urls` writes.
+pub const DUMP_COUNT: usize = 10_000;
