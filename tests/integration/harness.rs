@@ -60,6 +60,11 @@ pub fn exclusive() -> impl Drop {
     Guard(g)
 }
 
+/// A command line written as one string, split at spaces (no argument here holds one).
+pub fn args(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
 /// Runs strain with `args` plus `--json FILE`, waiting at most [`RUN_LIMIT`].
 pub fn strain(args: &[&str]) -> Run {
     let dir = tempfile::tempdir().unwrap();

@@ -1,6 +1,6 @@
 //! `strain proxy` against real caching proxies: hit ratio, content checks, forms.
 
-use crate::harness::{exclusive, free_port, strain, Nginx};
+use crate::harness::{args, exclusive, free_port, strain, Nginx};
 use crate::proxies::{Ats, AtsMode};
 
 /// Mean of the per-interval hit ratios from interval `skip` on.
@@ -39,21 +39,7 @@ fn ats_reverse_proxy_holds_the_asked_hit_ratio_with_correct_content() {
         origin_port,
         ats.port,
         Some(ats.port),
-        &[
-            "--hit-rate",
-            "0.9",
-            "--hotset",
-            "1000",
-            "--doc-size",
-            "1000",
-            "--check-content",
-            "-t",
-            "1",
-            "-c",
-            "20",
-            "-d",
-            "8s",
-        ],
+        &args("--hit-rate 0.9 --hotset 1000 --doc-size 1000 --check-content -t 1 -c 20 -d 8s"),
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let requests = run.num("/requests");
@@ -98,21 +84,7 @@ fn ats_forward_proxy_with_absolute_urls() {
         origin_port,
         ats.port,
         None,
-        &[
-            "--form",
-            "forward",
-            "--hit-rate",
-            "0.5",
-            "--hotset",
-            "50",
-            "--check-content",
-            "-t",
-            "1",
-            "-c",
-            "10",
-            "-d",
-            "3s",
-        ],
+        &args("--form forward --hit-rate 0.5 --hotset 50 --check-content -t 1 -c 10 -d 3s"),
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let requests = run.num("/requests");
@@ -139,24 +111,8 @@ fn nginx_cache(origin_port: u16, key: &str) -> Nginx {
 fn nginx_cache_serves_correct_content() {
     let origin_port = free_port();
     let nginx = nginx_cache(origin_port, "$scheme$proxy_host$request_uri");
-    let run = strain(&[
-        "proxy",
-        "--listen",
-        &format!("127.0.0.1:{origin_port}"),
-        "--proxy",
-        &format!("127.0.0.1:{}", nginx.port),
-        "--hit-rate",
-        "0.8",
-        "--hotset",
-        "100",
-        "--check-content",
-        "-t",
-        "1",
-        "-c",
-        "8",
-        "-d",
-        "2s",
-    ]);
+    let run =
+        through(origin_port, nginx.port, None, &args("--hit-rate 0.8 --hotset 100 --check-content -t 1 -c 8 -d 2s"));
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.num("/requests") > 200);
     assert_eq!(run.num("/errors/content"), 0, "{}", run.stdout);
@@ -167,26 +123,12 @@ fn nginx_cache_serves_correct_content() {
 fn a_cache_keyed_on_the_host_alone_is_caught_by_content_checks() {
     let origin_port = free_port();
     let nginx = nginx_cache(origin_port, "$host");
-    let run = strain(&[
-        "proxy",
-        "--listen",
-        &format!("127.0.0.1:{origin_port}"),
-        "--proxy",
-        &format!("127.0.0.1:{}", nginx.port),
-        "--hit-rate",
-        "0.5",
-        "--hotset",
-        "100",
-        "--doc-size",
-        "300",
-        "--check-content",
-        "-t",
-        "1",
-        "-c",
-        "4",
-        "-d",
-        "1s",
-    ]);
+    let run = through(
+        origin_port,
+        nginx.port,
+        None,
+        &args("--hit-rate 0.5 --hotset 100 --doc-size 300 --check-content -t 1 -c 4 -d 1s"),
+    );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let content = run.num("/errors/content");
     // Every path gets the first object cached: nearly every response is the wrong document.
@@ -197,23 +139,7 @@ fn a_cache_keyed_on_the_host_alone_is_caught_by_content_checks() {
 
 #[test]
 fn if_modified_since_gets_304s_counted_as_successes() {
-    let run = strain(&[
-        "proxy",
-        "--ims-rate",
-        "1",
-        "--ims-not-modified",
-        "1",
-        "--hit-rate",
-        "1",
-        "--hotset",
-        "10",
-        "-t",
-        "1",
-        "-c",
-        "2",
-        "-d",
-        "1s",
-    ]);
+    let run = strain(&args("proxy --ims-rate 1 --ims-not-modified 1 --hit-rate 1 --hotset 10 -t 1 -c 2 -d 1s"));
     assert_eq!(run.code, 0, "{}", run.stderr);
     let requests = run.num("/requests");
     assert!(requests > 100);
@@ -225,24 +151,9 @@ fn if_modified_since_gets_304s_counted_as_successes() {
 #[test]
 fn aborts_on_both_sides_come_in_the_asked_share_without_stalling() {
     // The client walks away from 20% of responses mid-body.
-    let run = strain(&[
-        "proxy",
-        "--client-abort-rate",
-        "0.2",
-        "--doc-size",
-        "200000",
-        "--hit-rate",
-        "1",
-        "--hotset",
-        "10",
-        "--check-content",
-        "-t",
-        "1",
-        "-c",
-        "4",
-        "-d",
-        "2s",
-    ]);
+    let run = strain(&args(
+        "proxy --client-abort-rate 0.2 --doc-size 200000 --hit-rate 1 --hotset 10 --check-content -t 1 -c 4 -d 2s",
+    ));
     assert_eq!(run.code, 0, "{}", run.stderr);
     let (done, aborted) = (run.num("/requests"), run.num("/proxy/aborted"));
     let share = aborted as f64 / (done + aborted) as f64;
@@ -250,24 +161,9 @@ fn aborts_on_both_sides_come_in_the_asked_share_without_stalling() {
     assert_eq!(run.num("/errors/content") + run.num("/errors/read"), 0);
     assert!(run.elapsed < std::time::Duration::from_secs(5), "{:?}", run.elapsed);
     // The origin cuts 10% of bodies short: the client counts them as read errors.
-    let run = strain(&[
-        "proxy",
-        "--abort-rate",
-        "0.1",
-        "--doc-size",
-        "20000",
-        "--hit-rate",
-        "1",
-        "--hotset",
-        "10",
-        "--check-content",
-        "-t",
-        "1",
-        "-c",
-        "4",
-        "-d",
-        "2s",
-    ]);
+    let run = strain(&args(
+        "proxy --abort-rate 0.1 --doc-size 20000 --hit-rate 1 --hotset 10 --check-content -t 1 -c 4 -d 2s",
+    ));
     assert_eq!(run.code, 0, "{}", run.stderr);
     let (done, cut) = (run.num("/requests"), run.num("/errors/read"));
     // The progress lines name the kind of error.
@@ -352,21 +248,7 @@ fn dumped_urls_replay_with_check_content() {
 fn new_connections_arrive_at_the_asked_rate() {
     let _alone = exclusive();
     // 200 connections a second for 2 s, one request each (the default with --new-conn-rate).
-    let run = strain(&[
-        "proxy",
-        "--new-conn-rate",
-        "200",
-        "--hit-rate",
-        "1",
-        "--hotset",
-        "10",
-        "-t",
-        "2",
-        "-c",
-        "50",
-        "-d",
-        "2s",
-    ]);
+    let run = strain(&args("proxy --new-conn-rate 200 --hit-rate 1 --hotset 10 -t 2 -c 50 -d 2s"));
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.num("/proxy/arrivals_dropped"), 0);
     assert_eq!(run.num("/connections_opened"), 400);
@@ -377,23 +259,7 @@ fn new_connections_arrive_at_the_asked_rate() {
 #[test]
 fn proxy_mode_holds_a_rate_and_a_keepalive_limit() {
     let _alone = exclusive();
-    let run = strain(&[
-        "proxy",
-        "-R",
-        "500",
-        "--keepalive",
-        "10",
-        "--hit-rate",
-        "1",
-        "--hotset",
-        "10",
-        "-t",
-        "1",
-        "-c",
-        "5",
-        "-d",
-        "2s",
-    ]);
+    let run = strain(&args("proxy -R 500 --keepalive 10 --hit-rate 1 --hotset 10 -t 1 -c 5 -d 2s"));
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.num("/requests"), 1000);
     assert_eq!(run.num("/proxy/origin_requests"), 1000);
