@@ -199,3 +199,86 @@ fn render_with(summary: &Summary, config: &Config, intervals: &[IntervalRow], pr
     s.push('\n');
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{check_golden, fixed};
+    use crate::run::proxy::OriginCounts;
+
+    /// Two interval rows with every field set.
+    fn rows() -> Vec<IntervalRow> {
+        (0u32..2)
+            .map(|i| IntervalRow {
+                start_s: f64::from(i) * 5.0,
+                length_s: 5.0,
+                target_per_s: None,
+                achieved_per_s: 100.0 + f64::from(i),
+                requests: 500 + u64::from(i),
+                mean_us: 450.5,
+                p50_us: 120,
+                p90_us: 900,
+                p99_us: 2_500,
+                max_us: 1_500_000,
+                errors: 3,
+                status_errors: 1,
+                errors_by_kind: [("read", 2), ("status", 1)].into_iter().collect(),
+                open_connections: 100,
+                new_connections: 100 * (1 - u64::from(i)),
+                late: 0,
+                bytes_per_s: 129_000.0,
+                ttfb_mean_us: 0.0,
+                ttfb_p99_us: 0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn closed_loop_json_matches_golden_file() {
+        let (summary, config) = fixed();
+        check_golden("json_closed_loop.json", &render(&summary, &config, &rows()));
+    }
+
+    #[test]
+    fn rate_mode_json_matches_golden_file() {
+        let (mut summary, mut config) = fixed();
+        config.schedule = Some(crate::plan::Schedule::constant(100.0, config.duration));
+        summary.total.pacing = crate::stats::Pacing {
+            sent: 1007,
+            late: 40,
+            late_no_connection: 30,
+            late_sum_us: 2_000_000,
+            late_max_us: 1_480_000,
+            unsent: 3,
+        };
+        let mut rows = rows();
+        for r in &mut rows {
+            r.target_per_s = Some(100.0);
+            r.late = 20;
+        }
+        check_golden("json_rate.json", &render(&summary, &config, &rows));
+    }
+
+    #[test]
+    fn proxy_json_matches_golden_file() {
+        let (mut summary, config) = fixed();
+        summary.total.aborted = 2;
+        summary.total.content_error("asked for /d/1/3: length 4, expected 3".into());
+        let _ = summary.total.ttfb_us.record(300);
+        let proxy = ProxyResult {
+            origin: Some(OriginCounts { requests: 100, connections: 4 }),
+            hit_ratio: Some(0.9),
+            rows: (0u32..2)
+                .map(|i| ProxyRow {
+                    start_s: f64::from(i) * 5.0,
+                    origin_requests: Some(50),
+                    origin_new_connections: Some(2 * (1 - u64::from(i))),
+                    hit_ratio: Some(0.9),
+                    first_byte_mean_us: 300.0,
+                    first_byte_p99_us: 300,
+                })
+                .collect(),
+        };
+        check_golden("json_proxy.json", &render_with(&summary, &config, &rows(), Some(&proxy)));
+    }
+}

@@ -19,3 +19,35 @@ pub(crate) fn check_golden(name: &str, got: &str) {
     let want = std::fs::read_to_string(&path).unwrap();
     assert_eq!(got, want, "run with STRAIN_BLESS=1 to accept a deliberate change");
 }
+
+/// A summary with hand-picked numbers, so every field of a report is known (the reporters'
+/// golden tests share it).
+#[cfg(test)]
+pub(crate) fn fixed() -> (crate::stats::Summary, crate::config::Config) {
+    use crate::config::{Config, Target};
+    use crate::stats::{ErrorKind, Recorder, Summary};
+    use std::time::{Duration, UNIX_EPOCH};
+    let mut r = Recorder::new();
+    for (latency_us, n) in [(120, 500), (450, 300), (900, 150), (2_500, 45), (1_500_000, 5)] {
+        for _ in 0..n {
+            r.response(200, latency_us);
+        }
+    }
+    for _ in 0..7 {
+        r.response(503, 800);
+    }
+    for rate in [9_000, 10_000, 11_000, 10_500] {
+        r.rate_sample(rate);
+    }
+    r.bytes = 1_290_000;
+    r.errors[ErrorKind::Connect as usize] = 1;
+    r.errors[ErrorKind::Read as usize] = 2;
+    r.errors[ErrorKind::Parse as usize] = 3;
+    r.errors[ErrorKind::Timeout as usize] = 4;
+    let summary = Summary::new(&[r], Duration::from_micros(10_003_000), UNIX_EPOCH);
+    let mut config = Config::new(Target::parse("http://127.0.0.1:8080/index.html").unwrap());
+    config.latency = true;
+    config.connections = 100;
+    config.threads = 4;
+    (summary, config)
+}

@@ -24,6 +24,27 @@ fn json_result_follows_the_schema() {
 }
 
 #[test]
+fn golden_json_of_every_mode_and_real_rate_and_proxy_runs_follow_the_schema() {
+    let validator = schema();
+    let mut docs: Vec<(String, serde_json::Value)> = ["json_closed_loop.json", "json_rate.json", "json_proxy.json"]
+        .iter()
+        .map(|name| {
+            let text = std::fs::read_to_string(format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+            (name.to_string(), serde_json::from_str(&text).unwrap())
+        })
+        .collect();
+    let origin = Origin::start(&[]);
+    let rate = strain(&["-t", "1", "-c", "2", "-R", "200", "-d", "1s", &origin.url()]);
+    let proxy = strain(&["proxy", "--hit-rate", "1", "--hotset", "5", "-t", "1", "-c", "2", "-d", "1s"]);
+    docs.push(("rate run".into(), rate.json.unwrap()));
+    docs.push(("proxy run".into(), proxy.json.unwrap()));
+    for (name, json) in &docs {
+        let errors: Vec<String> = validator.iter_errors(json).map(|e| format!("{e} at {}", e.instance_path)).collect();
+        assert!(errors.is_empty(), "{name}: {errors:?}\n{json:#}");
+    }
+}
+
+#[test]
 fn json_to_stdout_is_alone_there() {
     let origin = Origin::start(&[]);
     let run = strain_raw(&["-t", "1", "-c", "1", "-d", "200ms", "--latency", "--json", "-", &origin.url()]);
