@@ -1,8 +1,8 @@
 //! strain: an HTTP load generator.
 //!
 //! A tour, from the command line inwards:
-//! - [`cli`] turns raw, wrk-compatible flags into a validated [`config::Config`]; nothing below it
-//!   sees the flag parser.
+//! - [`cli`] turns raw, wrk-compatible flags into a [`run::RunConfig`]; nothing below it sees
+//!   the flag parser. [`run::run`] runs one test of any kind and returns a typed result.
 //! - [`engine`] runs one event loop per thread over that thread's connections and returns each
 //!   thread's [`stats::Recorder`]; [`net`] gives it sockets (TCP, TLS), [`http`] the wire format.
 //! - [`stats`] merges the recorders into a [`stats::Summary`], which [`report`] renders as wrk's

@@ -10,6 +10,7 @@ mod errors;
 mod exit_codes;
 mod faults_conn;
 mod faults_origin;
+mod library;
 mod origin;
 mod proxy;
 mod rate;

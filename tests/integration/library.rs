@@ -1,0 +1,62 @@
+//! Issue 10: one run is one library call, and it can be called in a loop in one process (as a
+//! capacity search will): each call returns a typed result whose counts match what the
+//! in-process origin served.
+
+use std::net::TcpListener;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use strain::config::{Config, Target};
+use strain::origin::OriginConfig;
+use strain::plan::Schedule;
+use strain::run::{run, Observer, OriginPlacement, RunConfig, Workload};
+
+/// Counts what the run reports as it goes.
+#[derive(Default)]
+struct Seen {
+    started: u32,
+    rows: u32,
+    finished: u32,
+}
+
+impl Observer for Seen {
+    fn started(&mut self) {
+        self.started += 1;
+    }
+    fn interval(
+        &mut self,
+        _row: &strain::stats::interval::IntervalRow,
+        _h: &hdrhistogram::Histogram<u64>,
+        proxy: Option<&strain::run::proxy::ProxyRow>,
+    ) {
+        assert!(proxy.is_none());
+        self.rows += 1;
+    }
+    fn finished(&mut self, _result: &strain::run::RunResult) {
+        self.finished += 1;
+    }
+}
+
+#[test]
+fn runs_are_library_calls_in_a_loop() {
+    let stop = AtomicBool::new(false);
+    for rate in [200.0, 400.0] {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut load = Config::new(Target::parse(&format!("http://{addr}/")).unwrap());
+        load.threads = 1;
+        load.connections = 4;
+        load.duration = Duration::from_secs(1);
+        load.interval = Some(Duration::from_millis(250));
+        load.schedule = Some(Schedule::constant(rate, load.duration));
+        let origin = OriginPlacement::InProcess { listener, config: OriginConfig { threads: 1, ..Default::default() } };
+        let mut seen = Seen::default();
+        let result = run(RunConfig { load, workload: Workload::Url, origin }, &stop, &mut seen).unwrap();
+        assert!(result.succeeded(), "{:?}", result.failure);
+        assert_eq!(result.summary.total.requests, rate as u64);
+        assert_eq!(result.origin_served.unwrap().requests, rate as u64);
+        assert_eq!((seen.started, seen.finished), (1, 1));
+        assert_eq!(seen.rows as usize, result.series.len());
+        assert!(result.series.len() >= 4, "{:?}", result.series.len());
+    }
+}
