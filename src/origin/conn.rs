@@ -22,7 +22,7 @@ use super::output::{Output, Stream, Throttle};
 use super::respond::{doc_path, document};
 use super::{Ctx, Kind, Persist, Reply, CONTINUE, STATS_PATH};
 use crate::http::body::{BodyDecoder, BodyKind};
-use crate::http::{framing, ParseError, MAX_HEADERS, MAX_HEAD_BYTES};
+use crate::http::{framing, may_end_head, ParseError, MAX_HEADERS, MAX_HEAD_BYTES};
 use crate::workload::doc::Doc;
 
 /// Queued output beyond which requests are left unparsed and reading stops until the client
@@ -527,17 +527,14 @@ fn bad_request(answer: &mut Answer<'_, '_>) -> Flow {
     Flow::Close
 }
 
-/// True if `bytes` may contain the blank line that ends a head (LF, optional CR, LF).
-fn may_end_head(bytes: &[u8]) -> bool {
-    bytes.windows(2).any(|w| w == b"\n\n") || bytes.windows(3).any(|w| w == b"\n\r\n")
-}
-
 /// Parses one request head; `None` when more bytes are needed.
 fn parse_head(input: &[u8]) -> Result<Option<Head<'_>>, ParseError> {
     // Uninitialised header slots spare a 3 KiB memset per request.
     let mut headers = [MaybeUninit::<httparse::Header<'_>>::uninit(); MAX_HEADERS];
     let mut req = httparse::Request::new(&mut []);
     let len = match req.parse_with_uninit_headers(input, &mut headers) {
+        // The limit holds however the head was split across reads.
+        Ok(httparse::Status::Complete(len)) if len > MAX_HEAD_BYTES => return Err(ParseError::HeadTooLarge),
         Ok(httparse::Status::Complete(len)) => len,
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(httparse::Error::TooManyHeaders) => return Err(ParseError::HeadTooLarge),
@@ -546,15 +543,8 @@ fn parse_head(input: &[u8]) -> Result<Option<Head<'_>>, ParseError> {
     let f = framing(req.headers)?;
     let http10 = req.version == Some(0);
     let head_only = req.method == Some("HEAD");
-    let body = match (f.chunked, f.content_length) {
-        (true, _) => BodyKind::Chunked,
-        (false, Some(n)) => BodyKind::Length(n),
-        (false, None) => BodyKind::Empty,
-    };
-    // Both lengths at once is the shape of a smuggling attempt; chunked wins (RFC 9112 6.3),
-    // but the connection must not be reused afterwards.
-    let ambiguous = f.chunked && f.content_length.is_some();
-    let persist = if f.close || ambiguous || (http10 && !f.keep_alive) {
+    let body = f.request_body()?;
+    let persist = if f.close || f.ambiguous() || (http10 && !f.keep_alive) {
         Persist::Close
     } else if http10 {
         Persist::KeepAlive10
@@ -578,3 +568,6 @@ fn parse_head(input: &[u8]) -> Result<Option<Head<'_>>, ParseError> {
     };
     Ok(Some(Head { len, body, reply: Reply { persist, head_only, kind }, expect_continue, path }))
 }
+
+#[cfg(test)]
+mod fuzz;
