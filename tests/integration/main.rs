@@ -6,6 +6,7 @@ mod proxies;
 mod cli;
 mod counts;
 mod errors;
+mod faults_framing;
 mod origin;
 mod proxy;
 mod rate;

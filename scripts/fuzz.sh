@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The long fuzz runs of both HTTP/1 parsers (docs/FUZZING.md): release build, stable Rust.
+#   scripts/fuzz.sh [INPUTS [SEED]]     default 10,000,000 inputs per parser, seed 1
+# Prints, per parser, the inputs run, the reference's verdicts, parser calls and the time.
+# A failure names the input's seed and index and prints it as a byte string.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export STRAIN_FUZZ_INPUTS="${1:-10000000}"
+export STRAIN_FUZZ_SEED="${2:-1}"
+for run in http::fuzz::response::response_parser_long_run origin::conn::fuzz::request_parser_long_run; do
+    cargo test --release --quiet --lib "$run" -- --ignored --exact --nocapture 2>&1 | grep -v '^$\|^\.$\|^running \|^test result\|^test .* ok$'
+done
