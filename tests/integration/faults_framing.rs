@@ -118,6 +118,16 @@ fn all_parse_errors(server: Faulty) {
     assert!(run.stdout.contains(&format!("read {parse},")), "{}", run.stdout);
 }
 
+/// Asserts every request was answered `200` and nothing failed; returns the run and the count.
+fn all_answered_ok(server: &Faulty, at_least: u64) -> (Run, u64) {
+    let run = run(server);
+    assert_eq!(check(&run, server, "parse"), 0, "{:?}", run.json);
+    let answered = run.num("/requests");
+    assert!(answered >= at_least, "{:?}", run.json);
+    assert_eq!(run.num("/status/200"), answered);
+    (run, answered)
+}
+
 #[test]
 fn content_length_overflow_negative_or_disagreeing_is_a_parse_error() {
     for reply in [
@@ -144,12 +154,7 @@ fn transfer_encoding_wins_over_content_length_and_the_connection_is_not_reused()
     let server = Faulty::replying(
         b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
     );
-    let run = run(&server);
-    check(&run, &server, "parse");
-    let answered = run.num("/requests");
-    assert!(answered >= 3, "{:?}", run.json);
-    assert_eq!(run.num("/errors/parse"), 0);
-    assert_eq!(run.num("/status/200"), answered);
+    let (_, answered) = all_answered_ok(&server, 3);
     // One connection per response, plus the ones open when the run ended.
     let connections = server.connections.load(Ordering::Relaxed);
     assert!((answered..=answered + 3).contains(&connections), "{connections} connections for {answered} responses");
@@ -175,13 +180,8 @@ fn interim_responses_are_skipped_and_latency_runs_to_the_final_one() {
         thread::sleep(HOLD);
         send(s, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
     });
-    let run = run(&server);
-    check(&run, &server, "parse");
-    let answered = run.num("/requests");
     // Counted once each: every request received is one response, with the final status.
-    assert!(answered >= 10, "{:?}", run.json);
-    assert_eq!(run.num("/errors/parse"), 0);
-    assert_eq!(run.num("/status/200"), answered);
+    let (run, _) = all_answered_ok(&server, 10);
     let min_us = run.num("/latency_us/min");
     assert!(min_us >= HOLD.as_micros() as u64, "latency {min_us} us stops at an interim response");
 }
