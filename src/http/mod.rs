@@ -116,11 +116,22 @@ fn content_length(v: &[u8]) -> Option<u64> {
     })
 }
 
-/// True if `bytes` may contain the blank line that ends a head (LF, optional CR, LF). Callers
-/// that receive a head a few bytes at a time re-parse only when this says so, which keeps a
-/// trickled head linear instead of quadratic.
-pub(crate) fn may_end_head(bytes: &[u8]) -> bool {
-    bytes.windows(2).any(|w| w == b"\n\n") || bytes.windows(3).any(|w| w == b"\n\r\n")
+/// True if the blank line that ends a head may be in `buf` now that the bytes from `new` on
+/// have arrived. Callers that receive a head a few bytes at a time parse it again only when
+/// this says so, which keeps a trickled head linear instead of quadratic.
+///
+/// A head ends with a line that has content (its start line or last field), a line end
+/// (LF or CRLF), then an empty line. Empty lines alone do not count: they may come before a
+/// start line, and a peer sending nothing else would make every read parse all of them again.
+pub(crate) fn may_end_head(buf: &[u8], new: usize) -> bool {
+    // The pattern is at most 5 bytes long ("x\r\n\r\n"), so it can start 4 bytes before `new`.
+    let from = new.saturating_sub(4);
+    (from..buf.len()).any(|i| {
+        let (before, after) = (&buf[..i], &buf[i + 1..]);
+        buf[i] == b'\n'
+            && (after.starts_with(b"\n") || after.starts_with(b"\r\n"))
+            && matches!(before.strip_suffix(b"\r").unwrap_or(before).last(), Some(&b) if b != b'\r' && b != b'\n')
+    })
 }
 
 /// Appends `n` in decimal without allocating (response heads are written on the hot path).

@@ -174,7 +174,7 @@ impl ResponseParser {
             self.partial.extend_from_slice(data);
             // A head trickling in a few bytes per read is parsed again only when its end may
             // have arrived; parsing it whole every time would be quadratic.
-            if !may_end_head(&self.partial[saved.saturating_sub(2)..]) {
+            if !may_end_head(&self.partial, saved) {
                 if self.partial.len() > MAX_HEAD_BYTES {
                     return Err(ParseError::HeadTooLarge);
                 }
@@ -347,6 +347,23 @@ mod tests {
         }
         many.extend_from_slice(b"\r\n");
         assert_eq!(parse_all(&many, many.len(), false).1, Some(ParseError::HeadTooLarge));
+    }
+
+    #[test]
+    fn empty_lines_trickling_in_are_refused_in_linear_time() {
+        // Found by fuzzing: each CRLF made a possible head end, so every read parsed all the
+        // empty lines before it again (20 s in a debug build for 64 KiB, now milliseconds).
+        let mut p = ResponseParser::new();
+        let started = std::time::Instant::now();
+        let crlf = b"\r\n".repeat(MAX_HEAD_BYTES / 2 + 1);
+        let err = crlf.chunks(1).find_map(|b| p.feed(b).err());
+        assert_eq!(err, Some(ParseError::HeadTooLarge));
+        assert!(started.elapsed() < std::time::Duration::from_secs(3), "{:?}", started.elapsed());
+        // Empty lines before a head are still skipped.
+        assert_eq!(
+            parse_all(b"\r\n\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 1, false),
+            (vec![ok(200, true)], None)
+        );
     }
 
     #[test]

@@ -432,11 +432,11 @@ impl RequestParser {
                 Err(_) => bad_request(answer),
             };
         }
-        let searched = self.partial.len().saturating_sub(2);
+        let searched = self.partial.len();
         self.partial.extend_from_slice(data);
         // Re-parsing the whole head on every read would be quadratic for a client that sends
         // it a few bytes at a time: parse only once the blank line ending it may be there.
-        if !may_end_head(&self.partial[searched..]) {
+        if !may_end_head(&self.partial, searched) {
             if self.partial.len() > MAX_HEAD_BYTES {
                 return bad_request(answer);
             }

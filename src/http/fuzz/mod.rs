@@ -104,8 +104,9 @@ pub(crate) struct Tally {
     /// Parser calls made over all ways of feeding.
     pub feeds: u64,
     pub bytes: u64,
-    /// The slowest input, all ways of feeding included.
+    /// The slowest input, all ways of feeding included, and its index.
     pub slowest: Duration,
+    pub slowest_index: u64,
 }
 
 impl Tally {
@@ -134,7 +135,10 @@ pub(crate) fn run(
         let bytes = case.bytes.clone();
         let started = Instant::now();
         let result = catch_unwind(AssertUnwindSafe(|| check(case, &mut tally)));
-        tally.slowest = tally.slowest.max(started.elapsed());
+        if started.elapsed() > tally.slowest {
+            tally.slowest = started.elapsed();
+            tally.slowest_index = index;
+        }
         tally.inputs += 1;
         tally.bytes += bytes.len() as u64;
         let why = match result {
@@ -171,9 +175,20 @@ pub(crate) fn escape(bytes: &[u8]) -> String {
 
 /// Prints a long run's figures (the script shows them; the ordinary suite never runs this).
 pub(crate) fn report(name: &str, seed: u64, tally: &Tally, took: Duration) {
+    // The machine is shared: CPU time says more than wall time.
+    let cpu_s = std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|stat| {
+            // After the command's ")" comes field 3; utime and stime are fields 14 and 15 of
+            // proc_pid_stat(5), in clock ticks of 1/100 s.
+            let fields: Vec<&str> = stat.rsplit(')').next()?.split_whitespace().collect();
+            let ticks = |n: usize| fields.get(n - 3)?.parse::<u64>().ok();
+            Some((ticks(14)? + ticks(15)?) as f64 / 100.0)
+        })
+        .unwrap_or(f64::NAN);
     println!(
         "{name}: {} inputs (seed {seed}; reference: {} valid, {} partial, {} invalid), {} parser calls, \
-         {} MB, in {:.1} s ({:.0} inputs/s); slowest input {:.1} ms",
+         {} MB, in {:.1} s ({cpu_s:.1} s CPU, {:.0} inputs/s); slowest input {:.1} ms (#{})",
         tally.inputs,
         tally.valid,
         tally.partial,
@@ -182,6 +197,7 @@ pub(crate) fn report(name: &str, seed: u64, tally: &Tally, took: Duration) {
         tally.bytes / 1_000_000,
         took.as_secs_f64(),
         tally.inputs as f64 / took.as_secs_f64().max(1e-9),
-        tally.slowest.as_secs_f64() * 1000.0
+        tally.slowest.as_secs_f64() * 1000.0,
+        tally.slowest_index
     );
 }
