@@ -120,8 +120,8 @@ fn content_length(v: &[u8]) -> Option<u64> {
 /// have arrived. Callers that receive a head a few bytes at a time parse it again only when
 /// this says so, which keeps a trickled head linear instead of quadratic.
 ///
-/// A head ends with a line that has content (its start line or last field), a line end
-/// (LF or CRLF), then an empty line. Empty lines alone do not count: they may come before a
+/// A head ends with a line that has content (its start line or last field; a stray CR counts,
+/// so that a head with one is parsed and refused), a line end (LF or CRLF), then an empty line. Empty lines alone do not count: they may come before a
 /// start line, and a peer sending nothing else would make every read parse all of them again.
 pub(crate) fn may_end_head(buf: &[u8], new: usize) -> bool {
     // The pattern is at most 5 bytes long ("x\r\n\r\n"), so it can start 4 bytes before `new`.
@@ -130,7 +130,7 @@ pub(crate) fn may_end_head(buf: &[u8], new: usize) -> bool {
         let (before, after) = (&buf[..i], &buf[i + 1..]);
         buf[i] == b'\n'
             && (after.starts_with(b"\n") || after.starts_with(b"\r\n"))
-            && matches!(before.strip_suffix(b"\r").unwrap_or(before).last(), Some(&b) if b != b'\r' && b != b'\n')
+            && matches!(before.strip_suffix(b"\r").unwrap_or(before).last(), Some(&b) if b != b'\n')
     })
 }
 

@@ -334,6 +334,12 @@ mod tests {
             let (_, err) = parse_all(input, input.len(), false);
             assert_eq!(err, Some(*want), "{}", String::from_utf8_lossy(input));
         }
+        // Found by fuzzing: a stray CR ending the last field hid the end of the head from a
+        // parser fed in pieces, which then waited for more instead of refusing it.
+        let stray = b"HTTP/1.1 500 x\r\nTransfer-Encoding: \r\r\n\r\nabc";
+        for step in 1..stray.len() {
+            assert_eq!(parse_all(stray, step, false).1, Some(ParseError::Head), "step {step}");
+        }
         let huge = [b'a'; MAX_HEAD_BYTES + 10];
         let mut head = b"HTTP/1.1 200 OK\r\nX: ".to_vec();
         head.extend_from_slice(&huge);
