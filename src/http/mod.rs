@@ -121,11 +121,12 @@ fn content_length(v: &[u8]) -> Option<u64> {
 /// this says so, which keeps a trickled head linear instead of quadratic.
 ///
 /// A head ends with a line that has content (its start line or last field; a stray CR counts,
-/// so that a head with one is parsed and refused), a line end (LF or CRLF), then an empty line. Empty lines alone do not count: they may come before a
-/// start line, and a peer sending nothing else would make every read parse all of them again.
+/// so that a head with one is parsed and refused), a line end (LF or CRLF), then an empty
+/// line. Empty lines alone do not count: they may come before a start line, and a peer sending
+/// nothing else would make every read parse all of them again.
 pub(crate) fn may_end_head(buf: &[u8], new: usize) -> bool {
-    // The pattern is at most 5 bytes long ("x\r\n\r\n"), so it can start 4 bytes before `new`.
-    let from = new.saturating_sub(4);
+    // The first LF of the pattern is at most 2 bytes before `new` ("\n\r" + the new "\n").
+    let from = new.saturating_sub(2);
     (from..buf.len()).any(|i| {
         let (before, after) = (&buf[..i], &buf[i + 1..]);
         buf[i] == b'\n'
