@@ -19,6 +19,7 @@ pub(crate) mod reference;
 mod response;
 
 use std::fmt::Write as _;
+use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
@@ -30,10 +31,12 @@ pub(crate) const SHORT_RUN: u64 = 1_500;
 /// Inputs per parser in the long run when `STRAIN_FUZZ_INPUTS` is not set.
 const LONG_RUN: u64 = 10_000_000;
 
-/// Size and seed of the long run, from the environment.
-pub(crate) fn long_run() -> (u64, u64) {
+/// Inputs and seed of the long run, from the environment: `STRAIN_FUZZ_INPUTS` inputs from
+/// index `STRAIN_FUZZ_FROM` (to replay one), of seed `STRAIN_FUZZ_SEED`.
+pub(crate) fn long_run() -> (Range<u64>, u64) {
     let var = |name: &str, default: u64| std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
-    (var("STRAIN_FUZZ_INPUTS", LONG_RUN), var("STRAIN_FUZZ_SEED", 1))
+    let from = var("STRAIN_FUZZ_FROM", 0);
+    (from..from.saturating_add(var("STRAIN_FUZZ_INPUTS", LONG_RUN)), var("STRAIN_FUZZ_SEED", 1))
 }
 
 /// One input and the generator that continues to decide how it is fed.
@@ -120,17 +123,17 @@ impl Tally {
     }
 }
 
-/// Runs `check` on inputs `0..count` of run `seed`; panics naming the first failing input.
+/// Runs `check` on inputs `indices` of run `seed`; panics naming the first failing input.
 /// `check` returns an explanation when a property fails.
 pub(crate) fn run(
     name: &str,
     seed: u64,
-    count: u64,
+    indices: Range<u64>,
     generate: fn(&mut Rng, &mut Vec<u8>),
     mut check: impl FnMut(Case, &mut Tally) -> Result<(), String>,
 ) -> Tally {
     let mut tally = Tally::default();
-    for index in 0..count {
+    for index in indices {
         let case = case(seed, index, generate);
         let bytes = case.bytes.clone();
         let started = Instant::now();
