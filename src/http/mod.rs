@@ -30,6 +30,10 @@ pub enum ParseError {
     /// A request's Transfer-Encoding does not end in chunked: its length cannot be known.
     #[error("unsupported Transfer-Encoding")]
     TransferEncoding,
+    /// A response with both Transfer-Encoding and Content-Length (RFC 9112 6.3: "ought to be
+    /// handled as an error"; wrk refuses it too).
+    #[error("both Transfer-Encoding and Content-Length")]
+    BothLengths,
     /// A chunk-size line, chunk terminator or trailer line is malformed.
     #[error("malformed chunk size")]
     ChunkSize,
@@ -67,7 +71,8 @@ impl Framing {
     }
 
     /// Both Transfer-Encoding and Content-Length: the shape of request smuggling or response
-    /// splitting. Transfer-Encoding wins, but the connection must not be reused (RFC 9112 6.1).
+    /// splitting. A server may frame the request by Transfer-Encoding but must not reuse the
+    /// connection (RFC 9112 6.1); a client refuses such a response.
     pub(crate) fn ambiguous(&self) -> bool {
         self.transfer_encoding && self.content_length.is_some()
     }

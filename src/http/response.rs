@@ -202,10 +202,12 @@ impl ResponseParser {
         };
         let status = resp.code.ok_or(ParseError::Head)?;
         let f = framing(resp.headers)?;
+        if f.ambiguous() {
+            return Err(ParseError::BothLengths);
+        }
         let http11 = resp.version == Some(1);
-        // After 101 the connection no longer speaks HTTP/1; after both Transfer-Encoding and
-        // Content-Length it cannot be trusted to (RFC 9112 6.1).
-        let keep_alive = !f.close && (http11 || f.keep_alive) && status != 101 && !f.ambiguous();
+        // After 101 the connection no longer speaks HTTP/1.
+        let keep_alive = !f.close && (http11 || f.keep_alive) && status != 101;
         // RFC 9112 6.3, in its order.
         let kind = if (100..200).contains(&status) && status != 101 {
             None
@@ -291,14 +293,8 @@ mod tests {
             // 100 Continue is skipped; 204 and 304 have no body despite a length.
             (b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n", false, vec![ok(204, true)]),
             (b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n", false, vec![ok(304, true)]),
-            // Transfer-Encoding without chunked last: the body runs to close, whatever the length.
-            (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 1\r\n\r\nabc", false, vec![ok(200, false)]),
-            // Both framings: chunked wins, and the connection is not reused.
-            (
-                b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n",
-                false,
-                vec![ok(200, false)],
-            ),
+            // Transfer-Encoding without chunked last: the body runs to close.
+            (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nabc", false, vec![ok(200, false)]),
             // After 101 the connection does not speak HTTP/1 any more.
             (b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n", false, vec![ok(101, false)]),
             // Interim responses of any kind are skipped; a blank line before a head is too.
@@ -328,6 +324,12 @@ mod tests {
             (b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", ParseError::ContentLength),
             (b"HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551616\r\n\r\n", ParseError::ContentLength),
             (b"HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\n\r\nhello", ParseError::ContentLength),
+            // Both framings, whichever comes first.
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+                ParseError::BothLengths,
+            ),
+            (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 1\r\n\r\nx", ParseError::BothLengths),
             (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10000000000000000\r\n", ParseError::ChunkSize),
         ];
         for (input, want) in rows {

@@ -27,7 +27,7 @@ use crate::origin::rng::Rng;
 use reference::End;
 
 /// Inputs per parser in the seeded run of the ordinary test suite (a few seconds in debug).
-pub(crate) const SHORT_RUN: u64 = 1_500;
+pub(crate) const SHORT_RUN: u64 = 5_000;
 /// Inputs per parser in the long run when `STRAIN_FUZZ_INPUTS` is not set.
 const LONG_RUN: u64 = 10_000_000;
 

@@ -65,7 +65,11 @@ pub(crate) fn responses(input: &[u8], head_request: bool) -> (Vec<Response>, End
             Ok(parsed) => parsed,
             Err(end) => return (out, end),
         };
-        let Some(f) = framing(&head.fields) else { return (out, End::Invalid { head_unfinished: false }) };
+        // Both framings "ought to be handled as an error" (RFC 9112 6.3); a client has no
+        // reason to take the risk.
+        let Some(f) = framing(&head.fields).filter(|f| !f.both) else {
+            return (out, End::Invalid { head_unfinished: false });
+        };
         let body_at = pos + head.len;
         if (100..200).contains(&status) && status != 101 {
             // Interim: no body, the final response follows.
@@ -90,7 +94,7 @@ pub(crate) fn responses(input: &[u8], head_request: bool) -> (Vec<Response>, End
         } else {
             Body::UntilClose
         };
-        let mut keep_alive = !f.close && (version == 1 || f.keep_alive) && status != 101 && !f.both;
+        let mut keep_alive = !f.close && (version == 1 || f.keep_alive) && status != 101;
         let (len, body) = match body {
             Body::Done(len, content) => (len, content),
             // The input ends where the server closed.
@@ -418,7 +422,8 @@ mod tests {
             (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhi", false, &[], End::Partial { in_head: false }),
             (b"HTTP/1.1 200 OK\r\nContent-Length: +5\r\n\r\nhello", false, &[], End::Invalid { head_unfinished: false }),
             (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5 6\r\nhello\r\n0\r\n\r\n", false, &[], End::Invalid { head_unfinished: false }),
-            (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 1\r\n\r\nabc", false, &[200], End::Clean),
+            (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nabc", false, &[200], End::Clean),
+            (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 1\r\n\r\n0\r\n\r\n", false, &[], End::Invalid { head_unfinished: false }),
             (b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n", true, &[200], End::Clean),
             (b"HTTP/1.1 2", false, &[], End::Partial { in_head: true }),
         ];
