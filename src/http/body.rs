@@ -8,9 +8,9 @@
 use super::ParseError;
 
 /// Largest chunk-size line (hex digits plus extensions) accepted, a guard against garbage input.
-const MAX_CHUNK_LINE: u32 = 4096;
+pub(crate) const MAX_CHUNK_LINE: u32 = 4096;
 /// Largest trailer section accepted.
-const MAX_TRAILERS: u32 = 64 * 1024;
+pub(crate) const MAX_TRAILERS: u32 = 64 * 1024;
 
 /// How a message body is delimited, decided from the head.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,14 +30,18 @@ pub enum BodyKind {
 enum Chunk {
     /// Reading hex digits of the chunk size.
     Size { size: u64, digits: u32 },
-    /// After the digits: extensions or whitespace until LF.
-    SizeLine { size: u64, seen: u32 },
+    /// After the digits: whitespace, then an extension after `;`, until the line ends; `seen`
+    /// counts the line's bytes after the digits.
+    SizeLine { size: u64, seen: u32, ext: bool },
+    /// A CR ended the chunk-size line; LF must follow.
+    SizeCr { size: u64 },
     /// Inside chunk data.
     Data(u64),
     /// Expecting CR then LF after chunk data.
     DataEnd { cr: bool },
-    /// In the trailer section; `line_len` counts bytes of the current line before LF.
-    Trailer { line_len: u32, total: u32 },
+    /// In the trailer section; `line_len` counts bytes of the current line before its line
+    /// end, `total` the section's bytes so far, `cr` that the last byte was a CR.
+    Trailer { line_len: u32, total: u32, cr: bool },
 }
 
 /// Incremental body decoder.
@@ -122,6 +126,8 @@ fn hex_value(b: u8) -> Option<u64> {
 }
 
 /// Runs the chunked state machine over `data`; returns bytes used and whether the body ended.
+/// A line may end in LF or CRLF; a CR anywhere else in a size line or trailer is an error, so
+/// no two readers of the same bytes can disagree on where a line ends.
 fn feed_chunked(state: &mut Chunk, data: &[u8], mut sink: Option<&mut Vec<u8>>) -> Result<(usize, bool), ParseError> {
     let mut i = 0;
     while i < data.len() {
@@ -137,20 +143,36 @@ fn feed_chunked(state: &mut Chunk, data: &[u8], mut sink: Option<&mut Vec<u8>>) 
                 } else if digits == 0 {
                     return Err(ParseError::ChunkSize);
                 } else {
-                    *state = Chunk::SizeLine { size, seen: 0 };
+                    *state = Chunk::SizeLine { size, seen: 0, ext: false };
                 }
             }
-            Chunk::SizeLine { size, seen } => {
+            Chunk::SizeLine { size, seen, ext } => {
                 let b = data[i];
                 i += 1;
                 if b == b'\n' {
-                    *state = if size == 0 { Chunk::Trailer { line_len: 0, total: 0 } } else { Chunk::Data(size) };
-                } else if seen >= MAX_CHUNK_LINE || !(b == b'\r' || b == b';' || b == b' ' || b == b'\t' || seen > 0) {
-                    // Only an extension (`;`), whitespace or CR may follow the digits.
-                    return Err(ParseError::ChunkSize);
-                } else {
-                    *state = Chunk::SizeLine { size, seen: seen + 1 };
+                    *state = end_of_size_line(size);
+                    continue;
                 }
+                if seen >= MAX_CHUNK_LINE {
+                    return Err(ParseError::ChunkSize);
+                }
+                *state = match b {
+                    b'\r' => Chunk::SizeCr { size },
+                    // An extension's content is skipped unread.
+                    _ if ext => Chunk::SizeLine { size, seen: seen + 1, ext },
+                    // Before an extension only whitespace may follow the digits: "5 6" is
+                    // not a size of 5.
+                    b' ' | b'\t' => Chunk::SizeLine { size, seen: seen + 1, ext },
+                    b';' => Chunk::SizeLine { size, seen: seen + 1, ext: true },
+                    _ => return Err(ParseError::ChunkSize),
+                };
+            }
+            Chunk::SizeCr { size } => {
+                i += 1;
+                if data[i - 1] != b'\n' {
+                    return Err(ParseError::ChunkSize);
+                }
+                *state = end_of_size_line(size);
             }
             Chunk::Data(left) => {
                 let take = left.min((data.len() - i) as u64);
@@ -169,26 +191,33 @@ fn feed_chunked(state: &mut Chunk, data: &[u8], mut sink: Option<&mut Vec<u8>>) 
                     _ => return Err(ParseError::ChunkSize),
                 }
             }
-            Chunk::Trailer { line_len, total } => {
+            Chunk::Trailer { line_len, total, cr } => {
                 let b = data[i];
                 i += 1;
                 if total >= MAX_TRAILERS {
                     return Err(ParseError::HeadTooLarge);
                 }
-                if b == b'\n' {
-                    if line_len == 0 {
-                        return Ok((i, true));
-                    }
-                    *state = Chunk::Trailer { line_len: 0, total: total + 1 };
-                } else if b == b'\r' {
-                    *state = Chunk::Trailer { line_len, total: total + 1 };
-                } else {
-                    *state = Chunk::Trailer { line_len: line_len + 1, total: total + 1 };
-                }
+                let total = total + 1;
+                *state = match (cr, b) {
+                    (_, b'\n') if line_len == 0 => return Ok((i, true)),
+                    (_, b'\n') => Chunk::Trailer { line_len: 0, total, cr: false },
+                    (true, _) => return Err(ParseError::ChunkSize),
+                    (false, b'\r') => Chunk::Trailer { line_len, total, cr: true },
+                    (false, _) => Chunk::Trailer { line_len: line_len + 1, total, cr: false },
+                };
             }
         }
     }
     Ok((i, false))
+}
+
+/// What follows a chunk-size line: the data, or the trailer section after the last chunk.
+fn end_of_size_line(size: u64) -> Chunk {
+    if size == 0 {
+        Chunk::Trailer { line_len: 0, total: 0, cr: false }
+    } else {
+        Chunk::Data(size)
+    }
 }
 
 #[cfg(test)]
@@ -260,6 +289,9 @@ mod tests {
             b"12345678901234567\r\n", // more than 64 bits
             b"5\r\nhelloXX",          // data not followed by CRLF
             b"5x\r\n",                // junk straight after the digits
+            b"5 6\r\n",               // a second number after whitespace
+            b"5\rx\n",                // a CR that does not end the line
+            b"0\r\nT: 1\rx\n\r\n",    // the same in a trailer
         ];
         for (i, input) in rows.iter().enumerate() {
             assert_eq!(run(BodyKind::Chunked, input, input.len()), Err(ParseError::ChunkSize), "row {i}");

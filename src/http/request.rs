@@ -53,11 +53,8 @@ pub fn count_requests(bytes: &[u8]) -> Result<usize, String> {
             Err(e) => return Err(format!("request {} is not valid HTTP/1: {e}", count + 1)),
         };
         let f = super::framing(req.headers).map_err(|e| format!("request {}: {e}", count + 1))?;
-        let mut body = super::body::BodyDecoder::new(match (f.chunked, f.content_length) {
-            (true, _) => super::body::BodyKind::Chunked,
-            (false, Some(n)) => super::body::BodyKind::Length(n),
-            (false, None) => super::body::BodyKind::Empty,
-        });
+        let kind = f.request_body().map_err(|e| format!("request {}: {e}", count + 1))?;
+        let mut body = super::body::BodyDecoder::new(kind);
         let used = body.feed(&rest[head..]).map_err(|e| format!("request {}: {e}", count + 1))?;
         if !body.is_done() {
             return Err(format!("request {} has a shorter body than it announces", count + 1));

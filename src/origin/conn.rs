@@ -28,7 +28,7 @@ use super::output::{Output, Stream, Throttle};
 use super::respond::{doc_path, document, Site};
 use super::{Ctx, Kind, Persist, Reply, CONTINUE, STATS_PATH};
 use crate::http::body::{BodyDecoder, BodyKind};
-use crate::http::{framing, ParseError, MAX_HEADERS, MAX_HEAD_BYTES};
+use crate::http::{framing, may_end_head, ParseError, MAX_HEADERS, MAX_HEAD_BYTES};
 use crate::workload::doc::Doc;
 
 /// Queued output beyond which requests are left unparsed and reading stops until the client
@@ -515,11 +515,11 @@ impl RequestParser {
                 Err(_) => bad_request(answer),
             };
         }
-        let searched = self.partial.len().saturating_sub(2);
+        let searched = self.partial.len();
         self.partial.extend_from_slice(data);
         // Re-parsing the whole head on every read would be quadratic for a client that sends
         // it a few bytes at a time: parse only once the blank line ending it may be there.
-        if !may_end_head(&self.partial[searched..]) {
+        if !may_end_head(&self.partial, searched) {
             if self.partial.len() > MAX_HEAD_BYTES {
                 return bad_request(answer);
             }
@@ -618,17 +618,14 @@ fn bad_request(answer: &mut Answer<'_, '_>) -> Flow {
     Flow::Reject
 }
 
-/// True if `bytes` may contain the blank line that ends a head (LF, optional CR, LF).
-fn may_end_head(bytes: &[u8]) -> bool {
-    bytes.windows(2).any(|w| w == b"\n\n") || bytes.windows(3).any(|w| w == b"\n\r\n")
-}
-
 /// Parses one request head; `None` when more bytes are needed.
 fn parse_head(input: &[u8]) -> Result<Option<Head<'_>>, ParseError> {
     // Uninitialised header slots spare a 3 KiB memset per request.
     let mut headers = [MaybeUninit::<httparse::Header<'_>>::uninit(); MAX_HEADERS];
     let mut req = httparse::Request::new(&mut []);
     let len = match req.parse_with_uninit_headers(input, &mut headers) {
+        // The limit holds however the head was split across reads.
+        Ok(httparse::Status::Complete(len)) if len > MAX_HEAD_BYTES => return Err(ParseError::HeadTooLarge),
         Ok(httparse::Status::Complete(len)) => len,
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(httparse::Error::TooManyHeaders) => return Err(ParseError::HeadTooLarge),
@@ -637,15 +634,8 @@ fn parse_head(input: &[u8]) -> Result<Option<Head<'_>>, ParseError> {
     let f = framing(req.headers)?;
     let http10 = req.version == Some(0);
     let head_only = req.method == Some("HEAD");
-    let body = match (f.chunked, f.content_length) {
-        (true, _) => BodyKind::Chunked,
-        (false, Some(n)) => BodyKind::Length(n),
-        (false, None) => BodyKind::Empty,
-    };
-    // Both lengths at once is the shape of a smuggling attempt; chunked wins (RFC 9112 6.3),
-    // but the connection must not be reused afterwards.
-    let ambiguous = f.chunked && f.content_length.is_some();
-    let persist = if f.close || ambiguous || (http10 && !f.keep_alive) {
+    let body = f.request_body()?;
+    let persist = if f.close || f.ambiguous() || (http10 && !f.keep_alive) {
         Persist::Close
     } else if http10 {
         Persist::KeepAlive10
@@ -669,3 +659,6 @@ fn parse_head(input: &[u8]) -> Result<Option<Head<'_>>, ParseError> {
     };
     Ok(Some(Head { len, body, reply: Reply { persist, head_only, kind }, expect_continue, path }))
 }
+
+#[cfg(test)]
+mod fuzz;

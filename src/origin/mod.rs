@@ -40,7 +40,7 @@ mod conn;
 mod live;
 mod output;
 mod respond;
-mod rng;
+pub(crate) mod rng;
 #[cfg(test)]
 mod tests;
 

@@ -4,18 +4,18 @@
 
 /// A SplitMix64 generator.
 #[derive(Debug, Clone)]
-pub(super) struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
     /// The generator of server thread `thread` for `seed`; threads get unrelated streams.
-    pub(super) fn new(seed: u64, thread: usize) -> Self {
+    pub(crate) fn new(seed: u64, thread: usize) -> Self {
         let mut rng = Rng(seed ^ (thread as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
         // One step mixes the seed, so seeds 0, 1, 2 do not start with similar outputs.
         rng.next_u64();
         rng
     }
 
-    pub(super) fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -25,7 +25,7 @@ impl Rng {
 
     /// True with probability `p`; draws nothing when `p` is 0, so a feature that is off does not
     /// shift the choices of the others.
-    pub(super) fn chance(&mut self, p: f64) -> bool {
+    pub(crate) fn chance(&mut self, p: f64) -> bool {
         if p <= 0.0 {
             return false;
         }
@@ -35,7 +35,7 @@ impl Rng {
     }
 
     /// A number in `[0, n)`; `n` must be above 0.
-    pub(super) fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         // Multiply-shift (Lemire) instead of `%`: no division, negligible bias for our ranges.
         ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
     }

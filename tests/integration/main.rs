@@ -9,6 +9,7 @@ mod counts;
 mod errors;
 mod exit_codes;
 mod faults_conn;
+mod faults_framing;
 mod faults_origin;
 mod library;
 mod origin;

@@ -341,6 +341,11 @@ impl<'a> Worker<'a> {
     fn consume(&mut self, i: usize, mut data: &[u8]) -> bool {
         while !data.is_empty() {
             let c = &mut self.conns[i];
+            if c.state == State::Closed {
+                // The run is draining and closed the connection after its last response: what
+                // follows answers nothing that was sent, so no request failed.
+                return false;
+            }
             if c.state != State::Reading {
                 // Bytes nobody asked for (or a response before the request was written):
                 // the server is not speaking HTTP/1 request-response.
