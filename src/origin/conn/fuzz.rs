@@ -33,7 +33,8 @@ fn drive<'r>(ctx: &mut Ctx<'r>, input: &[u8], pieces: &[usize], tally: &mut Tall
             flow = parser.resume(&mut answer);
             take_output(&mut out, &mut written);
         }
-        if flow == Flow::Close {
+        if flow != Flow::Continue {
+            // Closed after an answer, or after a refused request (400).
             break;
         }
         // Between reads the parser holds at most an unfinished head and one read.
@@ -43,7 +44,7 @@ fn drive<'r>(ctx: &mut Ctx<'r>, input: &[u8], pieces: &[usize], tally: &mut Tall
     }
     let ended = if written.ends_with(&ctx.site.fixed.bad_request) {
         Ended::Error
-    } else if flow == Flow::Close || (parser.partial.is_empty() && parser.body.is_none()) {
+    } else if flow != Flow::Continue || (parser.partial.is_empty() && parser.body.is_none()) {
         Ended::Clean
     } else {
         Ended::Partial
