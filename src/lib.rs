@@ -18,6 +18,7 @@ pub mod net;
 pub mod origin;
 pub mod plan;
 pub mod report;
+pub mod rng;
 pub mod run;
 pub mod script;
 pub mod stats;

@@ -95,7 +95,7 @@ impl<'a> ProxyClient<'a> {
                 let url = &urls[self.next_url % urls.len()];
                 self.next_url += 1;
                 self.path.clear();
-                self.path.push_str(url_path(url));
+                self.path.push_str(crate::http::request::origin_form(url));
                 Doc::parse(&self.path)
             }
             _ => {
@@ -141,14 +141,6 @@ impl<'a> ProxyClient<'a> {
         }
         let path = doc.path(PREFIX);
         doc.check(&path, &c.body).err().map(|why| format!("asked for {path}: {why}"))
-    }
-}
-
-/// The path of a URL list entry: absolute URLs lose scheme and authority.
-fn url_path(url: &str) -> &str {
-    match url.split_once("://") {
-        Some((_, rest)) => rest.find('/').map_or("/", |i| &rest[i..]),
-        None => url,
     }
 }
 

@@ -8,6 +8,7 @@
 pub mod body;
 pub mod date;
 pub mod request;
+pub mod request_head;
 pub mod response;
 
 #[cfg(test)]

@@ -9,6 +9,18 @@ pub struct Header {
     pub value: String,
 }
 
+/// The origin-form of a request target (RFC 9112 3.2): an absolute URL (a forward proxy's
+/// request, a URL list's entry) loses its scheme and authority; the query stays.
+pub fn origin_form(target: &str) -> &str {
+    if target.starts_with('/') {
+        return target;
+    }
+    match target.split_once("://") {
+        Some((_, rest)) => rest.find('/').map_or("/", |i| &rest[i..]),
+        None => target,
+    }
+}
+
 /// Renders `METHOD path HTTP/1.1`, `Host` (unless the user gave one), the user's headers, and the
 /// body with its Content-Length. wrk sends nothing else, and neither do we: servers see the same
 /// bytes from both tools.

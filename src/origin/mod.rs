@@ -36,11 +36,12 @@
 //! all of them once. Edge-triggered readiness reported during the stall is not lost: resuming
 //! treats every connection as readable and writable.
 
+mod config;
 mod conn;
 mod live;
 mod output;
+mod requests;
 mod respond;
-pub(crate) mod rng;
 #[cfg(test)]
 mod tests;
 
@@ -48,112 +49,20 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io;
 use std::net::TcpListener;
-use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll, Token};
 
+use crate::http::request_head::Persist;
+use crate::rng::Rng;
 use crate::workload::doc::Doc;
+pub use config::{ContentType, OriginConfig};
 use conn::{Conn, Expiry, Next};
 use live::Counters;
 pub use live::OriginLive;
 use respond::Site;
-use rng::Rng;
-
-/// Options of the built-in origin server.
-#[derive(Debug, Clone)]
-pub struct OriginConfig {
-    /// Size of the fixed response body (paths that are not documents), in bytes.
-    pub body_size: usize,
-    /// Event-loop threads; 0 is taken as 1.
-    pub threads: usize,
-    /// Status code of the fixed response (200 to 999); documents are always 200 or 304.
-    pub status: u16,
-    /// When, after [`run`] starts, the server stops answering; `None` never.
-    pub stall_at: Option<Duration>,
-    /// How long it answers nothing from `stall_at`; zero is no stall.
-    pub stall_for: Duration,
-    /// Freshness lifetime sent with documents, `Cache-Control: max-age=<seconds>`.
-    pub max_age: Duration,
-    /// Send documents with `Cache-Control: no-cache` instead of a `max-age`.
-    pub no_cache: bool,
-    /// Probability (0 to 1) that a document request with `If-Modified-Since` or
-    /// `If-None-Match` gets `304 Not Modified` rather than the document (jtest -I).
-    pub ims_not_modified: f64,
-    /// Wait before the first byte of every response (jtest -w); zero is none.
-    pub delay: Duration,
-    /// Most bytes per second written on each connection (jtest -r); `None` is unlimited,
-    /// `Some(0)` is refused.
-    pub byte_rate: Option<u64>,
-    /// Probability (0 to 1) that a document body is cut at a random point and the connection
-    /// closed (jtest -G).
-    pub abort_rate: f64,
-    /// Responses per connection; the last one says `Connection: close` and the server closes
-    /// after it (jtest -j). 0 is unlimited.
-    pub keepalive: u64,
-    /// `Content-Type` of documents.
-    pub content_type: ContentType,
-    /// Seed of the random choices (which responses are 304 or cut, and where).
-    pub seed: u64,
-    /// Longest a request head may take to arrive once it has started; the connection is
-    /// closed when it runs out (slowloris clients). `None` waits forever.
-    pub header_timeout: Option<Duration>,
-    /// Longest the client may leave queued output untaken before the connection is closed
-    /// (a client that asks and never reads). `None` waits forever.
-    pub send_timeout: Option<Duration>,
-}
-
-impl Default for OriginConfig {
-    fn default() -> Self {
-        let threads = thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-        OriginConfig {
-            body_size: BODY_PATTERN.len(),
-            threads,
-            status: crate::defaults::ORIGIN_STATUS,
-            stall_at: None,
-            stall_for: Duration::ZERO,
-            max_age: crate::defaults::MAX_AGE,
-            no_cache: false,
-            ims_not_modified: crate::defaults::IMS_NOT_MODIFIED,
-            delay: Duration::ZERO,
-            byte_rate: None,
-            abort_rate: 0.0,
-            keepalive: 0,
-            content_type: ContentType::Text,
-            seed: 0,
-            header_timeout: Some(crate::defaults::HEADER_TIMEOUT),
-            send_timeout: Some(crate::defaults::SEND_TIMEOUT),
-        }
-    }
-}
-
-/// The media type of documents.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ContentType {
-    /// `text/html`.
-    Html,
-    /// `image/jpeg`.
-    Jpeg,
-    /// `text/plain`.
-    #[default]
-    Text,
-}
-
-impl FromStr for ContentType {
-    type Err = String;
-
-    /// Reads `html`, `jpeg` or `text`.
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "html" => Ok(ContentType::Html),
-            "jpeg" => Ok(ContentType::Jpeg),
-            "text" => Ok(ContentType::Text),
-            _ => Err(format!("'{s}' is not a content type (html, jpeg or text)")),
-        }
-    }
-}
 
 /// What the server saw, summed over its threads. Requests to `/_strain/stats` are not
 /// counted as requests, but their connections and bytes are.
@@ -257,7 +166,7 @@ pub fn run_live(
         let mut listener = mio::net::TcpListener::from_std(listener.try_clone().map_err(OriginError::CloneListener)?);
         let poll = Poll::new().map_err(OriginError::Poll)?;
         poll.registry().register(&mut listener, LISTENER, Interest::READABLE).map_err(OriginError::Register)?;
-        let ctx = Ctx { site: &site, counters, live, rng: Rng::new(config.seed, i) };
+        let ctx = Ctx { site: &site, counters, live, rng: Rng::for_thread(config.seed, i) };
         workers.push(Worker::new(poll, listener, ctx, stall));
     }
     drop(listener);
@@ -330,17 +239,6 @@ const STATS_PATH: &str = "/_strain/stats";
 
 /// Answered before the body of a request that asked `Expect: 100-continue`.
 const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
-
-/// How the response tells the client about the connection's future.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Persist {
-    /// HTTP/1.1 default: no Connection header, stay open.
-    KeepAlive = 0,
-    /// HTTP/1.0 with `Connection: keep-alive`: must be confirmed, or the client closes.
-    KeepAlive10 = 1,
-    /// `Connection: close`, and close after the response.
-    Close = 2,
-}
 
 /// Which response a request gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

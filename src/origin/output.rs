@@ -6,8 +6,23 @@ use std::collections::VecDeque;
 use std::io::IoSlice;
 use std::time::{Duration, Instant};
 
-use super::conn::{BODY_COST, CHUNK, COMPACT_AT, KEEP_BUF, MAX_IOV};
 use crate::workload::doc::Doc;
+
+/// Queued output beyond which requests are left unparsed and reading stops until the client
+/// takes some; a client that pipelines without reading cannot make us queue without bound.
+pub(super) const MAX_PENDING: usize = 256 * 1024;
+/// Slices handed to one `writev`.
+pub(super) const MAX_IOV: usize = 64;
+/// Bytes of a streamed body generated at a time.
+pub(super) const CHUNK: u64 = 64 * 1024;
+/// What a queued streamed body counts toward [`MAX_PENDING`]: the memory it will hold.
+pub(super) const BODY_COST: usize = CHUNK as usize;
+/// An output buffer larger than this is freed when it empties instead of kept for reuse, so
+/// idle connections hold little memory.
+pub(super) const KEEP_BUF: usize = 16 * 1024;
+/// Written bytes at the front of the output buffer are dropped once there are this many and
+/// they are at least half of it.
+pub(super) const COMPACT_AT: usize = 64 * 1024;
 
 /// A per-connection byte rate: a budget of one slice (a twentieth of a second's worth) that
 /// refills a slice's time after it was last refilled, so the average never exceeds the rate

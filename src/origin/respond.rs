@@ -9,18 +9,12 @@
 
 use std::time::Duration;
 
-use super::{ContentType, OriginConfig, OriginError, Persist, Reply, BODY_PATTERN};
+use super::{ContentType, OriginConfig, OriginError, Reply, BODY_PATTERN};
+use crate::http::request_head::Persist;
 use crate::workload::doc::Doc;
 
 /// `Connection` header lines, indexed by [`Persist`].
 const CONNECTION: [&[u8]; 3] = [b"", b"Connection: keep-alive\r\n", b"Connection: close\r\n"];
-
-/// Unix time of 2020-01-01 00:00:00 UTC, the `Last-Modified` of document 0; document `id` is
-/// `id` seconds later, as [`Doc::last_modified`] says (clients send it in `If-Modified-Since`).
-const LAST_MODIFIED_BASE: u64 = 1_577_836_800;
-/// Ids wrap around past the year 9999, as in [`Doc::last_modified`], so the year keeps four
-/// digits.
-const LAST_MODIFIED_SPAN: u64 = 253_402_300_799 - LAST_MODIFIED_BASE;
 
 /// Everything that shapes responses, fixed for the server's life.
 #[derive(Debug)]
@@ -96,7 +90,7 @@ impl Site {
         }
         out.extend_from_slice(&self.cache_control);
         out.extend_from_slice(b"Last-Modified: ");
-        crate::http::date::write(LAST_MODIFIED_BASE + doc.id % LAST_MODIFIED_SPAN, out);
+        crate::http::date::write(doc.last_modified_secs(), out);
         out.extend_from_slice(b"\r\nETag: \"");
         crate::http::push_u64(out, doc.id);
         out.push(b'-');
@@ -209,27 +203,13 @@ fn reason(status: u16) -> &'static str {
 /// A document's path as its body embeds it: the request target without a query, and without
 /// the scheme and authority of an absolute-form target (`http://host/d/1/2`).
 pub(super) fn doc_path(target: &str) -> &str {
-    let mut path = target;
-    if !path.starts_with('/') {
-        if let Some(rest) = strip_scheme(path) {
-            path = rest.find('/').map_or("/", |i| &rest[i..]);
-        }
-    }
+    let path = crate::http::request::origin_form(target);
     // A plain byte loop: request paths are short, and `str::find` costs more to set up than
     // this costs to run on the benchmark's `/`.
     match path.bytes().position(|b| b == b'?') {
         Some(i) => &path[..i],
         None => path,
     }
-}
-
-fn strip_scheme(target: &str) -> Option<&str> {
-    for scheme in ["http://", "https://"] {
-        if target.len() >= scheme.len() && target.as_bytes()[..scheme.len()].eq_ignore_ascii_case(scheme.as_bytes()) {
-            return Some(&target[scheme.len()..]);
-        }
-    }
-    None
 }
 
 /// The document a path names, checked cheaply first: most non-document paths (`/`) do not end

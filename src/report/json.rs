@@ -243,14 +243,7 @@ mod tests {
     fn rate_mode_json_matches_golden_file() {
         let (mut summary, mut config) = fixed();
         config.schedule = Some(crate::plan::Schedule::constant(100.0, config.duration));
-        summary.total.pacing = crate::stats::Pacing {
-            sent: 1007,
-            late: 40,
-            late_no_connection: 30,
-            late_sum_us: 2_000_000,
-            late_max_us: 1_480_000,
-            unsent: 3,
-        };
+        summary.total.pacing = crate::report::fixed_pacing();
         let mut rows = rows();
         for r in &mut rows {
             r.target_per_s = Some(100.0);

@@ -51,3 +51,16 @@ pub(crate) fn fixed() -> (crate::stats::Summary, crate::config::Config) {
     config.threads = 4;
     (summary, config)
 }
+
+/// Rate-mode pacing figures for the golden tests: some late sends, some without a connection.
+#[cfg(test)]
+pub(crate) fn fixed_pacing() -> crate::stats::Pacing {
+    crate::stats::Pacing {
+        sent: 1007,
+        late: 40,
+        late_no_connection: 30,
+        late_sum_us: 2_000_000,
+        late_max_us: 1_480_000,
+        unsent: 3,
+    }
+}

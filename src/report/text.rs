@@ -185,14 +185,7 @@ mod tests {
                 t.uncorrected_us.record(latency_us).unwrap();
             }
         }
-        t.pacing = crate::stats::Pacing {
-            sent: 1007,
-            late: 40,
-            late_no_connection: 30,
-            late_sum_us: 2_000_000,
-            late_max_us: 1_480_000,
-            unsent: 3,
-        };
+        t.pacing = crate::report::fixed_pacing();
         crate::report::check_golden("wrk2_text_rate.txt", &(header(&config) + &body(&summary, &config)));
     }
 }

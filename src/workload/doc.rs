@@ -53,13 +53,17 @@ impl Doc {
         (parts.next()? == "d").then_some(Doc { id, len })
     }
 
-    /// The document's `Last-Modified` time: 2020-01-01 00:00:00 GMT plus `id` seconds (ids past
-    /// the year 9999 wrap around), as an HTTP-date.
-    pub fn last_modified(&self) -> String {
+    /// The document's `Last-Modified` time in Unix seconds: 2020-01-01 00:00:00 GMT plus `id`
+    /// seconds; ids past the year 9999 wrap around, so the year keeps four digits.
+    pub fn last_modified_secs(&self) -> u64 {
         const EPOCH_2020: u64 = 1_577_836_800;
         const SPAN: u64 = 253_402_300_799 - EPOCH_2020;
-        let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(EPOCH_2020 + self.id % SPAN);
-        http_date(t)
+        EPOCH_2020 + self.id % SPAN
+    }
+
+    /// [`Doc::last_modified_secs`] as an HTTP-date.
+    pub fn last_modified(&self) -> String {
+        http_date(std::time::UNIX_EPOCH + std::time::Duration::from_secs(self.last_modified_secs()))
     }
 
     /// The pattern byte at `offset` (past the path line): printable, varying with id and offset.

@@ -38,37 +38,7 @@ impl Default for WorkloadConfig {
     }
 }
 
-/// SplitMix64: small, fast, good enough to pick URLs, and seedable per thread.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator from a seed.
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    /// The next 64 random bits.
-    #[inline]
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        mix(self.0)
-    }
-
-    /// A float in [0, 1).
-    #[inline]
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-/// SplitMix64's finaliser: a well-spread hash of a 64-bit value.
-#[inline]
-pub fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+pub use crate::rng::{mix, Rng};
 
 /// The size of document `id` under jtest's mix: a class times a multiplier, both fixed by id.
 pub fn mixed_size(id: u64) -> u64 {

@@ -152,7 +152,7 @@ fn if_modified_since_gets_304s_counted_as_successes() {
 fn aborts_on_both_sides_come_in_the_asked_share_without_stalling() {
     // The client walks away from 20% of responses mid-body.
     let run = strain(&args(
-        "proxy --client-abort-rate 0.2 --doc-size 200000 --hit-rate 1 --hotset 10 --check-content -t 1 -c 4 -d 2s",
+        "proxy --client-abort-rate 0.2 --doc-size 100000 --hit-rate 1 --hotset 10 --check-content -t 1 -c 8 -d 2s",
     ));
     assert_eq!(run.code, 0, "{}", run.stderr);
     let (done, aborted) = (run.num("/requests"), run.num("/proxy/aborted"));

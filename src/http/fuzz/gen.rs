@@ -9,7 +9,7 @@
 
 use crate::http::body::{MAX_CHUNK_LINE, MAX_TRAILERS};
 use crate::http::{MAX_HEADERS, MAX_HEAD_BYTES};
-use crate::origin::rng::Rng;
+use crate::rng::Rng;
 
 /// Picks one element of a non-empty slice.
 pub(crate) fn pick<'a, T>(rng: &mut Rng, items: &'a [T]) -> &'a T {

@@ -23,7 +23,7 @@ use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
-use crate::origin::rng::Rng;
+use crate::rng::Rng;
 use reference::End;
 
 /// Inputs per parser in the seeded run of the ordinary test suite (a few seconds in debug).
@@ -47,7 +47,7 @@ pub(crate) struct Case {
 
 /// Input `index` of run `seed`.
 pub(crate) fn case(seed: u64, index: u64, generate: fn(&mut Rng, &mut Vec<u8>)) -> Case {
-    let mut rng = Rng::new(seed, index as usize);
+    let mut rng = Rng::for_thread(seed, index as usize);
     let mut bytes = Vec::new();
     generate(&mut rng, &mut bytes);
     if rng.chance(0.5) {

@@ -528,12 +528,12 @@ fn deep_pipeline_of_documents_is_answered_in_order() {
 #[test]
 fn random_choices_repeat_with_the_seed() {
     let draws = |seed| {
-        let mut rng = rng::Rng::new(seed, 0);
+        let mut rng = crate::rng::Rng::for_thread(seed, 0);
         (0..64).map(|_| rng.chance(0.5)).collect::<Vec<_>>()
     };
     assert_eq!(draws(1), draws(1));
     assert_ne!(draws(1), draws(2));
-    let mut rng = rng::Rng::new(0, 1);
+    let mut rng = crate::rng::Rng::for_thread(0, 1);
     assert!((0..1000).all(|_| rng.below(7) < 7));
     assert!((0..1000).all(|_| rng.chance(1.0) && !rng.chance(0.0)));
 }

@@ -2,14 +2,16 @@
 //! [`RequestParser`] with a real [`Answer`], fed the way `Conn::drive` feeds it, and its
 //! output compared byte for byte with what the reference says the stream is owed.
 
+use std::io::IoSlice;
 use std::time::Instant;
 
 use super::*;
 use crate::http::fuzz::reference::{self, Event};
 use crate::http::fuzz::{ending_agrees, gen, long_run, report, run, splits, Case, Ended, Tally, SHORT_RUN};
+use crate::origin::output::MAX_IOV;
 use crate::origin::respond::Site;
-use crate::origin::rng::Rng;
 use crate::origin::{OriginConfig, OriginLive};
+use crate::rng::Rng;
 
 /// Feeds `input` in reads of the lengths in `pieces`; returns everything the connection would
 /// write and how the parser ended.
@@ -88,7 +90,7 @@ fn with_server<R>(seed: u64, f: impl FnOnce(&mut Ctx<'_>) -> R) -> R {
     let site = Site::new(&config).expect("default config");
     let live = OriginLive::new();
     let counters = live.claim(1, site.fixed_ok).expect("fresh counters");
-    f(&mut Ctx { site: &site, counters: &counters[0], live: &live, rng: Rng::new(seed, 0) })
+    f(&mut Ctx { site: &site, counters: &counters[0], live: &live, rng: Rng::for_thread(seed, 0) })
 }
 
 /// Fuzzes inputs `indices` of run `seed` against one server's state, as one connection each.

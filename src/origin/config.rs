@@ -1,0 +1,102 @@
+//! The origin's options: what it serves and how (fixed body, documents and their cache headers,
+//! delays, byte rate, aborts, keep-alive limit, timeouts), with defaults from
+//! [`crate::defaults`].
+
+use std::str::FromStr;
+use std::thread;
+use std::time::Duration;
+
+use super::BODY_PATTERN;
+
+/// Options of the built-in origin server.
+#[derive(Debug, Clone)]
+pub struct OriginConfig {
+    /// Size of the fixed response body (paths that are not documents), in bytes.
+    pub body_size: usize,
+    /// Event-loop threads; 0 is taken as 1.
+    pub threads: usize,
+    /// Status code of the fixed response (200 to 999); documents are always 200 or 304.
+    pub status: u16,
+    /// When, after [`run`] starts, the server stops answering; `None` never.
+    pub stall_at: Option<Duration>,
+    /// How long it answers nothing from `stall_at`; zero is no stall.
+    pub stall_for: Duration,
+    /// Freshness lifetime sent with documents, `Cache-Control: max-age=<seconds>`.
+    pub max_age: Duration,
+    /// Send documents with `Cache-Control: no-cache` instead of a `max-age`.
+    pub no_cache: bool,
+    /// Probability (0 to 1) that a document request with `If-Modified-Since` or
+    /// `If-None-Match` gets `304 Not Modified` rather than the document (jtest -I).
+    pub ims_not_modified: f64,
+    /// Wait before the first byte of every response (jtest -w); zero is none.
+    pub delay: Duration,
+    /// Most bytes per second written on each connection (jtest -r); `None` is unlimited,
+    /// `Some(0)` is refused.
+    pub byte_rate: Option<u64>,
+    /// Probability (0 to 1) that a document body is cut at a random point and the connection
+    /// closed (jtest -G).
+    pub abort_rate: f64,
+    /// Responses per connection; the last one says `Connection: close` and the server closes
+    /// after it (jtest -j). 0 is unlimited.
+    pub keepalive: u64,
+    /// `Content-Type` of documents.
+    pub content_type: ContentType,
+    /// Seed of the random choices (which responses are 304 or cut, and where).
+    pub seed: u64,
+    /// Longest a request head may take to arrive once it has started; the connection is
+    /// closed when it runs out (slowloris clients). `None` waits forever.
+    pub header_timeout: Option<Duration>,
+    /// Longest the client may leave queued output untaken before the connection is closed
+    /// (a client that asks and never reads). `None` waits forever.
+    pub send_timeout: Option<Duration>,
+}
+
+impl Default for OriginConfig {
+    fn default() -> Self {
+        let threads = thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        OriginConfig {
+            body_size: BODY_PATTERN.len(),
+            threads,
+            status: crate::defaults::ORIGIN_STATUS,
+            stall_at: None,
+            stall_for: Duration::ZERO,
+            max_age: crate::defaults::MAX_AGE,
+            no_cache: false,
+            ims_not_modified: crate::defaults::IMS_NOT_MODIFIED,
+            delay: Duration::ZERO,
+            byte_rate: None,
+            abort_rate: 0.0,
+            keepalive: 0,
+            content_type: ContentType::Text,
+            seed: 0,
+            header_timeout: Some(crate::defaults::HEADER_TIMEOUT),
+            send_timeout: Some(crate::defaults::SEND_TIMEOUT),
+        }
+    }
+}
+
+/// The media type of documents.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ContentType {
+    /// `text/html`.
+    Html,
+    /// `image/jpeg`.
+    Jpeg,
+    /// `text/plain`.
+    #[default]
+    Text,
+}
+
+impl FromStr for ContentType {
+    type Err = String;
+
+    /// Reads `html`, `jpeg` or `text`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "html" => Ok(ContentType::Html),
+            "jpeg" => Ok(ContentType::Jpeg),
+            "text" => Ok(ContentType::Text),
+            _ => Err(format!("'{s}' is not a content type (html, jpeg or text)")),
+        }
+    }
+}

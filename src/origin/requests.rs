@@ -1,0 +1,310 @@
+//! The origin's side of reading requests: an incremental parser over a connection's input that
+//! skips bodies and answers each request as soon as it is complete (in order, as far as the
+//! output has room), and the answer itself (fixed response, document, counters, 304s, aborts).
+//! Heads are parsed by [`crate::http::request_head`]; [`super::conn`] owns the socket and hands
+//! bytes here.
+
+use std::mem;
+use std::time::Instant;
+
+use super::output::{Output, Stream, MAX_PENDING};
+use super::respond::{doc_path, document};
+use super::{Ctx, Kind, Reply, CONTINUE, STATS_PATH};
+use crate::http::body::{BodyDecoder, BodyKind};
+use crate::http::request_head::{self, Persist};
+use crate::http::{may_end_head, ParseError, MAX_HEAD_BYTES};
+use crate::workload::doc::Doc;
+
+/// Document bodies up to this size are rendered with their head; larger ones are streamed.
+const INLINE_BODY: u64 = 8 * 1024;
+
+/// Whether the connection continues after a batch of input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Flow {
+    Continue,
+    /// The last answer closes the connection; input after it is ignored.
+    Close,
+    /// A request was refused (400) and the connection closes; the client may still be sending.
+    Reject,
+}
+
+/// Everything answering a request touches.
+pub(super) struct Answer<'a, 'r> {
+    pub(super) ctx: &'a mut Ctx<'r>,
+    pub(super) out: &'a mut Output<'r>,
+    pub(super) served: &'a mut u64,
+    /// When responses to this batch of input may start: the configured delay after it arrived.
+    pub(super) due: Option<Instant>,
+}
+
+impl Answer<'_, '_> {
+    /// Queues the answer to one request; `path` is the document path for documents.
+    #[inline(always)]
+    fn answer(&mut self, reply: Reply, path: &str) -> Flow {
+        let site = self.ctx.site;
+        if reply.kind == Kind::Fixed && site.keepalive == 0 && self.due.is_none() {
+            // The benchmark path: one counter and one slice of a pre-rendered response. The
+            // fixed responses' share of `ok` is worked out when counters are read.
+            self.ctx.counters.requests.add(1);
+            self.out.push(site.fixed.get(reply));
+            return if reply.persist == Persist::Close { Flow::Close } else { Flow::Continue };
+        }
+        self.answer_any(reply, path)
+    }
+
+    /// [`Answer::answer`] for everything but the plainest fixed response.
+    #[inline(never)]
+    fn answer_any(&mut self, mut reply: Reply, path: &str) -> Flow {
+        let site = self.ctx.site;
+        if let Kind::Stats = reply.kind {
+            // Not a request of the test: uncounted, undelayed, outside the keep-alive limit.
+            self.stats(reply);
+            return if reply.persist == Persist::Close { Flow::Close } else { Flow::Continue };
+        }
+        *self.served += 1;
+        if *self.served == site.keepalive {
+            reply.persist = Persist::Close;
+        }
+        if let Some(at) = self.due {
+            self.out.push_due(at);
+        }
+        let aborted = match reply.kind {
+            Kind::Doc { doc, conditional } => self.document(reply, doc, conditional, path),
+            _ => {
+                self.out.push(site.fixed.get(reply));
+                false
+            }
+        };
+        // Counted last, so a live reader never sees a document before its status (see
+        // `Counters::snapshot`).
+        self.ctx.counters.requests.add(1);
+        if aborted || reply.persist == Persist::Close {
+            Flow::Close
+        } else {
+            Flow::Continue
+        }
+    }
+
+    /// Queues a document response; true if it is cut short (the connection must close).
+    fn document(&mut self, reply: Reply, doc: Doc, conditional: bool, path: &str) -> bool {
+        let site = self.ctx.site;
+        let counters = self.ctx.counters;
+        let mark = self.out.buf().len();
+        if conditional && self.ctx.rng.chance(site.ims_not_modified) {
+            site.doc_head(self.out.buf(), true, doc, reply.persist);
+            self.out.commit(mark);
+            counters.not_modified.add(1);
+            return false;
+        }
+        counters.doc_ok.add(1);
+        site.doc_head(self.out.buf(), false, doc, reply.persist);
+        if reply.head_only || doc.len == 0 {
+            self.out.commit(mark);
+            return false;
+        }
+        let cut = self.ctx.rng.chance(site.abort_rate).then(|| self.ctx.rng.below(doc.len));
+        let end = cut.unwrap_or(doc.len);
+        if end <= INLINE_BODY {
+            let buf = self.out.buf();
+            buf.reserve(end as usize);
+            doc.body_range(path, 0, end, buf);
+            self.out.commit(mark);
+        } else {
+            self.out.commit(mark);
+            self.out.push_body(Stream { doc, path: path.into(), next: 0, end });
+        }
+        if cut.is_some() {
+            counters.aborted.add(1);
+        }
+        cut.is_some()
+    }
+
+    /// Queues the `/_strain/stats` answer: the server's counters as JSON.
+    fn stats(&mut self, reply: Reply) {
+        // Serialising plain numbers cannot fail; an empty body would be the harmless fallback.
+        let json = serde_json::to_vec(&self.ctx.live.snapshot()).unwrap_or_default();
+        let mark = self.out.buf().len();
+        let buf = self.out.buf();
+        self.ctx.site.stats_head(buf, json.len(), reply.persist);
+        if !reply.head_only {
+            buf.extend_from_slice(&json);
+        }
+        self.out.commit(mark);
+    }
+}
+
+/// Request parsing state kept between reads.
+#[derive(Default)]
+pub(super) struct RequestParser {
+    /// Bytes of a head split across reads, or requests left unparsed while the output was
+    /// full; empty and unallocated in the common case, where heads are parsed straight from
+    /// the read buffer.
+    partial: Vec<u8>,
+    /// `partial` may hold complete requests: parse it before reading more.
+    pub(super) backlog: bool,
+    /// Body of the current request still being skipped.
+    body: Option<BodyDecoder>,
+    /// The answer owed to the current request, sent once its body has been skipped.
+    reply: Option<Reply>,
+    /// The document path of `reply`, kept (with its capacity) across reads.
+    path: String,
+    /// When the head now in `partial` began to arrive; `None` when no head is incomplete. Only
+    /// a read that ends inside a head reads the clock, which a benchmark client's never does.
+    pub(super) head_since: Option<Instant>,
+}
+
+/// A parsed request head.
+struct Head<'a> {
+    len: usize,
+    body: BodyKind,
+    reply: Reply,
+    expect_continue: bool,
+    /// The document path, for documents.
+    path: &'a str,
+}
+
+impl RequestParser {
+    /// Notes that `partial` ends with an incomplete head; `new` if that head is not the one
+    /// noted before (an earlier one was completed in the meantime).
+    fn head_started(&mut self, new: bool) {
+        if self.backlog {
+            // Complete requests held back by our own full output: not the client's slowness.
+            self.head_since = None;
+        } else if new || self.head_since.is_none() {
+            self.head_since = Some(Instant::now());
+        }
+    }
+
+    /// Answers every request completed by `data`, as far as the output has room.
+    pub(super) fn feed(&mut self, data: &[u8], answer: &mut Answer<'_, '_>) -> Flow {
+        debug_assert!(!self.backlog, "reading with requests still unparsed");
+        if self.partial.is_empty() {
+            return match self.consume(data, answer) {
+                Ok((used, flow)) => {
+                    if flow == Flow::Continue && used < data.len() {
+                        self.partial.extend_from_slice(&data[used..]);
+                        self.head_started(true);
+                    }
+                    flow
+                }
+                Err(_) => bad_request(answer),
+            };
+        }
+        let searched = self.partial.len();
+        self.partial.extend_from_slice(data);
+        // Re-parsing the whole head on every read would be quadratic for a client that sends
+        // it a few bytes at a time: parse only once the blank line ending it may be there.
+        if !may_end_head(&self.partial, searched) {
+            if self.partial.len() > MAX_HEAD_BYTES {
+                return bad_request(answer);
+            }
+            return Flow::Continue;
+        }
+        self.consume_partial(answer)
+    }
+
+    /// Answers requests left unparsed while the output was full.
+    pub(super) fn resume(&mut self, answer: &mut Answer<'_, '_>) -> Flow {
+        self.backlog = false;
+        self.consume_partial(answer)
+    }
+
+    fn consume_partial(&mut self, answer: &mut Answer<'_, '_>) -> Flow {
+        let mut buf = mem::take(&mut self.partial);
+        match self.consume(&buf, answer) {
+            Ok((used, flow)) => {
+                if flow == Flow::Continue && used < buf.len() {
+                    buf.drain(..used);
+                    self.partial = buf;
+                    self.head_started(used > 0);
+                } else {
+                    self.head_since = None;
+                }
+                flow
+            }
+            Err(_) => bad_request(answer),
+        }
+    }
+
+    /// Parses heads and skips bodies in `input`; returns the bytes used. Unused bytes are the
+    /// start of a head that is not complete yet, or requests held back because the output is
+    /// full (then `backlog` is set).
+    fn consume(&mut self, input: &[u8], answer: &mut Answer<'_, '_>) -> Result<(usize, Flow), ParseError> {
+        let mut i = 0;
+        loop {
+            if let Some(body) = &mut self.body {
+                i += body.feed(&input[i..])?;
+                if !body.is_done() {
+                    return Ok((i, Flow::Continue));
+                }
+                self.body = None;
+                if let Some(reply) = self.reply.take() {
+                    let path = mem::take(&mut self.path);
+                    let flow = answer.answer(reply, &path);
+                    self.path = path;
+                    if flow == Flow::Close {
+                        return Ok((i, Flow::Close));
+                    }
+                }
+            }
+            if i == input.len() {
+                return Ok((i, Flow::Continue));
+            }
+            if answer.out.pending > MAX_PENDING {
+                self.backlog = true;
+                return Ok((i, Flow::Continue));
+            }
+            let Some(head) = parse_head(&input[i..])? else {
+                if input.len() - i > MAX_HEAD_BYTES {
+                    return Err(ParseError::HeadTooLarge);
+                }
+                return Ok((i, Flow::Continue));
+            };
+            if head.len > MAX_HEAD_BYTES {
+                // Its end arrived in a later read than the limit was crossed in.
+                return Err(ParseError::HeadTooLarge);
+            }
+            i += head.len;
+            let body = BodyDecoder::new(head.body);
+            if body.is_done() {
+                if answer.answer(head.reply, head.path) == Flow::Close {
+                    return Ok((i, Flow::Close));
+                }
+                continue;
+            }
+            if head.expect_continue {
+                answer.out.push(CONTINUE);
+            }
+            self.body = Some(body);
+            self.reply = Some(head.reply);
+            if let Kind::Doc { .. } = head.reply.kind {
+                self.path.clear();
+                self.path.push_str(head.path);
+            }
+        }
+    }
+}
+
+/// Queues the 400 answer; the connection closes after it.
+fn bad_request(answer: &mut Answer<'_, '_>) -> Flow {
+    let site = answer.ctx.site;
+    answer.ctx.counters.bad_requests.add(1);
+    answer.out.push(&site.fixed.bad_request);
+    Flow::Reject
+}
+
+/// Parses one request head and decides what it asks for; `None` when more bytes are needed.
+fn parse_head(input: &[u8]) -> Result<Option<Head<'_>>, ParseError> {
+    let Some(h) = request_head::parse(input)? else { return Ok(None) };
+    let path = doc_path(h.target);
+    let kind = match document(path) {
+        Some(doc) => Kind::Doc { doc, conditional: h.conditional },
+        None if path == STATS_PATH => Kind::Stats,
+        None => Kind::Fixed,
+    };
+    let reply = Reply { persist: h.persist, head_only: h.head_only, kind };
+    Ok(Some(Head { len: h.len, body: h.body, reply, expect_continue: h.expect_continue, path }))
+}
+
+#[cfg(test)]
+mod fuzz;
