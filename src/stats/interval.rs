@@ -84,7 +84,9 @@ impl IntervalRow {
     pub fn merge(parts: &[Snapshot], target_per_s: Option<f64>) -> (IntervalRow, Histogram<u64>) {
         let mut h = parts[0].latency_us.clone();
         h.reset();
-        let mut ttfb = h.clone();
+        // The threads' first-byte histograms share their bounds (small where nothing is timed).
+        let mut ttfb = parts[0].ttfb_us.clone();
+        ttfb.reset();
         let (mut requests, mut errors, mut late, mut open, mut connects, mut bytes) = (0, 0, 0, 0, 0, 0);
         let mut status_errors = 0;
         let mut by_kind = [0u64; crate::stats::ErrorKind::COUNT];

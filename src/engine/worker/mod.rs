@@ -160,7 +160,7 @@ impl<'a> Worker<'a> {
             sample_requests: 0,
             send,
             when,
-            interval: Ival::new(series.0, series.1),
+            interval: Ival::new(series.0, series.1, matches!(plan.send, SendPlan::Proxy(_))),
             addr,
             pipeline,
             script_error: None,

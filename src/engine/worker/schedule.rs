@@ -92,17 +92,24 @@ pub(super) struct Ival {
 }
 
 impl Ival {
-    /// Intervals of `every`, sent to `tx`.
-    pub(super) fn new(every: Duration, tx: Sender<Snapshot>) -> Ival {
+    /// Intervals of `every`, sent to `tx`; `ttfb` when first bytes are timed (proxy tests).
+    pub(super) fn new(every: Duration, tx: Sender<Snapshot>, ttfb: bool) -> Ival {
         let every_us = every.as_micros().max(1) as u64;
         let empty = Recorder::new();
+        // A full-range histogram is ~190 KiB, copied into every snapshot: where nothing is ever
+        // recorded in it, the smallest one does.
+        let ttfb_us = if ttfb {
+            empty.latency_us.clone()
+        } else {
+            hdrhistogram::Histogram::new_with_bounds(1, 2, 1).unwrap_or_else(|_| empty.latency_us.clone())
+        };
         Ival {
             every_us,
             next_at_us: every_us,
             start_us: 0,
             index: 0,
-            latency_us: empty.latency_us.clone(),
-            ttfb_us: empty.latency_us,
+            latency_us: empty.latency_us,
+            ttfb_us,
             base: Totals::of(&Recorder::new()),
             tx,
         }
