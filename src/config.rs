@@ -188,6 +188,10 @@ pub struct Config {
     pub tick: Duration,
     /// Local addresses to connect from, taken in turn (empty: the kernel's choice).
     pub source_addrs: Vec<std::net::IpAddr>,
+    /// Pass/fail rules judged on the result (`--threshold`).
+    pub thresholds: Vec<crate::verdict::Threshold>,
+    /// Stop the run as soon as a threshold can no longer pass.
+    pub abort_on_fail: bool,
 }
 
 impl Config {
@@ -209,6 +213,8 @@ impl Config {
             hdr_log: None,
             tick: DEFAULT_TICK,
             source_addrs: Vec::new(),
+            thresholds: Vec::new(),
+            abort_on_fail: false,
         }
     }
 

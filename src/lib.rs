@@ -22,4 +22,5 @@ pub mod rng;
 pub mod run;
 pub mod script;
 pub mod stats;
+pub mod verdict;
 pub mod workload;

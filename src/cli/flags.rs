@@ -92,6 +92,15 @@ pub struct CommonLoadFlags {
     /// adds a local port range's worth of connections, e.g. 127.0.0.2 for a loopback target.
     #[arg(long = "source-addr", value_name = "IP")]
     pub source_addrs: Vec<std::net::IpAddr>,
+    /// Pass/fail rule on the result, k6's style (repeatable): p99<200ms, p(99.9)<1s, max<2s,
+    /// mean<50ms, errors<0.1%, errors<10, rps>=9900, hit_ratio>0.85, late<1%. A failed one
+    /// makes the exit code 99.
+    #[arg(long = "threshold", value_name = "EXPR")]
+    pub thresholds: Vec<String>,
+    /// Stop the run as soon as a threshold can no longer pass (max, error and late budgets); the
+    /// full report is still printed.
+    #[arg(long = "abort-on-fail", requires = "thresholds")]
+    pub abort_on_fail: bool,
 }
 
 /// Flags of `strain <url>`.

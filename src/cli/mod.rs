@@ -35,7 +35,7 @@ pub const EXIT_FAILED: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 /// A second Ctrl-C ended strain at once, without a report (128 + SIGINT, as shells report it).
 pub const EXIT_INTERRUPTED: i32 = 130;
-/// The run executed but a threshold failed (k6's code; used by `--threshold`).
+/// The run executed but a threshold failed (k6's code).
 pub const EXIT_THRESHOLDS: i32 = 99;
 
 /// Why strain could not do what was asked; every variant exits with [`EXIT_USAGE`].
@@ -132,6 +132,17 @@ pub fn common_config(f: &CommonLoadFlags, url: &str) -> Result<Config, CliError>
     config.hdr_log = f.hdr_log.clone();
     config.tick = f.tick.0;
     config.source_addrs = f.source_addrs.clone();
+    config.thresholds = f
+        .thresholds
+        .iter()
+        .map(|t| crate::verdict::Threshold::parse(t).map_err(|e| CliError::Usage(e.to_string())))
+        .collect::<Result<_, _>>()?;
+    config.abort_on_fail = f.abort_on_fail;
+    for t in &config.thresholds {
+        if t.needs() == Some("rate mode (-R or --stages)") && config.schedule.is_none() {
+            return Err(CliError::Usage(format!("threshold '{}' needs rate mode (-R or --stages)", t.text)));
+        }
+    }
     config.schedule = match (f.rate, &f.stages) {
         (rate, Some(stages)) => {
             let schedule = Schedule::stages(rate.unwrap_or(0.0), &stages.0);
@@ -153,6 +164,9 @@ pub fn common_config(f: &CommonLoadFlags, url: &str) -> Result<Config, CliError>
 pub fn load_config(f: LoadFlags) -> Result<RunConfig, CliError> {
     let url = f.url.ok_or_else(|| CliError::Usage("a URL is required".into()))?;
     let mut config = common_config(&f.common, &url)?;
+    if let Some(t) = config.thresholds.iter().find(|t| t.needs() == Some("a proxy test (strain proxy)")) {
+        return Err(CliError::Usage(format!("threshold '{}' needs a proxy test (strain proxy)", t.text)));
+    }
     config.headers = f.headers.iter().map(|h| parse_header(h)).collect::<Result<_, _>>()?;
     let workload = match f.script {
         Some(path) => {
@@ -194,6 +208,11 @@ struct Printer<'a> {
     text: Box<dyn Write>,
     hdr_log: Option<HdrLog<std::io::BufWriter<std::fs::File>>>,
     log_error: Option<std::io::Error>,
+    /// `--abort-on-fail`: the stop flag to set, and what the rows so far add up to.
+    stop: &'a AtomicBool,
+    budget: crate::verdict::Budget,
+    /// The thresholds judged at the end.
+    outcomes: Vec<crate::verdict::Outcome>,
 }
 
 impl Observer for Printer<'_> {
@@ -215,6 +234,12 @@ impl Observer for Printer<'_> {
                 self.log_error.get_or_insert(e);
             }
         }
+        if self.config.abort_on_fail && !self.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            if let Some(t) = self.budget.add(row, &self.config.thresholds) {
+                eprintln!("strain: threshold '{}' can no longer pass: stopping the run", t.text);
+                self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
     }
 
     fn finished(&mut self, result: &RunResult) {
@@ -231,6 +256,10 @@ impl Observer for Printer<'_> {
         if let Some(p) = &result.proxy {
             let _ = self.text.write_all(report::proxy::summary(&result.summary.total, p).as_bytes());
         }
+        self.outcomes = self.config.thresholds.iter().map(|t| t.judge(result)).collect();
+        for o in &self.outcomes {
+            let _ = writeln!(self.text, "{o}");
+        }
         let _ = self.text.flush();
     }
 }
@@ -244,13 +273,14 @@ pub fn run_and_report(test: RunConfig, stop: &AtomicBool) -> Result<(i32, RunRes
         Some(path) => Some(open_hdr_log(path)?),
         None => None,
     };
-    let mut printer = Printer { config: &config, text, hdr_log, log_error: None };
+    let budget = crate::verdict::Budget::new(&config);
+    let mut printer = Printer { config: &config, text, hdr_log, log_error: None, stop, budget, outcomes: Vec::new() };
     let result = crate::run::run(test, stop, &mut printer)?;
     if let Some(Failure::Script(e)) = &result.failure {
         eprintln!("strain: {e}");
     }
     if let Some(dest) = &config.json {
-        let json = report::json::render_result(&result, &config);
+        let json = report::json::render_result(&result, &config, &printer.outcomes);
         match dest {
             Output::Stdout => {
                 let _ = std::io::stdout().write_all(json.as_bytes());
@@ -259,7 +289,14 @@ pub fn run_and_report(test: RunConfig, stop: &AtomicBool) -> Result<(i32, RunRes
                 .map_err(|source| CliError::Io { what: format!("cannot write {}", path.display()), source })?,
         }
     }
-    Ok((if result.succeeded() { EXIT_OK } else { EXIT_FAILED }, result))
+    let code = if !result.succeeded() {
+        EXIT_FAILED
+    } else if printer.outcomes.iter().any(|o| !o.passed) {
+        EXIT_THRESHOLDS
+    } else {
+        EXIT_OK
+    };
+    Ok((code, result))
 }
 
 /// Creates the `--hdr-log` file before the run, so a bad path is an error before any load.

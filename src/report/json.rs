@@ -10,6 +10,7 @@ use crate::run::proxy::{ProxyResult, ProxyRow};
 use crate::run::RunResult;
 use crate::stats::interval::IntervalRow;
 use crate::stats::{ConnectCause, Distribution, ErrorKind, Summary};
+use crate::verdict::Outcome;
 
 /// Version of the JSON layout.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -45,6 +46,17 @@ struct Result<'a> {
     /// Proxy tests: the hit ratio and what the origin saw.
     #[serde(skip_serializing_if = "Option::is_none")]
     proxy: Option<ProxyOut<'a>>,
+    /// `--threshold` rules and how they came out.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    thresholds: Vec<ThresholdOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct ThresholdOut<'a> {
+    expr: &'a str,
+    passed: bool,
+    /// In the metric's unit: microseconds, a share from 0 to 1, a count or requests/s.
+    value: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -123,18 +135,24 @@ fn spread(d: &Distribution) -> Spread {
     Spread { min: d.min, mean: d.mean, stdev: d.stdev, max: d.max, within_stdev_pct: d.within_stdev_pct }
 }
 
-/// Renders a run's result as pretty JSON.
-pub fn render_result(result: &RunResult, config: &Config) -> String {
-    render_with(&result.summary, config, &result.series, result.proxy.as_ref())
+/// Renders a run's result as pretty JSON, with its thresholds' outcomes.
+pub fn render_result(result: &RunResult, config: &Config, thresholds: &[Outcome]) -> String {
+    render_with(&result.summary, config, &result.series, result.proxy.as_ref(), thresholds)
 }
 
 /// Renders the result as pretty JSON, with the interval series.
 pub fn render(summary: &Summary, config: &Config, intervals: &[IntervalRow]) -> String {
-    render_with(summary, config, intervals, None)
+    render_with(summary, config, intervals, None, &[])
 }
 
 /// Renders the result, with a `proxy` section for proxy tests.
-fn render_with(summary: &Summary, config: &Config, intervals: &[IntervalRow], proxy: Option<&ProxyResult>) -> String {
+fn render_with(
+    summary: &Summary,
+    config: &Config,
+    intervals: &[IntervalRow],
+    proxy: Option<&ProxyResult>,
+    thresholds: &[Outcome],
+) -> String {
     let t = &summary.total;
     let r = Result {
         schema_version: SCHEMA_VERSION,
@@ -193,6 +211,10 @@ fn render_with(summary: &Summary, config: &Config, intervals: &[IntervalRow], pr
             first_byte_us: latency(&t.ttfb_us),
             intervals: &p.rows,
         }),
+        thresholds: thresholds
+            .iter()
+            .map(|o| ThresholdOut { expr: &o.threshold.text, passed: o.passed, value: o.measured })
+            .collect(),
     };
     // Serializing plain structs with string keys cannot fail.
     let mut s = serde_json::to_string_pretty(&r).unwrap_or_default();
@@ -272,6 +294,6 @@ mod tests {
                 })
                 .collect(),
         };
-        check_golden("json_proxy.json", &render_with(&summary, &config, &rows(), Some(&proxy)));
+        check_golden("json_proxy.json", &render_with(&summary, &config, &rows(), Some(&proxy), &[]));
     }
 }

@@ -18,5 +18,6 @@ mod rate;
 mod report;
 mod script;
 mod signals;
+mod thresholds;
 mod tls;
 mod wrk_scripts;
