@@ -80,12 +80,14 @@ pub struct IntervalRow {
 }
 
 impl IntervalRow {
-    /// Merges the threads' snapshots of one interval (all with the same index).
+    /// Merges the threads' snapshots of one interval (all with the same index); no snapshot
+    /// merges into an empty row.
     pub fn merge(parts: &[Snapshot], target_per_s: Option<f64>) -> (IntervalRow, Histogram<u64>) {
-        let mut h = parts[0].latency_us.clone();
+        let empty = || crate::stats::Recorder::new().latency_us;
+        let mut h = parts.first().map_or_else(empty, |p| p.latency_us.clone());
         h.reset();
         // The threads' first-byte histograms share their bounds (small where nothing is timed).
-        let mut ttfb = parts[0].ttfb_us.clone();
+        let mut ttfb = parts.first().map_or_else(empty, |p| p.ttfb_us.clone());
         ttfb.reset();
         let (mut requests, mut errors, mut late, mut open, mut connects, mut bytes) = (0, 0, 0, 0, 0, 0);
         let mut status_errors = 0;
@@ -107,6 +109,7 @@ impl IntervalRow {
             start = start.min(p.start_us);
             end = end.max(p.end_us);
         }
+        let start = start.min(end);
         let length_s = (end.saturating_sub(start)) as f64 / 1e6;
         let at = |q: f64| if h.is_empty() { 0 } else { h.value_at_quantile(q) };
         let per_s = |n: f64| if length_s > 0.0 { n / length_s } else { 0.0 };
@@ -138,5 +141,18 @@ impl IntervalRow {
             ttfb_p99_us: if ttfb.is_empty() { 0 } else { ttfb.value_at_quantile(0.99) },
         };
         (row, h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_snapshot_merges_into_an_empty_row() {
+        let (row, h) = IntervalRow::merge(&[], Some(5.0));
+        assert_eq!((row.start_s, row.length_s, row.requests, row.p99_us, row.errors), (0.0, 0.0, 0, 0, 0));
+        assert_eq!(row.target_per_s, Some(5.0));
+        assert!(h.is_empty());
     }
 }
