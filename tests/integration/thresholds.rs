@@ -9,21 +9,10 @@ use crate::harness::{args, strain, strain_raw, Origin};
 fn passing_thresholds_exit_0_and_are_printed_and_in_the_json() {
     let origin = Origin::start(&["-t", "1"]);
     let url = origin.url();
-    let run = strain(&[
-        "-t",
-        "1",
-        "-c",
-        "2",
-        "-d",
-        "500ms",
-        "--threshold",
-        "p99<2s",
-        "--threshold",
-        "errors<1%",
-        "--threshold",
-        "rps>=1",
-        &url,
-    ]);
+    let run = strain(
+        &[&args("-t 1 -c 2 -d 500ms --threshold p99<2s --threshold errors<1% --threshold rps>=1")[..], &[&url]]
+            .concat(),
+    );
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("  ✓ p99<2s: "), "{}", run.stdout);
     assert!(run.stdout.contains("  ✓ errors<1%: 0.000%\n"), "{}", run.stdout);
@@ -38,7 +27,7 @@ fn passing_thresholds_exit_0_and_are_printed_and_in_the_json() {
 fn a_failed_threshold_exits_99_with_the_measured_value() {
     let origin = Origin::start(&["-t", "1", "--delay", "20ms"]);
     let url = origin.url();
-    let run = strain(&["-t", "1", "-c", "2", "-d", "500ms", "--threshold", "p50<5ms", "--threshold", "max<1s", &url]);
+    let run = strain(&[&args("-t 1 -c 2 -d 500ms --threshold p50<5ms --threshold max<1s")[..], &[&url]].concat());
     assert_eq!(run.code, 99, "{}\n{}", run.stdout, run.stderr);
     let line = run.stdout.lines().find(|l| l.contains("p50<5ms")).unwrap_or_else(|| panic!("{}", run.stdout));
     assert!(line.starts_with("  ✗ p50<5ms: 2"), "{line}");
@@ -52,20 +41,9 @@ fn a_failed_threshold_exits_99_with_the_measured_value() {
 fn abort_on_fail_stops_the_run_early_with_its_full_report() {
     let origin = Origin::start(&["-t", "1", "--delay", "30ms"]);
     let url = origin.url();
-    let run = strain(&[
-        "-t",
-        "1",
-        "-c",
-        "2",
-        "-d",
-        "10s",
-        "--interval",
-        "200ms",
-        "--threshold",
-        "max<10ms",
-        "--abort-on-fail",
-        &url,
-    ]);
+    let run = strain(
+        &[&args("-t 1 -c 2 -d 10s --interval 200ms --threshold max<10ms --abort-on-fail")[..], &[&url]].concat(),
+    );
     assert_eq!(run.code, 99, "{}", run.stderr);
     assert!(run.elapsed < Duration::from_secs(3), "{:?}", run.elapsed);
     assert!(run.stderr.contains("strain: threshold 'max<10ms' can no longer pass: stopping the run"), "{}", run.stderr);
