@@ -56,6 +56,24 @@ impl Op {
     }
 }
 
+/// A kind of run some thresholds need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// `late` is measured only against a rate schedule.
+    RateMode,
+    /// `hit_ratio` is measured only in a proxy test.
+    ProxyTest,
+}
+
+impl fmt::Display for Needs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Needs::RateMode => "rate mode (-R or --stages)",
+            Needs::ProxyTest => "a proxy test (strain proxy)",
+        })
+    }
+}
+
 /// One rule, as written and as understood.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Threshold {
@@ -160,11 +178,11 @@ impl Threshold {
         Ok(Threshold { text: text.trim().to_string(), metric, op, limit })
     }
 
-    /// Whether this threshold needs rate mode (`late`) or a proxy test (`hit_ratio`).
-    pub fn needs(&self) -> Option<&'static str> {
+    /// What kind of run this threshold needs, if not any.
+    pub fn needs(&self) -> Option<Needs> {
         match self.metric {
-            Metric::Late | Metric::LateRate => Some("rate mode (-R or --stages)"),
-            Metric::HitRatio => Some("a proxy test (strain proxy)"),
+            Metric::Late | Metric::LateRate => Some(Needs::RateMode),
+            Metric::HitRatio => Some(Needs::ProxyTest),
             _ => None,
         }
     }

@@ -23,6 +23,7 @@ use crate::report::hdrlog::HdrLog;
 use crate::run::proxy::ProxyRow;
 use crate::run::{Failure, Observer, OriginPlacement, RunConfig, RunError, RunResult, Workload};
 use crate::stats::interval::IntervalRow;
+use crate::verdict::Needs;
 use flags::{Cli, Command, CommonLoadFlags, DemoFlags, LoadFlags, OriginFlags};
 
 // Exit codes: one table, mirrored in README.md ("Exit codes") and tested in
@@ -138,11 +139,6 @@ pub fn common_config(f: &CommonLoadFlags, url: &str) -> Result<Config, CliError>
         .map(|t| crate::verdict::Threshold::parse(t).map_err(|e| CliError::Usage(e.to_string())))
         .collect::<Result<_, _>>()?;
     config.abort_on_fail = f.abort_on_fail;
-    for t in &config.thresholds {
-        if t.needs() == Some("rate mode (-R or --stages)") && config.schedule.is_none() {
-            return Err(CliError::Usage(format!("threshold '{}' needs rate mode (-R or --stages)", t.text)));
-        }
-    }
     config.schedule = match (f.rate, &f.stages) {
         (rate, Some(stages)) => {
             let schedule = Schedule::stages(rate.unwrap_or(0.0), &stages.0);
@@ -152,6 +148,10 @@ pub fn common_config(f: &CommonLoadFlags, url: &str) -> Result<Config, CliError>
         (Some(rate), None) => Some(Schedule::constant(rate, config.duration)),
         (None, None) => None,
     };
+    if let Some(t) = config.thresholds.iter().find(|t| t.needs() == Some(Needs::RateMode) && config.schedule.is_none())
+    {
+        return Err(CliError::Usage(format!("threshold '{}' needs {}", t.text, Needs::RateMode)));
+    }
     // The HdrHistogram log is written interval by interval.
     if (config.schedule.is_some() || config.hdr_log.is_some()) && config.interval.is_none() {
         config.interval = Some(DEFAULT_INTERVAL);
@@ -164,8 +164,8 @@ pub fn common_config(f: &CommonLoadFlags, url: &str) -> Result<Config, CliError>
 pub fn load_config(f: LoadFlags) -> Result<RunConfig, CliError> {
     let url = f.url.ok_or_else(|| CliError::Usage("a URL is required".into()))?;
     let mut config = common_config(&f.common, &url)?;
-    if let Some(t) = config.thresholds.iter().find(|t| t.needs() == Some("a proxy test (strain proxy)")) {
-        return Err(CliError::Usage(format!("threshold '{}' needs a proxy test (strain proxy)", t.text)));
+    if let Some(t) = config.thresholds.iter().find(|t| t.needs() == Some(Needs::ProxyTest)) {
+        return Err(CliError::Usage(format!("threshold '{}' needs {}", t.text, Needs::ProxyTest)));
     }
     config.headers = f.headers.iter().map(|h| parse_header(h)).collect::<Result<_, _>>()?;
     let workload = match f.script {

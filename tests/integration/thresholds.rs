@@ -52,6 +52,16 @@ fn abort_on_fail_stops_the_run_early_with_its_full_report() {
 }
 
 #[test]
+fn rate_mode_late_sends_can_be_a_threshold() {
+    let origin = Origin::start(&["-t", "1"]);
+    let url = origin.url();
+    let run =
+        strain(&[&args("-t 1 -c 4 -R 200 -d 1s --threshold late<50% --threshold late<=1000")[..], &[&url]].concat());
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("  ✓ late<50%: ") && run.stdout.contains("  ✓ late<=1000: "), "{}", run.stdout);
+}
+
+#[test]
 fn a_proxy_tests_hit_ratio_can_be_a_threshold() {
     // A dry run (no proxy in between): the origin sees every request, so nothing is a hit.
     let run = strain(&args("proxy --hit-rate 1 --hotset 5 -t 1 -c 2 -d 500ms --threshold hit_ratio>0.5"));
