@@ -56,7 +56,20 @@ pub enum EngineError {
     /// The script failed before load started.
     #[error(transparent)]
     Script(#[from] ScriptError),
+    /// More connections than the process may open files.
+    #[error(
+        "{connections} connections need more open files than this process may have ({limit}): raise the hard limit (ulimit -Hn, LimitNOFILE) or use fewer connections"
+    )]
+    FileLimit {
+        /// Connections asked for.
+        connections: usize,
+        /// The open-file limit in force.
+        limit: u64,
+    },
 }
+
+/// Files a run needs besides its connections: epoll and timer fds per thread, stdio, logs.
+const SPARE_FILES: u64 = 64;
 
 /// A script prepared for the workers: its text, the URL it sees, and what `setup` decided.
 #[derive(Debug, Clone)]
@@ -162,7 +175,10 @@ impl Plan {
 /// Resolves the target, builds the TLS client and renders the request: everything that can
 /// fail before load starts, so a bad host is one error line and no report.
 pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
-    net::raise_file_limit();
+    let limit = net::raise_file_limit();
+    if config.connections as u64 + SPARE_FILES > limit {
+        return Err(EngineError::FileLimit { connections: config.connections, limit });
+    }
     let target = &config.target;
     let addr = net::resolve(&target.host, target.port, config.timeout)?;
     net::check_sources(&config.source_addrs, addr)?;

@@ -109,3 +109,18 @@ fn a_source_address_that_cannot_be_used_is_a_usage_error() {
         assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
     }
 }
+
+#[test]
+fn more_connections_than_open_files_is_a_usage_error() {
+    let limit = rlimit::getrlimit(rlimit::Resource::NOFILE).unwrap().1;
+    let too_many = (limit + 1).to_string();
+    let run = strain_raw(&["-t", "1", "-c", &too_many, "-d", "1s", "http://127.0.0.1:1/"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .starts_with(&format!("strain: {too_many} connections need more open files than this process may have")),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.stderr.lines().count(), 1);
+}
