@@ -11,6 +11,11 @@ use crate::harness::{args, bin, free_port, run_program, strain, Origin, Run};
 /// instead. The run's `stdout` is then the raw bytes the terminal received (stderr, and stdout
 /// unless redirected; the terminal turns each `\n` into `\r\n`).
 fn on_terminal(args: &[&str], stdout_to: Option<&Path>) -> Run {
+    on_terminal_of(None, args, stdout_to)
+}
+
+/// [`on_terminal`] on a terminal `cols` columns wide (unset, `script` leaves the width unknown).
+fn on_terminal_of(cols: Option<u16>, args: &[&str], stdout_to: Option<&Path>) -> Run {
     if Command::new("script").arg("--version").output().is_err() {
         panic!("these tests need util-linux's `script` to make a pseudo-terminal: install the util-linux package");
     }
@@ -19,7 +24,8 @@ fn on_terminal(args: &[&str], stdout_to: Option<&Path>) -> Run {
     if let Some(path) = stdout_to {
         cmd.push(format!("> '{}'", path.display()));
     }
-    run_program("script", &["-qfec", &cmd.join(" "), "/dev/null"])
+    let size = cols.map_or(String::new(), |c| format!("stty cols {c} && "));
+    run_program("script", &["-qfec", &format!("{size}{}", cmd.join(" ")), "/dev/null"])
 }
 
 /// Every status line drawn, as drawn: a carriage return, then the bar, up to the clear to the
@@ -63,6 +69,20 @@ fn status_line_updates_on_a_terminal_and_is_cleared_before_the_report() {
     let report = &out[out.find("  Thread Stats").unwrap()..];
     assert!(!report.contains('\x1b'), "{report:?}");
     assert!(report.contains("\r\nRequests/sec: "), "{report:?}");
+}
+
+#[test]
+fn status_line_fits_the_terminals_width() {
+    let origin = Origin::start(&[]);
+    let run = on_terminal_of(Some(50), &["-c", "4", "-t", "1", "-d", "2s", &origin.url()], None);
+    let out = &run.stdout;
+    assert_eq!(run.code, 0, "{out:?}");
+    let lines = draws(out);
+    assert_eq!(lines.len(), 2, "{out:?}");
+    for line in &lines {
+        // One column is kept free; connections and p50 are the first fields left off.
+        assert!(line.len() <= 49 && line.contains(" req/s") && !line.contains("conn"), "{line:?}");
+    }
 }
 
 #[test]
