@@ -220,6 +220,16 @@ struct Printer<'a> {
     status: Option<report::live::StatusLine>,
 }
 
+impl Printer<'_> {
+    /// Prints a line on stderr during the run, above the status line (redrawn after it).
+    fn say(&mut self, line: &str) {
+        if let Some(status) = self.status.as_mut() {
+            status.clear();
+        }
+        eprintln!("{line}");
+    }
+}
+
 impl Observer for Printer<'_> {
     fn started(&mut self) {
         // The header follows what the scripts' init() printed, as in wrk.
@@ -228,14 +238,11 @@ impl Observer for Printer<'_> {
     }
 
     fn interval(&mut self, row: &IntervalRow, latency: &hdrhistogram::Histogram<u64>, proxy: Option<&ProxyRow>) {
-        if let Some(status) = self.status.as_mut() {
-            status.clear();
-        }
         if self.config.interval.is_some() {
-            match proxy {
-                None => eprintln!("{}", report::live::line(row)),
-                Some(p) => eprintln!("{}", report::proxy::line(row, p)),
-            }
+            self.say(&match proxy {
+                None => report::live::line(row),
+                Some(p) => report::proxy::line(row, p),
+            });
         }
         if let Some(log) = self.hdr_log.as_mut() {
             if let Err(e) = log.interval(row.start_s, row.length_s, latency, None) {
@@ -244,7 +251,8 @@ impl Observer for Printer<'_> {
         }
         if self.config.abort_on_fail && !self.stop.load(std::sync::atomic::Ordering::Relaxed) {
             if let Some(t) = self.budget.add(row, &self.config.thresholds) {
-                eprintln!("strain: threshold '{}' can no longer pass: stopping the run", t.text);
+                let text = format!("strain: threshold '{}' can no longer pass: stopping the run", t.text);
+                self.say(&text);
                 self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
             }
         }
