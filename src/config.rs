@@ -182,6 +182,8 @@ pub struct Config {
     pub uncorrected: bool,
     /// Length of the live progress intervals; `None` prints none (closed loop, like wrk).
     pub interval: Option<Duration>,
+    /// `--quiet`: no status line redrawn on a terminal's stderr.
+    pub quiet: bool,
     /// Write the run's histograms as an HdrHistogram interval log here.
     pub hdr_log: Option<PathBuf>,
     /// Rate mode: sends due within one tick go out together at its end.
@@ -210,6 +212,7 @@ impl Config {
             schedule: None,
             uncorrected: false,
             interval: None,
+            quiet: false,
             hdr_log: None,
             tick: DEFAULT_TICK,
             source_addrs: Vec::new(),

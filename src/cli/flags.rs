@@ -82,6 +82,9 @@ pub struct CommonLoadFlags {
     /// Print a progress line on stderr every T (default in rate mode: 1s; closed loop: none).
     #[arg(long = "interval", value_name = "T", value_parser = units::duration)]
     pub interval: Option<Duration>,
+    /// Do not draw the live status line (drawn on stderr only when it is a terminal).
+    #[arg(long = "quiet")]
+    pub quiet: bool,
     /// Rate mode: send requests due within T together at its end (0: each at its own time).
     #[arg(long = "tick", value_name = "T", default_value_t = Dur(defaults::TICK), value_parser = units::dur)]
     pub tick: Dur,

@@ -7,7 +7,7 @@ pub mod proxy;
 pub mod units;
 
 use std::ffi::OsString;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::net::TcpListener;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -130,6 +130,7 @@ pub fn common_config(f: &CommonLoadFlags, url: &str) -> Result<Config, CliError>
     config.json = f.json.clone().map(|p| if p.as_os_str() == "-" { Output::Stdout } else { Output::File(p) });
     config.uncorrected = f.uncorrected;
     config.interval = f.interval;
+    config.quiet = f.quiet;
     config.hdr_log = f.hdr_log.clone();
     config.tick = f.tick.0;
     config.source_addrs = f.source_addrs.clone();
@@ -201,7 +202,8 @@ pub fn run_load(test: RunConfig) -> Result<i32, CliError> {
 }
 
 /// Prints a run as it goes: wrk's header once load starts, a line per interval (with
-/// `--interval`, rate mode and proxy tests), the HdrHistogram log, and the reports at the end.
+/// `--interval`, rate mode and proxy tests), the status line on a terminal, the HdrHistogram
+/// log, and the reports at the end.
 struct Printer<'a> {
     config: &'a Config,
     /// wrk's text; on stderr when stdout carries the JSON, so the two never mix.
@@ -213,6 +215,19 @@ struct Printer<'a> {
     budget: crate::verdict::Budget,
     /// The thresholds judged at the end.
     outcomes: Vec<crate::verdict::Outcome>,
+    /// The line redrawn each interval when stderr is a terminal (not with `--quiet`). Plain
+    /// `--interval` lines and messages scroll above it; it is erased before the report.
+    status: Option<report::live::StatusLine>,
+}
+
+impl Printer<'_> {
+    /// Prints a line on stderr during the run, above the status line (redrawn after it).
+    fn say(&mut self, line: &str) {
+        if let Some(status) = self.status.as_mut() {
+            status.clear();
+        }
+        eprintln!("{line}");
+    }
 }
 
 impl Observer for Printer<'_> {
@@ -224,10 +239,10 @@ impl Observer for Printer<'_> {
 
     fn interval(&mut self, row: &IntervalRow, latency: &hdrhistogram::Histogram<u64>, proxy: Option<&ProxyRow>) {
         if self.config.interval.is_some() {
-            match proxy {
-                None => eprintln!("{}", report::live::line(row)),
-                Some(p) => eprintln!("{}", report::proxy::line(row, p)),
-            }
+            self.say(&match proxy {
+                None => report::live::line(row),
+                Some(p) => report::proxy::line(row, p),
+            });
         }
         if let Some(log) = self.hdr_log.as_mut() {
             if let Err(e) = log.interval(row.start_s, row.length_s, latency, None) {
@@ -236,13 +251,27 @@ impl Observer for Printer<'_> {
         }
         if self.config.abort_on_fail && !self.stop.load(std::sync::atomic::Ordering::Relaxed) {
             if let Some(t) = self.budget.add(row, &self.config.thresholds) {
-                eprintln!("strain: threshold '{}' can no longer pass: stopping the run", t.text);
+                let text = format!("strain: threshold '{}' can no longer pass: stopping the run", t.text);
+                self.say(&text);
                 self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
             }
+        }
+        if let Some(status) = self.status.as_mut() {
+            let total_s = self.config.duration.as_secs_f64();
+            status.draw(&report::live::status(
+                row,
+                total_s,
+                proxy.map(|p| p.hit_ratio),
+                report::live::StatusLine::width(),
+            ));
         }
     }
 
     fn finished(&mut self, result: &RunResult) {
+        // Nothing more is drawn: what follows (report, JSON, script output) starts on a clean line.
+        if let Some(mut status) = self.status.take() {
+            status.clear();
+        }
         if let Some(e) = self.log_error.take().or_else(|| self.hdr_log.as_mut().and_then(|l| l.flush().err())) {
             eprintln!("strain: writing the HdrHistogram log failed: {e}");
         }
@@ -274,7 +303,9 @@ pub fn run_and_report(test: RunConfig, stop: &AtomicBool) -> Result<(i32, RunRes
         None => None,
     };
     let budget = crate::verdict::Budget::new(&config);
-    let mut printer = Printer { config: &config, text, hdr_log, log_error: None, stop, budget, outcomes: Vec::new() };
+    let status = (!config.quiet && std::io::stderr().is_terminal()).then(report::live::StatusLine::new);
+    let mut printer =
+        Printer { config: &config, text, hdr_log, log_error: None, stop, budget, outcomes: Vec::new(), status };
     let result = crate::run::run(test, stop, &mut printer)?;
     if let Some(Failure::Script(e)) = &result.failure {
         eprintln!("strain: {e}");

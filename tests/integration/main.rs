@@ -13,6 +13,7 @@ mod faults_framing;
 mod faults_origin;
 mod library;
 mod origin;
+mod progress;
 mod proxy;
 mod rate;
 mod report;
