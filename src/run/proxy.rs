@@ -70,7 +70,9 @@ fn remote_counts(addr: &str) -> Option<OriginCounts> {
 /// never saw. Error responses do not count: a proxy that answers everything with 500 has hit
 /// nothing, and without a successful response there is no ratio at all.
 pub fn hit_ratio(successes: u64, origin_requests: u64) -> Option<f64> {
-    (successes > 0).then(|| (1.0 - origin_requests as f64 / successes as f64).clamp(-1.0, 1.0))
+    // Counters read a moment apart can put a few more requests at the origin than answers at the
+    // client in one interval: a ratio below 0 is that skew, not a measurement.
+    (successes > 0).then(|| (1.0 - origin_requests as f64 / successes as f64).clamp(0.0, 1.0))
 }
 
 /// One interval of a proxy test: what the origin saw, and the hit ratio.
