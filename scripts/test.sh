@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, exactly as CI runs it (`.ci/run` calls this script).
 # Installs what the tests need that a fresh Debian machine lacks (nginx, Apache Traffic Server,
-# wrk for the compatibility tests),
+# wrk for the compatibility tests, Chromium for the HTML report),
 # then runs the format and lint gates and every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +10,7 @@ need_pkgs=()
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_pkgs+=(nginx-light)
 [ -x /usr/bin/traffic_server ] || [ -x /usr/sbin/traffic_server ] || need_pkgs+=(trafficserver)
 command -v wrk >/dev/null 2>&1 || need_pkgs+=(wrk)
+[ -x /usr/bin/chromium ] || need_pkgs+=(chromium)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
     echo "test.sh: installing ${need_pkgs[*]} (needed by the integration tests)"
     sudo_cmd=""

@@ -194,6 +194,10 @@ pub struct Config {
     pub thresholds: Vec<crate::verdict::Threshold>,
     /// Stop the run as soon as a threshold can no longer pass.
     pub abort_on_fail: bool,
+    /// Also write the HTML report here.
+    pub html: Option<PathBuf>,
+    /// The command line that asked for this test, for the reports (empty for a library call).
+    pub command: Vec<String>,
 }
 
 impl Config {
@@ -218,6 +222,8 @@ impl Config {
             source_addrs: Vec::new(),
             thresholds: Vec::new(),
             abort_on_fail: false,
+            command: Vec::new(),
+            html: None,
         }
     }
 

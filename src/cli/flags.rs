@@ -19,7 +19,7 @@ use crate::defaults;
     disable_version_flag = true,
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
-    override_usage = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]\n       strain proxy [OPTIONS]"
+    override_usage = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]\n       strain proxy [OPTIONS]\n       strain report RESULT.json... -o FILE.html"
 )]
 pub struct Cli {
     /// A mode other than load testing a URL.
@@ -42,6 +42,8 @@ pub enum Command {
     Demo(DemoFlags),
     /// Test a caching proxy: client and origin in one (jtest), with a measured hit ratio.
     Proxy(Box<ProxyFlags>),
+    /// Render saved results (--json files) as one HTML page, overlaid.
+    Report(ReportFlags),
 }
 
 /// Load options shared by `strain <url>` and `strain proxy`.
@@ -100,6 +102,10 @@ pub struct CommonLoadFlags {
     /// makes the exit code 99.
     #[arg(long = "threshold", value_name = "EXPR")]
     pub thresholds: Vec<String>,
+    /// Also write the report as one self-contained HTML page (charts over time, the percentile
+    /// spectrum, the summary) to FILE.
+    #[arg(long = "html", value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Stop the run as soon as a threshold can no longer pass (max, error and late budgets); the
     /// full report is still printed.
     #[arg(long = "abort-on-fail", requires = "thresholds")]
@@ -337,4 +343,18 @@ pub fn probability(s: &str) -> Result<f64, String> {
 /// Whether `p` is in [0, 1] (NaN is not).
 pub fn is_probability(p: f64) -> bool {
     (0.0..=1.0).contains(&p)
+}
+
+/// Flags of `strain report`.
+#[derive(Debug, Args)]
+pub struct ReportFlags {
+    /// Result files written with --json.
+    #[arg(value_name = "RESULT.json", required = true)]
+    pub results: Vec<PathBuf>,
+    /// Where to write the page.
+    #[arg(short = 'o', long = "output", value_name = "FILE.html", required = true)]
+    pub output: PathBuf,
+    /// A label per result, in order (default: the file name).
+    #[arg(long = "label", value_name = "TEXT")]
+    pub labels: Vec<String>,
 }

@@ -90,6 +90,7 @@ where
         Some(Command::Origin(f)) => run_origin(&f),
         Some(Command::Demo(f)) => run_demo(&f),
         Some(Command::Proxy(f)) => proxy::run(&f),
+        Some(Command::Report(f)) => run_report(&f),
         None => run_load(load_config(cli.load)?),
     }
 }
@@ -121,6 +122,7 @@ pub fn parse_header(s: &str) -> Result<Header, CliError> {
 /// Builds and checks the parts of a config every load mode shares.
 pub fn common_config(f: &CommonLoadFlags, url: &str) -> Result<Config, CliError> {
     let mut config = Config::new(Target::parse(url)?);
+    config.command = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
     config.connections = f.connections;
     config.threads = f.threads;
     config.duration = f.duration.0;
@@ -132,6 +134,7 @@ pub fn common_config(f: &CommonLoadFlags, url: &str) -> Result<Config, CliError>
     config.interval = f.interval;
     config.quiet = f.quiet;
     config.hdr_log = f.hdr_log.clone();
+    config.html = f.html.clone();
     config.tick = f.tick.0;
     config.source_addrs = f.source_addrs.clone();
     config.thresholds = f
@@ -310,14 +313,19 @@ pub fn run_and_report(test: RunConfig, stop: &AtomicBool) -> Result<(i32, RunRes
     if let Some(Failure::Script(e)) = &result.failure {
         eprintln!("strain: {e}");
     }
+    let json = report::json::render_result(&result, &config, &printer.outcomes);
+    if let Some(path) = &config.html {
+        // The page is drawn from the JSON, as `strain report` draws saved results.
+        let doc: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
+        let label = config.target.url.clone();
+        write_file(path, &report::html::render(&[(label, doc)]))?;
+    }
     if let Some(dest) = &config.json {
-        let json = report::json::render_result(&result, &config, &printer.outcomes);
         match dest {
             Output::Stdout => {
                 let _ = std::io::stdout().write_all(json.as_bytes());
             }
-            Output::File(path) => std::fs::write(path, json)
-                .map_err(|source| CliError::Io { what: format!("cannot write {}", path.display()), source })?,
+            Output::File(path) => write_file(path, &json)?,
         }
     }
     let code = if !result.succeeded() {
@@ -328,6 +336,34 @@ pub fn run_and_report(test: RunConfig, stop: &AtomicBool) -> Result<(i32, RunRes
         EXIT_OK
     };
     Ok((code, result))
+}
+
+/// Writes a report file.
+fn write_file(path: &std::path::Path, text: &str) -> Result<(), CliError> {
+    std::fs::write(path, text)
+        .map_err(|source| CliError::Io { what: format!("cannot write {}", path.display()), source })
+}
+
+/// `strain report`: saved results drawn as one page.
+fn run_report(f: &flags::ReportFlags) -> Result<i32, CliError> {
+    if f.labels.len() > f.results.len() {
+        return Err(CliError::Usage(format!("{} labels for {} results", f.labels.len(), f.results.len())));
+    }
+    let mut results = Vec::with_capacity(f.results.len());
+    for (i, path) in f.results.iter().enumerate() {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| CliError::Io { what: format!("cannot read {}", path.display()), source })?;
+        let doc: serde_json::Value = serde_json::from_str(&text)
+            .ok()
+            .filter(|d: &serde_json::Value| d.get("schema_version").is_some() && d.get("intervals").is_some())
+            .ok_or_else(|| CliError::Usage(format!("{} is not a strain result (--json)", path.display())))?;
+        let label = f.labels.get(i).cloned().unwrap_or_else(|| {
+            path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+        });
+        results.push((label, doc));
+    }
+    write_file(&f.output, &report::html::render(&results))?;
+    Ok(EXIT_OK)
 }
 
 /// Creates the `--hdr-log` file before the run, so a bad path is an error before any load.

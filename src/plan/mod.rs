@@ -60,6 +60,11 @@ impl Schedule {
         Duration::from_secs_f64(self.total_s)
     }
 
+    /// When each stage ends, in seconds from the start.
+    pub fn stage_ends_s(&self) -> Vec<f64> {
+        self.segments.iter().map(|s| s.start_s + s.len_s).collect()
+    }
+
     /// Requests due over the whole schedule.
     pub fn total_requests(&self) -> f64 {
         self.total_requests

@@ -49,6 +49,34 @@ struct Result<'a> {
     /// `--threshold` rules and how they came out.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     thresholds: Vec<ThresholdOut<'a>>,
+    /// The whole latency histogram (corrected in rate mode): HdrHistogram V2, deflated, base64.
+    latency_histogram: String,
+    /// Rate mode: the uncorrected one, the same way.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    uncorrected_latency_histogram: Option<String>,
+    /// Rate mode: when each stage ends, seconds from the start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stage_ends_s: Option<Vec<f64>>,
+    /// The command line (absent for a library call).
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    command: &'a [String],
+    /// CPUs of the machine that ran the test.
+    host_cores: usize,
+}
+
+/// A histogram as HdrHistogram's V2 deflate encoding in base64 (what interval logs carry).
+pub fn encode_histogram(h: &hdrhistogram::Histogram<u64>) -> String {
+    use hdrhistogram::serialization::Serializer;
+    let mut bytes = Vec::new();
+    // Serializing into memory only fails for histograms too large to encode, which ours are not.
+    let _ = hdrhistogram::serialization::V2DeflateSerializer::new().serialize(h, &mut bytes);
+    crate::report::b64::encode(&bytes)
+}
+
+/// Reads back what [`encode_histogram`] wrote.
+pub fn decode_histogram(text: &str) -> Option<hdrhistogram::Histogram<u64>> {
+    let bytes = crate::report::b64::decode(text)?;
+    hdrhistogram::serialization::Deserializer::new().deserialize(&mut bytes.as_slice()).ok()
 }
 
 #[derive(Serialize)]
@@ -215,6 +243,11 @@ fn render_with(
             .iter()
             .map(|o| ThresholdOut { expr: &o.threshold.text, passed: o.passed, value: o.measured })
             .collect(),
+        latency_histogram: encode_histogram(&t.latency_us),
+        uncorrected_latency_histogram: config.schedule.as_ref().map(|_| encode_histogram(&t.uncorrected_us)),
+        stage_ends_s: config.schedule.as_ref().map(|s| s.stage_ends_s()),
+        command: &config.command,
+        host_cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     // Serializing plain structs with string keys cannot fail.
     let mut s = serde_json::to_string_pretty(&r).unwrap_or_default();
@@ -255,10 +288,28 @@ mod tests {
             .collect()
     }
 
+    /// The JSON with the machine's core count replaced, so the goldens hold on any machine.
+    fn portable(json: String) -> String {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        json.replace(&format!("\"host_cores\": {cores}\n"), "\"host_cores\": 2\n")
+    }
+
     #[test]
     fn closed_loop_json_matches_golden_file() {
         let (summary, config) = fixed();
-        check_golden("json_closed_loop.json", &render(&summary, &config, &rows()));
+        check_golden("json_closed_loop.json", &portable(render(&summary, &config, &rows())));
+    }
+
+    #[test]
+    fn histograms_survive_the_json() {
+        let (summary, _) = fixed();
+        let h = &summary.total.latency_us;
+        let back = decode_histogram(&encode_histogram(h)).unwrap();
+        assert_eq!(
+            (back.len(), back.max(), back.value_at_quantile(0.99)),
+            (h.len(), h.max(), h.value_at_quantile(0.99))
+        );
+        assert!(decode_histogram("not base64!").is_none());
     }
 
     #[test]
@@ -271,7 +322,7 @@ mod tests {
             r.target_per_s = Some(100.0);
             r.late = 20;
         }
-        check_golden("json_rate.json", &render(&summary, &config, &rows));
+        check_golden("json_rate.json", &portable(render(&summary, &config, &rows)));
     }
 
     #[test]
@@ -294,6 +345,6 @@ mod tests {
                 })
                 .collect(),
         };
-        check_golden("json_proxy.json", &render_with(&summary, &config, &rows(), Some(&proxy), &[]));
+        check_golden("json_proxy.json", &portable(render_with(&summary, &config, &rows(), Some(&proxy), &[])));
     }
 }

@@ -11,6 +11,7 @@ mod exit_codes;
 mod faults_conn;
 mod faults_framing;
 mod faults_origin;
+mod html;
 mod library;
 mod origin;
 mod progress;

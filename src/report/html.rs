@@ -1,0 +1,388 @@
+//! The HTML report: one self-contained page (no script, no request to any host: a
+//! Content-Security-Policy forbids them) with SVG charts drawn here, from result JSON documents,
+//! so `--html` on a run and `strain report` on saved results draw the same page, several results
+//! overlaid. Why SVG from Rust rather than an embedded chart library: a few kilobytes instead of
+//! hundreds, nothing to license or update, and the page renders the same offline or mailed.
+
+use std::fmt::Write;
+
+use serde_json::Value;
+
+use super::json::decode_histogram;
+use super::units::time_us;
+
+/// Colours of the results, in order (a result keeps its colour in every chart).
+const COLOURS: [&str; 6] = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf"];
+/// Chart size in SVG units.
+const W: f64 = 720.0;
+const H: f64 = 260.0;
+/// Plot margins: left, right, top (above the legend rows), bottom.
+const ML: f64 = 64.0;
+const MR: f64 = 30.0;
+const MT: f64 = 30.0;
+const MB: f64 = 30.0;
+/// Height of one legend row.
+const ROW: f64 = 14.0;
+/// The spectrum's last percentile (99.999%) as 1/(1-p) on a log axis.
+const SPECTRUM_MAX_X: f64 = 5.0;
+
+/// One line of a chart.
+struct Series {
+    name: String,
+    colour: &'static str,
+    dash: &'static str,
+    width: f64,
+    points: Vec<(f64, f64)>,
+}
+
+/// Escapes text for HTML and SVG.
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// A line chart; `x_label` formats an x tick, `y_label` a y tick; `marks` are vertical lines.
+fn chart(
+    title: &str,
+    series: &[Series],
+    marks: &[f64],
+    x_label: &dyn Fn(f64) -> String,
+    y_label: &dyn Fn(f64) -> String,
+    x_range: Option<(f64, f64)>,
+) -> String {
+    let all = series.iter().flat_map(|s| s.points.iter()).filter(|(x, y)| x.is_finite() && y.is_finite());
+    let (mut x0, mut x1, mut y1, mut any) = (f64::MAX, f64::MIN, 0.0f64, false);
+    for &(x, y) in all {
+        (x0, x1, y1, any) = (x0.min(x), x1.max(x), y1.max(y), true);
+    }
+    if let Some((a, b)) = x_range {
+        (x0, x1) = (a, b);
+    } else if !any {
+        (x0, x1) = (0.0, 1.0);
+    } else if x0 >= x1 {
+        x1 = x0 + 1.0;
+    }
+    let y1 = if y1 > 0.0 { y1 * 1.08 } else { 1.0 };
+    // Legend entries flow in rows under the title; the plot starts below them.
+    let shown: Vec<&Series> = series.iter().filter(|s| !s.points.is_empty()).collect();
+    let mut places = Vec::with_capacity(shown.len());
+    let (mut lx, mut row) = (ML, 0.0);
+    for s in &shown {
+        let width = 30.0 + 6.2 * s.name.chars().count() as f64;
+        if lx + width > W - MR && lx > ML {
+            (lx, row) = (ML, row + 1.0);
+        }
+        places.push((lx, 32.0 + row * ROW));
+        lx += width;
+    }
+    let top = MT + ROW * (row + 1.0);
+    let px = |x: f64| ML + (x - x0) / (x1 - x0) * (W - ML - MR);
+    let py = |y: f64| H - MB - y / y1 * (H - top - MB);
+    let mut out = format!(
+        "<svg class=\"chart\" viewBox=\"0 0 {W} {H}\" role=\"img\" aria-label=\"{t}\"><text x=\"{ML}\" y=\"18\" class=\"title\">{t}</text>",
+        t = esc(title)
+    );
+    if !any {
+        let _ = write!(out, "<text x=\"{:.1}\" y=\"{:.1}\" class=\"legend\">none</text>", W / 2.0, H / 2.0);
+    }
+    // A fixed x range is the spectrum's: one tick per decade of 1/(1-p) (0%, 90%, 99%, ...).
+    let x_steps = if x_range.is_some() { (x1 - x0).round().max(1.0) } else { 4.0 };
+    for i in 0..=(x_steps as u32) {
+        let fx = x0 + (x1 - x0) * f64::from(i) / x_steps;
+        let _ = write!(
+            out,
+            "<text x=\"{:.1}\" y=\"{}\" class=\"xtick\">{}</text>",
+            px(fx),
+            H - MB + 16.0,
+            esc(&x_label(fx))
+        );
+    }
+    for i in 0..=4 {
+        let fy = y1 * f64::from(i) / 4.0;
+        let _ = write!(
+            out,
+            "<line x1=\"{ML}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" class=\"grid\"/><text x=\"{}\" y=\"{:.1}\" class=\"ytick\">{}</text>",
+            W - MR,
+            ML - 6.0,
+            py(fy) + 4.0,
+            esc(&y_label(fy)),
+            y = py(fy),
+        );
+    }
+    for &m in marks.iter().filter(|m| **m > x0 && **m < x1) {
+        let _ =
+            write!(out, "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{top}\" y2=\"{}\" class=\"mark\"/>", H - MB, x = px(m));
+    }
+    for (s, &(lx, ly)) in shown.iter().zip(&places) {
+        let path: String = s
+            .points
+            .iter()
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let _ = write!(
+            out,
+            "<polyline points=\"{path}\" fill=\"none\" stroke=\"{c}\" stroke-width=\"{w}\" stroke-dasharray=\"{d}\"/>\
+             <line x1=\"{lx:.1}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"{c}\" stroke-width=\"{w}\" stroke-dasharray=\"{d}\"/>\
+             <text x=\"{:.1}\" y=\"{ly:.1}\" class=\"legend\">{}</text>",
+            lx + 18.0,
+            ly - 4.0,
+            ly - 4.0,
+            lx + 22.0,
+            esc(&s.name),
+            c = s.colour,
+            w = s.width,
+            d = s.dash,
+        );
+    }
+    out.push_str("</svg>");
+    out
+}
+
+/// The middle of each interval, with a value from its row.
+fn over_time(doc: &Value, key: &str, field: &str, scale: f64) -> Vec<(f64, f64)> {
+    let rows = doc.pointer(key).and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+    rows.iter()
+        .filter_map(|r| {
+            let t = r["start_s"].as_f64()? + r["length_s"].as_f64().unwrap_or(0.0) / 2.0;
+            Some((t, r[field].as_f64()? * scale))
+        })
+        .collect()
+}
+
+/// The percentile spectrum of an encoded histogram: x = log10(1 / (1 - p)), y = milliseconds.
+fn spectrum(encoded: Option<&str>) -> Vec<(f64, f64)> {
+    let Some(h) = encoded.and_then(decode_histogram) else { return Vec::new() };
+    if h.is_empty() {
+        return Vec::new();
+    }
+    h.iter_quantiles(4)
+        .map(|v| (v.quantile_iterated_to(), v.value_iterated_to() as f64 / 1000.0))
+        .filter(|(q, _)| *q < 0.999_999)
+        .map(|(q, ms)| ((1.0 / (1.0 - q)).log10().min(SPECTRUM_MAX_X), ms))
+        .collect()
+}
+
+/// Milliseconds as a tick label.
+fn ms(v: f64) -> String {
+    time_us(v * 1000.0)
+}
+
+/// Renders results (label, result JSON) as one page.
+pub fn render(results: &[(String, Value)]) -> String {
+    let colour = |i: usize| COLOURS[i % COLOURS.len()];
+    let secs = |v: f64| format!("{v:.1}s");
+    let mut charts = Vec::new();
+    let series = |make: &dyn Fn(usize, &String, &Value) -> Vec<Series>| -> Vec<Series> {
+        results.iter().enumerate().flat_map(|(i, (l, d))| make(i, l, d)).collect()
+    };
+    let marks: Vec<f64> = results
+        .iter()
+        .flat_map(|(_, d)| d["stage_ends_s"].as_array().cloned().unwrap_or_default())
+        .filter_map(|v| v.as_f64())
+        .collect();
+    let named = |l: &String, what: &str| if results.len() > 1 { format!("{l} {what}") } else { what.to_string() };
+    let rate = series(&|i, l, d| {
+        let mut s = vec![Series {
+            name: named(l, "achieved"),
+            colour: colour(i),
+            dash: "",
+            width: 2.0,
+            points: over_time(d, "/intervals", "achieved_per_s", 1.0),
+        }];
+        let target = over_time(d, "/intervals", "target_per_s", 1.0);
+        if !target.is_empty() {
+            s.push(Series { name: named(l, "target"), colour: colour(i), dash: "6 4", width: 1.0, points: target });
+        }
+        s
+    });
+    let count = |v: f64| if v < 10.0 { format!("{v:.1}") } else { format!("{v:.0}") };
+    charts.push(chart("Requests per second", &rate, &marks, &secs, &count, None));
+    let latency = series(&|i, l, d| {
+        [
+            ("p50_us", "p50", "2 3", 1.0),
+            ("p90_us", "p90", "6 3", 1.2),
+            ("p99_us", "p99", "", 2.0),
+            ("max_us", "max", "1 4", 1.0),
+        ]
+        .iter()
+        .map(|&(f, n, dash, width)| Series {
+            name: named(l, n),
+            colour: colour(i),
+            dash,
+            width,
+            points: over_time(d, "/intervals", f, 0.001),
+        })
+        .collect()
+    });
+    charts.push(chart("Latency over time (ms; stage boundaries marked)", &latency, &marks, &secs, &ms, None));
+    let errors = series(&|i, l, d| {
+        let rows = d["intervals"].as_array().cloned().unwrap_or_default();
+        let mut kinds: Vec<String> = rows
+            .iter()
+            .flat_map(|r| {
+                r["errors_by_kind"].as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()).unwrap_or_default()
+            })
+            .collect();
+        kinds.sort();
+        kinds.dedup();
+        kinds
+            .iter()
+            .enumerate()
+            .map(|(k, kind)| Series {
+                name: named(l, kind),
+                colour: COLOURS[(i + k + 1) % COLOURS.len()],
+                dash: if k % 2 == 0 { "" } else { "4 2" },
+                width: 1.5,
+                points: rows
+                    .iter()
+                    .filter_map(|r| {
+                        Some((
+                            r["start_s"].as_f64()? + r["length_s"].as_f64()? / 2.0,
+                            r["errors_by_kind"][kind].as_f64().unwrap_or(0.0),
+                        ))
+                    })
+                    .collect(),
+            })
+            .collect()
+    });
+    charts.push(chart("Errors per interval, by kind", &errors, &marks, &secs, &count, None));
+    let pct = |x: f64| {
+        let p = 100.0 * (1.0 - 10f64.powf(-x));
+        if x < 0.5 {
+            "0%".to_string()
+        } else {
+            format!("{}%", (p * 1000.0).round() / 1000.0)
+        }
+    };
+    let spectra = series(&|i, l, d| {
+        let mut s = vec![Series {
+            name: named(l, if d.get("uncorrected_latency_histogram").is_some() { "corrected" } else { "latency" }),
+            colour: colour(i),
+            dash: "",
+            width: 2.0,
+            points: spectrum(d["latency_histogram"].as_str()),
+        }];
+        if let Some(u) = d["uncorrected_latency_histogram"].as_str() {
+            s.push(Series {
+                name: named(l, "uncorrected"),
+                colour: colour(i),
+                dash: "5 3",
+                width: 1.2,
+                points: spectrum(Some(u)),
+            });
+        }
+        s
+    });
+    charts.push(chart(
+        "Latency by percentile (ms; x is 1/(1-p))",
+        &spectra,
+        &[],
+        &pct,
+        &ms,
+        Some((0.0, SPECTRUM_MAX_X)),
+    ));
+    if results.iter().any(|(_, d)| d.get("proxy").is_some()) {
+        let hit = series(&|i, l, d| {
+            vec![Series {
+                name: named(l, "hit ratio"),
+                colour: colour(i),
+                dash: "",
+                width: 2.0,
+                points: over_time(d, "/proxy/intervals", "hit_ratio", 1.0),
+            }]
+        });
+        charts.push(chart("Hit ratio per interval", &hit, &marks, &secs, &|v| format!("{v:.2}"), None));
+        let fb = series(&|i, l, d| {
+            vec![
+                Series {
+                    name: named(l, "first byte p99"),
+                    colour: colour(i),
+                    dash: "4 2",
+                    width: 1.5,
+                    points: over_time(d, "/proxy/intervals", "first_byte_p99_us", 0.001),
+                },
+                Series {
+                    name: named(l, "full response p99"),
+                    colour: colour(i),
+                    dash: "",
+                    width: 2.0,
+                    points: over_time(d, "/intervals", "p99_us", 0.001),
+                },
+            ]
+        });
+        charts.push(chart("First byte and full response, p99 (ms)", &fb, &marks, &secs, &ms, None));
+    }
+    page(results, &charts)
+}
+
+/// The page around the charts: what ran, the summary table, status codes.
+fn page(results: &[(String, Value)], charts: &[String]) -> String {
+    let mut out = String::from(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\
+         <title>strain report</title><style>\
+         body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1500px}\
+         table{border-collapse:collapse;margin:8px 0 16px}td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}\
+         th:first-child,td:first-child{text-align:left}code{font-size:12px}\
+         .charts{display:flex;flex-wrap:wrap;gap:12px}.chart{width:700px;border:1px solid #ddd;background:#fff}\
+         .title{font-weight:bold;font-size:13px}.legend,.xtick,.ytick{font-size:11px;fill:#444}.ytick{text-anchor:end}\
+         .xtick{text-anchor:middle}.grid{stroke:#eee}.mark{stroke:#999;stroke-dasharray:2 3}\
+         </style></head><body><h1>strain report</h1>\n",
+    );
+    for (i, (label, d)) in results.iter().enumerate() {
+        let command = d["command"]
+            .as_array()
+            .map_or_else(String::new, |a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" "));
+        let _ = writeln!(
+            out,
+            "<p><b style=\"color:{}\">{}</b>: <code>{}</code><br>strain {}, {} cores, started {}, {} connections, {} threads</p>",
+            COLOURS[i % COLOURS.len()],
+            esc(label),
+            esc(if command.is_empty() { d["config"]["url"].as_str().unwrap_or("") } else { &command }),
+            esc(d["strain_version"].as_str().unwrap_or("?")),
+            d["host_cores"].as_u64().unwrap_or(0),
+            esc(d["started"].as_str().unwrap_or("?")),
+            d["config"]["connections"].as_u64().unwrap_or(0),
+            d["config"]["threads"].as_u64().unwrap_or(0),
+        );
+    }
+    out.push_str(
+        "<table><tr><th>result</th><th>requests</th><th>requests/s</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th>\
+         <th>max</th><th>errors</th><th>hit ratio</th><th>status codes</th></tr>\n",
+    );
+    for (label, d) in results {
+        let p = |k: &str| d["latency_us"]["percentiles"][k].as_f64().map_or_else(|| "-".into(), time_us);
+        let errors: u64 = d["errors"]
+            .as_object()
+            .map(|o| o.iter().filter(|(k, _)| *k != "connect_causes").filter_map(|(_, v)| v.as_u64()).sum())
+            .unwrap_or(0);
+        let status = d["status"]
+            .as_object()
+            .map(|o| o.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", "))
+            .unwrap_or_default();
+        let hit = d["proxy"]["hit_ratio"].as_f64().map_or_else(|| "-".into(), |h| format!("{h:.3}"));
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td data-metric=\"requests\">{}</td><td data-metric=\"requests_per_s\">{:.2}</td>\
+             <td>{}</td><td>{}</td><td data-metric=\"p99\">{}</td><td>{}</td><td>{}</td><td data-metric=\"errors\">{errors}</td>\
+             <td>{hit}</td><td>{}</td></tr>",
+            esc(label),
+            d["requests"].as_u64().unwrap_or(0),
+            d["requests_per_s"].as_f64().unwrap_or(0.0),
+            p("50"),
+            p("90"),
+            p("99"),
+            p("99.9"),
+            p("100"),
+            esc(&status),
+        );
+    }
+    out.push_str("</table>\n<div class=\"charts\">\n");
+    for c in charts {
+        out.push_str(c);
+        out.push('\n');
+    }
+    out.push_str("</div></body></html>\n");
+    out
+}
