@@ -19,7 +19,7 @@ use crate::defaults;
     disable_version_flag = true,
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
-    override_usage = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]\n       strain proxy [OPTIONS]"
+    override_usage = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]\n       strain proxy [OPTIONS]\n       strain compare BASE NEW"
 )]
 pub struct Cli {
     /// A mode other than load testing a URL.
@@ -42,6 +42,25 @@ pub enum Command {
     Demo(DemoFlags),
     /// Test a caching proxy: client and origin in one (jtest), with a measured hit ratio.
     Proxy(Box<ProxyFlags>),
+    /// Compare result JSONs: is the new build slower? (BASE NEW, or BASE... -- NEW...)
+    Compare(CompareFlags),
+}
+
+/// Flags of `strain compare`.
+#[derive(Debug, Args)]
+pub struct CompareFlags {
+    /// Result JSONs (--json) of the base; with no `--`, exactly two files: BASE NEW.
+    #[arg(value_name = "BASE", required = true)]
+    pub base: Vec<PathBuf>,
+    /// Result JSONs of the new build, after `--`.
+    #[arg(last = true, value_name = "NEW")]
+    pub new: Vec<PathBuf>,
+    /// Exit with code 98 when a metric is significantly worse by more than PCT percent.
+    #[arg(long = "fail-on-regression", value_name = "PCT", default_value_t = defaults::FAIL_ON_REGRESSION_PCT)]
+    pub fail_on_regression: f64,
+    /// Also write the comparison as JSON to FILE ("-" for standard output).
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 /// Load options shared by `strain <url>` and `strain proxy`.

@@ -2,6 +2,7 @@
 //! (load a URL, run the origin, run the demo) is wired from its parts. The binary's `main`
 //! only prints the error this returns.
 
+pub mod compare;
 pub mod flags;
 pub mod proxy;
 pub mod units;
@@ -37,6 +38,10 @@ pub const EXIT_USAGE: i32 = 2;
 pub const EXIT_INTERRUPTED: i32 = 130;
 /// The run executed but a threshold failed (k6's code).
 pub const EXIT_THRESHOLDS: i32 = 99;
+/// `strain compare` found a significant regression beyond `--fail-on-regression`. 98, next to
+/// 99: both mean "measured fine, judged failing", so CI can tell them from 1 and 2 (could not
+/// run) with one test (>= 98), and low codes such as 3 stay free for failures to run.
+pub const EXIT_REGRESSION: i32 = 98;
 
 /// Why strain could not do what was asked; every variant exits with [`EXIT_USAGE`].
 #[derive(Debug, thiserror::Error)]
@@ -89,6 +94,7 @@ where
         Some(Command::Origin(f)) => run_origin(&f),
         Some(Command::Demo(f)) => run_demo(&f),
         Some(Command::Proxy(f)) => proxy::run(&f),
+        Some(Command::Compare(f)) => compare::run(&f),
         None => run_load(load_config(cli.load)?),
     }
 }
