@@ -55,7 +55,8 @@ pub struct CompareFlags {
     /// Result JSONs of the new build, after `--`.
     #[arg(last = true, value_name = "NEW")]
     pub new: Vec<PathBuf>,
-    /// Exit with code 98 when a metric is significantly worse by more than PCT percent.
+    /// The smallest change that counts, in percent: a metric significantly worse by more than
+    /// this makes the exit code 98; smaller changes are within run-to-run noise.
     #[arg(long = "fail-on-regression", value_name = "PCT", default_value_t = defaults::FAIL_ON_REGRESSION_PCT)]
     pub fail_on_regression: f64,
     /// Also write the comparison as JSON to FILE ("-" for standard output).

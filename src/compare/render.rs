@@ -68,8 +68,10 @@ pub fn text(c: &Comparison, base_runs: usize, new_runs: usize) -> String {
     }
     let _ = writeln!(
         out,
-        "Values are medians of the per-interval values (error rate: their mean); Mann-Whitney U, significant below p {}",
-        super::ALPHA
+        "Values are medians of the per-interval values (error rate: their mean); a change counts when \
+         Mann-Whitney's p is below {} and its whole 95% CI is beyond {}%",
+        super::ALPHA,
+        c.fail_on_regression_pct
     );
     out
 }
