@@ -44,3 +44,6 @@ pub const HOTSET: usize = 1000;
 pub const PROXY_SEED: u64 = 1;
 /// URLs `--dump-urls` writes.
 pub const DUMP_COUNT: usize = 10_000;
+
+/// `strain compare`: a significant regression larger than this, in percent, fails the comparison.
+pub const FAIL_ON_REGRESSION_PCT: f64 = 5.0;

@@ -8,8 +8,10 @@
 //! - [`stats`] merges the recorders into a [`stats::Summary`], which [`report`] renders as wrk's
 //!   text or as JSON.
 //! - [`origin`] is the built-in origin server (the demo target and the tests' server).
+//! - [`compare`] judges two sets of result JSONs against each other (`strain compare`).
 
 pub mod cli;
+pub mod compare;
 pub mod config;
 pub mod defaults;
 pub mod engine;

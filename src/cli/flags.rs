@@ -19,7 +19,7 @@ use crate::defaults;
     disable_version_flag = true,
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
-    override_usage = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]\n       strain proxy [OPTIONS]\n       strain report RESULT.json... -o FILE.html"
+    override_usage = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]\n       strain proxy [OPTIONS]\n       strain report RESULT.json... -o FILE.html\n       strain compare BASE NEW"
 )]
 pub struct Cli {
     /// A mode other than load testing a URL.
@@ -44,6 +44,29 @@ pub enum Command {
     Proxy(Box<ProxyFlags>),
     /// Render saved results (--json files) as one HTML page, overlaid.
     Report(ReportFlags),
+    /// Compare result JSONs: is the new build slower? (BASE NEW, or BASE... -- NEW...)
+    Compare(CompareFlags),
+}
+
+/// Flags of `strain compare`.
+#[derive(Debug, Args)]
+pub struct CompareFlags {
+    /// Result JSONs (--json) of the base; with no `--`, exactly two files: BASE NEW.
+    #[arg(value_name = "BASE", required = true)]
+    pub base: Vec<PathBuf>,
+    /// Result JSONs of the new build, after `--`.
+    #[arg(last = true, value_name = "NEW")]
+    pub new: Vec<PathBuf>,
+    /// The smallest change that counts, in percent: a metric significantly worse by more than
+    /// this makes the exit code 98; smaller changes are within run-to-run noise.
+    #[arg(long = "fail-on-regression", value_name = "PCT", default_value_t = defaults::FAIL_ON_REGRESSION_PCT)]
+    pub fail_on_regression: f64,
+    /// Also write the comparison as JSON to FILE ("-" for standard output).
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Also draw both sides' runs overlaid on one HTML page (as `strain report` does).
+    #[arg(long = "html", value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// Load options shared by `strain <url>` and `strain proxy`.

@@ -2,6 +2,7 @@
 //! (load a URL, run the origin, run the demo) is wired from its parts. The binary's `main`
 //! only prints the error this returns.
 
+pub mod compare;
 pub mod flags;
 pub mod proxy;
 pub mod units;
@@ -38,6 +39,10 @@ pub const EXIT_USAGE: i32 = 2;
 pub const EXIT_INTERRUPTED: i32 = 130;
 /// The run executed but a threshold failed (k6's code).
 pub const EXIT_THRESHOLDS: i32 = 99;
+/// `strain compare` found a significant regression beyond `--fail-on-regression`. 98, next to
+/// 99: both mean "measured fine, judged failing", so CI can tell them from 1 and 2 (could not
+/// run) with one test (>= 98), and low codes such as 3 stay free for failures to run.
+pub const EXIT_REGRESSION: i32 = 98;
 
 /// Why strain could not do what was asked; every variant exits with [`EXIT_USAGE`].
 #[derive(Debug, thiserror::Error)]
@@ -91,6 +96,7 @@ where
         Some(Command::Demo(f)) => run_demo(&f),
         Some(Command::Proxy(f)) => proxy::run(&f),
         Some(Command::Report(f)) => run_report(&f),
+        Some(Command::Compare(f)) => compare::run(&f),
         None => run_load(load_config(cli.load)?),
     }
 }
@@ -339,7 +345,7 @@ pub fn run_and_report(test: RunConfig, stop: &AtomicBool) -> Result<(i32, RunRes
 }
 
 /// Writes a report file.
-fn write_file(path: &std::path::Path, text: &str) -> Result<(), CliError> {
+pub(crate) fn write_file(path: &std::path::Path, text: &str) -> Result<(), CliError> {
     std::fs::write(path, text)
         .map_err(|source| CliError::Io { what: format!("cannot write {}", path.display()), source })
 }
@@ -351,19 +357,26 @@ fn run_report(f: &flags::ReportFlags) -> Result<i32, CliError> {
     }
     let mut results = Vec::with_capacity(f.results.len());
     for (i, path) in f.results.iter().enumerate() {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| CliError::Io { what: format!("cannot read {}", path.display()), source })?;
-        let doc: serde_json::Value = serde_json::from_str(&text)
-            .ok()
-            .filter(|d: &serde_json::Value| d.get("schema_version").is_some() && d.get("intervals").is_some())
-            .ok_or_else(|| CliError::Usage(format!("{} is not a strain result (--json)", path.display())))?;
-        let label = f.labels.get(i).cloned().unwrap_or_else(|| {
-            path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
-        });
-        results.push((label, doc));
+        let label = f.labels.get(i).cloned().unwrap_or_else(|| file_name(path));
+        results.push((label, load_result(path)?));
     }
     write_file(&f.output, &report::html::render(&results))?;
     Ok(EXIT_OK)
+}
+
+/// A path's file name, for labels.
+pub(crate) fn file_name(path: &std::path::Path) -> String {
+    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// Reads a result written with `--json`, for the HTML page.
+pub(crate) fn load_result(path: &std::path::Path) -> Result<serde_json::Value, CliError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| CliError::Io { what: format!("cannot read {}", path.display()), source })?;
+    serde_json::from_str(&text)
+        .ok()
+        .filter(|d: &serde_json::Value| d.get("schema_version").is_some() && d.get("intervals").is_some())
+        .ok_or_else(|| CliError::Usage(format!("{} is not a strain result (--json)", path.display())))
 }
 
 /// Creates the `--hdr-log` file before the run, so a bad path is an error before any load.

@@ -94,7 +94,19 @@ fn saved_results_are_overlaid_and_a_proxy_run_gets_its_charts() {
     let mut files = Vec::new();
     for name in ["a", "b"] {
         let path = dir.path().join(format!("{name}.json"));
-        let run = strain_raw(&["-t", "1", "-c", "2", "-d", "500ms", "--json", path.to_str().unwrap(), &url]);
+        let run = strain_raw(&[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-d",
+            "1s",
+            "--interval",
+            "200ms",
+            "--json",
+            path.to_str().unwrap(),
+            &url,
+        ]);
         assert_eq!(run.code, 0, "{}", run.stderr);
         files.push(path.display().to_string());
     }
@@ -115,6 +127,12 @@ fn saved_results_are_overlaid_and_a_proxy_run_gets_its_charts() {
     assert!(dom.contains(">before achieved<") && dom.contains(">after achieved<"), "labels");
     let first: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
     assert_eq!(cell(&dom, "requests", 0), first["requests"].to_string());
+    // `compare` draws the same overlay of its two sides.
+    let overlay = dir.path().join("compare.html");
+    let run = strain_raw(&["compare", &files[0], &files[1], "--html", overlay.to_str().unwrap()]);
+    assert!(run.code == 0 || run.code == 98, "{}", run.stderr);
+    let dom = check_page(&overlay, 4);
+    assert!(dom.contains(">base a.json achieved<") && dom.contains(">new b.json achieved<"), "labels");
 }
 
 #[test]

@@ -4,6 +4,7 @@ mod harness;
 mod proxies;
 
 mod cli;
+mod compare;
 mod connections;
 mod counts;
 mod errors;
