@@ -190,10 +190,6 @@ pub struct Config {
     pub tick: Duration,
     /// Local addresses to connect from, taken in turn (empty: the kernel's choice).
     pub source_addrs: Vec<std::net::IpAddr>,
-    /// Pass/fail rules judged on the result (`--threshold`).
-    pub thresholds: Vec<crate::verdict::Threshold>,
-    /// Stop the run as soon as a threshold can no longer pass.
-    pub abort_on_fail: bool,
     /// Also write the HTML report here.
     pub html: Option<PathBuf>,
     /// The command line that asked for this test, for the reports (empty for a library call).
@@ -220,8 +216,6 @@ impl Config {
             hdr_log: None,
             tick: DEFAULT_TICK,
             source_addrs: Vec::new(),
-            thresholds: Vec::new(),
-            abort_on_fail: false,
             command: Vec::new(),
             html: None,
         }

@@ -24,7 +24,7 @@ use crate::report::hdrlog::HdrLog;
 use crate::run::proxy::ProxyRow;
 use crate::run::{Failure, Observer, OriginPlacement, RunConfig, RunError, RunResult, Workload};
 use crate::stats::interval::IntervalRow;
-use crate::verdict::Needs;
+use crate::verdict::{Needs, Threshold};
 use flags::{Cli, Command, CommonLoadFlags, DemoFlags, LoadFlags, OriginFlags};
 
 // Exit codes: one table, mirrored in README.md ("Exit codes") and tested in
@@ -97,7 +97,10 @@ where
         Some(Command::Proxy(f)) => proxy::run(&f),
         Some(Command::Report(f)) => run_report(&f),
         Some(Command::Compare(f)) => compare::run(&f),
-        None => run_load(load_config(cli.load)?),
+        None => {
+            let (test, checks) = load_config(cli.load)?;
+            run_load(test, &checks)
+        }
     }
 }
 
@@ -143,12 +146,6 @@ pub fn common_config(f: &CommonLoadFlags, url: &str) -> Result<Config, CliError>
     config.html = f.html.clone();
     config.tick = f.tick.0;
     config.source_addrs = f.source_addrs.clone();
-    config.thresholds = f
-        .thresholds
-        .iter()
-        .map(|t| crate::verdict::Threshold::parse(t).map_err(|e| CliError::Usage(e.to_string())))
-        .collect::<Result<_, _>>()?;
-    config.abort_on_fail = f.abort_on_fail;
     config.schedule = match (f.rate, &f.stages) {
         (rate, Some(stages)) => {
             let schedule = Schedule::stages(rate.unwrap_or(0.0), &stages.0);
@@ -158,10 +155,6 @@ pub fn common_config(f: &CommonLoadFlags, url: &str) -> Result<Config, CliError>
         (Some(rate), None) => Some(Schedule::constant(rate, config.duration)),
         (None, None) => None,
     };
-    if let Some(t) = config.thresholds.iter().find(|t| t.needs() == Some(Needs::RateMode) && config.schedule.is_none())
-    {
-        return Err(CliError::Usage(format!("threshold '{}' needs {}", t.text, Needs::RateMode)));
-    }
     // The HdrHistogram log is written interval by interval.
     if (config.schedule.is_some() || config.hdr_log.is_some()) && config.interval.is_none() {
         config.interval = Some(DEFAULT_INTERVAL);
@@ -170,13 +163,41 @@ pub fn common_config(f: &CommonLoadFlags, url: &str) -> Result<Config, CliError>
     Ok(config)
 }
 
-/// Turns load flags into a validated test.
-pub fn load_config(f: LoadFlags) -> Result<RunConfig, CliError> {
+/// Pass/fail rules judged on a run's result, and whether to stop the run once one must fail.
+#[derive(Debug, Default)]
+pub struct Checks {
+    /// `--threshold` rules.
+    pub thresholds: Vec<Threshold>,
+    /// `--abort-on-fail`.
+    pub abort_on_fail: bool,
+}
+
+/// Parses the thresholds for the test `config` describes; a rule that needs rate mode needs a
+/// schedule, one that needs a proxy test is refused unless `proxy`.
+pub fn checks(f: &CommonLoadFlags, config: &Config, proxy: bool) -> Result<Checks, CliError> {
+    let thresholds: Vec<Threshold> = f
+        .thresholds
+        .iter()
+        .map(|t| Threshold::parse(t).map_err(|e| CliError::Usage(e.to_string())))
+        .collect::<Result<_, _>>()?;
+    for t in &thresholds {
+        let missing = match t.needs() {
+            Some(Needs::RateMode) => config.schedule.is_none(),
+            Some(Needs::ProxyTest) => !proxy,
+            None => false,
+        };
+        if let Some(needs) = t.needs().filter(|_| missing) {
+            return Err(CliError::Usage(format!("threshold '{}' needs {needs}", t.text)));
+        }
+    }
+    Ok(Checks { thresholds, abort_on_fail: f.abort_on_fail })
+}
+
+/// Turns load flags into a validated test and its checks.
+pub fn load_config(f: LoadFlags) -> Result<(RunConfig, Checks), CliError> {
     let url = f.url.ok_or_else(|| CliError::Usage("a URL is required".into()))?;
     let mut config = common_config(&f.common, &url)?;
-    if let Some(t) = config.thresholds.iter().find(|t| t.needs() == Some(Needs::ProxyTest)) {
-        return Err(CliError::Usage(format!("threshold '{}' needs {}", t.text, Needs::ProxyTest)));
-    }
+    let checks = checks(&f.common, &config, false)?;
     config.headers = f.headers.iter().map(|h| parse_header(h)).collect::<Result<_, _>>()?;
     let workload = match f.script {
         Some(path) => {
@@ -189,7 +210,7 @@ pub fn load_config(f: LoadFlags) -> Result<RunConfig, CliError> {
         }
         None => Workload::Url,
     };
-    Ok(RunConfig { load: config, workload, origin: OriginPlacement::Elsewhere })
+    Ok((RunConfig { load: config, workload, origin: OriginPlacement::Elsewhere }, checks))
 }
 
 /// A flag set by the first Ctrl-C (and SIGTERM); a second Ctrl-C exits at once.
@@ -205,9 +226,9 @@ pub(crate) fn stop_flag() -> Result<Arc<AtomicBool>, CliError> {
 }
 
 /// Runs a load test and prints its reports.
-pub fn run_load(test: RunConfig) -> Result<i32, CliError> {
+pub fn run_load(test: RunConfig, checks: &Checks) -> Result<i32, CliError> {
     let stop = stop_flag()?;
-    run_and_report(test, &stop).map(|(code, _)| code)
+    run_and_report(test, checks, &stop).map(|(code, _)| code)
 }
 
 /// Prints a run as it goes: wrk's header once load starts, a line per interval (with
@@ -219,7 +240,9 @@ struct Printer<'a> {
     text: Box<dyn Write>,
     hdr_log: Option<HdrLog<std::io::BufWriter<std::fs::File>>>,
     log_error: Option<std::io::Error>,
-    /// `--abort-on-fail`: the stop flag to set, and what the rows so far add up to.
+    /// The thresholds, and for `--abort-on-fail` the stop flag to set and what the rows so far
+    /// add up to.
+    checks: &'a Checks,
     stop: &'a AtomicBool,
     budget: crate::verdict::Budget,
     /// The thresholds judged at the end.
@@ -258,8 +281,8 @@ impl Observer for Printer<'_> {
                 self.log_error.get_or_insert(e);
             }
         }
-        if self.config.abort_on_fail && !self.stop.load(std::sync::atomic::Ordering::Relaxed) {
-            if let Some(t) = self.budget.add(row, &self.config.thresholds) {
+        if self.checks.abort_on_fail && !self.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            if let Some(t) = self.budget.add(row, &self.checks.thresholds) {
                 let text = format!("strain: threshold '{}' can no longer pass: stopping the run", t.text);
                 self.say(&text);
                 self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -294,7 +317,7 @@ impl Observer for Printer<'_> {
         if let Some(p) = &result.proxy {
             let _ = self.text.write_all(report::proxy::summary(&result.summary.total, p).as_bytes());
         }
-        self.outcomes = self.config.thresholds.iter().map(|t| t.judge(result)).collect();
+        self.outcomes = self.checks.thresholds.iter().map(|t| t.judge(result)).collect();
         for o in &self.outcomes {
             let _ = writeln!(self.text, "{o}");
         }
@@ -303,7 +326,7 @@ impl Observer for Printer<'_> {
 }
 
 /// Runs one test, printing as it goes, then writes the JSON; returns the exit code and the result.
-pub fn run_and_report(test: RunConfig, stop: &AtomicBool) -> Result<(i32, RunResult), CliError> {
+pub fn run_and_report(test: RunConfig, checks: &Checks, stop: &AtomicBool) -> Result<(i32, RunResult), CliError> {
     let config = test.load.clone();
     let text: Box<dyn Write> =
         if config.json == Some(Output::Stdout) { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };
@@ -314,7 +337,7 @@ pub fn run_and_report(test: RunConfig, stop: &AtomicBool) -> Result<(i32, RunRes
     let budget = crate::verdict::Budget::new(&config);
     let status = (!config.quiet && std::io::stderr().is_terminal()).then(report::live::StatusLine::new);
     let mut printer =
-        Printer { config: &config, text, hdr_log, log_error: None, stop, budget, outcomes: Vec::new(), status };
+        Printer { config: &config, text, hdr_log, log_error: None, checks, stop, budget, outcomes: Vec::new(), status };
     let result = crate::run::run(test, stop, &mut printer)?;
     if let Some(Failure::Script(e)) = &result.failure {
         eprintln!("strain: {e}");
@@ -426,7 +449,8 @@ fn run_demo(f: &DemoFlags) -> Result<i32, CliError> {
     let origin =
         OriginPlacement::InProcess { listener, config: OriginConfig { threads: 1, ..OriginConfig::default() } };
     let stop = stop_flag()?;
-    let (code, result) = run_and_report(RunConfig { load: config, workload: Workload::Url, origin }, &stop)?;
+    let test = RunConfig { load: config, workload: Workload::Url, origin };
+    let (code, result) = run_and_report(test, &Checks::default(), &stop)?;
     if let Some(served) = result.origin_served {
         eprintln!("origin saw {} requests on {} connections", served.requests, served.connections);
     }

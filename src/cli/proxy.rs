@@ -127,6 +127,7 @@ fn client(f: &ProxyFlags, origin: &str, stop: &AtomicBool, placement: OriginPlac
                 .into(),
         ));
     }
+    let checks = super::checks(&f.load, &config, true)?;
     let test = RunConfig { load: config, workload: Workload::Proxy(proxy_plan(f, origin)?), origin: placement };
-    super::run_and_report(test, stop).map(|(code, _)| code)
+    super::run_and_report(test, &checks, stop).map(|(code, _)| code)
 }
