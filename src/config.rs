@@ -166,6 +166,9 @@ pub struct Config {
     pub threads: usize,
     /// How long to send load.
     pub duration: Duration,
+    /// The first part of `duration` that is load but not measured (connections open, caches and
+    /// queues settle); zero measures from the start.
+    pub warmup: Duration,
     /// How long a request may wait for its complete response.
     pub timeout: Duration,
     /// Extra request headers, in order.
@@ -204,6 +207,7 @@ impl Config {
             connections: DEFAULT_CONNECTIONS,
             threads: DEFAULT_THREADS,
             duration: DEFAULT_DURATION,
+            warmup: Duration::ZERO,
             timeout: DEFAULT_TIMEOUT,
             headers: Vec::new(),
             latency: false,
@@ -244,6 +248,9 @@ impl Config {
         }
         if self.duration.is_zero() {
             return invalid("duration must be greater than zero");
+        }
+        if self.warmup >= self.duration {
+            return invalid("the warm-up must be shorter than the duration it is part of");
         }
         if self.timeout.is_zero() {
             return invalid("timeout must be greater than zero");

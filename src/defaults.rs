@@ -47,3 +47,16 @@ pub const DUMP_COUNT: usize = 10_000;
 
 /// `strain compare`: a significant regression larger than this, in percent, fails the comparison.
 pub const FAIL_ON_REGRESSION_PCT: f64 = 5.0;
+
+/// `strain find-max`: the load before each step's measurement, not recorded.
+pub const SEARCH_WARMUP: Duration = Duration::from_secs(2);
+/// `strain find-max`: how long each step is measured.
+pub const SEARCH_STEP: Duration = Duration::from_secs(10);
+/// `strain find-max`: the search ends when the highest pass and the lowest fail are this close
+/// (a share of the pass).
+pub const SEARCH_PRECISION: f64 = 0.02;
+/// `strain find-max`: the closed-loop probe that picks the first rate when `--start` is not given.
+pub const SEARCH_PROBE: Duration = Duration::from_secs(2);
+/// `strain find-max`: connections when `-c` is not given. wrk's 10 would cap the rate at
+/// 10 / latency before the server is anywhere near its limit.
+pub const SEARCH_CONNECTIONS: usize = 100;

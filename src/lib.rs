@@ -23,6 +23,7 @@ pub mod report;
 pub mod rng;
 pub mod run;
 pub mod script;
+pub mod search;
 pub mod stats;
 pub mod verdict;
 pub mod workload;

@@ -240,7 +240,7 @@ fn lost(s: &Summary) -> u64 {
 }
 
 /// Failed requests: lost ones, those answered with a status above 399, and wrong bodies.
-fn failed(s: &Summary) -> u64 {
+pub fn failed(s: &Summary) -> u64 {
     lost(s) + s.status_errors() + s.errors(ErrorKind::Content)
 }
 

@@ -89,11 +89,13 @@ pub struct RunOutput {
     pub recorders: Vec<Recorder>,
     /// When load started.
     pub started: SystemTime,
-    /// Wall time from the start of load until every thread stopped.
+    /// Wall time from the end of the warm-up until every thread stopped.
     pub elapsed: Duration,
+    /// CPU time each worker thread used after the warm-up.
+    pub thread_cpu: Vec<Duration>,
     /// The address that was loaded.
     pub addr: std::net::SocketAddr,
-    /// The time series, one row per interval (`--interval`, 1 s by default).
+    /// The time series, one row per interval (`--interval`, 1 s by default), after the warm-up.
     pub series: Vec<IntervalRow>,
     /// Each thread's script globals when it ended (empty without a script).
     pub globals: Vec<Vec<(String, crate::script::Value)>>,
@@ -234,10 +236,21 @@ pub fn run(
                         let _ = ready_tx.send(());
                         // No start time: the run was abandoned before it began.
                         let Ok(start) = go_rx.recv() else {
-                            return Ok(WorkerOutput { rec: Recorder::new(), globals: Vec::new(), script_error: None });
+                            return Ok(WorkerOutput {
+                                rec: Recorder::new(),
+                                globals: Vec::new(),
+                                script_error: None,
+                                cpu: Duration::ZERO,
+                            });
                         };
-                        let share =
-                            worker::Share { index: i, conns, start, end: start + config.duration, series: feed };
+                        let share = worker::Share {
+                            index: i,
+                            conns,
+                            start,
+                            warm: start + config.warmup,
+                            end: start + config.duration,
+                            series: feed,
+                        };
                         match script
                             .map_err(EngineError::Script)
                             .and_then(|script| worker::Worker::new(plan, stop, share, script))
@@ -246,7 +259,12 @@ pub fn run(
                             // init() or the first request() failed: the run ends, with what was measured.
                             Err(EngineError::Script(e)) => {
                                 stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                                Ok(WorkerOutput { rec: Recorder::new(), globals: Vec::new(), script_error: Some(e) })
+                                Ok(WorkerOutput {
+                                    rec: Recorder::new(),
+                                    globals: Vec::new(),
+                                    script_error: Some(e),
+                                    cpu: Duration::ZERO,
+                                })
                             }
                             Err(e) => Err(e),
                         }
@@ -271,11 +289,14 @@ pub fn run(
             .collect();
         (results, started, start)
     });
-    let elapsed = start.elapsed();
+    // A run stopped during its warm-up measured nothing, over no time.
+    let elapsed = start.elapsed().saturating_sub(config.warmup);
     let outputs = results.into_iter().collect::<Result<Vec<_>, _>>()?;
     let script_error = outputs.iter().find_map(|o| o.script_error.clone());
+    let thread_cpu = outputs.iter().map(|o| o.cpu).collect();
     let (recorders, globals) = outputs.into_iter().map(|o| (o.rec, o.globals)).unzip();
-    Ok(RunOutput { recorders, started, elapsed, addr: plan.addr, series, globals, script_error })
+    let started = started + config.warmup;
+    Ok(RunOutput { recorders, started, elapsed, thread_cpu, addr: plan.addr, series, globals, script_error })
 }
 
 /// Merges the threads' snapshots interval by interval, in order, until every worker is done.
@@ -286,6 +307,7 @@ fn collect_intervals(
     on_interval: &mut dyn FnMut(&IntervalRow, &Histogram<u64>),
 ) {
     let mut pending: BTreeMap<u32, Vec<Snapshot>> = BTreeMap::new();
+    let warm_us = config.warmup.as_micros() as u64;
     let mut emit = |parts: Vec<Snapshot>, series: &mut Vec<IntervalRow>| {
         let (start, end) = (parts.iter().map(|p| p.start_us).min(), parts.iter().map(|p| p.end_us).max());
         let target = config.schedule.as_ref().zip(start.zip(end)).map(|(s, (a, b))| {
@@ -298,7 +320,10 @@ fn collect_intervals(
         });
         let (row, h) = IntervalRow::merge(&parts, target);
         on_interval(&row, &h);
-        series.push(row);
+        // Warm-up rows are shown live but are not part of the measured series.
+        if start.is_some_and(|s| s >= warm_us) {
+            series.push(row);
+        }
     };
     for snap in rx.iter() {
         let index = snap.index;

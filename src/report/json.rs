@@ -62,6 +62,10 @@ struct Result<'a> {
     command: &'a [String],
     /// CPUs of the machine that ran the test.
     host_cores: usize,
+    /// CPU seconds each worker thread used while measuring (a thread near `duration_s` was the
+    /// generator's limit).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    thread_cpu_s: Vec<f64>,
 }
 
 /// A histogram as HdrHistogram's V2 deflate encoding in base64 (what interval logs carry).
@@ -119,6 +123,13 @@ struct ConfigOut<'a> {
     timeout_s: f64,
     headers: Vec<String>,
     insecure: bool,
+    /// Load before measuring started, part of `duration_s`.
+    #[serde(skip_serializing_if = "is_zero")]
+    warmup_s: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 #[derive(Serialize)]
@@ -165,12 +176,13 @@ fn spread(d: &Distribution) -> Spread {
 
 /// Renders a run's result as pretty JSON, with its thresholds' outcomes.
 pub fn render_result(result: &RunResult, config: &Config, thresholds: &[Outcome]) -> String {
-    render_with(&result.summary, config, &result.series, result.proxy.as_ref(), thresholds)
+    let cpu: Vec<f64> = result.thread_cpu.iter().map(|d| d.as_secs_f64()).collect();
+    render_with(&result.summary, config, &result.series, result.proxy.as_ref(), thresholds, cpu)
 }
 
 /// Renders the result as pretty JSON, with the interval series.
 pub fn render(summary: &Summary, config: &Config, intervals: &[IntervalRow]) -> String {
-    render_with(summary, config, intervals, None, &[])
+    render_with(summary, config, intervals, None, &[], Vec::new())
 }
 
 /// Renders the result, with a `proxy` section for proxy tests.
@@ -180,6 +192,7 @@ fn render_with(
     intervals: &[IntervalRow],
     proxy: Option<&ProxyResult>,
     thresholds: &[Outcome],
+    thread_cpu_s: Vec<f64>,
 ) -> String {
     let t = &summary.total;
     let r = Result {
@@ -193,6 +206,7 @@ fn render_with(
             timeout_s: config.timeout.as_secs_f64(),
             headers: config.headers.iter().map(|h| format!("{}: {}", h.name, h.value)).collect(),
             insecure: config.insecure,
+            warmup_s: config.warmup.as_secs_f64(),
         },
         started: humantime::format_rfc3339_millis(summary.started).to_string(),
         duration_s: summary.elapsed.as_secs_f64(),
@@ -248,6 +262,7 @@ fn render_with(
         stage_ends_s: config.schedule.as_ref().map(|s| s.stage_ends_s()),
         command: &config.command,
         host_cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        thread_cpu_s,
     };
     // Serializing plain structs with string keys cannot fail.
     let mut s = serde_json::to_string_pretty(&r).unwrap_or_default();
@@ -345,6 +360,9 @@ mod tests {
                 })
                 .collect(),
         };
-        check_golden("json_proxy.json", &portable(render_with(&summary, &config, &rows(), Some(&proxy), &[])));
+        check_golden(
+            "json_proxy.json",
+            &portable(render_with(&summary, &config, &rows(), Some(&proxy), &[], Vec::new())),
+        );
     }
 }

@@ -35,6 +35,7 @@ pub struct RunConfig {
 }
 
 /// What each request is.
+#[derive(Debug, Clone)]
 pub enum Workload {
     /// GET the URL with the configured headers.
     Url,
@@ -106,6 +107,9 @@ pub struct RunResult {
     pub origin_served: Option<OriginStats>,
     /// Why the run did not succeed, if it did not.
     pub failure: Option<Failure>,
+    /// CPU time each of strain's worker threads used while measuring: a thread near 100% of the
+    /// elapsed time is the generator's own limit.
+    pub thread_cpu: Vec<std::time::Duration>,
 }
 
 /// Sees a run as it goes. Every method has a default that ignores it.
@@ -169,7 +173,7 @@ fn client(
             Some(l) => OriginView::Local(l),
             None => OriginView::Remote(p.origin.clone()),
         };
-        tracker = Some(ProxyTracker::new(view));
+        tracker = Some(ProxyTracker::new(view, load.warmup));
         plan = plan.with_proxy(p, load.duration);
     }
     let mut main_script = None;
@@ -196,7 +200,15 @@ fn client(
         None => None,
     };
     let proxy = tracker.map(|t| t.finish(&summary.total));
-    let mut result = RunResult { summary, series: out.series, addr: out.addr, proxy, origin_served: None, failure };
+    let mut result = RunResult {
+        summary,
+        series: out.series,
+        addr: out.addr,
+        proxy,
+        origin_served: None,
+        failure,
+        thread_cpu: out.thread_cpu,
+    };
     observer.finished(&result);
     if let Some(main) = &main_script {
         for (i, globals) in out.globals.into_iter().enumerate() {
@@ -220,6 +232,7 @@ fn unrun(addr: SocketAddr, failure: Failure) -> RunResult {
         proxy: None,
         origin_served: None,
         failure: Some(failure),
+        thread_cpu: Vec::new(),
     }
 }
 

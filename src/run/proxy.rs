@@ -106,16 +106,18 @@ pub struct ProxyResult {
 /// Reads the origin's counters at the start, at every interval and at the end.
 pub struct ProxyTracker<'a> {
     view: OriginView<'a>,
+    /// Rows starting before this are warm-up: shown, then dropped from the totals.
+    warm_s: f64,
     start: Option<OriginCounts>,
     last: Option<OriginCounts>,
     rows: Vec<ProxyRow>,
 }
 
 impl<'a> ProxyTracker<'a> {
-    /// Starts tracking; the counters are read now.
-    pub fn new(view: OriginView<'a>) -> ProxyTracker<'a> {
+    /// Starts tracking; the counters are read now. The first `warmup` of the run is not counted.
+    pub fn new(view: OriginView<'a>, warmup: std::time::Duration) -> ProxyTracker<'a> {
         let start = view.counts();
-        ProxyTracker { view, start, last: start, rows: Vec::new() }
+        ProxyTracker { view, warm_s: warmup.as_secs_f64(), start, last: start, rows: Vec::new() }
     }
 
     /// The proxy columns of an interval that just ended.
@@ -133,7 +135,12 @@ impl<'a> ProxyTracker<'a> {
             first_byte_mean_us: row.ttfb_mean_us,
             first_byte_p99_us: row.ttfb_p99_us,
         };
-        self.rows.push(proxy_row.clone());
+        if row.start_s < self.warm_s {
+            // The totals start where the measured part does.
+            self.start = now.or(self.start);
+        } else {
+            self.rows.push(proxy_row.clone());
+        }
         proxy_row
     }
 

@@ -78,6 +78,10 @@ pub struct Worker<'a> {
     rec: Recorder,
     clock: Clock,
     end_us: u64,
+    /// When the warm-up ends and measuring starts; `None` once measuring (or with no warm-up).
+    warm_at_us: Option<u64>,
+    /// This thread's CPU time when measuring started.
+    cpu_at_start: Duration,
     /// Past the end: no new requests; in-flight ones may still finish (or time out).
     draining: bool,
     sample_at_us: u64,
@@ -111,6 +115,8 @@ pub struct WorkerOutput {
     pub globals: Vec<(String, crate::script::Value)>,
     /// The script error that ended it, if any.
     pub script_error: Option<ScriptError>,
+    /// CPU time the thread used while measuring.
+    pub cpu: Duration,
 }
 
 /// Where a worker runs in the whole: its index, connections, time span and interval feed.
@@ -121,6 +127,8 @@ pub struct Share {
     pub conns: usize,
     /// When load starts.
     pub start: Instant,
+    /// When the warm-up ends (`start` without one).
+    pub warm: Instant,
     /// When sending stops.
     pub end: Instant,
     /// Interval length and where its snapshots go.
@@ -135,7 +143,7 @@ impl<'a> Worker<'a> {
         share: Share,
         script: Option<ThreadScript>,
     ) -> Result<Worker<'a>, EngineError> {
-        let Share { index, conns, start, end, series } = share;
+        let Share { index, conns, start, warm, end, series } = share;
         let clock = Clock::new(start);
         let poll = Poll::new().map_err(EngineError::Poll)?;
         let addr = match &plan.send {
@@ -155,6 +163,8 @@ impl<'a> Worker<'a> {
             rec: Recorder::new(),
             clock,
             end_us: clock.at(end),
+            warm_at_us: Some(clock.at(warm)).filter(|w| *w > 0),
+            cpu_at_start: thread_cpu(),
             draining: false,
             sample_at_us: RATE_SAMPLE_MS * 1000,
             sample_requests: 0,
@@ -213,6 +223,9 @@ impl<'a> Worker<'a> {
             if now >= self.interval.next_at_us && self.interval.next_at_us < self.end_us {
                 self.cut_interval(now);
             }
+            if self.warm_at_us.is_some_and(|w| now >= w) {
+                self.end_warmup(now);
+            }
             self.arrive(now);
             self.dispatch(now);
             self.arm_timer(now);
@@ -250,7 +263,8 @@ impl<'a> Worker<'a> {
             self.rec.rate_sample(self.rec.requests * 1_000_000 / now.max(1));
         }
         let globals = self.send.lua().map(|s| s.globals()).unwrap_or_default();
-        Ok(WorkerOutput { rec: self.rec, globals, script_error: self.script_error })
+        let cpu = thread_cpu().saturating_sub(self.cpu_at_start);
+        Ok(WorkerOutput { rec: self.rec, globals, script_error: self.script_error, cpu })
     }
 
     fn on_event(&mut self, i: usize, readable: Readable, writable: bool) {
@@ -450,6 +464,16 @@ enum Readable {
     Yes,
     /// The peer closed (or the socket failed): read until end of stream or error.
     UntilEof,
+}
+
+/// CPU time the calling thread has used (zero if the clock cannot be read).
+pub fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec.max(0) as u64, ts.tv_nsec.clamp(0, 999_999_999) as u32)
 }
 
 /// Whether a deadline still applies to its connection.

@@ -155,6 +155,26 @@ impl Worker<'_> {
         }
     }
 
+    /// Ends the warm-up: its last interval is cut and everything measured so far is dropped
+    /// but the connections (so a run whose connections all opened while warming up still shows
+    /// that it connected). Requests in flight now count as sent in the measured part, so every
+    /// sent request still ends as exactly one outcome.
+    pub(super) fn end_warmup(&mut self, now: u64) {
+        if self.interval.start_us < now {
+            self.cut_interval(now);
+        }
+        let mut fresh = Recorder::new();
+        fresh.connections = self.rec.connections;
+        fresh.first_connect_error = self.rec.first_connect_error.take();
+        fresh.sent = self.in_flight() as u64 * u64::from(self.pipeline);
+        self.rec = fresh;
+        self.interval.base = Totals::of(&self.rec);
+        self.sample_requests = 0;
+        self.sample_at_us = now + RATE_SAMPLE_MS * 1000;
+        self.cpu_at_start = thread_cpu();
+        self.warm_at_us = None;
+    }
+
     /// The earliest moment something is due: end, rate sample, deadline or retry.
     pub(super) fn next_wake(&mut self, now: u64) -> u64 {
         let conns = &self.conns;
@@ -173,6 +193,7 @@ impl Worker<'_> {
             u64::MAX
         };
         end.min(cut)
+            .min(self.warm_at_us.unwrap_or(u64::MAX))
             .min(arrival)
             .min(self.sample_at_us)
             .min(deadline)

@@ -1,0 +1,51 @@
+//! The knee of a latency-vs-rate curve: where latency stops being flat and starts to climb.
+//! Found as the point farthest below the straight line from the first point to the last, with
+//! both axes scaled to 0-1 (the "Kneedle" idea); pure, on (rate, latency) points.
+
+/// The point at the knee, if the curve bends upward at all.
+pub fn knee(points: &[(f64, f64)]) -> Option<(f64, f64)> {
+    let mut pts: Vec<(f64, f64)> = points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    if pts.len() < 3 {
+        return None;
+    }
+    let (x0, x1) = (pts[0].0, pts[pts.len() - 1].0);
+    let (y0, y1) = pts.iter().fold((f64::MAX, f64::MIN), |(lo, hi), p| (lo.min(p.1), hi.max(p.1)));
+    if x1 <= x0 || y1 <= y0 {
+        return None;
+    }
+    let norm = |p: &(f64, f64)| ((p.0 - x0) / (x1 - x0), (p.1 - y0) / (y1 - y0));
+    let (first, last) = (norm(&pts[0]), norm(&pts[pts.len() - 1]));
+    let slope = (last.1 - first.1) / (last.0 - first.0);
+    // How far each point lies below the chord; the knee is the farthest, if any lies below.
+    let (i, gap) = pts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let (x, y) = norm(p);
+            (i, first.1 + slope * (x - first.0) - y)
+        })
+        .fold((0, 0.0), |best, cur| if cur.1 > best.1 { cur } else { best });
+    (gap > 0.0).then_some(pts[i])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hockey_stick_bends_at_its_corner() {
+        // Flat at 4 ms up to 2,000 req/s, then queueing.
+        let pts = [(250.0, 4.0), (500.0, 4.0), (1_000.0, 4.1), (2_000.0, 5.0), (2_250.0, 80.0), (4_000.0, 900.0)];
+        assert_eq!(knee(&pts), Some((2_000.0, 5.0)));
+    }
+
+    #[test]
+    fn no_knee_without_a_bend_or_enough_points() {
+        assert_eq!(knee(&[(1.0, 1.0), (2.0, 2.0)]), None);
+        assert_eq!(knee(&[(1.0, 1.0), (2.0, 2.0), (3.0, 3.0)]), None);
+        assert_eq!(knee(&[(1.0, 5.0), (2.0, 5.0), (3.0, 5.0)]), None);
+        // Concave: latency rises early and flattens; nothing lies below the chord.
+        assert_eq!(knee(&[(1.0, 1.0), (2.0, 9.0), (3.0, 10.0)]), None);
+    }
+}

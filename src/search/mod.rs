@@ -1,0 +1,359 @@
+//! Capacity search (`strain find-max`): the highest rate a service sustains under its SLO, as
+//! one call, [`find_max`]. Each step is one [`crate::run::run`] at a constant rate (open loop,
+//! latency from the intended send), warmed up first and judged by [`step`]; [`plan`] picks the
+//! rates (×2 until a fail, then bisection); [`knee`] reads the latency-vs-rate curve; [`watch`]
+//! reads the server's CPU and memory per step.
+//!
+//! A step that is certain to fail stops early: once more of its requests are slower than an
+//! SLO percentile's bound than the whole step may have (1% of the planned requests for p99),
+//! no later response can bring the percentile back under it.
+
+pub mod knee;
+pub mod plan;
+pub mod step;
+pub mod watch;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crate::config::Config;
+use crate::plan::Schedule;
+use crate::run::{Failure, Observer, OriginPlacement, RunConfig, RunError, Workload};
+use crate::stats::interval::IntervalRow;
+use crate::verdict::{Budget, Metric, Op, Threshold};
+use plan::{End, Outcome, Plan};
+use step::{Step, Verdict};
+use watch::WatchError;
+
+/// A capacity search: the load every step shares, the SLO and how the rates are chosen.
+#[derive(Debug, Clone)]
+pub struct SearchConfig {
+    /// Target, connections, threads, timeout, headers, tick; the duration and rate are the
+    /// search's.
+    pub load: Config,
+    /// What each request is.
+    pub workload: Workload,
+    /// The service level: every term must hold at a passing rate; at least one on latency.
+    pub slo: Vec<Threshold>,
+    /// The first rate; `None`: a closed-loop probe's rate / 4.
+    pub start: Option<f64>,
+    /// No step above this rate.
+    pub max: Option<f64>,
+    /// The search ends when pass and fail are within this share of the pass.
+    pub precision: f64,
+    /// Load before each step's measurement.
+    pub warmup: Duration,
+    /// Each step's measurement.
+    pub step: Duration,
+    /// The closed-loop probe's length (when there is no `start`).
+    pub probe: Duration,
+    /// Processes whose CPU and memory are read per step.
+    pub watch: Vec<u32>,
+}
+
+/// Why a search could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    /// The settings do not form a search.
+    #[error("{0}")]
+    Invalid(String),
+    /// A step could not start.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// A `--watch-pid` process cannot be read.
+    #[error(transparent)]
+    Watch(#[from] WatchError),
+    /// A step ran but failed (a script error, nothing connected).
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// What the search found.
+#[derive(Debug)]
+pub struct SearchResult {
+    /// The closed-loop probe's rate, when it ran.
+    pub probe_per_s: Option<f64>,
+    /// Every step, in the order run.
+    pub steps: Vec<Step>,
+    /// The answer.
+    pub answer: Answer,
+}
+
+/// The answer of a search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// Why the search ended.
+    pub end: End,
+    /// The highest rate that met the SLO, requests/s.
+    pub max_rate: Option<f64>,
+    /// The lowest rate that did not.
+    pub first_fail: Option<f64>,
+    /// The SLO terms that failed at the lowest failing rate.
+    pub failed_terms: Vec<String>,
+    /// The knee of the latency-vs-rate curve: (rate, latency in microseconds of the SLO's
+    /// first latency term).
+    pub knee: Option<(f64, f64)>,
+    /// The step that reached strain's own limit, as its verdict.
+    pub limit: Option<Verdict>,
+}
+
+/// Hears a search as it goes.
+pub trait SearchObserver {
+    /// The probe ran: its rate and the first rate chosen from it.
+    fn probed(&mut self, _per_s: f64, _start: f64) {}
+    /// A step at `rate` starts.
+    fn step_started(&mut self, _rate: f64) {}
+    /// A step ended and was judged.
+    fn step(&mut self, _step: &Step) {}
+}
+
+/// A search observer that ignores everything.
+pub struct Quiet;
+
+impl SearchObserver for Quiet {}
+
+impl SearchConfig {
+    /// Checks the settings.
+    pub fn validate(&self) -> Result<(), SearchError> {
+        let invalid = |s: String| Err(SearchError::Invalid(s));
+        if !self.slo.iter().any(|t| latency_bound(t).is_some() || matches!(t.metric, Metric::Mean)) {
+            return invalid("the SLO needs a latency term, e.g. --slo 'p99<100ms'".into());
+        }
+        if let Some(t) = self.slo.iter().find(|t| t.needs() == Some(crate::verdict::Needs::ProxyTest)) {
+            if !matches!(self.workload, Workload::Proxy(_)) {
+                return invalid(format!("SLO term '{}' needs a proxy test", t.text));
+            }
+        }
+        if !(self.precision > 0.0 && self.precision < 1.0) {
+            return invalid(format!("--precision must be between 0% and 100%, not {}%", self.precision * 100.0));
+        }
+        for (flag, rate) in [("--start", self.start), ("--max", self.max)] {
+            if rate.is_some_and(|r| !(r.is_finite() && r >= plan::FLOOR_PER_S)) {
+                return invalid(format!("{flag} must be a rate of at least {} request/s", plan::FLOOR_PER_S));
+            }
+        }
+        if self.step.is_zero() {
+            return invalid("--step-duration must be above 0".into());
+        }
+        if let Workload::Proxy(p) = &self.workload {
+            if p.new_conn_rate.is_some() {
+                return invalid("--new-conn-rate sets its own rate: it cannot be searched".into());
+            }
+        }
+        Ok(())
+    }
+
+    /// The load of one step at `rate`.
+    fn step_load(&self, rate: f64) -> Config {
+        let mut load = self.load.clone();
+        load.duration = self.warmup + self.step;
+        load.warmup = self.warmup;
+        load.schedule = Some(Schedule::constant(rate, load.duration));
+        load.json = None;
+        load.html = None;
+        load.hdr_log = None;
+        load
+    }
+}
+
+/// An SLO term's latency bound, microseconds, when it is an upper bound on a percentile or the
+/// maximum.
+fn latency_bound(t: &Threshold) -> Option<(f64, f64)> {
+    let share_above = match t.metric {
+        Metric::Percentile(p) => 1.0 - p / 100.0,
+        Metric::Max => 0.0,
+        _ => return None,
+    };
+    matches!(t.op, Op::Lt | Op::Le).then_some((t.limit, share_above))
+}
+
+/// Searches for the highest rate that meets the SLO, until the search ends or `stop` is set.
+pub fn find_max(
+    config: &SearchConfig,
+    stop: &AtomicBool,
+    observer: &mut dyn SearchObserver,
+) -> Result<SearchResult, SearchError> {
+    config.validate()?;
+    for pid in &config.watch {
+        watch::sample(*pid)?;
+    }
+    let mut probe_per_s = None;
+    let start = match config.start {
+        Some(s) => s,
+        None => {
+            let per_s = probe(config, stop)?;
+            let start = (per_s / 4.0).max(plan::FLOOR_PER_S);
+            observer.probed(per_s, start);
+            probe_per_s = Some(per_s);
+            start
+        }
+    };
+    let mut plan = Plan::new(start, config.max, config.precision);
+    let mut steps: Vec<Step> = Vec::new();
+    while let Some(rate) = plan.next() {
+        if stop.load(Ordering::Relaxed) {
+            plan.stop();
+            break;
+        }
+        observer.step_started(rate);
+        let step = run_step(config, rate, &steps, stop)?;
+        if stop.load(Ordering::Relaxed) {
+            // Cut short from outside: not a measurement of this rate.
+            plan.stop();
+            break;
+        }
+        plan.record(
+            rate,
+            match &step.verdict {
+                Verdict::Pass => Outcome::Pass,
+                v if v.is_limit() => Outcome::Limit,
+                _ => Outcome::Fail,
+            },
+        );
+        observer.step(&step);
+        steps.push(step);
+    }
+    let answer = answer(&plan, &steps, &config.slo);
+    Ok(SearchResult { probe_per_s, steps, answer })
+}
+
+/// A short closed-loop run: how fast the service answers with every connection busy.
+fn probe(config: &SearchConfig, stop: &AtomicBool) -> Result<f64, SearchError> {
+    let mut load = config.load.clone();
+    load.duration = config.probe;
+    load.schedule = None;
+    load.json = None;
+    load.html = None;
+    load.hdr_log = None;
+    let test = RunConfig { load, workload: config.workload.clone(), origin: OriginPlacement::Elsewhere };
+    let result = crate::run::run(test, stop, &mut crate::run::Quiet)?;
+    if let Some(f) = &result.failure {
+        return Err(SearchError::Failed(format!("the probe failed: {}", failure_text(f))));
+    }
+    let per_s = result.summary.requests_per_s();
+    if per_s <= 0.0 {
+        return Err(SearchError::Failed(format!(
+            "the probe got no response in {:?}: give --start to search anyway",
+            config.probe
+        )));
+    }
+    Ok(per_s)
+}
+
+fn failure_text(f: &Failure) -> String {
+    match f {
+        Failure::Script(e) => e.to_string(),
+        Failure::NothingConnected { why } => format!("no connection succeeded: {why}"),
+    }
+}
+
+/// Runs and judges one step.
+fn run_step(config: &SearchConfig, rate: f64, earlier: &[Step], stop: &AtomicBool) -> Result<Step, SearchError> {
+    let load = config.step_load(rate);
+    let step_stop = AtomicBool::new(false);
+    let mut early = Early::new(config, &load, rate, stop, &step_stop);
+    let test = RunConfig { load, workload: config.workload.clone(), origin: OriginPlacement::Elsewhere };
+    let result = crate::run::run(test, &step_stop, &mut early)?;
+    let starts = std::mem::take(&mut early.watch_start);
+    let watched = config.watch.iter().zip(starts).map(|(pid, s)| watch::over(*pid, s)).collect();
+    if let Some(f) = &result.failure {
+        return Err(SearchError::Failed(format!("the step at {rate:.0} requests/s failed: {}", failure_text(f))));
+    }
+    let baseline = earlier.iter().map(Step::service_mean_us).filter(|m| *m > 0.0).reduce(f64::min);
+    Ok(Step::judge(rate, result, &config.slo, config.load.connections, baseline, watched))
+}
+
+/// A step's observer: samples the watched processes when load starts, passes Ctrl-C on to the
+/// step, and ends the step once an SLO term can no longer pass.
+struct Early<'a> {
+    slo: &'a [Threshold],
+    watch: &'a [u32],
+    watch_start: Vec<Option<watch::Sample>>,
+    warm_s: f64,
+    /// Requests the step's measured part plans to send.
+    planned: f64,
+    /// Per latency-bound term: responses slower than its bound so far.
+    above: Vec<u64>,
+    budget: Budget,
+    stop: &'a AtomicBool,
+    step_stop: &'a AtomicBool,
+}
+
+impl<'a> Early<'a> {
+    fn new(
+        config: &'a SearchConfig,
+        load: &Config,
+        rate: f64,
+        stop: &'a AtomicBool,
+        step_stop: &'a AtomicBool,
+    ) -> Early<'a> {
+        let mut measured = load.clone();
+        measured.schedule = Some(Schedule::constant(rate, config.step));
+        Early {
+            slo: &config.slo,
+            watch: &config.watch,
+            watch_start: Vec::new(),
+            warm_s: load.warmup.as_secs_f64(),
+            planned: rate * config.step.as_secs_f64(),
+            above: vec![0; config.slo.len()],
+            budget: Budget::new(&measured),
+            stop,
+            step_stop,
+        }
+    }
+}
+
+impl Observer for Early<'_> {
+    fn started(&mut self) {
+        self.watch_start = self.watch.iter().map(|pid| watch::sample(*pid).ok()).collect();
+    }
+
+    fn interval(
+        &mut self,
+        row: &IntervalRow,
+        latency: &hdrhistogram::Histogram<u64>,
+        _: Option<&crate::run::proxy::ProxyRow>,
+    ) {
+        if self.stop.load(Ordering::Relaxed) {
+            self.step_stop.store(true, Ordering::Relaxed);
+        }
+        if row.start_s < self.warm_s {
+            return;
+        }
+        let mut lost = self.budget.add(row, self.slo).is_some();
+        for (t, above) in self.slo.iter().zip(self.above.iter_mut()) {
+            if let Some((bound_us, share)) = latency_bound(t) {
+                *above += latency.count_between(bound_us as u64 + 1, u64::MAX);
+                lost |= *above as f64 > share * self.planned;
+            }
+        }
+        if lost {
+            self.step_stop.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The answer from the steps run.
+fn answer(plan: &Plan, steps: &[Step], slo: &[Threshold]) -> Answer {
+    let first_fail_step = steps
+        .iter()
+        .filter(|s| matches!(s.verdict, Verdict::Slo | Verdict::Behind))
+        .min_by(|a, b| a.target.total_cmp(&b.target));
+    let failed_terms = first_fail_step
+        .map(|s| s.outcomes.iter().filter(|o| !o.passed).map(|o| o.threshold.text.clone()).collect())
+        .unwrap_or_default();
+    let latency_term = slo.iter().position(|t| latency_bound(t).is_some() || matches!(t.metric, Metric::Mean));
+    let points: Vec<(f64, f64)> = steps
+        .iter()
+        .filter(|s| !s.verdict.is_limit())
+        .filter_map(|s| latency_term.and_then(|i| s.outcomes.get(i)).and_then(|o| o.measured).map(|m| (s.target, m)))
+        .collect();
+    Answer {
+        end: plan.end().unwrap_or(End::Stopped),
+        max_rate: plan.pass,
+        first_fail: first_fail_step.map(|s| s.target),
+        failed_terms,
+        knee: knee::knee(&points),
+        limit: steps.iter().find(|s| s.verdict.is_limit()).map(|s| s.verdict.clone()),
+    }
+}
