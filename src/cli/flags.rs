@@ -19,7 +19,7 @@ use crate::defaults;
     disable_version_flag = true,
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
-    override_usage = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]\n       strain proxy [OPTIONS]\n       strain report RESULT.json... -o FILE.html\n       strain compare BASE NEW"
+    override_usage = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]\n       strain proxy [OPTIONS]\n       strain report RESULT.json... -o FILE.html\n       strain compare BASE NEW\n       strain find-max URL --slo EXPR..."
 )]
 pub struct Cli {
     /// A mode other than load testing a URL.
@@ -46,6 +46,90 @@ pub enum Command {
     Report(ReportFlags),
     /// Compare result JSONs: is the new build slower? (BASE NEW, or BASE... -- NEW...)
     Compare(CompareFlags),
+    /// Find the highest rate the service sustains under its SLO (a capacity search).
+    #[command(name = "find-max")]
+    FindMax(Box<FindMaxFlags>),
+}
+
+/// How a capacity search chooses and judges its steps: shared by `find-max`, `proxy --find-max`
+/// and `demo --find-max`.
+#[derive(Debug, Args)]
+pub struct SearchFlags {
+    /// Service level every passing rate must meet (repeatable; at least one on latency, which
+    /// is measured from the intended send): p99<100ms, p(99.9)<1s, max<2s, errors<0.1%.
+    #[arg(long = "slo", value_name = "EXPR")]
+    pub slo: Vec<String>,
+    /// First rate tried, requests/s (default: a 2 s closed-loop probe's rate / 4).
+    #[arg(long = "start", value_name = "R", value_parser = units::rate)]
+    pub start: Option<f64>,
+    /// Highest rate tried, requests/s.
+    #[arg(long = "max", value_name = "R", value_parser = units::rate)]
+    pub max: Option<f64>,
+    /// Stop when the highest pass and the lowest fail are this close.
+    #[arg(long = "precision", value_name = "PCT", default_value = "2%", value_parser = units::percent)]
+    pub precision: f64,
+    /// Load before each step's measurement (not recorded).
+    #[arg(long = "warmup", value_name = "T", default_value_t = Dur(defaults::SEARCH_WARMUP), value_parser = units::dur)]
+    pub warmup: Dur,
+    /// How long each step is measured.
+    #[arg(long = "step-duration", value_name = "T", default_value_t = Dur(defaults::SEARCH_STEP), value_parser = units::dur)]
+    pub step: Dur,
+    /// Show this process's CPU and memory per step (repeatable; e.g. the server's pid).
+    #[arg(long = "watch-pid", value_name = "PID")]
+    pub watch: Vec<u32>,
+}
+
+/// Flags of `strain find-max`.
+#[derive(Debug, Args)]
+pub struct FindMaxFlags {
+    /// How steps are chosen and judged.
+    #[command(flatten)]
+    pub search: SearchFlags,
+    /// Connections to keep open (split evenly across threads).
+    #[arg(short = 'c', long = "connections", value_name = "N", default_value_t = defaults::SEARCH_CONNECTIONS, value_parser = units::count)]
+    pub connections: usize,
+    /// Worker threads.
+    #[arg(short = 't', long = "threads", value_name = "N", default_value_t = defaults::THREADS, value_parser = units::count)]
+    pub threads: usize,
+    /// Count a request with no complete response within T as a timeout.
+    #[arg(short = 'T', long = "timeout", value_name = "T", default_value_t = Dur(defaults::TIMEOUT), value_parser = units::dur)]
+    pub timeout: Dur,
+    /// Add a request header, "Name: value" (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "H")]
+    pub headers: Vec<String>,
+    /// Run a wrk Lua script in every step.
+    #[arg(short = 's', long = "script", value_name = "FILE")]
+    pub script: Option<PathBuf>,
+    /// Do not verify TLS certificates (self-signed test servers).
+    #[arg(short = 'k', long = "insecure")]
+    pub insecure: bool,
+    /// Send requests due within T together at its end (0: each at its own time).
+    #[arg(long = "tick", value_name = "T", default_value_t = Dur(defaults::TICK), value_parser = units::dur)]
+    pub tick: Dur,
+    /// Connect from this local address (repeatable).
+    #[arg(long = "source-addr", value_name = "IP")]
+    pub source_addrs: Vec<std::net::IpAddr>,
+    /// Also write every step and the answer as JSON to FILE ("-" for standard output).
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Also draw the latency-vs-rate curve and the steps as one HTML page.
+    #[arg(long = "html", value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Refused with a reason: the search chooses the rates.
+    #[arg(short = 'R', long = "rate", hide = true, value_name = "N")]
+    pub rate: Option<String>,
+    /// Refused with a reason: the search chooses the rates.
+    #[arg(long = "stages", hide = true, value_name = "LIST")]
+    pub stages: Option<String>,
+    /// Refused with a reason: steps have their own length.
+    #[arg(short = 'd', long = "duration", hide = true, value_name = "T")]
+    pub duration: Option<String>,
+    /// The URL to load: http[s]://host[:port][/path][?query].
+    #[arg(value_name = "URL", required = true)]
+    pub url: String,
+    /// Arguments for the script's init(args), after `--`.
+    #[arg(last = true, value_name = "SCRIPT_ARGS")]
+    pub script_args: Vec<String>,
 }
 
 /// Flags of `strain compare`.
@@ -252,6 +336,10 @@ pub struct DemoFlags {
     /// How long the demo load runs.
     #[arg(short = 'd', long = "duration", value_name = "T", default_value_t = Dur(defaults::DEMO_DURATION), value_parser = units::dur)]
     pub duration: Dur,
+    /// Instead, search for the highest rate an origin with a known capacity (8 workers of 4 ms:
+    /// 2,000 requests/s) sustains with p99 under 100 ms.
+    #[arg(long = "find-max", conflicts_with = "duration")]
+    pub find_max: bool,
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! only prints the error this returns.
 
 pub mod compare;
+pub mod find_max;
 pub mod flags;
 pub mod proxy;
 pub mod units;
@@ -97,6 +98,7 @@ where
         Some(Command::Proxy(f)) => proxy::run(&f),
         Some(Command::Report(f)) => run_report(&f),
         Some(Command::Compare(f)) => compare::run(&f),
+        Some(Command::FindMax(f)) => find_max::run(&f),
         None => {
             let (test, checks) = load_config(cli.load)?;
             run_load(test, &checks)

@@ -18,6 +18,15 @@ pub fn dur(s: &str) -> Result<Dur, String> {
     duration(s).map(Dur)
 }
 
+/// Parses a percentage (`2%` or `2`) into a share (0.02).
+pub fn percent(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    match t.strip_suffix('%').unwrap_or(t).trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p < 100.0 => Ok(p / 100.0),
+        _ => Err(format!("'{s}' is not a percentage above 0% and below 100%")),
+    }
+}
+
 /// Parses a duration; a bare number is seconds, as in wrk.
 pub fn duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();

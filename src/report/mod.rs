@@ -7,6 +7,7 @@ pub mod html;
 pub mod json;
 pub mod live;
 pub mod proxy;
+pub mod search;
 pub mod text;
 pub mod units;
 pub mod wrk2;

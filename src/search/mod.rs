@@ -144,7 +144,7 @@ impl SearchConfig {
     }
 
     /// The load of one step at `rate`.
-    fn step_load(&self, rate: f64) -> Config {
+    pub fn step_load(&self, rate: f64) -> Config {
         let mut load = self.load.clone();
         load.duration = self.warmup + self.step;
         load.warmup = self.warmup;

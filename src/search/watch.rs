@@ -12,7 +12,7 @@ pub struct Sample {
 }
 
 /// One watched process over one step.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Watched {
     /// The process id.
     pub pid: u32,

@@ -1,0 +1,151 @@
+//! `strain find-max` (and `demo --find-max`): flags become a [`SearchConfig`]; the search
+//! prints a line per step as it ends, then the answer; `--json` and `--html` get the whole
+//! search. No passing rate exits with the thresholds' code.
+
+use std::io::Write;
+use std::sync::atomic::AtomicBool;
+
+use super::flags::{FindMaxFlags, SearchFlags};
+use super::{CliError, EXIT_FAILED, EXIT_OK, EXIT_THRESHOLDS, EXIT_USAGE};
+use crate::config::{Config, Target};
+use crate::report::search as text;
+use crate::run::Workload;
+use crate::search::step::Step;
+use crate::search::{self, SearchConfig, SearchError, SearchObserver, SearchResult};
+use crate::verdict::Threshold;
+
+/// Runs `strain find-max`.
+pub fn run(f: &FindMaxFlags) -> Result<i32, CliError> {
+    for (flag, given) in [("-R", f.rate.is_some()), ("--stages", f.stages.is_some()), ("-d", f.duration.is_some())] {
+        if given {
+            return Err(CliError::Usage(format!(
+                "find-max chooses each step's rate and length: {flag} cannot be combined with it (use --start, --max, --step-duration)"
+            )));
+        }
+    }
+    let mut load = Config::new(Target::parse(&f.url)?);
+    load.command = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    load.connections = f.connections;
+    load.threads = f.threads;
+    load.timeout = f.timeout.0;
+    load.insecure = f.insecure;
+    load.tick = f.tick.0;
+    load.source_addrs = f.source_addrs.clone();
+    load.headers = f.headers.iter().map(|h| super::parse_header(h)).collect::<Result<_, _>>()?;
+    let workload = match &f.script {
+        Some(path) => {
+            let mut args = vec![f.url.clone()];
+            args.extend(f.script_args.iter().cloned());
+            Workload::Script { path: path.clone(), args }
+        }
+        None if !f.script_args.is_empty() => {
+            return Err(CliError::Usage("arguments after -- are for a script: give one with -s".into()))
+        }
+        None => Workload::Url,
+    };
+    let config = search_config(&f.search, load, workload)?;
+    let stop = super::stop_flag()?;
+    search_and_report(&config, &stop, f.json.as_deref(), f.html.as_deref())
+}
+
+/// The search `flags` describe, over `load` and `workload`.
+pub fn search_config(f: &SearchFlags, load: Config, workload: Workload) -> Result<SearchConfig, CliError> {
+    if f.slo.is_empty() {
+        return Err(CliError::Usage("find-max needs an SLO: --slo 'p99<100ms' (repeatable)".into()));
+    }
+    let slo: Vec<Threshold> = f
+        .slo
+        .iter()
+        .map(|t| Threshold::parse(t).map_err(|e| CliError::Usage(e.to_string())))
+        .collect::<Result<_, _>>()?;
+    let config = SearchConfig {
+        load,
+        workload,
+        slo,
+        start: f.start,
+        max: f.max,
+        precision: f.precision,
+        warmup: f.warmup.0,
+        step: f.step.0,
+        probe: crate::defaults::SEARCH_PROBE,
+        watch: f.watch.clone(),
+    };
+    config.load.validate()?;
+    config.validate().map_err(|e| CliError::Usage(e.to_string()))?;
+    Ok(config)
+}
+
+/// Prints the steps as they end.
+struct Printer<'a> {
+    out: Box<dyn Write + 'a>,
+    connections: usize,
+    watch: &'a [u32],
+    /// The table's header is printed once, after the probe's line.
+    table: bool,
+}
+
+impl Printer<'_> {
+    fn table(&mut self) {
+        if !std::mem::replace(&mut self.table, true) {
+            let _ = self.out.write_all(text::table_header(self.watch).as_bytes());
+        }
+    }
+}
+
+impl SearchObserver for Printer<'_> {
+    fn probed(&mut self, per_s: f64, start: f64) {
+        let _ = self.out.write_all(text::probed(per_s, start, self.connections).as_bytes());
+    }
+
+    fn step_started(&mut self, _rate: f64) {
+        self.table();
+        let _ = self.out.flush();
+    }
+
+    fn step(&mut self, step: &Step) {
+        let _ = self.out.write_all(text::step_line(step).as_bytes());
+        let _ = self.out.flush();
+    }
+}
+
+/// Runs the search, printing as it goes, and writes the JSON and HTML; returns the exit code.
+pub fn search_and_report(
+    config: &SearchConfig,
+    stop: &AtomicBool,
+    json: Option<&std::path::Path>,
+    html: Option<&std::path::Path>,
+) -> Result<i32, CliError> {
+    let to_stdout = json.is_some_and(|p| p.as_os_str() == "-");
+    let out: Box<dyn Write> = if to_stdout { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };
+    let mut printer = Printer { out, connections: config.load.connections, watch: &config.watch, table: false };
+    let _ = printer.out.write_all(text::header(config).as_bytes());
+    let _ = printer.out.flush();
+    let result: SearchResult = match search::find_max(config, stop, &mut printer) {
+        Ok(r) => r,
+        Err(SearchError::Failed(why)) => {
+            eprintln!("strain: {why}");
+            return Ok(EXIT_FAILED);
+        }
+        Err(SearchError::Run(e)) => return Err(CliError::Run(e)),
+        Err(e) => {
+            eprintln!("strain: {e}");
+            return Ok(EXIT_USAGE);
+        }
+    };
+    let _ = printer.out.write_all(b"\n");
+    let _ = printer.out.write_all(text::answer(&result.answer, config.load.connections).as_bytes());
+    let _ = printer.out.flush();
+    let doc = text::json(config, &result);
+    if let Some(path) = html {
+        let value: serde_json::Value = serde_json::from_str(&doc).unwrap_or_default();
+        super::write_file(path, &crate::report::html::render_search(&value))?;
+    }
+    match json {
+        Some(_) if to_stdout => {
+            let _ = std::io::stdout().write_all(doc.as_bytes());
+        }
+        Some(path) => super::write_file(path, &doc)?,
+        None => {}
+    }
+    Ok(if result.answer.max_rate.is_some() { EXIT_OK } else { EXIT_THRESHOLDS })
+}

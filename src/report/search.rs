@@ -1,0 +1,334 @@
+//! A capacity search in text (a header, a line per step as it ends, the answer) and as JSON
+//! (every step with its full result, the answer, and `max_rate` at the top level for scripts).
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::search::plan::End;
+use crate::search::step::{Step, Verdict};
+use crate::search::watch::Watched;
+use crate::search::{Answer, SearchConfig, SearchResult};
+use crate::verdict::Outcome;
+
+use super::units::time_us;
+
+/// Version of the find-max JSON layout (schema/find-max.schema.json).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A rate with thousands grouped: `16,000`.
+pub fn rate(r: f64) -> String {
+    let digits = format!("{:.0}", r.max(0.0));
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// What is searched, and how.
+pub fn header(c: &SearchConfig) -> String {
+    let slo: Vec<&str> = c.slo.iter().map(|t| t.text.as_str()).collect();
+    format!(
+        "Searching {} for the highest rate with {}\n  {} connections, {} thread{}, steps of {} after {} of warm-up, precision {}%\n",
+        c.load.target.url,
+        slo.join(", "),
+        c.load.connections,
+        c.load.threads,
+        if c.load.threads == 1 { "" } else { "s" },
+        humantime::format_duration(c.step),
+        humantime::format_duration(c.warmup),
+        c.precision * 100.0
+    )
+}
+
+/// The probe's line.
+pub fn probed(per_s: f64, start: f64, connections: usize) -> String {
+    format!(
+        "  probe: {} requests/s closed loop on {connections} connections; starting at {}/s\n",
+        rate(per_s),
+        rate(start)
+    )
+}
+
+/// The step table's header line.
+pub fn table_header(watch: &[u32]) -> String {
+    let mut out = format!(
+        "  {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7}",
+        "target/s", "achieved", "p50", "p90", "p99", "max", "errors", "late"
+    );
+    for pid in watch {
+        let _ = write!(out, " {:>9} {:>9}", format!("cpu:{pid}"), "rss");
+    }
+    out.push_str("  verdict\n");
+    out
+}
+
+/// One step's line.
+pub fn step_line(s: &Step) -> String {
+    let mut out = format!(
+        "  {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7}",
+        rate(s.target),
+        rate(s.achieved),
+        time_us(s.p50_us as f64),
+        time_us(s.p90_us as f64),
+        time_us(s.p99_us as f64),
+        time_us(s.max_us as f64),
+        s.errors,
+        s.late
+    );
+    for w in &s.watched {
+        let cpu = w.cpu_pct.map_or_else(|| "-".into(), |c| format!("{c:.0}%"));
+        let rss = w.rss_bytes.map_or_else(|| "-".into(), |b| format!("{}B", super::units::binary(b as f64)));
+        let _ = write!(out, " {cpu:>9} {rss:>9}");
+    }
+    let _ = write!(out, "  {}", s.verdict.word());
+    let failed: Vec<&str> = s.outcomes.iter().filter(|o| !o.passed).map(|o| o.threshold.text.as_str()).collect();
+    if matches!(s.verdict, Verdict::Slo) && !failed.is_empty() {
+        let _ = write!(out, " {}", failed.join(", "));
+    }
+    out.push('\n');
+    out
+}
+
+/// The answer, in sentences.
+pub fn answer(a: &Answer, connections: usize) -> String {
+    let mut out = String::new();
+    match a.max_rate {
+        Some(r) if a.end == End::MaxPassed => {
+            let _ = writeln!(out, "Max rate: at least {} requests/s: the SLO held at --max", rate(r));
+        }
+        Some(r) if a.limit.is_some() => {
+            let _ = writeln!(out, "Max rate: at least {} requests/s (strain reached its own limit above it)", rate(r));
+        }
+        Some(r) => {
+            let _ = writeln!(out, "Max rate: {} requests/s meets the SLO", rate(r));
+        }
+        None => out.push_str("Max rate: none: no rate tried met the SLO\n"),
+    }
+    if let Some(f) = a.first_fail {
+        let _ = writeln!(out, "First fail: {} requests/s ({})", rate(f), a.failed_terms.join(", "));
+    }
+    if let Some((r, us)) = a.knee {
+        let _ = writeln!(out, "Knee: latency turns up at {} requests/s ({})", rate(r), time_us(us));
+    }
+    match &a.limit {
+        Some(Verdict::Generator { late_share, cpu_share }) => {
+            let why = if *cpu_share >= crate::search::step::CPU_SATURATED {
+                format!("its busiest thread used {:.0}% of a core", cpu_share * 100.0)
+            } else {
+                format!("{:.1}% of requests were sent late although a connection was free", late_share * 100.0)
+            };
+            let _ = writeln!(
+                out,
+                "Generator limit: strain could not keep the schedule ({why}). This measured strain, not the service: give strain more threads (-t) or more machines."
+            );
+        }
+        Some(Verdict::Connections { suggest }) => {
+            let _ = writeln!(
+                out,
+                "Connection limit: every one of the {connections} connections was busy while the service answered as fast as at lower rates. Use -c {suggest}."
+            );
+        }
+        _ => {}
+    }
+    match a.end {
+        End::StepBudget => out.push_str("The search stopped after its step budget without converging.\n"),
+        End::Stopped => out.push_str("The search was stopped before it converged.\n"),
+        _ => {}
+    }
+    out
+}
+
+#[derive(Serialize)]
+struct Doc<'a> {
+    schema_version: u32,
+    strain_version: &'static str,
+    kind: &'static str,
+    /// The highest rate that met the SLO, requests/s (null when none did).
+    max_rate: Option<f64>,
+    answer: AnswerOut<'a>,
+    config: ConfigOut<'a>,
+    probe_per_s: Option<f64>,
+    steps: Vec<StepOut<'a>>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    command: &'a [String],
+    host_cores: usize,
+}
+
+#[derive(Serialize)]
+struct AnswerOut<'a> {
+    end: &'static str,
+    max_rate: Option<f64>,
+    first_fail: Option<f64>,
+    failed_terms: &'a [String],
+    knee: Option<Knee>,
+    limit: Option<LimitOut>,
+}
+
+#[derive(Serialize)]
+struct Knee {
+    rate: f64,
+    latency_us: f64,
+}
+
+#[derive(Serialize)]
+struct LimitOut {
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    late_share: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_share: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    suggest_connections: Option<usize>,
+}
+
+#[derive(Serialize)]
+struct ConfigOut<'a> {
+    url: &'a str,
+    connections: usize,
+    threads: usize,
+    slo: Vec<&'a str>,
+    start: Option<f64>,
+    max: Option<f64>,
+    precision: f64,
+    warmup_s: f64,
+    step_s: f64,
+    watch_pids: &'a [u32],
+}
+
+#[derive(Serialize)]
+struct StepOut<'a> {
+    target_per_s: f64,
+    achieved_per_s: f64,
+    p50_us: u64,
+    p90_us: u64,
+    p99_us: u64,
+    max_us: u64,
+    errors: u64,
+    late: u64,
+    verdict: &'static str,
+    slo: Vec<SloOut<'a>>,
+    cpu_share: f64,
+    watched: &'a [Watched],
+    result: serde_json::Value,
+}
+
+#[derive(Serialize)]
+struct SloOut<'a> {
+    expr: &'a str,
+    passed: bool,
+    value: Option<f64>,
+}
+
+fn end_name(e: End) -> &'static str {
+    match e {
+        End::Converged => "converged",
+        End::MaxPassed => "max_passed",
+        End::NothingPassed => "nothing_passed",
+        End::Limit => "limit",
+        End::StepBudget => "step_budget",
+        End::Stopped => "stopped",
+    }
+}
+
+fn verdict_name(v: &Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "pass",
+        Verdict::Slo => "slo",
+        Verdict::Behind => "behind",
+        Verdict::Generator { .. } => "generator_limit",
+        Verdict::Connections { .. } => "connection_limit",
+    }
+}
+
+fn slo_out(o: &[Outcome]) -> Vec<SloOut<'_>> {
+    o.iter().map(|o| SloOut { expr: &o.threshold.text, passed: o.passed, value: o.measured }).collect()
+}
+
+/// The search as pretty JSON.
+pub fn json(c: &SearchConfig, r: &SearchResult) -> String {
+    let a = &r.answer;
+    let steps = r
+        .steps
+        .iter()
+        .map(|s| {
+            let load = c.step_load(s.target);
+            let text = super::json::render_result(&s.result, &load, &s.outcomes);
+            StepOut {
+                target_per_s: s.target,
+                achieved_per_s: s.achieved,
+                p50_us: s.p50_us,
+                p90_us: s.p90_us,
+                p99_us: s.p99_us,
+                max_us: s.max_us,
+                errors: s.errors,
+                late: s.late,
+                verdict: verdict_name(&s.verdict),
+                slo: slo_out(&s.outcomes),
+                cpu_share: s.cpu_share,
+                watched: &s.watched,
+                result: serde_json::from_str(&text).unwrap_or_default(),
+            }
+        })
+        .collect();
+    let doc = Doc {
+        schema_version: SCHEMA_VERSION,
+        strain_version: env!("CARGO_PKG_VERSION"),
+        kind: "find-max",
+        max_rate: a.max_rate,
+        answer: AnswerOut {
+            end: end_name(a.end),
+            max_rate: a.max_rate,
+            first_fail: a.first_fail,
+            failed_terms: &a.failed_terms,
+            knee: a.knee.map(|(rate, latency_us)| Knee { rate, latency_us }),
+            limit: a.limit.as_ref().map(|v| match v {
+                Verdict::Generator { late_share, cpu_share } => LimitOut {
+                    kind: "generator",
+                    late_share: Some(*late_share),
+                    cpu_share: Some(*cpu_share),
+                    suggest_connections: None,
+                },
+                Verdict::Connections { suggest } => LimitOut {
+                    kind: "connections",
+                    late_share: None,
+                    cpu_share: None,
+                    suggest_connections: Some(*suggest),
+                },
+                _ => LimitOut { kind: "other", late_share: None, cpu_share: None, suggest_connections: None },
+            }),
+        },
+        config: ConfigOut {
+            url: &c.load.target.url,
+            connections: c.load.connections,
+            threads: c.load.threads,
+            slo: c.slo.iter().map(|t| t.text.as_str()).collect(),
+            start: c.start,
+            max: c.max,
+            precision: c.precision,
+            warmup_s: c.warmup.as_secs_f64(),
+            step_s: c.step.as_secs_f64(),
+            watch_pids: &c.watch,
+        },
+        probe_per_s: r.probe_per_s,
+        steps,
+        command: &c.load.command,
+        host_cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rates_group_thousands() {
+        let rows = [(0.0, "0"), (999.4, "999"), (1_000.0, "1,000"), (16_000.0, "16,000"), (1_234_567.8, "1,234,568")];
+        for (r, s) in rows {
+            assert_eq!(super::rate(r), s);
+        }
+    }
+}
