@@ -441,6 +441,12 @@ pub struct ProxyFlags {
     /// Load options shared with the main command.
     #[command(flatten)]
     pub load: CommonLoadFlags,
+    /// Search for the highest rate the proxy sustains under --slo (as `strain find-max`).
+    #[arg(long = "find-max", requires = "slo")]
+    pub find_max: bool,
+    /// The capacity search, with --find-max.
+    #[command(flatten)]
+    pub search: SearchFlags,
 }
 
 /// Parses a probability in [0, 1].

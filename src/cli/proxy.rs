@@ -127,7 +127,48 @@ fn client(f: &ProxyFlags, origin: &str, stop: &AtomicBool, placement: OriginPlac
                 .into(),
         ));
     }
+    if f.find_max {
+        return find_max(f, config, origin, stop, placement);
+    }
+    if !f.search.slo.is_empty() {
+        return Err(CliError::Usage("--slo is the capacity search's: add --find-max (or use --threshold)".into()));
+    }
     let checks = super::checks(&f.load, &config, true)?;
     let test = RunConfig { load: config, workload: Workload::Proxy(proxy_plan(f, origin)?), origin: placement };
     super::run_and_report(test, &checks, stop).map(|(code, _)| code)
+}
+
+/// `--find-max`: the capacity search over the proxy, the in-process origin serving throughout.
+fn find_max(
+    f: &ProxyFlags,
+    mut config: crate::config::Config,
+    origin: &str,
+    stop: &AtomicBool,
+    placement: OriginPlacement,
+) -> Result<i32, CliError> {
+    if f.load.rate.is_some() || f.load.stages.is_some() {
+        return Err(CliError::Usage(
+            "--find-max chooses each step's rate: -R and --stages cannot be combined with it (use --start, --max)"
+                .into(),
+        ));
+    }
+    config.interval = None;
+    let search = super::find_max::search_config(&f.search, config, Workload::Proxy(proxy_plan(f, origin)?))?;
+    let (json, html) = (f.load.json.as_deref(), f.load.html.as_deref());
+    match placement {
+        OriginPlacement::Elsewhere => super::find_max::search_and_report(&search, stop, json, html),
+        OriginPlacement::InProcess { listener, config: origin_config } => {
+            // One origin for the whole search: each step reads its counters over HTTP, as a
+            // remote origin's.
+            let origin_stop = AtomicBool::new(false);
+            std::thread::scope(|s| {
+                let server = s.spawn(|| crate::origin::run(listener, &origin_config, &origin_stop));
+                let code = super::find_max::search_and_report(&search, stop, json, html);
+                origin_stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                let served = server.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+                served?;
+                code
+            })
+        }
+    }
 }
