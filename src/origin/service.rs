@@ -41,7 +41,8 @@ impl Pool {
     }
 
     /// When the answer to a request that arrived at `arrived` may start: once a worker has
-    /// served it.
+    /// served it. Exponential times come from the thread's generator (seeded by `--seed`), so
+    /// with them on, the 304 and abort choices that share it come out differently.
     pub(super) fn admit(&self, arrived: Instant, rng: &mut Rng) -> Instant {
         // Drawn before locking, so the lock is held for the heap alone.
         let time = match self.dist {
