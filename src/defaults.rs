@@ -32,6 +32,8 @@ pub const IMS_NOT_MODIFIED: f64 = 0.5;
 /// Longest a request head may take to arrive at the origin: generous for any real client on
 /// a test network, short enough that slowloris sockets are reclaimed.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Workers of the origin's modelled service when `--service-time` is given without `--workers`.
+pub const SERVICE_WORKERS: usize = 1;
 /// Longest the origin waits for a client to take any of its queued output (nginx's
 /// `send_timeout`).
 pub const SEND_TIMEOUT: Duration = Duration::from_secs(60);

@@ -325,9 +325,51 @@ pub struct OriginFlags {
     /// stopped reading); 0 never.
     #[arg(long = "send-timeout", value_name = "T", default_value_t = Dur(defaults::SEND_TIMEOUT), value_parser = units::dur)]
     pub send_timeout: Dur,
+    /// Model a server of known capacity: every request (but /_strain/stats) holds one of
+    /// --workers workers for T, the rest queue in arrival order (capacity: workers / T req/s).
+    #[arg(long = "service-time", value_name = "T", value_parser = units::dur)]
+    pub service_time: Option<Dur>,
+    /// Requests served at once with --service-time (default: 1).
+    #[arg(long = "workers", value_name = "N", value_parser = units::count)]
+    pub workers: Option<usize>,
+    /// How service times vary: fixed, or exp (exponential with mean T).
+    #[arg(long = "service-time-dist", value_name = "DIST", value_enum, default_value_t = ServiceDistFlag::Fixed)]
+    pub service_time_dist: ServiceDistFlag,
     /// How documents are served.
     #[command(flatten)]
     pub documents: DocumentFlags,
+}
+
+impl OriginFlags {
+    /// The service the flags ask for, checked: none without --service-time.
+    pub fn service(&self) -> Result<Option<crate::origin::Service>, super::CliError> {
+        let usage = |msg: &str| Err(super::CliError::Usage(msg.into()));
+        let Some(time) = self.service_time else {
+            return if self.workers.is_some() { usage("--workers needs --service-time") } else { Ok(None) };
+        };
+        if time.0.is_zero() {
+            return usage("--service-time must be above 0");
+        }
+        let workers = self.workers.unwrap_or(defaults::SERVICE_WORKERS);
+        if workers == 0 {
+            return usage("--workers must be at least 1");
+        }
+        let Ok(workers) = u32::try_from(workers) else { return usage("--workers must be at most 4294967295") };
+        let dist = match self.service_time_dist {
+            ServiceDistFlag::Fixed => crate::origin::ServiceDist::Fixed,
+            ServiceDistFlag::Exp => crate::origin::ServiceDist::Exp,
+        };
+        Ok(Some(crate::origin::Service { time: time.0, workers, dist }))
+    }
+}
+
+/// How the origin's service times vary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ServiceDistFlag {
+    /// Every request takes exactly T.
+    Fixed,
+    /// Exponential with mean T.
+    Exp,
 }
 
 /// Flags of `strain demo`.

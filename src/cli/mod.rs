@@ -424,6 +424,7 @@ fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
         ..OriginConfig::default()
     };
     f.documents.apply(&mut config)?;
+    config.service = f.service()?;
     crate::net::raise_file_limit();
     let (listener, addr) = bind(f.listen)?;
     if let Some(t) = f.threads {

@@ -1,6 +1,6 @@
 //! The origin's options: what it serves and how (fixed body, documents and their cache headers,
-//! delays, byte rate, aborts, keep-alive limit, timeouts), with defaults from
-//! [`crate::defaults`].
+//! delays, a modelled service capacity, byte rate, aborts, keep-alive limit, timeouts), with
+//! defaults from [`crate::defaults`].
 
 use std::str::FromStr;
 use std::thread;
@@ -30,6 +30,9 @@ pub struct OriginConfig {
     pub ims_not_modified: f64,
     /// Wait before the first byte of every response (jtest -w); zero is none.
     pub delay: Duration,
+    /// A capacity of N workers each holding a request for a service time; `None` answers at
+    /// once. With a delay too, an answer waits for whichever ends later.
+    pub service: Option<Service>,
     /// Most bytes per second written on each connection (jtest -r); `None` is unlimited,
     /// `Some(0)` is refused.
     pub byte_rate: Option<u64>,
@@ -64,6 +67,7 @@ impl Default for OriginConfig {
             no_cache: false,
             ims_not_modified: crate::defaults::IMS_NOT_MODIFIED,
             delay: Duration::ZERO,
+            service: None,
             byte_rate: None,
             abort_rate: 0.0,
             keepalive: 0,
@@ -73,6 +77,28 @@ impl Default for OriginConfig {
             send_timeout: Some(crate::defaults::SEND_TIMEOUT),
         }
     }
+}
+
+/// A modelled server capacity: `workers` requests served at a time, each for a service time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Service {
+    /// The service time, or its mean; above zero.
+    pub time: Duration,
+    /// Requests served at once; at least 1. (`u32` keeps the config small enough to travel by
+    /// value inside `run::OriginPlacement`.)
+    pub workers: u32,
+    /// How service times vary.
+    pub dist: ServiceDist,
+}
+
+/// The distribution of service times.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ServiceDist {
+    /// Every request takes exactly the service time.
+    #[default]
+    Fixed,
+    /// Exponential with the service time as its mean (an M/M/N server under Poisson arrivals).
+    Exp,
 }
 
 /// The media type of documents.

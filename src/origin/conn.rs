@@ -188,8 +188,8 @@ impl<'r> Conn<'r> {
             }
             if self.parser.backlog {
                 // Requests read earlier and left unparsed while the output was full.
-                let due = ctx.site.delay.map(|d| Instant::now() + d);
-                let mut answer = Answer { ctx: &mut *ctx, out: &mut self.out, served: &mut self.served, due };
+                let arrived = ctx.site.answers_wait().then(Instant::now);
+                let mut answer = Answer { ctx: &mut *ctx, out: &mut self.out, served: &mut self.served, arrived };
                 if let Some(linger) = self.parser.resume(&mut answer).linger() {
                     self.state = State::Closing { linger };
                 }
@@ -216,8 +216,8 @@ impl<'r> Conn<'r> {
                     if n < buf.len() {
                         self.readable = false;
                     }
-                    let due = ctx.site.delay.map(|d| Instant::now() + d);
-                    let mut answer = Answer { ctx: &mut *ctx, out: &mut self.out, served: &mut self.served, due };
+                    let arrived = ctx.site.answers_wait().then(Instant::now);
+                    let mut answer = Answer { ctx: &mut *ctx, out: &mut self.out, served: &mut self.served, arrived };
                     if let Some(linger) = self.parser.feed(&buf[..n], &mut answer).linger() {
                         self.state = State::Closing { linger };
                     }

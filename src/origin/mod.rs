@@ -17,7 +17,10 @@
 //!   only parses a head, skips a body and queues a slice. Benchmarks use this path.
 //!
 //! Every response can wait a fixed delay before its first byte, and every connection can be
-//! held to a byte rate; both are timer-driven (see below), never sleeps.
+//! held to a byte rate; both are timer-driven (see below), never sleeps. A known capacity
+//! (`--service-time T --workers N`, see `service.rs`) is the same kind of wait: each request
+//! of the test holds one of N workers shared by all threads for T, so the server does exactly
+//! N/T requests per second.
 //!
 //! The shape mirrors the load generator's engine so the two are comparable on one machine:
 //! one `mio` event loop per thread, no shared state on the request path. Every thread
@@ -42,6 +45,7 @@ mod live;
 mod output;
 mod requests;
 mod respond;
+mod service;
 #[cfg(test)]
 mod tests;
 
@@ -58,7 +62,7 @@ use mio::{Events, Interest, Poll, Token};
 use crate::http::request_head::Persist;
 use crate::rng::Rng;
 use crate::workload::doc::Doc;
-pub use config::{ContentType, OriginConfig};
+pub use config::{ContentType, OriginConfig, Service, ServiceDist};
 use conn::{Conn, Expiry, Next};
 use live::Counters;
 pub use live::OriginLive;

@@ -33,8 +33,9 @@ pub(super) struct Answer<'a, 'r> {
     pub(super) ctx: &'a mut Ctx<'r>,
     pub(super) out: &'a mut Output<'r>,
     pub(super) served: &'a mut u64,
-    /// When responses to this batch of input may start: the configured delay after it arrived.
-    pub(super) due: Option<Instant>,
+    /// When this batch of input was read, if answers wait after arrival (see
+    /// [`Site::due`](super::respond::Site::due)); `None` keeps the fast path.
+    pub(super) arrived: Option<Instant>,
 }
 
 impl Answer<'_, '_> {
@@ -42,7 +43,7 @@ impl Answer<'_, '_> {
     #[inline(always)]
     fn answer(&mut self, reply: Reply, path: &str) -> Flow {
         let site = self.ctx.site;
-        if reply.kind == Kind::Fixed && site.keepalive == 0 && self.due.is_none() {
+        if reply.kind == Kind::Fixed && site.keepalive == 0 && self.arrived.is_none() {
             // The benchmark path: one counter and one slice of a pre-rendered response. The
             // fixed responses' share of `ok` is worked out when counters are read.
             self.ctx.counters.requests.add(1);
@@ -65,8 +66,9 @@ impl Answer<'_, '_> {
         if *self.served == site.keepalive {
             reply.persist = Persist::Close;
         }
-        if let Some(at) = self.due {
-            self.out.push_due(at);
+        if let Some(arrived) = self.arrived {
+            let due = site.due(arrived, &mut self.ctx.rng);
+            self.out.push_due(due);
         }
         let aborted = match reply.kind {
             Kind::Doc { doc, conditional } => self.document(reply, doc, conditional, path),

@@ -7,10 +7,12 @@
 //! dates as [`Doc::last_modified`], without its `String`), so a document costs no allocation
 //! either.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use super::service::Pool;
 use super::{ContentType, OriginConfig, OriginError, Reply, BODY_PATTERN};
 use crate::http::request_head::Persist;
+use crate::rng::Rng;
 use crate::workload::doc::Doc;
 
 /// `Connection` header lines, indexed by [`Persist`].
@@ -32,6 +34,8 @@ pub(super) struct Site {
     pub(super) keepalive: u64,
     /// Wait before each response; `None` when zero.
     pub(super) delay: Option<Duration>,
+    /// The workers every request of the test waits for; `None` without a service time.
+    service: Option<Pool>,
     /// Bytes per second per connection; `None` is unlimited.
     pub(super) byte_rate: Option<u64>,
     /// See [`OriginConfig::header_timeout`]; zero is taken as none.
@@ -65,6 +69,7 @@ impl Site {
             abort_rate: config.abort_rate,
             keepalive: config.keepalive,
             delay: (!config.delay.is_zero()).then_some(config.delay),
+            service: config.service.as_ref().map(Pool::new).transpose()?,
             byte_rate: config.byte_rate,
             header_timeout: config.header_timeout.filter(|t| !t.is_zero()),
             send_timeout: config.send_timeout.filter(|t| !t.is_zero()),
@@ -73,7 +78,22 @@ impl Site {
 
     /// Some output may have to wait for the clock, so connections need timers.
     pub(super) fn timed(&self) -> bool {
-        self.delay.is_some() || self.byte_rate.is_some()
+        self.answers_wait() || self.byte_rate.is_some()
+    }
+
+    /// Answers wait after their request arrives (a delay or a service time), so arrivals are
+    /// timed.
+    pub(super) fn answers_wait(&self) -> bool {
+        self.delay.is_some() || self.service.is_some()
+    }
+
+    /// When the answer to a request of the test that arrived at `arrived` may start.
+    pub(super) fn due(&self, arrived: Instant, rng: &mut Rng) -> Instant {
+        let delayed = self.delay.and_then(|d| arrived.checked_add(d)).unwrap_or(arrived);
+        match &self.service {
+            Some(pool) => pool.admit(arrived, rng).max(delayed),
+            None => delayed,
+        }
     }
 
     /// Appends the head of a document response: `200` with the body's length and type, or

@@ -15,6 +15,7 @@ mod faults_origin;
 mod html;
 mod library;
 mod origin;
+mod origin_service;
 mod progress;
 mod proxy;
 mod rate;

@@ -26,12 +26,12 @@ fn drive<'r>(ctx: &mut Ctx<'r>, input: &[u8], pieces: &[usize], tally: &mut Tall
         let data = &input[at..at + len];
         at += len;
         tally.feeds += 1;
-        let mut answer = Answer { ctx: &mut *ctx, out: &mut out, served: &mut served, due: None };
+        let mut answer = Answer { ctx: &mut *ctx, out: &mut out, served: &mut served, arrived: None };
         flow = parser.feed(data, &mut answer);
         take_output(&mut out, &mut written);
         while flow == Flow::Continue && parser.backlog {
             tally.feeds += 1;
-            let mut answer = Answer { ctx: &mut *ctx, out: &mut out, served: &mut served, due: None };
+            let mut answer = Answer { ctx: &mut *ctx, out: &mut out, served: &mut served, arrived: None };
             flow = parser.resume(&mut answer);
             take_output(&mut out, &mut written);
         }

@@ -460,3 +460,4 @@ fn stall_windows() {
 }
 
 mod documents;
+mod service;
