@@ -444,6 +444,9 @@ fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
 }
 
 fn run_demo(f: &DemoFlags) -> Result<i32, CliError> {
+    if f.find_max {
+        return demo_find_max();
+    }
     let (listener, addr) = bind("127.0.0.1:0".parse().map_err(|_| CliError::Usage("bad address".into()))?)?;
     let mut config = Config::new(Target::parse(&format!("http://{addr}/"))?);
     config.duration = f.duration.0;
@@ -458,6 +461,43 @@ fn run_demo(f: &DemoFlags) -> Result<i32, CliError> {
         eprintln!("origin saw {} requests on {} connections", served.requests, served.connections);
     }
     Ok(code)
+}
+
+/// `strain demo --find-max`: the capacity search against an origin whose capacity is known
+/// (8 workers of 4 ms: 2,000 requests/s), with short steps so it ends within a minute.
+fn demo_find_max() -> Result<i32, CliError> {
+    let service = origin::Service { time: std::time::Duration::from_millis(4), workers: 8, dist: Default::default() };
+    let capacity = f64::from(service.workers) / service.time.as_secs_f64();
+    let (listener, addr) = bind("127.0.0.1:0".parse().map_err(|_| CliError::Usage("bad address".into()))?)?;
+    let mut load = Config::new(Target::parse(&format!("http://{addr}/"))?);
+    load.connections = crate::defaults::SEARCH_CONNECTIONS;
+    load.threads = 1;
+    let flags = flags::SearchFlags {
+        slo: vec!["p99<100ms".into()],
+        start: None,
+        max: None,
+        precision: crate::defaults::SEARCH_PRECISION,
+        warmup: units::Dur(std::time::Duration::from_secs(1)),
+        step: units::Dur(std::time::Duration::from_secs(2)),
+        watch: Vec::new(),
+    };
+    let search = find_max::search_config(&flags, load, Workload::Url)?;
+    println!(
+        "The origin serves each request with one of {} workers for {:?}: its capacity is {} requests/s.",
+        service.workers,
+        service.time,
+        report::search::rate(capacity)
+    );
+    let origin_config = OriginConfig { threads: 1, service: Some(service), ..OriginConfig::default() };
+    let stop = stop_flag()?;
+    let origin_stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let server = s.spawn(|| origin::run(listener, &origin_config, &origin_stop));
+        let code = find_max::search_and_report(&search, &stop, None, None);
+        origin_stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        server.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+        code
+    })
 }
 
 /// Binds a listener and reads back its address (port 0 picks a free one).
