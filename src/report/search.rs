@@ -33,14 +33,14 @@ pub fn rate(r: f64) -> String {
 pub fn header(c: &SearchConfig) -> String {
     let slo: Vec<&str> = c.slo.iter().map(|t| t.text.as_str()).collect();
     format!(
-        "Searching {} for the highest rate with {}\n  {} connections, {} thread{}, steps of {} after {} of warm-up, precision {}%\n",
+        "Searching {} for the highest rate with {}\n  {} connections, {} thread{}, steps of {:?} after {:?} of warm-up, precision {}%\n",
         c.load.target.url,
         slo.join(", "),
         c.load.connections,
         c.load.threads,
         if c.load.threads == 1 { "" } else { "s" },
-        humantime::format_duration(c.step),
-        humantime::format_duration(c.warmup),
+        c.step,
+        c.warmup,
         c.precision * 100.0
     )
 }

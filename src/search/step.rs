@@ -7,8 +7,9 @@
 //!   CPU, or the machine's) — the generator's limit;
 //! - its busiest worker thread used nearly all of a core — the generator's limit;
 //! - sent late because every connection was busy, while the service answered as fast as it did
-//!   at lower rates: more connections would have carried the rate — `-c`'s limit. When the
-//!   service's own latency grew instead, the requests were queued in the service: its limit.
+//!   at lower rates and within the SLO: more connections would have carried the rate — `-c`'s
+//!   limit. When the service's own latency grew instead, or broke the SLO by itself, the
+//!   requests were queued in the service: its limit.
 
 use crate::run::RunResult;
 use crate::verdict::{Metric, Outcome, Threshold};
@@ -18,6 +19,8 @@ use super::watch::Watched;
 /// Late sends above this share of a step's sends say who fell behind (a few late sends are
 /// scheduling noise on a shared machine).
 pub const LATE_SHARE: f64 = 0.02;
+/// ...and above this count: one late send among six at 4 requests/s is a hiccup, not a trend.
+pub const LATE_MIN: u64 = 20;
 /// A worker thread busy for this share of the step was saturated.
 pub const CPU_SATURATED: f64 = 0.9;
 /// A step falling this far below its target rate fails (the 95%).
@@ -120,14 +123,17 @@ impl Step {
             result.thread_cpu.iter().map(|c| c.as_secs_f64() / elapsed.max(1e-9)).fold(0.0, f64::max).min(1.0);
         let achieved = s.requests_per_s();
         let p = &s.total.pacing;
-        let share = |n: u64| if p.sent == 0 { 0.0 } else { n as f64 / p.sent as f64 };
+        let share = |n: u64| if p.sent == 0 || n < LATE_MIN { 0.0 } else { n as f64 / p.sent as f64 };
         let late_share = share(p.late - p.late_no_connection);
         let service_us = crate::stats::Distribution::of(&s.total.uncorrected_us).mean;
         let verdict = if outcomes.iter().all(|o| o.passed) && achieved >= ACHIEVED_SHARE * target {
             Verdict::Pass
         } else if late_share > LATE_SHARE || cpu_share >= CPU_SATURATED {
             Verdict::Generator { late_share, cpu_share }
-        } else if share(p.late_no_connection) > LATE_SHARE && baseline_us.is_some_and(|b| service_us <= SLOWDOWN * b) {
+        } else if share(p.late_no_connection) > LATE_SHARE
+            && baseline_us.is_some_and(|b| service_us <= SLOWDOWN * b)
+            && service_meets(&s.total.uncorrected_us, slo)
+        {
             Verdict::Connections { suggest: suggest_connections(target, slo, connections) }
         } else if outcomes.iter().any(|o| !o.passed) {
             Verdict::Slo
@@ -160,6 +166,27 @@ impl Step {
     }
 }
 
+/// Whether the service's own latency (from the actual send) meets the SLO's latency bounds: if
+/// it does not, more connections would not have helped.
+fn service_meets(uncorrected: &hdrhistogram::Histogram<u64>, slo: &[Threshold]) -> bool {
+    if uncorrected.is_empty() {
+        return false;
+    }
+    slo.iter().all(|t| {
+        let v = match t.metric {
+            Metric::Percentile(q) => uncorrected.value_at_percentile(q) as f64,
+            Metric::Max => uncorrected.max() as f64,
+            Metric::Mean => uncorrected.mean(),
+            _ => return true,
+        };
+        match t.op {
+            crate::verdict::Op::Lt => v < t.limit,
+            crate::verdict::Op::Le => v <= t.limit,
+            _ => true,
+        }
+    })
+}
+
 /// Connections that carry `rate` even when every request takes the SLO's latency bound
 /// (Little's law), and at least twice the current ones.
 pub fn suggest_connections(rate: f64, slo: &[Threshold], connections: usize) -> usize {
@@ -174,6 +201,65 @@ pub fn suggest_connections(rate: f64, slo: &[Threshold], connections: usize) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run of `n` requests over 1 s: corrected latency `ms`, service latency `service_ms`,
+    /// `late` late sends of which `no_conn` found no connection, the thread busy `cpu` of it.
+    fn run(n: u64, ms: u64, service_ms: u64, late: u64, no_conn: u64, cpu: f64) -> RunResult {
+        let mut r = crate::stats::Recorder::new();
+        for _ in 0..n {
+            r.paced_response(200, ms * 1000, service_ms * 1000);
+        }
+        r.pacing = crate::stats::Pacing { sent: n, late, late_no_connection: no_conn, ..Default::default() };
+        r.sent = n;
+        r.connections = 10;
+        RunResult {
+            summary: crate::stats::Summary::new(&[r], std::time::Duration::from_secs(1), std::time::SystemTime::now()),
+            series: Vec::new(),
+            addr: "127.0.0.1:1".parse().unwrap(),
+            proxy: None,
+            origin_served: None,
+            failure: None,
+            thread_cpu: vec![std::time::Duration::from_secs_f64(cpu)],
+        }
+    }
+
+    #[test]
+    fn steps_are_judged_by_where_requests_waited() {
+        let slo = vec![Threshold::parse("p99<100ms").unwrap()];
+        // (requests in 1 s at 1,000/s, corrected ms, service ms, late, late without a connection,
+        // thread CPU, baseline service ms, verdict)
+        type Row = (u64, u64, u64, u64, u64, f64, Option<f64>, &'static str);
+        let rows: &[Row] = &[
+            (1000, 5, 5, 0, 0, 0.3, None, "pass"),
+            // Fell behind: fewer than 95% answered.
+            (900, 5, 5, 0, 0, 0.3, None, "FAIL (behind)"),
+            // Latency over the SLO, requests queued in the service.
+            (1000, 300, 250, 900, 900, 0.3, Some(5.0), "FAIL"),
+            // Late with connections free: the generator.
+            (1000, 300, 5, 500, 10, 0.3, Some(5.0), "generator limit"),
+            // Its thread saturated: the generator.
+            (1000, 300, 5, 0, 0, 0.95, Some(5.0), "generator limit"),
+            // Every connection busy, the service as fast as before: -c.
+            (1000, 300, 6, 900, 900, 0.3, Some(5.0), "-c limit"),
+            // ...but not without an earlier step to compare with.
+            (1000, 300, 6, 900, 900, 0.3, None, "FAIL"),
+            // ...nor when the service alone breaks the SLO.
+            (1000, 300, 150, 900, 900, 0.3, Some(100.0), "FAIL"),
+            // A few late sends are noise.
+            (1000, 300, 250, 15, 0, 0.3, Some(5.0), "FAIL"),
+        ];
+        for (i, &(n, ms, service, late, no_conn, cpu, base, want)) in rows.iter().enumerate() {
+            let step = Step::judge(
+                1000.0,
+                run(n, ms, service, late, no_conn, cpu),
+                &slo,
+                10,
+                base.map(|b| b * 1000.0),
+                vec![],
+            );
+            assert_eq!(step.verdict.word(), want, "row {i}: {:?}", step.verdict);
+        }
+    }
 
     #[test]
     fn suggested_connections_cover_the_rate_at_the_latency_bound() {

@@ -60,3 +60,35 @@ fn runs_are_library_calls_in_a_loop() {
         assert!(result.series.len() >= 4, "{:?}", result.series.len());
     }
 }
+
+#[test]
+fn a_warm_up_is_load_but_not_measured() {
+    let stop = AtomicBool::new(false);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut load = Config::new(Target::parse(&format!("http://{addr}/")).unwrap());
+    load.threads = 2;
+    load.connections = 4;
+    load.duration = Duration::from_secs(2);
+    load.warmup = Duration::from_secs(1);
+    load.interval = Some(Duration::from_millis(250));
+    load.schedule = Some(Schedule::constant(400.0, load.duration));
+    let origin = OriginPlacement::InProcess { listener, config: OriginConfig { threads: 1, ..Default::default() } };
+    let mut seen = Seen::default();
+    let result = run(RunConfig { load, workload: Workload::Url, origin }, &stop, &mut seen).unwrap();
+    assert!(result.succeeded(), "{:?}", result.failure);
+    // The origin answered the whole schedule; the result holds the second after the warm-up
+    // (a request in flight at the mark counts in the measured part).
+    assert_eq!(result.origin_served.unwrap().requests, 800);
+    let t = &result.summary.total;
+    assert!((399..=401).contains(&t.requests), "{}", t.requests);
+    assert_eq!(t.sent, t.requests + t.errors.iter().sum::<u64>());
+    assert!(t.connections >= 4, "the connections opened while warming up still count: {}", t.connections);
+    let elapsed = result.summary.elapsed.as_secs_f64();
+    assert!((0.95..1.5).contains(&elapsed), "{elapsed}");
+    // The observer saw the warm-up's rows; the series holds only the measured ones.
+    assert!(result.series.iter().all(|r| r.start_s >= 1.0), "{:?}", result.series.first());
+    assert!(seen.rows as usize >= result.series.len() + 4, "{} rows, {} kept", seen.rows, result.series.len());
+    assert_eq!(result.series.iter().map(|r| r.requests).sum::<u64>(), t.requests);
+    assert_eq!(result.thread_cpu.len(), 2);
+}
