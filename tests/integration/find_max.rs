@@ -191,3 +191,26 @@ fn bad_searches_are_refused_in_one_line_before_any_load() {
     }
     assert_eq!(origin.stop().requests, 0, "nothing was sent");
 }
+
+#[test]
+fn a_proxy_workload_is_searched_with_its_hit_ratio_per_step() {
+    // A dry run: the "proxy" is the in-process origin itself, so every request reaches the
+    // origin and the hit ratio is 0 in every step, warm-up excluded. The origin's counters are
+    // read over HTTP a moment after each mark, so a few requests may land on the other side.
+    let a = args("proxy --find-max --slo p99<100ms --start 500 --max 1000 -t 1 --warmup 500ms --step-duration 1s");
+    let run = strain(&a);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let j = json(&run);
+    assert_eq!(j["answer"]["end"], "max_passed", "{}", run.stdout);
+    assert_eq!(j["max_rate"], 1000.0);
+    assert!(run.stdout.contains("Max rate: at least 1,000 requests/s: the SLO held at --max"), "{}", run.stdout);
+    for s in j["steps"].as_array().unwrap() {
+        let r = &s["result"];
+        assert!(r["proxy"]["hit_ratio"].as_f64().unwrap() <= 0.01, "{s}");
+        let (origin, client) = (r["proxy"]["origin_requests"].as_f64().unwrap(), r["requests"].as_f64().unwrap());
+        assert!((origin - client).abs() <= client * 0.01, "the origin's count starts after the warm-up too: {s}");
+    }
+    let bad = strain_raw(&args("proxy --slo p99<100ms -d 1s"));
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("--slo is the capacity search's: add --find-max"), "{}", bad.stderr);
+}
