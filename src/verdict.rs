@@ -1,6 +1,7 @@
 //! Thresholds: pass/fail rules on a run's result, in k6's style (`p99<200ms`, `errors<0.1%`,
-//! `rps>=9900`), for CI. Parsing and evaluation are pure: the CLI prints the outcomes and turns a
-//! failure into exit code 99; a capacity search will use the same rules as its SLO.
+//! `rps>=9900`), for CI. Parsing and evaluation are pure: `report::text::outcome` prints the
+//! outcomes, the CLI turns a failure into exit code 99, and a capacity search uses the same
+//! rules as its SLO.
 
 use std::fmt;
 
@@ -221,17 +222,6 @@ impl Threshold {
         let measured = self.measure(result);
         Outcome { threshold: self.clone(), measured, passed: measured.is_some_and(|m| self.op.holds(m, self.limit)) }
     }
-
-    /// The measured value in the expression's own unit.
-    pub fn show(&self, value: f64) -> String {
-        match self.metric {
-            Metric::Percentile(_) | Metric::Max | Metric::Mean => crate::report::units::time_us(value),
-            Metric::ErrorRate | Metric::LateRate => format!("{:.3}%", value * 100.0),
-            Metric::Errors | Metric::Late => format!("{value:.0}"),
-            Metric::Rps => format!("{value:.2}"),
-            Metric::HitRatio => format!("{value:.3}"),
-        }
-    }
 }
 
 /// Requests lost without a response (read, write, parse errors and timeouts).
@@ -253,14 +243,6 @@ pub struct Outcome {
     pub measured: Option<f64>,
     /// Whether it holds.
     pub passed: bool,
-}
-
-impl fmt::Display for Outcome {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mark = if self.passed { "✓" } else { "✗" };
-        let value = self.measured.map_or_else(|| "no value".to_string(), |v| self.threshold.show(v));
-        write!(f, "  {mark} {}: {value}", self.threshold.text)
-    }
 }
 
 /// What the interval rows so far add up to, so that `--abort-on-fail` can see a threshold fail

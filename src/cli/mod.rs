@@ -321,7 +321,7 @@ impl Observer for Printer<'_> {
         }
         self.outcomes = self.checks.thresholds.iter().map(|t| t.judge(result)).collect();
         for o in &self.outcomes {
-            let _ = writeln!(self.text, "{o}");
+            let _ = writeln!(self.text, "{}", report::text::outcome(o));
         }
         let _ = self.text.flush();
     }
