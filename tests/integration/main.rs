@@ -12,6 +12,7 @@ mod exit_codes;
 mod faults_conn;
 mod faults_framing;
 mod faults_origin;
+mod find_max_report;
 mod html;
 mod library;
 mod origin;
