@@ -163,7 +163,8 @@ fn a_find_max_page_shows_the_max_rate_of_its_json_and_report_redraws_it() {
     let max: u64 = format!("{:.0}", search.json["max_rate"].as_f64().unwrap()).parse().unwrap();
     assert_eq!(cell(&dom, "max_rate", 0), format!("{},{:03}", max / 1000, max % 1000));
     let steps = search.json["steps"].as_array().unwrap().len();
-    assert_eq!(dom.matches("<tr>").count(), steps + 1, "a row per step under the header");
+    assert_eq!(dom.matches("<tr").count(), steps + 1, "a row per step under the header");
+    assert_eq!(dom.matches("<tr style=\"font-weight:bold\">").count(), 1, "the max rate's step stands out");
     // `strain report` draws the same page from the saved JSON.
     let run = strain_raw(&["report", json.to_str().unwrap(), "-o", again.to_str().unwrap()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
