@@ -1,6 +1,7 @@
-//! The find-max page: a capacity search's answer in sentences, its latency-vs-rate curve (and,
-//! when the search overshot far past the answer, the same curve up to the first fail, where the
-//! SLO is decided), and its steps in the order they ran. It draws with the run page's `chart`.
+//! The find-max page (`find-max --html`, `strain report SEARCH.json`): a capacity search's answer
+//! in sentences, its latency-vs-rate curve (and, when the search overshot far past the answer,
+//! the same curve from the knee to the first fail, where the SLO is decided), and its steps in
+//! the order they ran. It draws with the run page's `chart`, so both pages look alike.
 
 use std::fmt::Write;
 
