@@ -507,7 +507,7 @@ pub fn is_probability(p: f64) -> bool {
 /// Flags of `strain report`.
 #[derive(Debug, Args)]
 pub struct ReportFlags {
-    /// Result files written with --json.
+    /// Result files written with --json, or one find-max search's JSON.
     #[arg(value_name = "RESULT.json", required = true)]
     pub results: Vec<PathBuf>,
     /// Where to write the page.

@@ -383,9 +383,20 @@ fn run_report(f: &flags::ReportFlags) -> Result<i32, CliError> {
     let mut results = Vec::with_capacity(f.results.len());
     for (i, path) in f.results.iter().enumerate() {
         let label = f.labels.get(i).cloned().unwrap_or_else(|| file_name(path));
-        results.push((label, load_result(path)?));
+        results.push((label, load_json(path, |d| is_result(d) || is_search(d), "a strain result or search (--json)")?));
     }
-    write_file(&f.output, &report::html::render(&results))?;
+    // A search's page has its own layout (rate on the x axis), so it cannot share one with runs.
+    let page = match results.as_slice() {
+        [(_, doc)] if is_search(doc) => report::html::render_search(doc),
+        _ if results.iter().any(|(_, d)| is_search(d)) => {
+            return Err(CliError::Usage(format!(
+                "a find-max search gets a page of its own: give its JSON alone ({} files given)",
+                results.len()
+            )))
+        }
+        _ => report::html::render(&results),
+    };
+    write_file(&f.output, &page)?;
     Ok(EXIT_OK)
 }
 
@@ -396,12 +407,31 @@ pub(crate) fn file_name(path: &std::path::Path) -> String {
 
 /// Reads a result written with `--json`, for the HTML page.
 pub(crate) fn load_result(path: &std::path::Path) -> Result<serde_json::Value, CliError> {
+    load_json(path, is_result, "a strain result (--json)")
+}
+
+/// Whether a document is one run's result.
+fn is_result(d: &serde_json::Value) -> bool {
+    d.get("intervals").is_some()
+}
+
+/// Whether a document is a capacity search (`find-max --json`).
+fn is_search(d: &serde_json::Value) -> bool {
+    d["kind"] == "find-max"
+}
+
+/// Reads a JSON document strain wrote, refusing one that `accept` does not take for `what`.
+fn load_json(
+    path: &std::path::Path,
+    accept: impl Fn(&serde_json::Value) -> bool,
+    what: &str,
+) -> Result<serde_json::Value, CliError> {
     let text = std::fs::read_to_string(path)
         .map_err(|source| CliError::Io { what: format!("cannot read {}", path.display()), source })?;
     serde_json::from_str(&text)
         .ok()
-        .filter(|d: &serde_json::Value| d.get("schema_version").is_some() && d.get("intervals").is_some())
-        .ok_or_else(|| CliError::Usage(format!("{} is not a strain result (--json)", path.display())))
+        .filter(|d: &serde_json::Value| d.get("schema_version").is_some() && accept(d))
+        .ok_or_else(|| CliError::Usage(format!("{} is not {what}", path.display())))
 }
 
 /// Creates the `--hdr-log` file before the run, so a bad path is an error before any load.

@@ -11,6 +11,9 @@ use serde_json::Value;
 use super::json::decode_histogram;
 use super::units::time_us;
 
+mod search;
+pub use search::render_search;
+
 /// Colours of the results, in order (a result keeps its colour in every chart).
 const COLOURS: [&str; 6] = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf"];
 /// Chart size in SVG units.
@@ -335,93 +338,6 @@ fn head(title: &str) -> String {
          </style></head><body><h1>{t}</h1>",
         t = esc(title)
     );
-    out
-}
-
-/// A capacity search (`find-max --json`) as one page: the answer, the latency-vs-rate curve
-/// with the highest passing rate marked, and the steps.
-pub fn render_search(doc: &Value) -> String {
-    let mut out = head("strain find-max");
-    let a = &doc["answer"];
-    let num = |v: &Value| v.as_f64().map_or_else(|| "none".to_string(), crate::report::search::rate);
-    let terms: Vec<&str> =
-        a["failed_terms"].as_array().map_or_else(Vec::new, |t| t.iter().filter_map(Value::as_str).collect());
-    let slo: Vec<&str> =
-        doc["config"]["slo"].as_array().map_or_else(Vec::new, |t| t.iter().filter_map(Value::as_str).collect());
-    let _ = writeln!(
-        out,
-        "<p><code>{}</code><br>SLO: <b>{}</b>; {} connections, {} thread(s)</p>\
-         <p>Max rate: <b data-metric=\"max_rate\">{}</b> requests/s; first fail: {} requests/s {}; knee: {}; ended: {}{}</p>",
-        esc(doc["config"]["url"].as_str().unwrap_or("")),
-        esc(&slo.join(", ")),
-        doc["config"]["connections"].as_u64().unwrap_or(0),
-        doc["config"]["threads"].as_u64().unwrap_or(0),
-        num(&doc["max_rate"]),
-        num(&a["first_fail"]),
-        esc(&terms.join(", ")),
-        a["knee"]["rate"].as_f64().map_or_else(|| "none".into(), |r| format!("{} requests/s", crate::report::search::rate(r))),
-        esc(a["end"].as_str().unwrap_or("?")),
-        a["limit"]["kind"].as_str().map_or_else(String::new, |k| format!(" (strain's own limit: {})", esc(k))),
-    );
-    let steps = doc["steps"].as_array().map_or(&[][..], Vec::as_slice);
-    let mut sorted: Vec<&Value> = steps.iter().collect();
-    sorted.sort_by(|x, y| {
-        x["target_per_s"].as_f64().unwrap_or(0.0).total_cmp(&y["target_per_s"].as_f64().unwrap_or(0.0))
-    });
-    // Steps that measured strain's own limit say nothing about the service's curve.
-    sorted.retain(|s| !s["verdict"].as_str().is_some_and(|v| v.ends_with("_limit")));
-    let curve = |field: &str| -> Vec<(f64, f64)> {
-        sorted.iter().filter_map(|s| Some((s["target_per_s"].as_f64()?, s[field].as_f64()? / 1000.0))).collect()
-    };
-    let mut series: Vec<Series> = [("p50", COLOURS[2], "4 2"), ("p90", COLOURS[0], "2 2"), ("p99", COLOURS[1], "")]
-        .into_iter()
-        .map(|(k, c, d)| Series { name: k.into(), colour: c, dash: d, width: 2.0, points: curve(&format!("{k}_us")) })
-        .collect();
-    // Each latency bound of the SLO as a level line across the curve.
-    let (x0, x1) = (curve("p99_us").first().map(|p| p.0), curve("p99_us").last().map(|p| p.0));
-    for (term, x) in slo.iter().zip(std::iter::repeat(x0.zip(x1))) {
-        let bound = crate::verdict::Threshold::parse(term).ok().filter(|t| {
-            matches!(
-                t.metric,
-                crate::verdict::Metric::Percentile(_) | crate::verdict::Metric::Max | crate::verdict::Metric::Mean
-            )
-        });
-        if let (Some(t), Some((a, b))) = (bound, x) {
-            let y = t.limit / 1000.0;
-            series.push(Series {
-                name: term.to_string(),
-                colour: "#999999",
-                dash: "6 3",
-                width: 1.0,
-                points: vec![(a, y), (b, y)],
-            });
-        }
-    }
-    let marks: Vec<f64> = doc["max_rate"].as_f64().into_iter().collect();
-    let per_s = |v: f64| crate::report::search::rate(v);
-    out.push_str("<div class=\"charts\">\n");
-    out.push_str(&chart("Latency vs rate (ms; dotted line: max rate)", &series, &marks, &per_s, &ms, None));
-    out.push_str("\n</div>\n<table><tr><th>step</th><th>target/s</th><th>achieved/s</th><th>p50</th><th>p90</th><th>p99</th><th>max</th><th>errors</th><th>late</th><th>verdict</th></tr>\n");
-    for (i, s) in steps.iter().enumerate() {
-        let t = |k: &str| s[k].as_f64().map_or_else(|| "-".into(), time_us);
-        let verdict = s["verdict"].as_str().unwrap_or("?");
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td></tr>",
-            i + 1,
-            per_s(s["target_per_s"].as_f64().unwrap_or(0.0)),
-            per_s(s["achieved_per_s"].as_f64().unwrap_or(0.0)),
-            t("p50_us"),
-            t("p90_us"),
-            t("p99_us"),
-            t("max_us"),
-            s["errors"].as_u64().unwrap_or(0),
-            s["late"].as_u64().unwrap_or(0),
-            if verdict == "pass" { "pass" } else { "fail" },
-            esc(verdict),
-        );
-    }
-    out.push_str("</table></body></html>\n");
     out
 }
 

@@ -44,9 +44,10 @@ fn check_page(page: &Path, charts: usize) -> String {
     dom
 }
 
-/// The text of the cell `<td data-metric="NAME">` in row `row` of the summary table.
+/// The text of the `row`-th element marked `data-metric="NAME"` (a summary table's cell, or a
+/// search page's answer).
 fn cell(dom: &str, metric: &str, row: usize) -> String {
-    let tag = format!("<td data-metric=\"{metric}\">");
+    let tag = format!(" data-metric=\"{metric}\">");
     let at = dom.match_indices(&tag).nth(row).unwrap_or_else(|| panic!("no {metric} cell {row}")).0 + tag.len();
     dom[at..].split('<').next().unwrap().to_string()
 }
@@ -147,4 +148,33 @@ fn report_refuses_what_is_not_a_result() {
         assert!(run.stderr.starts_with("strain: ") && run.stderr.lines().count() == 1, "{}", run.stderr);
         assert!(!out.exists());
     }
+}
+
+#[test]
+fn a_find_max_page_shows_the_max_rate_of_its_json_and_report_redraws_it() {
+    let search = crate::find_max_report::search();
+    let dir = tempfile::tempdir().unwrap();
+    let (json, page, again) = (dir.path().join("f.json"), dir.path().join("f.html"), dir.path().join("r.html"));
+    std::fs::write(&json, &search.json_text).unwrap();
+    std::fs::write(&page, &search.html).unwrap();
+    // The whole curve, and the same from the knee to the first fail (the search overshot to 4,000/s).
+    let dom = check_page(&page, 2);
+    // The origin's capacity is 2,000/s, so the answer has four digits grouped by a comma.
+    // Rounded as `{:.0}` rounds (half to even: bisection often lands on 2,062.5).
+    let max: u64 = format!("{:.0}", search.json["max_rate"].as_f64().unwrap()).parse().unwrap();
+    assert_eq!(cell(&dom, "max_rate", 0), format!("{},{:03}", max / 1000, max % 1000));
+    let steps = search.json["steps"].as_array().unwrap().len();
+    assert_eq!(dom.matches("<tr").count(), steps + 1, "a row per step under the header");
+    assert_eq!(dom.matches("<tr style=\"font-weight:bold\">").count(), 1, "the max rate's step stands out");
+    // `strain report` draws the same page from the saved JSON.
+    let run = strain_raw(&["report", json.to_str().unwrap(), "-o", again.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(&again).unwrap(), search.html);
+    check_page(&again, 2);
+    // A search has a page of its own: beside a run's result it is a usage error, and no page.
+    let both = dir.path().join("both.html");
+    let run = strain_raw(&["report", json.to_str().unwrap(), json.to_str().unwrap(), "-o", both.to_str().unwrap()]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stderr, "strain: a find-max search gets a page of its own: give its JSON alone (2 files given)\n");
+    assert!(!both.exists());
 }

@@ -13,6 +13,7 @@ mod faults_conn;
 mod faults_framing;
 mod faults_origin;
 mod find_max;
+mod find_max_report;
 mod html;
 mod library;
 mod origin;
