@@ -286,20 +286,20 @@ pub fn json(c: &SearchConfig, r: &SearchResult) -> String {
             first_fail: a.first_fail,
             failed_terms: &a.failed_terms,
             knee: a.knee.map(|(rate, latency_us)| Knee { rate, latency_us }),
-            limit: a.limit.as_ref().map(|v| match v {
-                Verdict::Generator { late_share, cpu_share } => LimitOut {
+            limit: a.limit.as_ref().and_then(|v| match v {
+                Verdict::Generator { late_share, cpu_share } => Some(LimitOut {
                     kind: "generator",
                     late_share: Some(*late_share),
                     cpu_share: Some(*cpu_share),
                     suggest_connections: None,
-                },
-                Verdict::Connections { suggest } => LimitOut {
+                }),
+                Verdict::Connections { suggest } => Some(LimitOut {
                     kind: "connections",
                     late_share: None,
                     cpu_share: None,
                     suggest_connections: Some(*suggest),
-                },
-                _ => LimitOut { kind: "other", late_share: None, cpu_share: None, suggest_connections: None },
+                }),
+                _ => None,
             }),
         },
         config: ConfigOut {

@@ -25,6 +25,20 @@ use plan::{End, Outcome, Plan};
 use step::{Step, Verdict};
 use watch::WatchError;
 
+/// Longest pause after a failed step (see [`cool_down`]).
+pub const COOLDOWN_MAX: Duration = Duration::from_secs(10);
+
+/// Waits after a failed step so the next one does not start on its backlog: an overloaded
+/// service keeps working through requests that strain stopped waiting for. The step's slowest
+/// response is the depth of the queue it left, so the pause is that long (at most
+/// [`COOLDOWN_MAX`]); Ctrl-C cuts it short.
+fn cool_down(wait: Duration, stop: &AtomicBool) {
+    let until = std::time::Instant::now() + wait;
+    while std::time::Instant::now() < until && !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(20).min(until.saturating_duration_since(std::time::Instant::now())));
+    }
+}
+
 /// A capacity search: the load every step shares, the SLO and how the rates are chosen.
 #[derive(Debug, Clone)]
 pub struct SearchConfig {
@@ -211,7 +225,11 @@ pub fn find_max(
             },
         );
         observer.step(&step);
+        let backlog = (!step.verdict.passed()).then(|| Duration::from_micros(step.max_us).min(COOLDOWN_MAX));
         steps.push(step);
+        if let Some(wait) = backlog.filter(|_| plan.next().is_some()) {
+            cool_down(wait, stop);
+        }
     }
     let answer = answer(&plan, &steps, &config.slo);
     Ok(SearchResult { probe_per_s, steps, answer })
