@@ -15,6 +15,7 @@ pub mod compare;
 pub mod config;
 pub mod defaults;
 pub mod engine;
+pub mod h2;
 pub mod http;
 pub mod net;
 pub mod origin;

@@ -1,0 +1,7 @@
+//! HTTP/2, shared by the load engine and the origin: sessions through nghttp2
+//! ([`session`]), the sans-IO C library h2load is built on, so framing, HPACK, flow control
+//! and the protocol's error handling are nghttp2's and strain owns only the I/O around them.
+
+pub mod session;
+
+pub use session::{code_name, Event, H2Error, RequestHead, Session, Settings};

@@ -1,0 +1,571 @@
+//! One HTTP/2 connection's protocol state, through nghttp2's sans-IO session: bytes read from
+//! the socket go in with [`Session::receive`], bytes to write come out of [`Session::output`],
+//! and what happened to streams comes out as [`Event`]s. No I/O and no clock here, so the same
+//! session serves the load engine's event loop and the origin's.
+//!
+//! nghttp2 calls back into Rust while it parses and serializes; every callback only appends to
+//! the session's [`Inbox`] (reached through nghttp2's `user_data` pointer), so no callback can
+//! touch the session re-entrantly, and a panic cannot cross the C frames (nothing in them can
+//! panic: they push to vectors and compare bytes).
+
+use std::collections::HashMap;
+use std::ffi::{c_int, c_void, CStr};
+
+use libnghttp2_sys as ng;
+
+/// An HTTP/2 failure of the session as a whole.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("HTTP/2: {0}")]
+pub struct H2Error(pub String);
+
+impl H2Error {
+    fn lib(code: i64) -> H2Error {
+        // SAFETY: nghttp2_strerror returns a static NUL-terminated string for any code.
+        let text = unsafe { CStr::from_ptr(ng::nghttp2_strerror(code as c_int)) };
+        H2Error(text.to_string_lossy().into_owned())
+    }
+}
+
+/// The name of an HTTP/2 error code (RST_STREAM, GOAWAY), for reports.
+pub fn code_name(code: u32) -> &'static str {
+    match code {
+        0x0 => "NO_ERROR",
+        0x1 => "PROTOCOL_ERROR",
+        0x2 => "INTERNAL_ERROR",
+        0x3 => "FLOW_CONTROL_ERROR",
+        0x4 => "SETTINGS_TIMEOUT",
+        0x5 => "STREAM_CLOSED",
+        0x6 => "FRAME_SIZE_ERROR",
+        0x7 => "REFUSED_STREAM",
+        0x8 => "CANCEL",
+        0x9 => "COMPRESSION_ERROR",
+        0xa => "CONNECT_ERROR",
+        0xb => "ENHANCE_YOUR_CALM",
+        0xc => "INADEQUATE_SECURITY",
+        0xd => "HTTP_1_1_REQUIRED",
+        _ => "UNKNOWN",
+    }
+}
+
+/// A request as the server side received it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestHead {
+    /// `:method`.
+    pub method: Vec<u8>,
+    /// `:path`.
+    pub path: Vec<u8>,
+    /// `:authority`.
+    pub authority: Vec<u8>,
+    /// The regular header fields, lowercase names.
+    pub headers: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+impl RequestHead {
+    /// The first value of header `name` (lowercase).
+    pub fn header(&self, name: &[u8]) -> Option<&[u8]> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_slice())
+    }
+}
+
+/// What happened on the connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// Client: the final response status of `stream` (1xx responses are skipped).
+    Status {
+        /// The stream.
+        stream: i32,
+        /// The status code.
+        status: u16,
+    },
+    /// DATA arrived on `stream`.
+    Data {
+        /// The stream.
+        stream: i32,
+        /// Bytes of body.
+        len: usize,
+    },
+    /// `stream` is closed: `code` 0 when it completed, else the RST_STREAM (or GOAWAY) code.
+    Closed {
+        /// The stream.
+        stream: i32,
+        /// HTTP/2 error code.
+        code: u32,
+    },
+    /// The peer will take no stream above `last_stream`.
+    GoAway {
+        /// The last stream the peer processes.
+        last_stream: i32,
+        /// Why.
+        code: u32,
+    },
+    /// Server: a complete request on `stream` (its body, if any, was counted and dropped).
+    Request {
+        /// The stream.
+        stream: i32,
+        /// Method, path, authority and headers.
+        head: RequestHead,
+    },
+}
+
+/// Most header bytes the server side keeps of one request (name + value sums): beyond it the
+/// stream is reset, so a peer cannot grow memory with endless headers.
+const MAX_REQUEST_HEADER_BYTES: usize = 64 * 1024;
+
+/// What the callbacks leave for the session's owner.
+#[derive(Debug, Default)]
+pub struct Inbox {
+    /// Events in the order they happened; the owner drains them.
+    pub events: Vec<Event>,
+    /// Header block bytes received in HEADERS frames (compressed), for the savings figure.
+    pub header_frame_bytes: u64,
+    /// The same headers decoded: name and value lengths.
+    pub header_bytes: u64,
+    /// Request bodies still being sent, by stream: (stream, body, bytes sent).
+    bodies: Vec<(i32, Vec<u8>, usize)>,
+    /// Server: responses' bodies still being sent.
+    server: bool,
+    /// Server: requests whose headers are arriving.
+    partial: HashMap<i32, RequestHead>,
+}
+
+/// Connection settings this side announces.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// Streams the peer may open towards us at once.
+    pub max_concurrent_streams: u32,
+    /// Flow-control window of each stream and of the connection, bytes.
+    pub window: u32,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        // A load generator must never be the one that stalls the flow: the largest window
+        // HTTP/2 allows (2^31 - 1), as h2load's default of 2^30 - 1 intends.
+        Settings { max_concurrent_streams: 100, window: (1 << 31) - 1 }
+    }
+}
+
+/// An nghttp2 session and its inbox.
+pub struct Session {
+    raw: *mut ng::nghttp2_session,
+    inbox: Box<Inbox>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("inbox", &self.inbox).finish()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // SAFETY: `raw` came from nghttp2_session_*_new and is deleted exactly once.
+        unsafe { ng::nghttp2_session_del(self.raw) }
+    }
+}
+
+impl Session {
+    /// A client session; its connection preface and SETTINGS are queued for [`Session::output`].
+    pub fn client(settings: Settings) -> Result<Session, H2Error> {
+        Session::new(false, settings)
+    }
+
+    /// A server session; its SETTINGS are queued for [`Session::output`].
+    pub fn server(settings: Settings) -> Result<Session, H2Error> {
+        Session::new(true, settings)
+    }
+
+    fn new(server: bool, settings: Settings) -> Result<Session, H2Error> {
+        let mut inbox = Box::new(Inbox { server, ..Inbox::default() });
+        let mut callbacks: *mut ng::nghttp2_session_callbacks = std::ptr::null_mut();
+        let mut raw: *mut ng::nghttp2_session = std::ptr::null_mut();
+        // SAFETY: plain constructor calls; every pointer passed is valid for the call, the
+        // callbacks struct is freed after the session copied it, and `inbox` is boxed so the
+        // user_data pointer stays valid for the session's life (the box moves with Session,
+        // its heap allocation does not).
+        unsafe {
+            let rv = ng::nghttp2_session_callbacks_new(&mut callbacks);
+            if rv != 0 {
+                return Err(H2Error::lib(rv.into()));
+            }
+            ng::nghttp2_session_callbacks_set_on_header_callback(callbacks, Some(on_header));
+            ng::nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks, Some(on_begin_headers));
+            ng::nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, Some(on_frame_recv));
+            ng::nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, Some(on_data_chunk));
+            ng::nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, Some(on_stream_close));
+            let user = (&mut *inbox as *mut Inbox).cast::<c_void>();
+            let rv = if server {
+                ng::nghttp2_session_server_new(&mut raw, callbacks, user)
+            } else {
+                ng::nghttp2_session_client_new(&mut raw, callbacks, user)
+            };
+            ng::nghttp2_session_callbacks_del(callbacks);
+            if rv != 0 {
+                return Err(H2Error::lib(rv.into()));
+            }
+        }
+        let session = Session { raw, inbox };
+        let entries = [
+            ng::nghttp2_settings_entry {
+                settings_id: ng::NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS as i32,
+                value: settings.max_concurrent_streams,
+            },
+            ng::nghttp2_settings_entry {
+                settings_id: ng::NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE as i32,
+                value: settings.window,
+            },
+            ng::nghttp2_settings_entry { settings_id: ng::NGHTTP2_SETTINGS_ENABLE_PUSH as i32, value: 0 },
+        ];
+        let entries = if server { &entries[..2] } else { &entries[..] };
+        // SAFETY: `entries` outlives the call; nghttp2 copies them.
+        let rv = unsafe {
+            ng::nghttp2_submit_settings(session.raw, ng::NGHTTP2_FLAG_NONE as u8, entries.as_ptr(), entries.len())
+        };
+        check(rv.into())?;
+        // SAFETY: a valid session; stream 0 is the connection.
+        let rv = unsafe {
+            ng::nghttp2_session_set_local_window_size(
+                session.raw,
+                ng::NGHTTP2_FLAG_NONE as u8,
+                0,
+                settings.window as i32,
+            )
+        };
+        check(rv.into())?;
+        Ok(session)
+    }
+
+    /// Queues a request; returns its stream id. `fields` are (name, value) pairs, pseudo-headers
+    /// (`:method`, `:scheme`, `:authority`, `:path`) first, names lowercase.
+    pub fn submit_request(&mut self, fields: &[(&[u8], &[u8])], body: Option<Vec<u8>>) -> Result<i32, H2Error> {
+        let nva = nv(fields);
+        let provider = body.as_ref().map(|_| ng::nghttp2_data_provider2 {
+            source: ng::nghttp2_data_source { ptr: std::ptr::null_mut() },
+            read_callback: Some(read_body),
+        });
+        let prd = provider.as_ref().map_or(std::ptr::null(), |p| p as *const _);
+        // SAFETY: `nva` points into `fields`, which outlive the call (nghttp2 copies names and
+        // values); `prd` is null or points to `provider`, copied by nghttp2.
+        let id = unsafe {
+            ng::nghttp2_submit_request2(self.raw, std::ptr::null(), nva.as_ptr(), nva.len(), prd, std::ptr::null_mut())
+        };
+        if id < 0 {
+            return Err(H2Error::lib(id.into()));
+        }
+        if let Some(b) = body {
+            self.inbox.bodies.push((id, b, 0));
+        }
+        Ok(id)
+    }
+
+    /// Server: queues the response to `stream`.
+    pub fn submit_response(&mut self, stream: i32, fields: &[(&[u8], &[u8])], body: Vec<u8>) -> Result<(), H2Error> {
+        let nva = nv(fields);
+        let provider = ng::nghttp2_data_provider2 {
+            source: ng::nghttp2_data_source { ptr: std::ptr::null_mut() },
+            read_callback: Some(read_body),
+        };
+        let prd = if body.is_empty() { std::ptr::null() } else { &provider as *const _ };
+        // SAFETY: as in `submit_request`.
+        let rv = unsafe { ng::nghttp2_submit_response2(self.raw, stream, nva.as_ptr(), nva.len(), prd) };
+        check(rv.into())?;
+        if !body.is_empty() {
+            self.inbox.bodies.push((stream, body, 0));
+        }
+        Ok(())
+    }
+
+    /// Resets `stream` with `code` (a timeout: CANCEL).
+    pub fn reset(&mut self, stream: i32, code: u32) {
+        // SAFETY: a valid session; an unknown stream is an error nghttp2 reports, not UB.
+        unsafe { ng::nghttp2_submit_rst_stream(self.raw, ng::NGHTTP2_FLAG_NONE as u8, stream, code) };
+    }
+
+    /// Queues a GOAWAY: no new streams from the peer.
+    pub fn go_away(&mut self, code: u32) {
+        // SAFETY: a valid session.
+        unsafe {
+            let last = ng::nghttp2_session_get_last_proc_stream_id(self.raw);
+            ng::nghttp2_submit_goaway(self.raw, ng::NGHTTP2_FLAG_NONE as u8, last, code, std::ptr::null(), 0);
+        }
+    }
+
+    /// Takes bytes read from the socket; events land in [`Session::events`].
+    pub fn receive(&mut self, mut data: &[u8]) -> Result<(), H2Error> {
+        while !data.is_empty() {
+            // SAFETY: `data` is valid for its length during the call; callbacks only touch the
+            // boxed inbox.
+            let n = unsafe { ng::nghttp2_session_mem_recv2(self.raw, data.as_ptr(), data.len()) };
+            if n < 0 {
+                return Err(H2Error::lib(n as i64));
+            }
+            data = &data[(n as usize).min(data.len())..];
+            if n == 0 {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends every byte the session has to send to `out`.
+    pub fn output(&mut self, out: &mut Vec<u8>) -> Result<(), H2Error> {
+        loop {
+            let mut ptr: *const u8 = std::ptr::null();
+            // SAFETY: nghttp2 sets `ptr` to its own buffer of `n` bytes, valid until the next
+            // call on the session; it is copied out before that.
+            let n = unsafe { ng::nghttp2_session_mem_send2(self.raw, &mut ptr) };
+            if n < 0 {
+                return Err(H2Error::lib(n as i64));
+            }
+            if n == 0 || ptr.is_null() {
+                return Ok(());
+            }
+            // SAFETY: see above.
+            out.extend_from_slice(unsafe { std::slice::from_raw_parts(ptr, n as usize) });
+        }
+    }
+
+    /// Events since the last drain.
+    pub fn events(&mut self) -> &mut Vec<Event> {
+        &mut self.inbox.events
+    }
+
+    /// Compressed and decoded header bytes received so far.
+    pub fn header_bytes(&self) -> (u64, u64) {
+        (self.inbox.header_frame_bytes, self.inbox.header_bytes)
+    }
+
+    /// Whether the session is finished (GOAWAY exchanged and no stream left, or failed).
+    pub fn is_done(&self) -> bool {
+        // SAFETY: a valid session.
+        unsafe { ng::nghttp2_session_want_read(self.raw) == 0 && ng::nghttp2_session_want_write(self.raw) == 0 }
+    }
+
+    /// Streams the peer lets this side open at once (its SETTINGS_MAX_CONCURRENT_STREAMS).
+    pub fn peer_max_streams(&self) -> u32 {
+        // SAFETY: a valid session.
+        unsafe { ng::nghttp2_session_get_remote_settings(self.raw, ng::NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS) }
+    }
+}
+
+/// Name-value pairs as nghttp2 takes them (pointing into `fields`).
+fn nv(fields: &[(&[u8], &[u8])]) -> Vec<ng::nghttp2_nv> {
+    fields
+        .iter()
+        .map(|(n, v)| ng::nghttp2_nv {
+            name: n.as_ptr().cast_mut(),
+            value: v.as_ptr().cast_mut(),
+            namelen: n.len(),
+            valuelen: v.len(),
+            flags: ng::NGHTTP2_NV_FLAG_NONE as u8,
+        })
+        .collect()
+}
+
+fn check(rv: i64) -> Result<(), H2Error> {
+    if rv < 0 {
+        Err(H2Error::lib(rv))
+    } else {
+        Ok(())
+    }
+}
+
+/// The inbox behind nghttp2's `user_data`.
+///
+/// # Safety
+/// `user` must be the pointer given at session creation: a live, exclusively used `Inbox`.
+unsafe fn inbox<'a>(user: *mut c_void) -> &'a mut Inbox {
+    &mut *user.cast::<Inbox>()
+}
+
+unsafe extern "C" fn on_begin_headers(
+    _s: *mut ng::nghttp2_session,
+    frame: *const ng::nghttp2_frame,
+    user: *mut c_void,
+) -> c_int {
+    let inbox = inbox(user);
+    let hd = (*frame).hd;
+    if inbox.server && hd.type_ == ng::NGHTTP2_HEADERS as u8 && (*frame).headers.cat == ng::NGHTTP2_HCAT_REQUEST {
+        inbox.partial.insert(hd.stream_id, RequestHead::default());
+    }
+    0
+}
+
+unsafe extern "C" fn on_header(
+    _s: *mut ng::nghttp2_session,
+    frame: *const ng::nghttp2_frame,
+    name: *const u8,
+    namelen: usize,
+    value: *const u8,
+    valuelen: usize,
+    _flags: u8,
+    user: *mut c_void,
+) -> c_int {
+    let inbox = inbox(user);
+    inbox.header_bytes += (namelen + valuelen) as u64;
+    let name = std::slice::from_raw_parts(name, namelen);
+    let value = std::slice::from_raw_parts(value, valuelen);
+    let stream = (*frame).hd.stream_id;
+    if !inbox.server {
+        if name == b":status" {
+            let status = std::str::from_utf8(value).ok().and_then(|s| s.parse::<u16>().ok()).unwrap_or(0);
+            if !(100..200).contains(&status) {
+                inbox.events.push(Event::Status { stream, status });
+            }
+        }
+        return 0;
+    }
+    let Some(head) = inbox.partial.get_mut(&stream) else { return 0 };
+    let kept = head.method.len() + head.path.len() + head.headers.iter().map(|(n, v)| n.len() + v.len()).sum::<usize>();
+    if kept + namelen + valuelen > MAX_REQUEST_HEADER_BYTES {
+        inbox.partial.remove(&stream);
+        return ng::NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
+    match name {
+        b":method" => head.method = value.to_vec(),
+        b":path" => head.path = value.to_vec(),
+        b":authority" => head.authority = value.to_vec(),
+        n if n.starts_with(b":") => {}
+        _ => head.headers.push((name.to_vec(), value.to_vec())),
+    }
+    0
+}
+
+unsafe extern "C" fn on_frame_recv(
+    _s: *mut ng::nghttp2_session,
+    frame: *const ng::nghttp2_frame,
+    user: *mut c_void,
+) -> c_int {
+    let inbox = inbox(user);
+    let hd = (*frame).hd;
+    if hd.type_ == ng::NGHTTP2_HEADERS as u8 {
+        inbox.header_frame_bytes += hd.length as u64;
+    }
+    if hd.type_ == ng::NGHTTP2_GOAWAY as u8 {
+        let g = (*frame).goaway;
+        inbox.events.push(Event::GoAway { last_stream: g.last_stream_id, code: g.error_code });
+    }
+    let ends = hd.flags & ng::NGHTTP2_FLAG_END_STREAM as u8 != 0;
+    if inbox.server && ends && (hd.type_ == ng::NGHTTP2_HEADERS as u8 || hd.type_ == ng::NGHTTP2_DATA as u8) {
+        if let Some(head) = inbox.partial.remove(&hd.stream_id) {
+            inbox.events.push(Event::Request { stream: hd.stream_id, head });
+        }
+    }
+    0
+}
+
+unsafe extern "C" fn on_data_chunk(
+    _s: *mut ng::nghttp2_session,
+    _flags: u8,
+    stream: i32,
+    _data: *const u8,
+    len: usize,
+    user: *mut c_void,
+) -> c_int {
+    let inbox = inbox(user);
+    if !inbox.server {
+        inbox.events.push(Event::Data { stream, len });
+    }
+    0
+}
+
+unsafe extern "C" fn on_stream_close(_s: *mut ng::nghttp2_session, stream: i32, code: u32, user: *mut c_void) -> c_int {
+    let inbox = inbox(user);
+    inbox.bodies.retain(|b| b.0 != stream);
+    inbox.partial.remove(&stream);
+    inbox.events.push(Event::Closed { stream, code });
+    0
+}
+
+unsafe extern "C" fn read_body(
+    _s: *mut ng::nghttp2_session,
+    stream: i32,
+    buf: *mut u8,
+    length: usize,
+    flags: *mut u32,
+    _source: *mut ng::nghttp2_data_source,
+    user: *mut c_void,
+) -> ng::nghttp2_ssize {
+    let inbox = inbox(user);
+    let Some(i) = inbox.bodies.iter().position(|b| b.0 == stream) else {
+        *flags |= ng::NGHTTP2_DATA_FLAG_EOF;
+        return 0;
+    };
+    let (_, body, sent) = &mut inbox.bodies[i];
+    let n = (body.len() - *sent).min(length);
+    std::ptr::copy_nonoverlapping(body.as_ptr().add(*sent), buf, n);
+    *sent += n;
+    if *sent == body.len() {
+        *flags |= ng::NGHTTP2_DATA_FLAG_EOF;
+        inbox.bodies.swap_remove(i);
+    }
+    n as ng::nghttp2_ssize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Moves every byte each side has to send to the other until both are quiet.
+    fn pump(a: &mut Session, b: &mut Session) {
+        for _ in 0..20 {
+            let (mut x, mut y) = (Vec::new(), Vec::new());
+            a.output(&mut x).unwrap();
+            b.output(&mut y).unwrap();
+            if x.is_empty() && y.is_empty() {
+                return;
+            }
+            b.receive(&x).unwrap();
+            a.receive(&y).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_client_and_a_server_exchange_requests_and_responses() {
+        let mut c = Session::client(Settings::default()).unwrap();
+        let mut s = Session::server(Settings::default()).unwrap();
+        let req: [(&[u8], &[u8]); 5] =
+            [(b":method", b"POST"), (b":scheme", b"http"), (b":authority", b"h"), (b":path", b"/a?b"), (b"x-k", b"v")];
+        let id = c.submit_request(&req, Some(b"hello".to_vec())).unwrap();
+        assert_eq!(id, 1);
+        pump(&mut c, &mut s);
+        let got: Vec<Event> = s.events().drain(..).collect();
+        let head = got
+            .iter()
+            .find_map(|e| match e {
+                Event::Request { stream: 1, head } => Some(head.clone()),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(
+            (head.method.as_slice(), head.path.as_slice(), head.authority.as_slice()),
+            (&b"POST"[..], &b"/a?b"[..], &b"h"[..])
+        );
+        assert_eq!(head.header(b"x-k"), Some(&b"v"[..]));
+        s.submit_response(1, &[(b":status", b"200"), (b"content-type", b"text/plain")], vec![b'x'; 100_000]).unwrap();
+        pump(&mut c, &mut s);
+        let events: Vec<Event> = c.events().drain(..).collect();
+        assert_eq!(events.first(), Some(&Event::Status { stream: 1, status: 200 }));
+        let body: usize = events.iter().map(|e| if let Event::Data { len, .. } = e { *len } else { 0 }).sum();
+        assert_eq!(body, 100_000);
+        assert_eq!(events.last(), Some(&Event::Closed { stream: 1, code: 0 }));
+        let (compressed, decoded) = c.header_bytes();
+        assert!(compressed > 0 && decoded > compressed, "{compressed} {decoded}");
+    }
+
+    #[test]
+    fn a_reset_stream_closes_with_its_code_and_garbage_fails_the_session() {
+        let mut c = Session::client(Settings::default()).unwrap();
+        let mut s = Session::server(Settings::default()).unwrap();
+        let req: [(&[u8], &[u8]); 4] =
+            [(b":method", b"GET"), (b":scheme", b"http"), (b":authority", b"h"), (b":path", b"/")];
+        let id = c.submit_request(&req, None).unwrap();
+        pump(&mut c, &mut s);
+        s.reset(id, 0x7);
+        pump(&mut c, &mut s);
+        assert!(c.events().contains(&Event::Closed { stream: id, code: 0x7 }), "{:?}", c.events());
+        assert_eq!(code_name(0x7), "REFUSED_STREAM");
+        let mut s2 = Session::server(Settings::default()).unwrap();
+        assert!(s2.receive(b"GET / HTTP/1.1\r\n\r\n").is_err(), "not the HTTP/2 preface");
+    }
+}
