@@ -149,6 +149,9 @@ impl Default for Settings {
 pub struct Session {
     raw: *mut ng::nghttp2_session,
     inbox: Box<Inbox>,
+    /// Reused for each submission's name-value array (pointers into the caller's fields,
+    /// valid only during the call), so a request costs no allocation here.
+    nva: Vec<ng::nghttp2_nv>,
 }
 
 impl std::fmt::Debug for Session {
@@ -204,7 +207,7 @@ impl Session {
                 return Err(H2Error::lib(rv.into()));
             }
         }
-        let session = Session { raw, inbox };
+        let session = Session { raw, inbox, nva: Vec::new() };
         let entries = [
             ng::nghttp2_settings_entry {
                 settings_id: ng::NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS as i32,
@@ -237,8 +240,12 @@ impl Session {
 
     /// Queues a request; returns its stream id. `fields` are (name, value) pairs, pseudo-headers
     /// (`:method`, `:scheme`, `:authority`, `:path`) first, names lowercase.
-    pub fn submit_request(&mut self, fields: &[(&[u8], &[u8])], body: Option<Vec<u8>>) -> Result<i32, H2Error> {
-        let nva = nv(fields);
+    pub fn submit_request<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &mut self,
+        fields: &[(N, V)],
+        body: Option<Vec<u8>>,
+    ) -> Result<i32, H2Error> {
+        let nva = nv(fields, &mut self.nva);
         let provider = body.as_ref().map(|_| ng::nghttp2_data_provider2 {
             source: ng::nghttp2_data_source { ptr: std::ptr::null_mut() },
             read_callback: Some(read_body),
@@ -259,8 +266,13 @@ impl Session {
     }
 
     /// Server: queues the response to `stream`.
-    pub fn submit_response(&mut self, stream: i32, fields: &[(&[u8], &[u8])], body: Vec<u8>) -> Result<(), H2Error> {
-        let nva = nv(fields);
+    pub fn submit_response<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &mut self,
+        stream: i32,
+        fields: &[(N, V)],
+        body: Vec<u8>,
+    ) -> Result<(), H2Error> {
+        let nva = nv(fields, &mut self.nva);
         let provider = ng::nghttp2_data_provider2 {
             source: ng::nghttp2_data_source { ptr: std::ptr::null_mut() },
             read_callback: Some(read_body),
@@ -348,18 +360,20 @@ impl Session {
     }
 }
 
-/// Name-value pairs as nghttp2 takes them (pointing into `fields`).
-fn nv(fields: &[(&[u8], &[u8])]) -> Vec<ng::nghttp2_nv> {
-    fields
-        .iter()
-        .map(|(n, v)| ng::nghttp2_nv {
+/// Name-value pairs as nghttp2 takes them, in `out` (pointing into `fields`).
+fn nv<'o, N: AsRef<[u8]>, V: AsRef<[u8]>>(fields: &[(N, V)], out: &'o mut Vec<ng::nghttp2_nv>) -> &'o [ng::nghttp2_nv] {
+    out.clear();
+    out.extend(fields.iter().map(|(n, v)| {
+        let (n, v) = (n.as_ref(), v.as_ref());
+        ng::nghttp2_nv {
             name: n.as_ptr().cast_mut(),
             value: v.as_ptr().cast_mut(),
             namelen: n.len(),
             valuelen: v.len(),
             flags: ng::NGHTTP2_NV_FLAG_NONE as u8,
-        })
-        .collect()
+        }
+    }));
+    out
 }
 
 fn check(rv: i64) -> Result<(), H2Error> {
@@ -542,7 +556,8 @@ mod tests {
             (&b"POST"[..], &b"/a?b"[..], &b"h"[..])
         );
         assert_eq!(head.header(b"x-k"), Some(&b"v"[..]));
-        s.submit_response(1, &[(b":status", b"200"), (b"content-type", b"text/plain")], vec![b'x'; 100_000]).unwrap();
+        let fields: [(&[u8], &[u8]); 2] = [(b":status", b"200"), (b"content-type", b"text/plain")];
+        s.submit_response(1, &fields, vec![b'x'; 100_000]).unwrap();
         pump(&mut c, &mut s);
         let events: Vec<Event> = c.events().drain(..).collect();
         assert_eq!(events.first(), Some(&Event::Status { stream: 1, status: 200 }));
