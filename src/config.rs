@@ -155,6 +155,19 @@ pub enum Output {
     File(PathBuf),
 }
 
+/// Which HTTP the load speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Protocol {
+    /// HTTP/1.1: one request in flight per connection, as wrk.
+    #[default]
+    Http1,
+    /// HTTP/2: h2 by ALPN on https URLs, h2c with prior knowledge on http URLs.
+    Http2 {
+        /// Requests in flight per connection (h2load's `-m`).
+        streams: u32,
+    },
+}
+
 /// A fully validated load test.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -179,6 +192,8 @@ pub struct Config {
     pub json: Option<Output>,
     /// Skip TLS certificate verification.
     pub insecure: bool,
+    /// HTTP/1.1 or HTTP/2.
+    pub protocol: Protocol,
     /// Constant-rate (or staged) pacing; `None` is closed loop, as fast as responses allow.
     pub schedule: Option<Schedule>,
     /// Also print the uncorrected latency (wrk2's `-U`).
@@ -199,7 +214,19 @@ pub struct Config {
     pub command: Vec<String>,
 }
 
+/// Most requests in flight at once over HTTP/2 (connections × streams): each one keeps a slot
+/// of request state.
+pub const MAX_STREAM_SLOTS: usize = 1_000_000;
+
 impl Config {
+    /// Requests in flight per connection.
+    pub fn streams(&self) -> usize {
+        match self.protocol {
+            Protocol::Http1 => 1,
+            Protocol::Http2 { streams } => streams as usize,
+        }
+    }
+
     /// A config with wrk's defaults for `target`.
     pub fn new(target: Target) -> Config {
         Config {
@@ -213,6 +240,7 @@ impl Config {
             latency: false,
             json: None,
             insecure: false,
+            protocol: Protocol::Http1,
             schedule: None,
             uncorrected: false,
             interval: None,
@@ -248,6 +276,17 @@ impl Config {
         }
         if self.duration.is_zero() {
             return invalid("duration must be greater than zero");
+        }
+        if let Protocol::Http2 { streams } = self.protocol {
+            if streams == 0 {
+                return invalid("streams per connection (-m) must be at least 1");
+            }
+            if self.connections.saturating_mul(streams as usize) > MAX_STREAM_SLOTS {
+                return Err(ConfigError::Invalid(format!(
+                    "{} connections x {streams} streams is more than {MAX_STREAM_SLOTS} requests in flight",
+                    self.connections
+                )));
+            }
         }
         if self.warmup >= self.duration {
             return invalid("the warm-up must be shorter than the duration it is part of");

@@ -226,7 +226,10 @@ impl Threshold {
 
 /// Requests lost without a response (read, write, parse errors and timeouts).
 fn lost(s: &Summary) -> u64 {
-    [ErrorKind::Read, ErrorKind::Write, ErrorKind::Parse, ErrorKind::Timeout].iter().map(|k| s.errors(*k)).sum()
+    [ErrorKind::Read, ErrorKind::Write, ErrorKind::Parse, ErrorKind::Timeout, ErrorKind::Reset]
+        .iter()
+        .map(|k| s.errors(*k))
+        .sum()
 }
 
 /// Failed requests: lost ones, those answered with a status above 399, and wrong bodies.

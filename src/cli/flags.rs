@@ -217,6 +217,15 @@ pub struct CommonLoadFlags {
     /// full report is still printed.
     #[arg(long = "abort-on-fail", requires = "thresholds")]
     pub abort_on_fail: bool,
+    /// Speak HTTP/2: h2 by ALPN on https URLs, h2c with prior knowledge on http URLs.
+    #[arg(long = "http2")]
+    pub http2: bool,
+    /// Speak HTTP/1.1 (the default).
+    #[arg(long = "http1.1", conflicts_with = "http2")]
+    pub http1: bool,
+    /// HTTP/2: requests in flight per connection (h2load's -m).
+    #[arg(short = 'm', long = "max-streams", value_name = "N", requires = "http2", value_parser = units::count)]
+    pub max_streams: Option<usize>,
 }
 
 /// Flags of `strain <url>`.

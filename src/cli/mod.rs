@@ -148,6 +148,11 @@ pub fn common_config(f: &CommonLoadFlags, url: &str) -> Result<Config, CliError>
     config.html = f.html.clone();
     config.tick = f.tick.0;
     config.source_addrs = f.source_addrs.clone();
+    if f.http2 {
+        let streams = u32::try_from(f.max_streams.unwrap_or(1))
+            .map_err(|_| CliError::Usage("-m is larger than HTTP/2 allows".into()))?;
+        config.protocol = crate::config::Protocol::Http2 { streams };
+    }
     config.schedule = match (f.rate, &f.stages) {
         (rate, Some(stages)) => {
             let schedule = Schedule::stages(rate.unwrap_or(0.0), &stages.0);
@@ -201,6 +206,9 @@ pub fn load_config(f: LoadFlags) -> Result<(RunConfig, Checks), CliError> {
     let mut config = common_config(&f.common, &url)?;
     let checks = checks(&f.common, &config, false)?;
     config.headers = f.headers.iter().map(|h| parse_header(h)).collect::<Result<_, _>>()?;
+    if f.script.is_some() && f.common.http2 {
+        return Err(CliError::Usage("scripts over HTTP/2 are not supported yet: drop --http2 or -s".into()));
+    }
     let workload = match f.script {
         Some(path) => {
             let mut args = vec![url.clone()];

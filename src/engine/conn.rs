@@ -53,6 +53,13 @@ pub struct Conn {
     /// Opened, and not yet proven accepted by the server (no response yet): counts against the
     /// worker's window of connections being opened.
     pub opening: bool,
+    /// HTTP/2: the stream carrying the current request.
+    pub stream_id: i32,
+    /// HTTP/2: the current response's status, once its headers arrived.
+    pub status: u16,
+    /// HTTP/2: the request was refused unprocessed (GOAWAY) and goes again on the next
+    /// connection.
+    pub retry: bool,
 }
 
 impl Conn {
@@ -73,6 +80,9 @@ impl Conn {
             uses: 0,
             first_byte: false,
             opening: false,
+            stream_id: 0,
+            status: 0,
+            retry: false,
         }
     }
 }

@@ -149,6 +149,20 @@ pub struct Plan {
     pub(crate) source_addrs: Vec<std::net::IpAddr>,
     pub(crate) send: SendPlan,
     pub(crate) when: WhenPlan,
+    pub(crate) wire: WirePlan,
+}
+
+/// How requests travel, settled before the threads start.
+pub enum WirePlan {
+    /// HTTP/1.1 on each connection.
+    Http1,
+    /// HTTP/2 streams: `streams` in flight per connection.
+    Http2 {
+        /// Requests in flight per connection.
+        streams: usize,
+        /// The URL's request as HTTP/2 fields.
+        fixed: crate::h2::H2Request,
+    },
 }
 
 impl Plan {
@@ -184,14 +198,29 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
     let target = &config.target;
     let addr = net::resolve(&target.host, target.port, config.timeout)?;
     net::check_sources(&config.source_addrs, addr)?;
+    let alpn: &[&[u8]] = match config.protocol {
+        crate::config::Protocol::Http1 => &[b"http/1.1"],
+        crate::config::Protocol::Http2 { .. } => &[b"h2"],
+    };
     let tls = match target.scheme {
         Scheme::Http => None,
-        Scheme::Https => Some(TlsSetup::new(&target.host, config.insecure).map_err(NetError::Tls)?),
+        Scheme::Https => Some(TlsSetup::new(&target.host, config.insecure, alpn).map_err(NetError::Tls)?),
+    };
+    let request = request::render("GET", &target.path, &target.host_header(), &config.headers, None);
+    let wire = match config.protocol {
+        crate::config::Protocol::Http1 => WirePlan::Http1,
+        crate::config::Protocol::Http2 { streams } => {
+            let scheme = if target.scheme == Scheme::Https { "https" } else { "http" };
+            let fixed = crate::h2::from_http1(&request, scheme, &target.host_header())
+                .map_err(|why| EngineError::Script(ScriptError::Runtime { hook: "request", message: why }))?;
+            WirePlan::Http2 { streams: streams as usize, fixed }
+        }
     };
     Ok(Plan {
         addr,
         tls,
-        request: request::render("GET", &target.path, &target.host_header(), &config.headers, None),
+        request,
+        wire,
         timeout_us: config.timeout.as_micros() as u64,
         threads: config.threads,
         source_addrs: config.source_addrs.clone(),

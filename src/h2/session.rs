@@ -569,6 +569,14 @@ mod tests {
     }
 
     #[test]
+    fn the_url_request_submits() {
+        let bytes = crate::http::request::render("GET", "/", "127.0.0.1:1", &[], None);
+        let r = crate::h2::from_http1(&bytes, "http", "x").unwrap();
+        let mut c = Session::client(Settings::default()).unwrap();
+        assert_eq!(c.submit_request(&r.fields, r.body.clone()), Ok(1), "{r:?}");
+    }
+
+    #[test]
     fn a_reset_stream_closes_with_its_code_and_garbage_fails_the_session() {
         let mut c = Session::client(Settings::default()).unwrap();
         let mut s = Session::server(Settings::default()).unwrap();

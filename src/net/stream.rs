@@ -89,6 +89,14 @@ impl Stream {
         }
     }
 
+    /// The protocol the server chose by ALPN (TLS only).
+    pub fn alpn(&self) -> Option<&[u8]> {
+        match self {
+            Stream::Plain(_) => None,
+            Stream::Tls(t) => t.tls.alpn_protocol(),
+        }
+    }
+
     /// Whether a read shorter than the buffer proves the socket is drained (plain TCP: yes;
     /// TLS: no, rustls may hold back a partial record).
     pub fn short_read_drains(&self) -> bool {

@@ -16,9 +16,9 @@ pub struct TlsSetup {
 }
 
 impl TlsSetup {
-    /// Builds a client that offers ALPN `http/1.1` and verifies the server against the Mozilla
-    /// roots, or accepts any certificate when `insecure`.
-    pub fn new(host: &str, insecure: bool) -> Result<TlsSetup, rustls::Error> {
+    /// Builds a client that offers `alpn` (e.g. `http/1.1`, or `h2`) and verifies the server
+    /// against the Mozilla roots, or accepts any certificate when `insecure`.
+    pub fn new(host: &str, insecure: bool, alpn: &[&[u8]]) -> Result<TlsSetup, rustls::Error> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = ClientConfig::builder_with_provider(provider.clone()).with_safe_default_protocol_versions()?;
         let mut config = if insecure {
@@ -30,7 +30,7 @@ impl TlsSetup {
             let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
             builder.with_root_certificates(roots).with_no_client_auth()
         };
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
         let server_name = ServerName::try_from(host.to_string())
             .map_err(|_| rustls::Error::General(format!("'{host}' is not a valid TLS server name")))?;
         Ok(TlsSetup { config: Arc::new(config), server_name })

@@ -128,6 +128,10 @@ struct ConfigOut<'a> {
     warmup_s: f64,
 }
 
+fn is_zero_count(v: &u64) -> bool {
+    *v == 0
+}
+
 fn is_zero(v: &f64) -> bool {
     *v == 0.0
 }
@@ -141,6 +145,8 @@ struct Errors {
     parse: u64,
     status: u64,
     content: u64,
+    #[serde(skip_serializing_if = "is_zero_count")]
+    reset: u64,
     /// Connect errors by cause; they sum to `connect`.
     connect_causes: std::collections::BTreeMap<&'static str, u64>,
 }
@@ -224,6 +230,7 @@ fn render_with(
             parse: summary.errors(ErrorKind::Parse),
             status: summary.status_errors(),
             content: summary.errors(ErrorKind::Content),
+            reset: summary.errors(ErrorKind::Reset),
             connect_causes: ConnectCause::ALL.iter().map(|c| (c.name(), t.connect_causes[*c as usize])).collect(),
         },
         status: summary.status_counts().map(|(code, n)| (code.to_string(), n)).collect(),

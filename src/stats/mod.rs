@@ -8,7 +8,7 @@ pub mod interval;
 mod recorder;
 mod summary;
 
-pub use recorder::{ConnectCause, Pacing, Recorder, LATE_SEND_US, MAX_CONTENT_FAILURES};
+pub use recorder::{ConnectCause, H2Counts, Pacing, Recorder, LATE_SEND_US, MAX_CONTENT_FAILURES};
 pub use summary::{Distribution, Summary};
 
 /// Highest latency the histograms track: one hour, in microseconds.
@@ -33,11 +33,13 @@ pub enum ErrorKind {
     Parse = 4,
     /// A body was not the document its URL names (`--check-content`).
     Content = 5,
+    /// HTTP/2: the server reset the stream (RST_STREAM) before the response was complete.
+    Reset = 6,
 }
 
 impl ErrorKind {
     /// Number of kinds, the size of the per-thread error array.
-    pub const COUNT: usize = 6;
+    pub const COUNT: usize = 7;
     /// Every kind, in report order.
     pub const ALL: [ErrorKind; ErrorKind::COUNT] = [
         ErrorKind::Connect,
@@ -46,6 +48,7 @@ impl ErrorKind {
         ErrorKind::Timeout,
         ErrorKind::Parse,
         ErrorKind::Content,
+        ErrorKind::Reset,
     ];
 
     /// The lowercase name used in reports and JSON.
@@ -57,6 +60,7 @@ impl ErrorKind {
             ErrorKind::Timeout => "timeout",
             ErrorKind::Parse => "parse",
             ErrorKind::Content => "content",
+            ErrorKind::Reset => "reset",
         }
     }
 }

@@ -45,6 +45,40 @@ pub struct Recorder {
     pub first_connect_error: Option<String>,
     /// Connect failures by cause (in [`ConnectCause::ALL`] order); they sum to the connect errors.
     pub connect_causes: [u64; ConnectCause::COUNT],
+    /// HTTP/2: resets by code, GOAWAYs, retried streams, header compression.
+    pub h2: H2Counts,
+}
+
+/// What an HTTP/2 run counts besides requests and errors.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct H2Counts {
+    /// Streams the server reset, by HTTP/2 error code (0x0 to 0xd; others in the last slot).
+    pub resets: [u64; 15],
+    /// GOAWAY frames received (each replaced its connection).
+    pub goaways: u64,
+    /// Requests the server refused unprocessed after a GOAWAY (streams above its last stream
+    /// id), sent again on a new connection; their latency runs from the first attempt.
+    pub retried: u64,
+    /// Connections ended by an HTTP/2 protocol error (their requests count as parse errors).
+    pub protocol_errors: u64,
+    /// Header block bytes received, as sent (compressed by HPACK).
+    pub header_frame_bytes: u64,
+    /// The same headers decoded (names and values).
+    pub header_bytes: u64,
+}
+
+impl H2Counts {
+    /// Adds another thread's counts.
+    pub fn merge(&mut self, o: &H2Counts) {
+        for (a, b) in self.resets.iter_mut().zip(o.resets) {
+            *a += b;
+        }
+        self.goaways += o.goaways;
+        self.retried += o.retried;
+        self.protocol_errors += o.protocol_errors;
+        self.header_frame_bytes += o.header_frame_bytes;
+        self.header_bytes += o.header_bytes;
+    }
 }
 
 /// Why a connect failed: the causes that call for different remedies.
@@ -135,6 +169,7 @@ impl Recorder {
             connections: 0,
             first_connect_error: None,
             connect_causes: [0; ConnectCause::COUNT],
+            h2: H2Counts::default(),
         }
     }
 
@@ -222,6 +257,7 @@ impl Recorder {
         for (a, b) in self.connect_causes.iter_mut().zip(other.connect_causes) {
             *a += b;
         }
+        self.h2.merge(&other.h2);
     }
 }
 

@@ -32,8 +32,11 @@ impl Worker<'_> {
         }
     }
 
-    /// Opens (or reopens) connection `i`.
+    /// Opens (or reopens) connection `i` (over HTTP/2: slot `i`'s link).
     pub(super) fn open(&mut self, i: usize) {
+        if let Wire::H2(_) = self.wire {
+            return self.h2_open(i);
+        }
         let now = self.clock.now_us();
         let sources = &self.plan.source_addrs;
         let source = (!sources.is_empty()).then(|| sources[(i + self.index) % sources.len()]);
@@ -121,8 +124,12 @@ impl Worker<'_> {
         }
     }
 
-    /// Closes connection `i` and, unless the test is over, opens a new one in its slot.
+    /// Closes connection `i` and, unless the test is over, opens a new one in its slot (over
+    /// HTTP/2 the slot just goes on).
     pub(super) fn reopen(&mut self, i: usize) {
+        if let Wire::H2(_) = self.wire {
+            return self.h2_free(i);
+        }
         self.close(i);
         if let When::Arrivals(a) = &mut self.when {
             // Arriving connections are not replaced: the slot waits for the next arrival.

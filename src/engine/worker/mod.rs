@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use mio::{Events, Interest, Poll, Token};
 
 mod connect;
+mod h2;
 mod schedule;
 mod send;
 
@@ -30,6 +31,7 @@ use crate::net::stream::{ConnectError, Stream};
 use crate::script::{ScriptError, ThreadScript};
 use crate::stats::interval::Snapshot;
 use crate::stats::{ConnectCause, ErrorKind, Recorder, RATE_SAMPLE_MS};
+use h2::{Links, Wire, LINK_BASE};
 use schedule::{Ival, When};
 use send::Send;
 
@@ -105,6 +107,8 @@ pub struct Worker<'a> {
     max_connecting: usize,
     /// This thread's index, to spread its connections over `--source-addr` addresses.
     index: usize,
+    /// HTTP/1 connections, or HTTP/2 links carrying the slots as streams.
+    wire: Wire,
 }
 
 /// What a worker hands back when it ends.
@@ -151,6 +155,13 @@ impl<'a> Worker<'a> {
             _ => plan.addr,
         };
         let (send, pipeline) = Send::new(plan, index, script)?;
+        let (wire, slots) = match &plan.wire {
+            crate::engine::WirePlan::Http1 => (Wire::H1, conns),
+            crate::engine::WirePlan::Http2 { streams, fixed } => {
+                (Wire::H2(Links::new(conns, *streams, fixed.clone())), conns * streams)
+            }
+        };
+        let conns = slots;
         let when = When::new(plan, index, conns, &poll)?;
         Ok(Worker {
             plan,
@@ -178,6 +189,7 @@ impl<'a> Worker<'a> {
             connecting: 0,
             max_connecting: (OPENING_WINDOW / plan.threads.max(1)).max(MIN_OPENING_PER_THREAD),
             index,
+            wire,
         })
     }
 
@@ -262,12 +274,16 @@ impl<'a> Worker<'a> {
             // A run shorter than one sampling interval still gets a real Req/Sec row.
             self.rec.rate_sample(self.rec.requests * 1_000_000 / now.max(1));
         }
+        self.finish_links();
         let globals = self.send.lua().map(|s| s.globals()).unwrap_or_default();
         let cpu = thread_cpu().saturating_sub(self.cpu_at_start);
         Ok(WorkerOutput { rec: self.rec, globals, script_error: self.script_error, cpu })
     }
 
     fn on_event(&mut self, i: usize, readable: Readable, writable: bool) {
+        if i >= LINK_BASE {
+            return self.link_event(i - LINK_BASE, readable, writable);
+        }
         let Some(c) = self.conns.get(i) else { return };
         match c.state {
             State::Closed => {}
@@ -448,8 +464,11 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Counts a failed request and replaces the connection.
+    /// Counts a failed request and replaces the connection (over HTTP/2: resets the stream).
     fn fail(&mut self, i: usize, kind: ErrorKind) {
+        if let Wire::H2(_) = self.wire {
+            return self.h2_fail(i, kind);
+        }
         self.rec.error(kind);
         self.reopen(i);
     }

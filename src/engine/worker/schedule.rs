@@ -119,7 +119,10 @@ impl Ival {
 impl Worker<'_> {
     /// Sends this thread's measurements of the interval ending now and starts the next one.
     pub(super) fn cut_interval(&mut self, now: u64) {
-        let open = self.conns.iter().filter(|c| !matches!(c.state, State::Closed | State::Connecting)).count() as u64;
+        let open = match &self.wire {
+            Wire::H1 => self.conns.iter().filter(|c| !matches!(c.state, State::Closed | State::Connecting)).count(),
+            Wire::H2(links) => links.open(),
+        } as u64;
         let now_totals = Totals::of(&self.rec);
         let iv = &mut self.interval;
         let (then, was) = (now_totals, iv.base);
@@ -192,7 +195,12 @@ impl Worker<'_> {
         } else {
             u64::MAX
         };
+        let link_deadline = match &self.wire {
+            Wire::H2(links) => links.next_deadline().unwrap_or(u64::MAX),
+            Wire::H1 => u64::MAX,
+        };
         end.min(cut)
+            .min(link_deadline)
             .min(self.warm_at_us.unwrap_or(u64::MAX))
             .min(arrival)
             .min(self.sample_at_us)
@@ -303,6 +311,9 @@ impl Worker<'_> {
 
     /// Fails every request (or connect) whose deadline has passed.
     pub(super) fn expire(&mut self, now: u64) {
+        if let Wire::H2(_) = self.wire {
+            self.expire_links(now);
+        }
         loop {
             let conns = &self.conns;
             let Some(d) = self.deadlines.pop_expired(now, |d| live(conns, d)) else { return };

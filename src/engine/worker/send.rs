@@ -135,7 +135,10 @@ impl Worker<'_> {
         c.written = 0;
         c.state = State::Writing;
         self.deadlines.push(Deadline { at_us: now + self.plan.timeout_us, conn: i as u32, generation: c.generation });
-        self.write(i);
+        match self.wire {
+            Wire::H1 => self.write(i),
+            Wire::H2(_) => self.h2_submit(i),
+        }
     }
 
     /// A response completed on connection `i`: the script's `response()` hook; false when the
