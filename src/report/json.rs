@@ -62,6 +62,9 @@ struct Result<'a> {
     command: &'a [String],
     /// CPUs of the machine that ran the test.
     host_cores: usize,
+    /// HTTP/2 runs: the protocol and what it counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    http2: Option<Http2Out>,
     /// CPU seconds each worker thread used while measuring (a thread near `duration_s` was the
     /// generator's limit).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -81,6 +84,22 @@ pub fn encode_histogram(h: &hdrhistogram::Histogram<u64>) -> String {
 pub fn decode_histogram(text: &str) -> Option<hdrhistogram::Histogram<u64>> {
     let bytes = crate::report::b64::decode(text)?;
     hdrhistogram::serialization::Deserializer::new().deserialize(&mut bytes.as_slice()).ok()
+}
+
+#[derive(Serialize)]
+struct Http2Out {
+    /// `h2` (TLS, ALPN) or `h2c` (prior knowledge).
+    protocol: &'static str,
+    streams_per_connection: u32,
+    /// Header bytes received: decoded, and as sent (HPACK).
+    header_bytes: u64,
+    header_frame_bytes: u64,
+    /// Streams the server reset, by error code name.
+    resets: std::collections::BTreeMap<&'static str, u64>,
+    goaways: u64,
+    /// Requests refused unprocessed after a GOAWAY and sent again.
+    retried: u64,
+    protocol_errors: u64,
 }
 
 #[derive(Serialize)]
@@ -270,6 +289,28 @@ fn render_with(
         command: &config.command,
         host_cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
         thread_cpu_s,
+        http2: match config.protocol {
+            crate::config::Protocol::Http1 => None,
+            crate::config::Protocol::Http2 { streams } => {
+                let h = &t.h2;
+                Some(Http2Out {
+                    protocol: if config.target.scheme == crate::config::Scheme::Https { "h2" } else { "h2c" },
+                    streams_per_connection: streams,
+                    header_bytes: h.header_bytes,
+                    header_frame_bytes: h.header_frame_bytes,
+                    resets: h
+                        .resets
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, n)| **n > 0)
+                        .map(|(code, n)| (crate::h2::code_name(code as u32), *n))
+                        .collect(),
+                    goaways: h.goaways,
+                    retried: h.retried,
+                    protocol_errors: h.protocol_errors,
+                })
+            }
+        },
     };
     // Serializing plain structs with string keys cannot fail.
     let mut s = serde_json::to_string_pretty(&r).unwrap_or_default();

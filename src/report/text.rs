@@ -80,7 +80,46 @@ pub fn body(summary: &Summary, config: &Config) -> String {
     }
     let _ = writeln!(out, "Requests/sec: {:>9.2}", summary.requests_per_s());
     let _ = writeln!(out, "Transfer/sec: {:>10}B", binary(summary.bytes_per_s()));
+    if let crate::config::Protocol::Http2 { streams } = config.protocol {
+        h2_lines(&mut out, summary, config, streams);
+    }
     out
+}
+
+/// HTTP/2's lines, after wrk's (so scripts that parse wrk's text still find theirs): the
+/// protocol, streams per connection, header compression as h2load reports it, and what the
+/// server reset or refused.
+fn h2_lines(out: &mut String, summary: &Summary, config: &Config, streams: u32) {
+    let h = &summary.total.h2;
+    let proto = if config.target.scheme == crate::config::Scheme::Https { "h2" } else { "h2c" };
+    let savings = if h.header_bytes > 0 {
+        format!(
+            "; headers {}B received as {}B (space savings {:.2}%)",
+            binary(h.header_bytes as f64),
+            binary(h.header_frame_bytes as f64),
+            (1.0 - h.header_frame_bytes as f64 / h.header_bytes as f64) * 100.0
+        )
+    } else {
+        String::new()
+    };
+    let _ = writeln!(out, "HTTP/2 ({proto}): {streams} streams per connection{savings}");
+    let resets: Vec<String> = h
+        .resets
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(code, n)| format!("{} {n}", crate::h2::code_name(code as u32)))
+        .collect();
+    if !resets.is_empty() || h.goaways > 0 || h.protocol_errors > 0 {
+        let _ = writeln!(
+            out,
+            "HTTP/2 resets: {}; GOAWAY {} ({} requests sent again); protocol errors {}",
+            if resets.is_empty() { "none".to_string() } else { resets.join(", ") },
+            h.goaways,
+            h.retried,
+            h.protocol_errors
+        );
+    }
 }
 
 /// Advice for stderr when connects failed because the local port range ran out, naming the
