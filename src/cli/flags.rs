@@ -224,7 +224,7 @@ pub struct CommonLoadFlags {
     #[arg(long = "http1.1", conflicts_with = "http2")]
     pub http1: bool,
     /// HTTP/2: requests in flight per connection (h2load's -m).
-    #[arg(short = 'm', long = "max-streams", value_name = "N", requires = "http2", value_parser = units::count)]
+    #[arg(short = 'm', long = "max-streams", value_name = "N", value_parser = units::count)]
     pub max_streams: Option<usize>,
 }
 

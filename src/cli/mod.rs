@@ -148,6 +148,9 @@ pub fn common_config(f: &CommonLoadFlags, url: &str) -> Result<Config, CliError>
     config.html = f.html.clone();
     config.tick = f.tick.0;
     config.source_addrs = f.source_addrs.clone();
+    if f.max_streams.is_some() && !f.http2 {
+        return Err(CliError::Usage("-m (streams per connection) needs --http2".into()));
+    }
     if f.http2 {
         let streams = u32::try_from(f.max_streams.unwrap_or(1))
             .map_err(|_| CliError::Usage("-m is larger than HTTP/2 allows".into()))?;

@@ -83,6 +83,10 @@ pub fn describe(err: &rustls::Error) -> String {
         rustls::Error::InvalidCertificate(e) => {
             format!("TLS certificate rejected ({e:?}); for a self-signed or private test server, use --insecure")
         }
+        rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol) => {
+            "the server speaks none of the protocols offered by ALPN (--http2 offers only h2; without it, http/1.1)"
+                .to_string()
+        }
         e => format!("TLS error: {e}"),
     }
 }

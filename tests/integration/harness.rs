@@ -265,15 +265,20 @@ impl Nginx {
     /// Starts nginx with `server_body` inside `server { listen PORT ...; }`; `tls` adds `ssl`
     /// to the listen line and a self-signed certificate for 127.0.0.1.
     pub fn start(server_body: &str, tls: bool) -> Nginx {
-        Nginx::start_full("", server_body, tls)
+        Nginx::start_full("", server_body, tls, false)
+    }
+
+    /// Starts nginx speaking HTTP/2 only: h2c with prior knowledge, or h2 by ALPN with `tls`.
+    pub fn start_h2(http_extra: &str, server_body: &str, tls: bool) -> Nginx {
+        Nginx::start_full(http_extra, server_body, tls, true)
     }
 
     /// Starts nginx with extra `http`-level directives (cache zones) before the server block.
     pub fn start_with_http(http_extra: &str, server_body: &str) -> Nginx {
-        Nginx::start_full(http_extra, server_body, false)
+        Nginx::start_full(http_extra, server_body, false, false)
     }
 
-    fn start_full(http_extra: &str, server_body: &str, tls: bool) -> Nginx {
+    fn start_full(http_extra: &str, server_body: &str, tls: bool, h2: bool) -> Nginx {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path().display().to_string();
         let port = free_port();
@@ -285,6 +290,9 @@ impl Nginx {
             std::fs::write(dir.path().join("key.pem"), cert.key_pair.serialize_pem()).unwrap();
             listen.push_str(" ssl");
             tls_lines = format!("ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem;");
+        }
+        if h2 {
+            listen.push_str(" http2");
         }
         let conf = format!(
             "worker_processes 1; pid {d}/nginx.pid; error_log {d}/error.log; worker_rlimit_nofile 20000;\n\

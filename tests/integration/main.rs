@@ -15,6 +15,7 @@ mod faults_origin;
 mod find_max;
 mod find_max_report;
 mod html;
+mod http2;
 mod library;
 mod origin;
 mod origin_service;

@@ -1,0 +1,138 @@
+//! `--http2`: strain's HTTP/2 client against real nginx (h2c with prior knowledge, and h2 by
+//! ALPN over TLS): exact counts against nginx's access log, GOAWAY at `keepalive_requests`,
+//! per-stream timeouts that keep the connection, the rate held, and the clear errors.
+
+use std::time::Duration;
+
+use crate::harness::{args, exclusive, strain, strain_raw, Nginx, RawServer};
+
+/// Asserts a clean run: no error of any kind, every sent request answered.
+fn assert_clean(run: &crate::harness::Run) {
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let j = run.json.as_ref().unwrap();
+    for kind in ["connect", "read", "write", "timeout", "parse", "status"] {
+        assert_eq!(j["errors"][kind], 0, "{kind}: {}", run.stdout);
+    }
+    assert_eq!(j["sent"], j["requests"], "{}", run.stdout);
+}
+
+#[test]
+fn h2c_counts_match_nginx_and_report_the_protocol() {
+    let mut nginx = Nginx::start_h2("", "keepalive_requests 1000000; location / { return 200 \"hello\\n\"; }", false);
+    let url = format!("http://127.0.0.1:{}/", nginx.port);
+    let mut a = args("--http2 -m 10 -c 4 -t 2 -d 2s");
+    a.push(&url);
+    let run = strain(&a);
+    assert_clean(&run);
+    nginx.stop();
+    let log = nginx.access_log();
+    let j = run.json.as_ref().unwrap();
+    assert_eq!(log.len() as u64, j["requests"].as_u64().unwrap(), "nginx's count is strain's");
+    assert!(log.iter().all(|(status, _)| *status == 200));
+    assert_eq!(j["http2"]["protocol"], "h2c");
+    assert_eq!(j["http2"]["streams_per_connection"], 10);
+    assert_eq!(j["connections_opened"], 4, "one connection each, kept");
+    assert!(run.stdout.contains("HTTP/2 (h2c): 10 streams per connection; headers "), "{}", run.stdout);
+    assert!(run.stdout.contains("space savings"), "{}", run.stdout);
+}
+
+#[test]
+fn h2_over_tls_is_chosen_by_alpn() {
+    let mut nginx = Nginx::start_h2("", "keepalive_requests 1000000; location / { return 200 \"hello\\n\"; }", true);
+    let url = format!("https://127.0.0.1:{}/", nginx.port);
+    let mut a = args("--http2 -k -m 4 -c 2 -t 1 -d 1s");
+    a.push(&url);
+    let run = strain(&a);
+    assert_clean(&run);
+    nginx.stop();
+    let j = run.json.as_ref().unwrap();
+    assert_eq!(nginx.access_log().len() as u64, j["requests"].as_u64().unwrap());
+    assert_eq!(j["http2"]["protocol"], "h2");
+    assert!(j["requests"].as_u64().unwrap() > 100, "{}", run.stdout);
+}
+
+#[test]
+fn goaway_at_keepalive_requests_sends_the_refused_requests_again() {
+    // nginx ends each connection with GOAWAY after 50 requests; streams beyond its last one
+    // are refused unprocessed and go again on the next connection.
+    let mut nginx = Nginx::start_h2("", "keepalive_requests 50; location / { return 200 \"ok\\n\"; }", false);
+    let url = format!("http://127.0.0.1:{}/", nginx.port);
+    let mut a = args("--http2 -m 8 -c 2 -t 1 -d 2s");
+    a.push(&url);
+    let run = strain(&a);
+    assert_clean(&run);
+    nginx.stop();
+    let j = run.json.as_ref().unwrap();
+    let requests = j["requests"].as_u64().unwrap();
+    assert_eq!(nginx.access_log().len() as u64, requests, "nothing lost, nothing counted twice");
+    let goaways = j["http2"]["goaways"].as_u64().unwrap();
+    assert!(goaways >= requests / 50 - 2, "{goaways} GOAWAYs for {requests} requests");
+    assert!(j["connections_opened"].as_u64().unwrap() >= goaways, "each GOAWAY replaced its connection");
+    assert!(run.stdout.contains("GOAWAY"), "{}", run.stdout);
+}
+
+#[test]
+fn a_timeout_resets_its_stream_and_keeps_the_connection() {
+    // An upstream that never answers: nginx holds each stream open.
+    let silent = RawServer::start(|mut s| {
+        let _ = crate::harness::read_head(&mut s);
+        std::thread::sleep(Duration::from_secs(4));
+    });
+    let body = format!(
+        "location / {{ proxy_pass http://{}; proxy_read_timeout 30s; }}",
+        silent.url().trim_start_matches("http://").trim_end_matches('/')
+    );
+    let nginx = Nginx::start_h2("", &body, false);
+    let url = format!("http://127.0.0.1:{}/", nginx.port);
+    let mut a = args("--http2 -m 2 -c 1 -t 1 -d 1200ms -T 500ms");
+    a.push(&url);
+    let run = strain(&a);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let j = run.json.as_ref().unwrap();
+    let timeouts = j["errors"]["timeout"].as_u64().unwrap();
+    // Two streams time out every 500 ms: at 0.5 s and 1.0 s, and the last pair at the drain.
+    assert!((4..=6).contains(&timeouts), "{timeouts} timeouts\n{}", run.stdout);
+    assert_eq!(j["sent"].as_u64().unwrap(), timeouts, "every request ended as a timeout");
+    assert_eq!(j["connections_opened"], 1, "the connection was kept: {}", run.stdout);
+    assert!(run.elapsed < Duration::from_secs(3), "{:?}", run.elapsed);
+}
+
+#[test]
+fn a_rate_is_held_over_http2() {
+    let _alone = exclusive();
+    let mut nginx = Nginx::start_h2("", "keepalive_requests 1000000; location / { return 200 \"ok\\n\"; }", false);
+    let url = format!("http://127.0.0.1:{}/", nginx.port);
+    let mut a = args("--http2 -m 4 -c 8 -t 2 -R 4000 -d 3s");
+    a.push(&url);
+    let run = strain(&a);
+    assert_clean(&run);
+    nginx.stop();
+    let j = run.json.as_ref().unwrap();
+    let requests = j["requests"].as_u64().unwrap();
+    assert!((11_940..=12_000).contains(&requests), "{requests} of 12,000 planned (0.5%)");
+    assert_eq!(nginx.access_log().len() as u64, requests);
+    assert_eq!(j["rate"]["unsent"], 0);
+}
+
+#[test]
+fn http2_mistakes_are_one_clear_line() {
+    // -m needs --http2; scripts are not carried over HTTP/2 yet.
+    for (line, why) in [
+        ("-m 4 http://127.0.0.1:1/", "--http2"),
+        ("--http2 --http1.1 http://127.0.0.1:1/", "cannot be used with"),
+        ("--http2 -m 0 http://127.0.0.1:1/", "at least 1"),
+    ] {
+        let run = strain_raw(&args(line));
+        assert_eq!(run.code, 2, "{line}: {}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{line}: {}", run.stderr);
+        assert!(run.stderr.contains(why), "{line}: {}", run.stderr);
+    }
+    // A TLS server that does not offer h2: every connect fails with the reason.
+    let nginx = Nginx::start("location / { return 200 \"ok\\n\"; }", true);
+    let url = format!("https://127.0.0.1:{}/", nginx.port);
+    let mut a = args("--http2 -k -c 1 -t 1 -d 500ms");
+    a.push(&url);
+    let run = strain(&a);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("the server speaks none of the protocols offered by ALPN"), "{}", run.stderr);
+}
