@@ -209,9 +209,6 @@ pub fn load_config(f: LoadFlags) -> Result<(RunConfig, Checks), CliError> {
     let mut config = common_config(&f.common, &url)?;
     let checks = checks(&f.common, &config, false)?;
     config.headers = f.headers.iter().map(|h| parse_header(h)).collect::<Result<_, _>>()?;
-    if f.script.is_some() && f.common.http2 {
-        return Err(CliError::Usage("scripts over HTTP/2 are not supported yet: drop --http2 or -s".into()));
-    }
     let workload = match f.script {
         Some(path) => {
             let mut args = vec![url.clone()];

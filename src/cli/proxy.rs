@@ -116,9 +116,6 @@ pub fn run(f: &ProxyFlags) -> Result<i32, CliError> {
 
 /// Runs the client side: the engine with generated requests, reporting the hit ratio.
 fn client(f: &ProxyFlags, origin: &str, stop: &AtomicBool, placement: OriginPlacement) -> Result<i32, CliError> {
-    if f.load.http2 {
-        return Err(CliError::Usage("proxy tests over HTTP/2 are not supported yet: drop --http2".into()));
-    }
     let target = f.proxy.clone().unwrap_or_else(|| origin.to_string());
     let mut config = super::common_config(&f.load, &format!("http://{target}/"))?;
     if config.interval.is_none() {

@@ -60,6 +60,8 @@ pub struct Conn {
     /// HTTP/2: the request was refused unprocessed (GOAWAY) and goes again on the next
     /// connection.
     pub retry: bool,
+    /// HTTP/2: the response just completed, kept whole for a hook or a content check.
+    pub capture: Option<Box<crate::http::response::Captured>>,
 }
 
 impl Conn {
@@ -83,6 +85,7 @@ impl Conn {
             stream_id: 0,
             status: 0,
             retry: false,
+            capture: None,
         }
     }
 }

@@ -13,6 +13,8 @@ use std::ffi::{c_int, c_void, CStr};
 
 use libnghttp2_sys as ng;
 
+use crate::http::response::Captured;
+
 /// An HTTP/2 failure of the session as a whole.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("HTTP/2: {0}")]
@@ -126,6 +128,10 @@ pub struct Inbox {
     server: bool,
     /// Server: requests whose headers are arriving.
     partial: HashMap<i32, RequestHead>,
+    /// Client: keep each response's headers and body (for a script's `response()` or a
+    /// content check) until [`Session::take_captured`].
+    capture: bool,
+    captured: HashMap<i32, Captured>,
 }
 
 /// Connection settings this side announces.
@@ -337,6 +343,16 @@ impl Session {
         }
     }
 
+    /// Client: keep responses whole from now on (see [`Session::take_captured`]).
+    pub fn set_capture(&mut self, on: bool) {
+        self.inbox.capture = on;
+    }
+
+    /// The headers and body `stream` received, when capturing (once, after it closed).
+    pub fn take_captured(&mut self, stream: i32) -> Option<Captured> {
+        self.inbox.captured.remove(&stream)
+    }
+
     /// Events since the last drain.
     pub fn events(&mut self) -> &mut Vec<Event> {
         &mut self.inbox.events
@@ -426,6 +442,8 @@ unsafe extern "C" fn on_header(
             if !(100..200).contains(&status) {
                 inbox.events.push(Event::Status { stream, status });
             }
+        } else if inbox.capture {
+            inbox.captured.entry(stream).or_default().headers.push((name.to_vec(), value.to_vec()));
         }
         return 0;
     }
@@ -472,13 +490,17 @@ unsafe extern "C" fn on_data_chunk(
     _s: *mut ng::nghttp2_session,
     _flags: u8,
     stream: i32,
-    _data: *const u8,
+    data: *const u8,
     len: usize,
     user: *mut c_void,
 ) -> c_int {
     let inbox = inbox(user);
     if !inbox.server {
         inbox.events.push(Event::Data { stream, len });
+        if inbox.capture {
+            let body = std::slice::from_raw_parts(data, len);
+            inbox.captured.entry(stream).or_default().body.extend_from_slice(body);
+        }
     }
     0
 }

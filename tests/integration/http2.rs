@@ -136,3 +136,28 @@ fn http2_mistakes_are_one_clear_line() {
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("the server speaks none of the protocols offered by ALPN"), "{}", run.stderr);
 }
+
+#[test]
+fn scripts_build_requests_and_read_responses_per_stream() {
+    let mut nginx =
+        Nginx::start_h2("", "keepalive_requests 1000000; location / { return 200 \"hello h2\\n\"; }", false);
+    let url = format!("http://127.0.0.1:{}/", nginx.port);
+    let (_dir, path) = crate::harness::script(
+        "request = function() return wrk.format(\"POST\", \"/p\", {[\"X-A\"] = \"1\"}, \"body!\") end\n\
+         response = function(status, headers, body)\n\
+           if status ~= 200 or headers[\"content-type\"] ~= \"text/plain\" or body ~= \"hello h2\\n\" then\n\
+             error(\"unexpected response \" .. status .. \" \" .. tostring(body))\n\
+           end\n\
+         end\n\
+         done = function(summary) print(\"responses \" .. summary.requests) end\n",
+    );
+    let mut a = args("--http2 -m 4 -c 2 -t 1 -d 1s -s");
+    a.push(&path);
+    a.push(&url);
+    let run = strain(&a);
+    assert_clean(&run);
+    nginx.stop();
+    let requests = run.json.as_ref().unwrap()["requests"].as_u64().unwrap();
+    assert!(run.stdout.contains(&format!("responses {requests}")), "{}", run.stdout);
+    assert_eq!(nginx.access_log().len() as u64, requests);
+}

@@ -45,8 +45,11 @@ pub(super) struct Link {
     failures: u32,
     /// Counted in the worker's opening window until its first response.
     opening: bool,
-    /// The server sent GOAWAY: no new streams; replaced once its streams end.
+    /// The server sent GOAWAY (or a client keep-alive limit was reached): no new streams;
+    /// replaced once its streams end.
     goaway: bool,
+    /// Responses completed on this connection (for a proxy test's `--keepalive`).
+    uses: u64,
 }
 
 impl Link {
@@ -62,6 +65,7 @@ impl Link {
             failures: 0,
             opening: false,
             goaway: false,
+            uses: 0,
         }
     }
 }
@@ -223,7 +227,10 @@ impl Worker<'_> {
             Ok(s) => s,
             Err(e) => return self.link_connect_failed(l, ConnectCause::Other, e.to_string()),
         };
+        let mut session = session;
+        session.set_capture(self.send.captures());
         link.session = Some(session);
+        link.uses = 0;
         link.state = LinkState::Open;
         link.failures = 0;
         link.out.clear();
@@ -264,11 +271,34 @@ impl Worker<'_> {
     pub(super) fn h2_submit(&mut self, i: usize) {
         let m = self.links().streams;
         let l = i / m;
-        let links = self.links();
+        // A script's or a proxy test's request is built as HTTP/1 bytes and converted here.
+        let built = match &self.send {
+            Send::Fixed(_) => None,
+            Send::Script(s) if !s.builds => Some(&s.fixed),
+            _ => Some(&self.conns[i].req),
+        };
+        let converted = match built {
+            None => None,
+            Some(bytes) => {
+                let scheme = if self.plan.tls.is_some() { "https" } else { "http" };
+                match crate::h2::from_http1(bytes, scheme, &self.addr.to_string()) {
+                    Ok(r) => Some(r),
+                    Err(why) => {
+                        self.rec.sent -= 1;
+                        let c = &mut self.conns[i];
+                        c.state = State::Closed;
+                        c.generation = c.generation.wrapping_add(1);
+                        return self.script_failed(ScriptError::Runtime { hook: "request", message: why });
+                    }
+                }
+            }
+        };
+        let links = links_of(&mut self.wire);
         let link = &mut links.links[l];
+        let request = converted.as_ref().unwrap_or(&links.fixed);
         let submitted = match (&mut link.session, link.state, link.goaway) {
             (Some(session), LinkState::Open, false) => {
-                session.submit_request(&links.fixed.fields, links.fixed.body.clone()).ok()
+                session.submit_request(&request.fields, request.body.clone()).ok()
             }
             _ => None,
         };
@@ -380,12 +410,27 @@ impl Worker<'_> {
             match e {
                 Event::Status { stream, status } => {
                     if let Some(&i) = self.links().links[l].by_stream.get(&stream) {
-                        self.conns[i as usize].status = status;
+                        let c = &mut self.conns[i as usize];
+                        c.status = status;
+                        if matches!(self.send, Send::Proxy(_)) {
+                            let ttfb =
+                                self.clock.now_us().saturating_sub(c.sent_us).clamp(1, crate::stats::MAX_LATENCY_US);
+                            self.rec.ttfb_us.saturating_record(ttfb);
+                            self.interval.ttfb_us.saturating_record(ttfb);
+                        }
+                    }
+                }
+                Event::Data { stream, .. } => {
+                    // --client-abort-rate: walk away once the body starts.
+                    let Some(&i) = self.links().links[l].by_stream.get(&stream) else { continue };
+                    if self.conns[i as usize].sent.abort {
+                        self.rec.aborted += 1;
+                        self.abandon(l, i as usize);
                     }
                 }
                 Event::Closed { stream, code } => self.stream_closed(l, stream, code),
                 Event::GoAway { .. } => self.rec.h2.goaways += 1,
-                Event::Data { .. } | Event::Request { .. } => {}
+                Event::Request { .. } => {}
             }
         }
         let links = self.links();
@@ -411,9 +456,13 @@ impl Worker<'_> {
                 if self.links().links[l].opening {
                     self.link_opened(l);
                 }
+                let captured = self.links().links[l].session.as_mut().and_then(|s| s.take_captured(stream));
+                self.conns[i].capture = captured.map(Box::new);
                 let status = self.conns[i].status;
                 self.record(i, status);
-                self.next_request(i);
+                if self.run_response_hook(i, status) && self.check_proxy_response(i, status) {
+                    self.next_request(i);
+                }
             }
             0 => {
                 // Ended without a final status: not a response.
@@ -437,6 +486,30 @@ impl Worker<'_> {
         }
     }
 
+    /// Resets slot `i`'s stream on link `l` and frees the slot (nothing is counted here).
+    fn abandon(&mut self, l: usize, i: usize) {
+        let id = self.conns[i].stream_id;
+        let link = &mut self.links().links[l];
+        link.by_stream.remove(&id);
+        if let Some(s) = link.session.as_mut() {
+            s.reset(id, CANCEL);
+            s.take_captured(id);
+        }
+        self.h2_free(i);
+    }
+
+    /// A proxy test's keep-alive limit over HTTP/2: after `limit` responses the link takes no
+    /// new stream and is replaced once its streams end. True: slot `i` may go on.
+    pub(super) fn h2_count_use(&mut self, i: usize, limit: u64) -> bool {
+        let m = self.links().streams;
+        let link = &mut self.links().links[i / m];
+        link.uses += 1;
+        if limit > 0 && link.uses >= limit {
+            link.goaway = true;
+        }
+        true
+    }
+
     /// Slot `i` gives up its request (a timeout, or a failure of its own): the stream is reset
     /// and the slot goes on; the link stays.
     pub(super) fn h2_fail(&mut self, i: usize, kind: ErrorKind) {
@@ -445,13 +518,9 @@ impl Worker<'_> {
         let in_flight = matches!(self.conns[i].state, State::Writing | State::Reading);
         if in_flight {
             self.rec.error(kind);
-            let id = self.conns[i].stream_id;
-            let link = &mut self.links().links[l];
-            link.by_stream.remove(&id);
-            if let Some(s) = link.session.as_mut() {
-                s.reset(id, CANCEL);
-            }
+            self.abandon(l, i);
             self.flush_link(l);
+            return;
         }
         self.h2_free(i);
     }

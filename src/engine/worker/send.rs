@@ -145,7 +145,7 @@ impl Worker<'_> {
     /// thread must stop sending.
     pub(super) fn run_response_hook(&mut self, i: usize, status: u16) -> bool {
         let Some(lua) = self.send.lua().filter(|s| s.wants_responses()) else { return true };
-        if let Err(e) = lua.response(status, self.conns[i].parser.captured()) {
+        if let Err(e) = lua.response(status, self.captured(i)) {
             self.script_failed(e);
             return false;
         }
@@ -160,17 +160,29 @@ impl Worker<'_> {
     /// limit. False when the connection was replaced.
     pub(super) fn check_proxy_response(&mut self, i: usize, status: u16) -> bool {
         let Send::Proxy(p) = &self.send else { return true };
-        let c = &mut self.conns[i];
-        if let Some(why) = p.check(&c.sent, status, c.parser.captured()) {
+        if let Some(why) = p.check(&self.conns[i].sent, status, self.captured(i)) {
             self.rec.content_error(why);
         }
-        c.uses += 1;
         let limit = p.keepalive();
+        if let Wire::H2(_) = self.wire {
+            // Over HTTP/2 the limit is the link's: it is replaced after that many responses.
+            return self.h2_count_use(i, limit);
+        }
+        let c = &mut self.conns[i];
+        c.uses += 1;
         if limit > 0 && c.uses >= limit {
             self.reopen(i);
             return false;
         }
         true
+    }
+
+    /// The response that just completed on slot `i`, kept whole (when capturing).
+    pub(super) fn captured(&self, i: usize) -> Option<&crate::http::response::Captured> {
+        match self.wire {
+            Wire::H1 => self.conns[i].parser.captured(),
+            Wire::H2(_) => self.conns[i].capture.as_deref(),
+        }
     }
 
     /// A hook failed: remember the first error and end the whole run.
