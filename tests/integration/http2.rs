@@ -161,3 +161,58 @@ fn scripts_build_requests_and_read_responses_per_stream() {
     assert!(run.stdout.contains(&format!("responses {requests}")), "{}", run.stdout);
     assert_eq!(nginx.access_log().len() as u64, requests);
 }
+
+/// A server that answers the client's preface with its SETTINGS and then `frame`, and holds
+/// the connection a moment.
+fn misbehave(mut s: std::net::TcpStream, frame: &[u8]) {
+    use std::io::{Read, Write};
+    let mut buf = [0u8; 4096];
+    // The preface, SETTINGS and the request's HEADERS come in one write.
+    let _ = s.read(&mut buf);
+    let _ = s.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+    let _ = s.write_all(frame);
+    let _ = s.set_read_timeout(Some(Duration::from_millis(300)));
+    while matches!(s.read(&mut buf), Ok(n) if n > 0) {}
+}
+
+fn bad_hpack(s: std::net::TcpStream) {
+    // HEADERS on stream 1 whose block indexes a table entry that does not exist.
+    misbehave(s, &[0, 0, 3, 1, 5, 0, 0, 0, 1, 0xff, 0xff, 0xff]);
+}
+
+fn oversized_frame(s: std::net::TcpStream) {
+    // DATA of 20,000 bytes: above the 16,384 the client allows.
+    let mut f = vec![0x00, 0x4e, 0x20, 0, 1, 0, 0, 0, 1];
+    f.resize(9 + 20_000, b'x');
+    misbehave(s, &f);
+}
+
+fn window_overflow(s: std::net::TcpStream) {
+    // WINDOW_UPDATE on the connection past 2^31 - 1.
+    misbehave(s, &[0, 0, 4, 8, 0, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff]);
+}
+
+#[test]
+fn malformed_frames_fail_the_connection_cleanly() {
+    for (what, handler) in [
+        ("bad HPACK", bad_hpack as fn(std::net::TcpStream)),
+        ("oversized frame", oversized_frame),
+        ("window overflow", window_overflow),
+    ] {
+        let server = RawServer::start(handler);
+        let mut a = args("--http2 -c 1 -m 1 -t 1 -d 1s -T 1s");
+        let url = server.url();
+        a.push(&url);
+        let run = strain(&a);
+        assert!(run.code == 0 || run.code == 1, "{what}: {}\n{}", run.code, run.stderr);
+        assert!(!run.stderr.contains("panicked"), "{what}: {}", run.stderr);
+        let j = run.json.as_ref().unwrap_or_else(|| panic!("{what}: no JSON: {}", run.stderr));
+        assert_eq!(j["requests"], 0, "{what}");
+        assert!(j["http2"]["protocol_errors"].as_u64().unwrap() >= 1, "{what}: {}", run.stdout);
+        assert!(j["errors"]["parse"].as_u64().unwrap() >= 1, "{what}: {}", run.stdout);
+        let sent = j["sent"].as_u64().unwrap();
+        let ended: u64 = ["read", "write", "timeout", "parse"].iter().map(|k| j["errors"][k].as_u64().unwrap()).sum();
+        assert_eq!(sent, ended, "{what}: every request ended one way");
+        assert!(run.elapsed < Duration::from_secs(4), "{what}: {:?}", run.elapsed);
+    }
+}

@@ -352,7 +352,13 @@ impl Worker<'_> {
             }
         }
         if stream.flush().is_err() {
-            self.link_failed(l, ErrorKind::Write);
+            return self.link_failed(l, ErrorKind::Write);
+        }
+        if session.is_done() && !link.goaway {
+            // nghttp2 ended the connection itself (a protocol, compression or flow-control
+            // error by the server) and its GOAWAY is out: the streams in flight are lost.
+            self.rec.h2.protocol_errors += 1;
+            self.link_failed(l, ErrorKind::Parse);
         }
     }
 
