@@ -173,6 +173,29 @@ pub fn common_config(f: &CommonLoadFlags, url: &str) -> Result<Config, CliError>
     Ok(config)
 }
 
+/// The protocol an https server prefers when strain offers both (ALPN h2 and http/1.1); plain
+/// http, or a server that cannot be reached now, stays HTTP/1.1 (the run reports its errors).
+fn negotiated(config: &Config) -> crate::config::Protocol {
+    use crate::config::{Protocol, Scheme};
+    let t = &config.target;
+    if t.scheme != Scheme::Https {
+        return Protocol::Http1;
+    }
+    let chose_h2 = crate::net::resolve(&t.host, t.port, config.timeout)
+        .ok()
+        .and_then(|addr| {
+            let setup = crate::net::tls::TlsSetup::new(&t.host, config.insecure, &[b"h2", b"http/1.1"]).ok()?;
+            crate::net::tls::negotiate(addr, &setup, config.timeout).ok()
+        })
+        .flatten()
+        .is_some_and(|p| p == b"h2");
+    if chose_h2 {
+        Protocol::Http2 { streams: 1 }
+    } else {
+        Protocol::Http1
+    }
+}
+
 /// Pass/fail rules judged on a run's result, and whether to stop the run once one must fail.
 #[derive(Debug, Default)]
 pub struct Checks {
@@ -207,6 +230,9 @@ pub fn checks(f: &CommonLoadFlags, config: &Config, proxy: bool) -> Result<Check
 pub fn load_config(f: LoadFlags) -> Result<(RunConfig, Checks), CliError> {
     let url = f.url.ok_or_else(|| CliError::Usage("a URL is required".into()))?;
     let mut config = common_config(&f.common, &url)?;
+    if !f.common.http1 && !f.common.http2 {
+        config.protocol = negotiated(&config);
+    }
     let checks = checks(&f.common, &config, false)?;
     config.headers = f.headers.iter().map(|h| parse_header(h)).collect::<Result<_, _>>()?;
     let workload = match f.script {

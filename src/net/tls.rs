@@ -37,6 +37,25 @@ impl TlsSetup {
     }
 }
 
+/// Connects once to `addr` and completes a TLS handshake offering `setup`'s ALPN protocols;
+/// returns the one the server chose (`None`: it chose none). For https runs without a
+/// protocol flag: the run then speaks what the server prefers.
+pub fn negotiate(
+    addr: std::net::SocketAddr,
+    setup: &TlsSetup,
+    timeout: std::time::Duration,
+) -> std::io::Result<Option<Vec<u8>>> {
+    let mut sock = std::net::TcpStream::connect_timeout(&addr, timeout)?;
+    sock.set_read_timeout(Some(timeout))?;
+    sock.set_write_timeout(Some(timeout))?;
+    let mut conn = rustls::ClientConnection::new(setup.config.clone(), setup.server_name.clone())
+        .map_err(|e| std::io::Error::other(describe(&e)))?;
+    while conn.is_handshaking() {
+        conn.complete_io(&mut sock)?;
+    }
+    Ok(conn.alpn_protocol().map(<[u8]>::to_vec))
+}
+
 /// `--insecure`: trusts any certificate but still checks handshake signatures, so the session
 /// is a real TLS session with the server's key.
 #[derive(Debug)]

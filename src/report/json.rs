@@ -62,6 +62,8 @@ struct Result<'a> {
     command: &'a [String],
     /// CPUs of the machine that ran the test.
     host_cores: usize,
+    /// The protocol spoken: `http/1.1`, `h2` (TLS) or `h2c`.
+    protocol: &'static str,
     /// HTTP/2 runs: the protocol and what it counted.
     #[serde(skip_serializing_if = "Option::is_none")]
     http2: Option<Http2Out>,
@@ -289,6 +291,11 @@ fn render_with(
         command: &config.command,
         host_cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
         thread_cpu_s,
+        protocol: match config.protocol {
+            crate::config::Protocol::Http1 => "http/1.1",
+            crate::config::Protocol::Http2 { .. } if config.target.scheme == crate::config::Scheme::Https => "h2",
+            crate::config::Protocol::Http2 { .. } => "h2c",
+        },
         http2: match config.protocol {
             crate::config::Protocol::Http1 => None,
             crate::config::Protocol::Http2 { streams } => {

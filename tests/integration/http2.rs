@@ -216,3 +216,20 @@ fn malformed_frames_fail_the_connection_cleanly() {
         assert!(run.elapsed < Duration::from_secs(4), "{what}: {:?}", run.elapsed);
     }
 }
+
+#[test]
+fn https_without_a_flag_speaks_what_the_server_chooses() {
+    let both = Nginx::start_h2("", "location / { return 200 \"ok\\n\"; }", true);
+    let only_h1 = Nginx::start("location / { return 200 \"ok\\n\"; }", true);
+    for (nginx, flags, want) in [(&both, "", "h2"), (&both, "--http1.1", "http/1.1"), (&only_h1, "", "http/1.1")] {
+        let url = format!("https://127.0.0.1:{}/", nginx.port);
+        let mut a = args("-k -c 1 -t 1 -d 300ms");
+        a.extend(args(flags));
+        a.push(&url);
+        let run = strain(&a);
+        assert_clean(&run);
+        let j = run.json.as_ref().unwrap();
+        assert_eq!(j["protocol"], want, "{flags}: {}", run.stdout);
+        assert_eq!(run.stdout.contains("HTTP/2 (h2)"), want == "h2", "{}", run.stdout);
+    }
+}
