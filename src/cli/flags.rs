@@ -109,6 +109,12 @@ pub struct FindMaxFlags {
     /// Connect from this local address (repeatable).
     #[arg(long = "source-addr", value_name = "IP")]
     pub source_addrs: Vec<std::net::IpAddr>,
+    /// Speak HTTP/2 in every step (h2 by ALPN on https, h2c on http).
+    #[arg(long = "http2")]
+    pub http2: bool,
+    /// HTTP/2: requests in flight per connection.
+    #[arg(short = 'm', long = "max-streams", value_name = "N", requires = "http2", value_parser = units::count)]
+    pub max_streams: Option<usize>,
     /// Also write every step and the answer as JSON to FILE ("-" for standard output).
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -425,6 +431,9 @@ pub struct ProxyFlags {
     /// Request form.
     #[arg(long = "form", value_enum, default_value = "reverse")]
     pub form: FormFlag,
+    /// Talk to the proxy over TLS (https; add -k for a self-signed proxy certificate).
+    #[arg(long = "proxy-tls")]
+    pub proxy_tls: bool,
     /// Run only the client (the origin runs elsewhere; needs --origin).
     #[arg(long = "client-only", conflicts_with = "origin_only")]
     pub client_only: bool,

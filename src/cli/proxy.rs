@@ -117,7 +117,8 @@ pub fn run(f: &ProxyFlags) -> Result<i32, CliError> {
 /// Runs the client side: the engine with generated requests, reporting the hit ratio.
 fn client(f: &ProxyFlags, origin: &str, stop: &AtomicBool, placement: OriginPlacement) -> Result<i32, CliError> {
     let target = f.proxy.clone().unwrap_or_else(|| origin.to_string());
-    let mut config = super::common_config(&f.load, &format!("http://{target}/"))?;
+    let scheme = if f.proxy_tls { "https" } else { "http" };
+    let mut config = super::common_config(&f.load, &format!("{scheme}://{target}/"))?;
     if config.interval.is_none() {
         config.interval = Some(Duration::from_secs(1));
     }

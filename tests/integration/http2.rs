@@ -233,3 +233,45 @@ fn https_without_a_flag_speaks_what_the_server_chooses() {
         assert_eq!(run.stdout.contains("HTTP/2 (h2)"), want == "h2", "{}", run.stdout);
     }
 }
+
+#[test]
+fn a_proxy_test_talks_https_and_http2_to_the_proxy() {
+    // nginx terminates TLS and HTTP/2 and forwards to strain's in-process origin over HTTP/1.1.
+    let origin_port = crate::harness::free_port();
+    let body = format!("location / {{ proxy_pass http://127.0.0.1:{origin_port}; proxy_http_version 1.1; }}");
+    let nginx = Nginx::start_h2("", &body, true);
+    let line = format!(
+        "proxy --listen 127.0.0.1:{origin_port} --proxy 127.0.0.1:{} --proxy-tls -k --http2 -m 4 -c 2 -t 1 -d 1s --check-content --hit-rate 0.5 --hotset 20",
+        nginx.port
+    );
+    let run = strain(&args(&line));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let j = run.json.as_ref().unwrap();
+    assert_eq!(j["protocol"], "h2");
+    assert_eq!(j["errors"]["content"], 0, "every body was its document: {}", run.stdout);
+    let requests = j["requests"].as_u64().unwrap();
+    assert!(requests > 100, "{}", run.stdout);
+    // No cache in this nginx: every request reached the origin.
+    let origin = j["proxy"]["origin_requests"].as_u64().unwrap();
+    assert!(origin + 8 >= requests && origin <= requests + 8, "origin {origin}, client {requests}");
+}
+
+#[test]
+fn find_max_and_thresholds_work_over_http2() {
+    let nginx = Nginx::start_h2("", "keepalive_requests 1000000; location / { return 200 \"ok\\n\"; }", false);
+    let url = format!("http://127.0.0.1:{}/", nginx.port);
+    let mut a = args(
+        "find-max --http2 -m 4 -c 4 -t 1 --slo p99<100ms --start 500 --max 1000 --warmup 300ms --step-duration 700ms",
+    );
+    a.push(&url);
+    let run = strain(&a);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let j = run.json.as_ref().unwrap();
+    assert_eq!(j["max_rate"], 1000.0, "{}", run.stdout);
+    assert!(j["steps"].as_array().unwrap().iter().all(|s| s["result"]["protocol"] == "h2c"));
+    let mut a = args("--http2 -c 2 -t 1 -d 500ms --threshold p99<1ms --threshold errors<1");
+    a.push(&url);
+    let run = strain(&a);
+    assert!(run.code == 0 || run.code == 99, "{}", run.stderr);
+    assert!(run.stdout.contains("errors<1: 0"), "{}", run.stdout);
+}
