@@ -127,6 +127,12 @@ fn http2_mistakes_are_one_clear_line() {
         assert_eq!(run.stderr.lines().count(), 1, "{line}: {}", run.stderr);
         assert!(run.stderr.contains(why), "{line}: {}", run.stderr);
     }
+    // Nothing listening: connects are retried with backoff (not in a busy loop), exit 1.
+    let run = strain(&args("--http2 -c 4 -t 1 -d 1s http://127.0.0.1:1/"));
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("no connection to 127.0.0.1:1 succeeded"), "{}", run.stderr);
+    let connects = run.json.as_ref().unwrap()["errors"]["connect"].as_u64().unwrap();
+    assert!((4..=200).contains(&connects), "{connects} connect attempts in 1 s");
     // A TLS server that does not offer h2: every connect fails with the reason.
     let nginx = Nginx::start("location / { return 200 \"ok\\n\"; }", true);
     let url = format!("https://127.0.0.1:{}/", nginx.port);

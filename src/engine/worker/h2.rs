@@ -81,6 +81,8 @@ pub(super) struct Links {
     reading: Option<usize>,
     /// Connect deadlines: (at, link, generation), in time order (one timeout for all).
     deadlines: VecDeque<(u64, u32, u32)>,
+    /// Reconnects after a failed connect, with backoff: (at, link, generation).
+    retries: std::collections::BinaryHeap<Reverse<(u64, u32, u32)>>,
     /// Events taken out of a session while they are handled (kept for its capacity).
     events: Vec<Event>,
 }
@@ -94,6 +96,7 @@ impl Links {
             fixed,
             reading: None,
             deadlines: VecDeque::new(),
+            retries: std::collections::BinaryHeap::new(),
             events: Vec::new(),
         }
     }
@@ -103,9 +106,13 @@ impl Links {
         self.links.iter().filter(|l| l.state == LinkState::Open).count()
     }
 
-    /// The next connect deadline.
+    /// The next connect deadline or reconnect.
     pub(super) fn next_deadline(&self) -> Option<u64> {
-        self.deadlines.front().map(|d| d.0)
+        let retry = self.retries.peek().map(|r| r.0 .0);
+        match (self.deadlines.front().map(|d| d.0), retry) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 }
 
@@ -284,7 +291,7 @@ impl Worker<'_> {
                 match crate::h2::from_http1(bytes, scheme, &self.addr.to_string()) {
                     Ok(r) => Some(r),
                     Err(why) => {
-                        self.rec.sent -= 1;
+                        self.rec.sent = self.rec.sent.saturating_sub(1);
                         let c = &mut self.conns[i];
                         c.state = State::Closed;
                         c.generation = c.generation.wrapping_add(1);
@@ -311,7 +318,7 @@ impl Worker<'_> {
             c.state = State::Closed;
             c.retry = true;
             c.generation = c.generation.wrapping_add(1);
-            self.rec.sent -= 1;
+            self.rec.sent = self.rec.sent.saturating_sub(1);
             if retire {
                 self.retire_link(l);
             } else {
@@ -481,7 +488,7 @@ impl Worker<'_> {
                 c.state = State::Closed;
                 c.retry = true;
                 c.generation = c.generation.wrapping_add(1);
-                self.rec.sent -= 1;
+                self.rec.sent = self.rec.sent.saturating_sub(1);
                 self.rec.h2.retried += 1;
             }
             code => {
@@ -566,8 +573,11 @@ impl Worker<'_> {
                 self.conns[i].state = State::Closed;
             }
         }
-        if !self.draining {
-            self.to_open.push_back((l * m) as u32);
+        // A closed slot stands for the link in the opening queue; when none is closed, the
+        // link reopens when one of its slots next sends.
+        let closed = (l * m..(l + 1) * m).find(|&i| self.conns[i].state == State::Closed);
+        if let Some(i) = closed.filter(|_| !self.draining) {
+            self.to_open.push_back(i as u32);
             self.open_queued();
         }
     }
@@ -618,18 +628,27 @@ impl Worker<'_> {
         let addr = self.addr;
         self.rec.connect_error(cause, || format!("connect to {addr} failed: {why}"));
         self.close_link(l);
-        let m = self.links().streams;
-        let link = &mut self.links().links[l];
+        let now = self.clock.now_us();
+        let links = self.links();
+        let link = &mut links.links[l];
         link.failures = link.failures.saturating_add(1);
-        let failures = link.failures;
-        let c = &mut self.conns[l * m];
-        c.generation = c.generation.wrapping_add(1);
-        let backoff = (RETRY_MIN_US << (failures - 1).min(16)).min(RETRY_MAX_US);
-        self.timers.push(Reverse((self.clock.now_us() + backoff, (l * m) as u32, c.generation)));
+        let backoff = (RETRY_MIN_US << (link.failures - 1).min(16)).min(RETRY_MAX_US);
+        let generation = link.generation;
+        links.retries.push(Reverse((now + backoff, l as u32, generation)));
     }
 
-    /// Fails the connects whose time ran out.
+    /// Fails the connects whose time ran out and reconnects the links whose backoff ended.
     pub(super) fn expire_links(&mut self, now: u64) {
+        while let Some(&Reverse((at, l, generation))) = self.links().retries.peek() {
+            if at > now {
+                break;
+            }
+            self.links().retries.pop();
+            let link = &self.links().links[l as usize];
+            if link.generation == generation && link.state == LinkState::Closed && !self.draining {
+                self.connect_link(l as usize);
+            }
+        }
         while let Some(&(at, l, generation)) = self.links().deadlines.front() {
             if at > now {
                 return;
