@@ -6,4 +6,4 @@ pub mod request;
 pub mod session;
 
 pub use request::{from_http1, H2Request};
-pub use session::{code_name, Event, H2Error, RequestHead, Session, Settings};
+pub use session::{code_name, Body, Event, H2Error, RequestHead, Session, Settings};

@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void, CStr};
+use std::sync::Arc;
 
 use libnghttp2_sys as ng;
 
@@ -121,11 +122,42 @@ pub struct Inbox {
     /// The same headers decoded: name and value lengths.
     pub header_bytes: u64,
     /// Request bodies still being sent, by stream: (stream, body, bytes sent).
-    bodies: Vec<(i32, Vec<u8>, usize)>,
+    bodies: Vec<(i32, Body, usize)>,
     /// Server: responses' bodies still being sent.
     server: bool,
     /// Server: requests whose headers are arriving.
     partial: HashMap<i32, RequestHead>,
+}
+
+/// A body to send: owned, or shared by every stream that sends the same bytes (the origin's
+/// fixed response), so answering a request does not copy it.
+#[derive(Debug, Clone)]
+pub enum Body {
+    /// Bytes of this stream alone.
+    Owned(Vec<u8>),
+    /// Bytes shared with other streams.
+    Shared(Arc<[u8]>),
+}
+
+impl Body {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Body::Owned(v) => v,
+            Body::Shared(a) => a,
+        }
+    }
+}
+
+impl From<Vec<u8>> for Body {
+    fn from(v: Vec<u8>) -> Body {
+        Body::Owned(v)
+    }
+}
+
+impl From<Arc<[u8]>> for Body {
+    fn from(a: Arc<[u8]>) -> Body {
+        Body::Shared(a)
+    }
 }
 
 /// Connection settings this side announces.
@@ -159,6 +191,12 @@ impl std::fmt::Debug for Session {
         f.debug_struct("Session").field("inbox", &self.inbox).finish()
     }
 }
+
+// SAFETY: a session is used by one thread at a time (it is `!Sync`: every method takes `&mut`
+// or reads through the owner), nghttp2 keeps no thread-local state, and the inbox and name-value
+// scratch it points into move with it. Moving one between threads (an origin worker built
+// before its thread starts) is therefore sound.
+unsafe impl Send for Session {}
 
 impl Drop for Session {
     fn drop(&mut self) {
@@ -260,7 +298,7 @@ impl Session {
             return Err(H2Error::lib(id.into()));
         }
         if let Some(b) = body {
-            self.inbox.bodies.push((id, b, 0));
+            self.inbox.bodies.push((id, Body::Owned(b), 0));
         }
         Ok(id)
     }
@@ -270,18 +308,19 @@ impl Session {
         &mut self,
         stream: i32,
         fields: &[(N, V)],
-        body: Vec<u8>,
+        body: impl Into<Body>,
     ) -> Result<(), H2Error> {
+        let body = body.into();
         let nva = nv(fields, &mut self.nva);
         let provider = ng::nghttp2_data_provider2 {
             source: ng::nghttp2_data_source { ptr: std::ptr::null_mut() },
             read_callback: Some(read_body),
         };
-        let prd = if body.is_empty() { std::ptr::null() } else { &provider as *const _ };
+        let prd = if body.bytes().is_empty() { std::ptr::null() } else { &provider as *const _ };
         // SAFETY: as in `submit_request`.
         let rv = unsafe { ng::nghttp2_submit_response2(self.raw, stream, nva.as_ptr(), nva.len(), prd) };
         check(rv.into())?;
-        if !body.is_empty() {
+        if !body.bytes().is_empty() {
             self.inbox.bodies.push((stream, body, 0));
         }
         Ok(())
@@ -299,6 +338,15 @@ impl Session {
         unsafe {
             let last = ng::nghttp2_session_get_last_proc_stream_id(self.raw);
             ng::nghttp2_submit_goaway(self.raw, ng::NGHTTP2_FLAG_NONE as u8, last, code, std::ptr::null(), 0);
+        }
+    }
+
+    /// Server: queues a GOAWAY that lets the peer's streams up to `last_stream` finish and
+    /// refuses the rest (a keep-alive limit reached at `last_stream`).
+    pub fn go_away_after(&mut self, last_stream: i32, code: u32) {
+        // SAFETY: a valid session; nghttp2 checks `last_stream` against the streams it knows.
+        unsafe {
+            ng::nghttp2_submit_goaway(self.raw, ng::NGHTTP2_FLAG_NONE as u8, last_stream, code, std::ptr::null(), 0);
         }
     }
 
@@ -321,7 +369,13 @@ impl Session {
 
     /// Appends every byte the session has to send to `out`.
     pub fn output(&mut self, out: &mut Vec<u8>) -> Result<(), H2Error> {
-        loop {
+        self.output_upto(out, usize::MAX)
+    }
+
+    /// Appends what the session has to send to `out`, stopping once `out` holds `limit`
+    /// bytes or more, so a large body is produced as the socket takes it, not all at once.
+    pub fn output_upto(&mut self, out: &mut Vec<u8>, limit: usize) -> Result<(), H2Error> {
+        while out.len() < limit {
             let mut ptr: *const u8 = std::ptr::null();
             // SAFETY: nghttp2 sets `ptr` to its own buffer of `n` bytes, valid until the next
             // call on the session; it is copied out before that.
@@ -335,6 +389,14 @@ impl Session {
             // SAFETY: see above.
             out.extend_from_slice(unsafe { std::slice::from_raw_parts(ptr, n as usize) });
         }
+        Ok(())
+    }
+
+    /// Whether the session has bytes to send (a body held back by `limit` in
+    /// [`Session::output_upto`], a frame queued since).
+    pub fn wants_write(&self) -> bool {
+        // SAFETY: a valid session.
+        unsafe { ng::nghttp2_session_want_write(self.raw) != 0 }
     }
 
     /// Events since the last drain.
@@ -506,6 +568,7 @@ unsafe extern "C" fn read_body(
         return 0;
     };
     let (_, body, sent) = &mut inbox.bodies[i];
+    let body = body.bytes();
     let n = (body.len() - *sent).min(length);
     std::ptr::copy_nonoverlapping(body.as_ptr().add(*sent), buf, n);
     *sent += n;

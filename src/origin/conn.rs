@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
 
+use super::h2::{self, H2Conn};
 use super::live::Counters;
 use super::output::{Output, Throttle, MAX_IOV, MAX_PENDING};
 use super::requests::{Answer, Flow, RequestParser};
@@ -78,12 +79,16 @@ enum State {
 
 /// One client connection owned by one worker thread.
 pub(super) struct Conn<'r> {
-    stream: TcpStream,
+    pub(super) stream: TcpStream,
     parser: RequestParser,
     out: Output<'r>,
     /// The socket may have unread bytes. Edge-triggered readiness is reported once, so this
     /// remembers it across the times reading is paused for output.
-    readable: bool,
+    pub(super) readable: bool,
+    /// Nothing has been read yet: the first bytes decide between HTTP/1 and HTTP/2.
+    fresh: bool,
+    /// The HTTP/2 state, once the client has sent the preface; `None` for HTTP/1.
+    pub(super) h2: Option<Box<H2Conn>>,
     /// The client has finished sending; close once everything it asked is answered.
     eof: bool,
     state: State,
@@ -91,9 +96,9 @@ pub(super) struct Conn<'r> {
     served: u64,
     throttle: Option<Throttle>,
     /// When the output, now waiting for the clock, can move again.
-    wake: Option<Instant>,
+    pub(super) wake: Option<Instant>,
     /// Since when the socket has taken none of the queued output (the client is not reading).
-    write_stalled: Option<Instant>,
+    pub(super) write_stalled: Option<Instant>,
     /// Identifies this connection in timers that outlive it (its slot may be reused).
     pub(super) generation: u64,
     /// The earliest timer the event loop has set for this connection and not yet fired.
@@ -110,6 +115,8 @@ impl<'r> Conn<'r> {
             // The first event after registration reports what is there; assuming readable
             // costs at most one read that would block.
             readable: true,
+            fresh: true,
+            h2: None,
             eof: false,
             state: State::Open,
             served: 0,
@@ -150,6 +157,9 @@ impl<'r> Conn<'r> {
 
     /// Makes all the progress the socket and the clock allow: write, read, answer, repeat.
     pub(super) fn drive(&mut self, buf: &mut [u8], ctx: &mut Ctx<'r>) -> Next {
+        if self.h2.is_some() {
+            return h2::drive(self, buf, ctx);
+        }
         self.wake = None;
         loop {
             if !self.out.is_empty() && self.flush(ctx.counters).is_err() {
@@ -210,6 +220,12 @@ impl<'r> Conn<'r> {
                 }
                 Ok(n) => {
                     ctx.counters.bytes_read.add(n as u64);
+                    if self.fresh {
+                        self.fresh = false;
+                        if h2::is_preface(&buf[..n]) {
+                            return self.switch_to_h2(n, buf, ctx);
+                        }
+                    }
                     // A short read means the socket buffer was emptied: treat it as drained
                     // and save the read that would return WouldBlock (tokio does the same).
                     // Bytes arriving later raise a new edge, so nothing is missed.
@@ -229,6 +245,20 @@ impl<'r> Conn<'r> {
                 },
             }
         }
+    }
+
+    /// Hands the connection to the HTTP/2 driver, with the first `n` bytes of `buf` read.
+    #[cold]
+    fn switch_to_h2(&mut self, n: usize, buf: &mut [u8], ctx: &mut Ctx<'r>) -> Next {
+        if n < buf.len() {
+            self.readable = false;
+        }
+        let Some(mut h2) = H2Conn::new() else { return Next::Close };
+        if !h2.receive(&buf[..n], ctx) {
+            return Next::Close;
+        }
+        self.h2 = Some(h2);
+        h2::drive(self, buf, ctx)
     }
 
     /// Writes queued output until done, the socket is full, or the clock holds it back (then

@@ -41,6 +41,7 @@
 
 mod config;
 mod conn;
+mod h2;
 mod live;
 mod output;
 mod requests;
