@@ -216,6 +216,26 @@ impl Session {
         Session::new(true, settings)
     }
 
+    /// A server session for a connection upgraded from HTTP/1.1 (h2c): `http2_settings` is the
+    /// request's decoded `HTTP2-Settings`, and the request itself becomes stream 1, half
+    /// closed, to be answered with [`Session::submit_response`]; `head` if it was a HEAD.
+    pub fn server_upgrade(settings: Settings, http2_settings: &[u8], head: bool) -> Result<Session, H2Error> {
+        let session = Session::new(true, settings)?;
+        // SAFETY: a valid session; the payload is valid for the call (nghttp2 parses it into
+        // the remote settings and keeps no pointer); no stream user data.
+        let rv = unsafe {
+            ng::nghttp2_session_upgrade2(
+                session.raw,
+                http2_settings.as_ptr(),
+                http2_settings.len(),
+                c_int::from(head),
+                std::ptr::null_mut(),
+            )
+        };
+        check(rv.into())?;
+        Ok(session)
+    }
+
     fn new(server: bool, settings: Settings) -> Result<Session, H2Error> {
         let mut inbox = Box::new(Inbox { server, ..Inbox::default() });
         let mut callbacks: *mut ng::nghttp2_session_callbacks = std::ptr::null_mut();

@@ -200,8 +200,13 @@ impl<'r> Conn<'r> {
                 // Requests read earlier and left unparsed while the output was full.
                 let arrived = ctx.site.answers_wait().then(Instant::now);
                 let mut answer = Answer { ctx: &mut *ctx, out: &mut self.out, served: &mut self.served, arrived };
-                if let Some(linger) = self.parser.resume(&mut answer).linger() {
-                    self.state = State::Closing { linger };
+                match self.parser.resume(&mut answer) {
+                    Flow::Upgrade => return self.upgrade_to_h2(buf, ctx),
+                    flow => {
+                        if let Some(linger) = flow.linger() {
+                            self.state = State::Closing { linger };
+                        }
+                    }
                 }
                 continue;
             }
@@ -234,8 +239,13 @@ impl<'r> Conn<'r> {
                     }
                     let arrived = ctx.site.answers_wait().then(Instant::now);
                     let mut answer = Answer { ctx: &mut *ctx, out: &mut self.out, served: &mut self.served, arrived };
-                    if let Some(linger) = self.parser.feed(&buf[..n], &mut answer).linger() {
-                        self.state = State::Closing { linger };
+                    match self.parser.feed(&buf[..n], &mut answer) {
+                        Flow::Upgrade => return self.upgrade_to_h2(buf, ctx),
+                        flow => {
+                            if let Some(linger) = flow.linger() {
+                                self.state = State::Closing { linger };
+                            }
+                        }
                     }
                 }
                 Err(e) => match e.kind() {
@@ -257,6 +267,16 @@ impl<'r> Conn<'r> {
         if !h2.receive(&buf[..n], ctx) {
             return Next::Close;
         }
+        self.h2 = Some(h2);
+        h2::drive(self, buf, ctx)
+    }
+
+    /// Answers `101 Switching Protocols` to the request the parser holds and continues as
+    /// HTTP/2, with that request as stream 1.
+    #[cold]
+    fn upgrade_to_h2(&mut self, buf: &mut [u8], ctx: &mut Ctx<'r>) -> Next {
+        let Some(upgrade) = self.parser.upgrade.take() else { return Next::Close };
+        let Some(h2) = H2Conn::upgraded(*upgrade, ctx) else { return Next::Close };
         self.h2 = Some(h2);
         h2::drive(self, buf, ctx)
     }
@@ -349,6 +369,8 @@ impl Flow {
             Flow::Continue => None,
             Flow::Close => Some(Linger::IfUnread),
             Flow::Reject => Some(Linger::Always),
+            // Handled before asking.
+            Flow::Upgrade => None,
         }
     }
 }

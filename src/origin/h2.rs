@@ -19,6 +19,7 @@ use std::mem;
 use std::time::Instant;
 
 use super::conn::{Conn, Next};
+use super::requests::Upgrade;
 use super::respond::{doc_path, document};
 use super::{Ctx, Kind, STATS_PATH};
 use crate::h2::{Body, Event, RequestHead, Session, Settings};
@@ -29,6 +30,8 @@ pub(super) const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 /// Bytes of output taken from the session before they are written: large bodies are framed as
 /// the socket takes them, not all at once.
 const OUT_LIMIT: usize = 64 * 1024;
+/// The answer to an `Upgrade: h2c` request, before the server's first frame.
+const SWITCHING: &[u8] = b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n";
 /// RST_STREAM and GOAWAY codes used here.
 const NO_ERROR: u32 = 0x0;
 const INTERNAL_ERROR: u32 = 0x2;
@@ -83,6 +86,27 @@ impl H2Conn {
         }))
     }
 
+    /// The HTTP/2 state of a connection upgraded by `upgrade` (its `101` queued first), the
+    /// request answered as stream 1 and the bytes after it taken; `None` if the settings are
+    /// malformed or the session fails, and the connection must close.
+    pub(super) fn upgraded(upgrade: Upgrade, ctx: &mut Ctx<'_>) -> Option<Box<H2Conn>> {
+        let settings = crate::report::b64::decode_url(std::str::from_utf8(&upgrade.settings).ok()?)?;
+        let session = Session::server_upgrade(Settings::default(), &settings, upgrade.head_only).ok()?;
+        let mut h2 = Box::new(H2Conn {
+            session,
+            out: SWITCHING.to_vec(),
+            pos: 0,
+            held: Vec::new(),
+            served: 0,
+            refuse_above: None,
+            scratch: Vec::new(),
+        });
+        let ask = Ask { stream: 1, kind: upgrade.kind, head_only: upgrade.head_only, path: upgrade.path };
+        let arrived = ctx.site.answers_wait().then(Instant::now);
+        h2.take(ask, arrived, ctx);
+        (upgrade.rest.is_empty() || h2.receive(&upgrade.rest, ctx)).then_some(h2)
+    }
+
     /// Takes bytes read from the client and answers (or holds) the requests they complete;
     /// false if the session failed (malformed input), and the connection must close.
     pub(super) fn receive(&mut self, data: &[u8], ctx: &mut Ctx<'_>) -> bool {
@@ -120,7 +144,13 @@ impl H2Conn {
         };
         let path = if let Kind::Doc { .. } = kind { path.into() } else { Box::default() };
         let ask = Ask { stream, kind, head_only: head.method == b"HEAD", path };
-        if kind == Kind::Stats {
+        self.take(ask, arrived, ctx);
+    }
+
+    /// Answers a request now, or holds it until it is due.
+    fn take(&mut self, ask: Ask, arrived: Option<Instant>, ctx: &mut Ctx<'_>) {
+        let stream = ask.stream;
+        if ask.kind == Kind::Stats {
             // Not a request of the test: uncounted, undelayed, outside the keep-alive limit.
             self.answer(&ask, ctx);
             return;

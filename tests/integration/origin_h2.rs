@@ -169,3 +169,36 @@ fn malformed_http2_closes_that_connection_and_the_origin_serves_on() {
     assert!(run.num("/requests") > 100, "{}", run.stdout);
     assert_eq!(origin.stop().requests, run.num("/requests"));
 }
+
+#[test]
+fn an_h2c_upgrade_answers_101_and_the_request_as_stream_1() {
+    let origin = Origin::start(&["-t", "1"]);
+    let doc = format!("http://{}/d/4/1000", origin.addr);
+    // nghttp -u upgrades on its first request, then asks the rest as further streams.
+    let root = origin.url();
+    let run = run_program("nghttp", &["-u", "-s", doc.as_str(), root.as_str()]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("  1 ") && run.stdout.contains(" 200 "), "{}", run.stdout);
+    let run = run_program("nghttp", &["-u", "-v", doc.as_str()]);
+    assert!(run.stdout.contains("HTTP/1.1 101 Switching Protocols"), "{}", run.stdout);
+    assert!(run.stdout.contains("recv DATA frame <length=1000, flags=0x01, stream_id=1>"), "{}", run.stdout);
+    // An upgrade behind a pipelined request is ignored: both answered over HTTP/1.1.
+    let upgrade = "GET / HTTP/1.1\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: \r\n\r\n";
+    let mut s = TcpStream::connect(origin.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    s.write_all(format!("GET / HTTP/1.1\r\n\r\n{upgrade}").as_bytes()).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while got.windows(13).filter(|w| w == b"hello, world\n").count() < 2 {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "closed: {}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+    }
+    assert_eq!(got.windows(15).filter(|w| w == b"HTTP/1.1 200 OK").count(), 2, "{}", String::from_utf8_lossy(&got));
+    // Settings that are not base64url end the connection.
+    let bad = upgrade.replace("HTTP2-Settings: ", "HTTP2-Settings: !!");
+    assert!(closes_after(&origin, bad.as_bytes()), "bad HTTP2-Settings");
+    // Three through nghttp (its first run asked two) and two over HTTP/1.1; the request with
+    // bad settings was never answered.
+    assert_eq!(origin.stop().requests, 5);
+}
