@@ -6,7 +6,7 @@ use std::str::FromStr;
 use std::thread;
 use std::time::Duration;
 
-use super::BODY_PATTERN;
+use super::{TlsSource, BODY_PATTERN};
 
 /// Options of the built-in origin server.
 #[derive(Debug, Clone)]
@@ -52,6 +52,9 @@ pub struct OriginConfig {
     /// Longest the client may leave queued output untaken before the connection is closed
     /// (a client that asks and never reads). `None` waits forever.
     pub send_timeout: Option<Duration>,
+    /// Serve HTTPS (ALPN `h2` and `http/1.1`) with this certificate; `None` serves plain HTTP.
+    /// (Boxed: the config travels by value, and this is rarely set.)
+    pub tls: Option<Box<TlsSource>>,
 }
 
 impl Default for OriginConfig {
@@ -75,6 +78,7 @@ impl Default for OriginConfig {
             seed: 0,
             header_timeout: Some(crate::defaults::HEADER_TIMEOUT),
             send_timeout: Some(crate::defaults::SEND_TIMEOUT),
+            tls: None,
         }
     }
 }

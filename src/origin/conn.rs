@@ -20,13 +20,12 @@ use std::io::{self, IoSlice, Read, Write};
 use std::net::Shutdown;
 use std::time::{Duration, Instant};
 
-use mio::net::TcpStream;
-
 use super::h2::{self, H2Conn};
 use super::live::Counters;
 use super::output::{Output, Throttle, MAX_IOV, MAX_PENDING};
 use super::requests::{Answer, Flow, RequestParser};
 use super::respond::Site;
+use super::tls::ServerStream;
 use super::Ctx;
 
 /// How long a closing connection waits for the client to finish sending.
@@ -79,7 +78,7 @@ enum State {
 
 /// One client connection owned by one worker thread.
 pub(super) struct Conn<'r> {
-    pub(super) stream: TcpStream,
+    pub(super) stream: ServerStream,
     parser: RequestParser,
     out: Output<'r>,
     /// The socket may have unread bytes. Edge-triggered readiness is reported once, so this
@@ -107,7 +106,7 @@ pub(super) struct Conn<'r> {
 
 impl<'r> Conn<'r> {
     /// A connection that has just been accepted and registered.
-    pub(super) fn new(stream: TcpStream, byte_rate: Option<u64>, generation: u64) -> Self {
+    pub(super) fn new(stream: ServerStream, byte_rate: Option<u64>, generation: u64) -> Self {
         Conn {
             stream,
             parser: RequestParser::default(),
@@ -161,6 +160,9 @@ impl<'r> Conn<'r> {
             return h2::drive(self, buf, ctx);
         }
         self.wake = None;
+        if self.stream.flush_pending().is_err() {
+            return Next::Close;
+        }
         loop {
             if !self.out.is_empty() && self.flush(ctx.counters).is_err() {
                 return Next::Close;
@@ -234,7 +236,7 @@ impl<'r> Conn<'r> {
                     // A short read means the socket buffer was emptied: treat it as drained
                     // and save the read that would return WouldBlock (tokio does the same).
                     // Bytes arriving later raise a new edge, so nothing is missed.
-                    if n < buf.len() {
+                    if n < buf.len() && self.stream.short_read_drains() {
                         self.readable = false;
                     }
                     let arrived = ctx.site.answers_wait().then(Instant::now);
@@ -260,7 +262,7 @@ impl<'r> Conn<'r> {
     /// Hands the connection to the HTTP/2 driver, with the first `n` bytes of `buf` read.
     #[cold]
     fn switch_to_h2(&mut self, n: usize, buf: &mut [u8], ctx: &mut Ctx<'r>) -> Next {
-        if n < buf.len() {
+        if n < buf.len() && self.stream.short_read_drains() {
             self.readable = false;
         }
         let Some(mut h2) = H2Conn::new() else { return Next::Close };

@@ -253,6 +253,9 @@ impl H2Conn {
 /// answers that are due, write, read, answer, repeat.
 pub(super) fn drive(conn: &mut Conn<'_>, buf: &mut [u8], ctx: &mut Ctx<'_>) -> Next {
     let Some(h2) = conn.h2.as_deref_mut() else { return Next::Close };
+    if conn.stream.flush_pending().is_err() {
+        return Next::Close;
+    }
     loop {
         conn.wake = h2.release(ctx);
         if h2.pos == h2.out.len() {
@@ -295,7 +298,7 @@ pub(super) fn drive(conn: &mut Conn<'_>, buf: &mut [u8], ctx: &mut Ctx<'_>) -> N
             Ok(n) => {
                 ctx.counters.bytes_read.add(n as u64);
                 // As over HTTP/1: a short read drained the socket.
-                if n < buf.len() {
+                if n < buf.len() && conn.stream.short_read_drains() {
                     conn.readable = false;
                 }
                 if !h2.receive(&buf[..n], ctx) {

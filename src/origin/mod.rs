@@ -49,6 +49,7 @@ mod respond;
 mod service;
 #[cfg(test)]
 mod tests;
+mod tls;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -68,6 +69,8 @@ use conn::{Conn, Expiry, Next};
 use live::Counters;
 pub use live::OriginLive;
 use respond::Site;
+use tls::ServerStream;
+pub use tls::TlsSource;
 
 /// What the server saw, summed over its threads. Requests to `/_strain/stats` are not
 /// counted as requests, but their connections and bytes are.
@@ -140,6 +143,9 @@ pub enum OriginError {
     /// Waiting for events failed.
     #[error("cannot poll for events: {0}")]
     Wait(io::Error),
+    /// The TLS certificate or key could not be made or read.
+    #[error("{0}")]
+    Tls(String),
     /// A server thread panicked (a bug).
     #[error("a server thread panicked")]
     Panicked,
@@ -429,6 +435,10 @@ impl<'r> Worker<'r> {
                         self.free.push(idx);
                         continue;
                     }
+                    let Some(stream) = ServerStream::new(stream, self.ctx.site.tls.as_ref()) else {
+                        self.free.push(idx);
+                        continue;
+                    };
                     self.conns[idx] = Some(Conn::new(stream, self.ctx.site.byte_rate, self.next_generation));
                     self.next_generation += 1;
                     self.ctx.counters.connections.add(1);

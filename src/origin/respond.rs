@@ -45,6 +45,8 @@ pub(super) struct Site {
     pub(super) header_timeout: Option<Duration>,
     /// See [`OriginConfig::send_timeout`]; zero is taken as none.
     pub(super) send_timeout: Option<Duration>,
+    /// Connections speak TLS with this configuration.
+    pub(super) tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl Site {
@@ -79,6 +81,7 @@ impl Site {
             byte_rate: config.byte_rate,
             header_timeout: config.header_timeout.filter(|t| !t.is_zero()),
             send_timeout: config.send_timeout.filter(|t| !t.is_zero()),
+            tls: config.tls.as_deref().map(super::tls::server_config).transpose()?,
         })
     }
 

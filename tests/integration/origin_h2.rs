@@ -202,3 +202,45 @@ fn an_h2c_upgrade_answers_101_and_the_request_as_stream_1() {
     // bad settings was never answered.
     assert_eq!(origin.stop().requests, 5);
 }
+
+#[test]
+fn tls_serves_h2_and_http1_by_alpn_with_a_certificate_made_at_start() {
+    let origin = Origin::start(&["-t", "1", "--tls"]);
+    let url = format!("https://{}/", origin.addr);
+    let h2 = load("--http2 -k -m 4 -c 2 -t 1 -d 1s", &url);
+    assert_eq!(h2.json.as_ref().unwrap()["http2"]["protocol"], "h2");
+    let h1 = load("-k -c 2 -t 1 -d 1s", &url);
+    for run in [&h2, &h1] {
+        let j = run.json.as_ref().unwrap();
+        assert_eq!(j["sent"], j["requests"], "{}", run.stdout);
+        assert!(run.num("/requests") > 100, "{}", run.stdout);
+    }
+    // A large document over TLS and HTTP/2: many records and DATA frames, every byte there.
+    let doc = format!("https://{}/d/7/300000", origin.addr);
+    let run = h2load("-n 10 -c 2 -m 2", &doc);
+    assert!(run.stdout.contains("Application protocol: h2"), "{}", run.stdout);
+    assert_eq!(h2load_count(&run, "succeeded"), 10, "{}", run.stdout);
+    assert_eq!(h2load_count(&run, "data"), 10 * 300_000, "{}", run.stdout);
+    let served = origin.stop();
+    assert_eq!(served.requests, h2.num("/requests") + h1.num("/requests") + 10);
+    assert_eq!(served.connections, 2 + 2 + 2);
+}
+
+#[test]
+fn tls_takes_a_certificate_and_key_from_pem_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let made = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert, made.cert.pem()).unwrap();
+    std::fs::write(&key, made.key_pair.serialize_pem()).unwrap();
+    let (cert, key) = (cert.display().to_string(), key.display().to_string());
+    let origin = Origin::start(&["-t", "1", "--tls", "--cert", &cert, "--key", &key]);
+    let run = load("-k -c 1 -t 1 -d 300ms", &format!("https://{}/", origin.addr));
+    assert_eq!(origin.stop().requests, run.num("/requests"));
+    // A key file that holds no key is refused before the server says it listens.
+    let bad =
+        crate::harness::strain_raw(&["origin", "--listen", "127.0.0.1:0", "--tls", "--cert", &cert, "--key", &cert]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert_eq!(bad.stdout, "");
+    assert!(bad.stderr.starts_with("strain: cannot read a private key from "), "{}", bad.stderr);
+}
