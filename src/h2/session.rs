@@ -6,13 +6,14 @@
 //! nghttp2 calls back into Rust while it parses and serializes; every callback only appends to
 //! the session's [`Inbox`] (reached through nghttp2's `user_data` pointer), so no callback can
 //! touch the session re-entrantly, and a panic cannot cross the C frames (nothing in them can
-//! panic: they push to vectors and compare bytes).
+//! panic: they push to vectors, compare bytes, and fill a body's frame within its bounds).
 
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void, CStr};
-use std::sync::Arc;
 
 use libnghttp2_sys as ng;
+
+pub use super::body::{Body, Source};
 
 /// An HTTP/2 failure of the session as a whole.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -122,42 +123,11 @@ pub struct Inbox {
     /// The same headers decoded: name and value lengths.
     pub header_bytes: u64,
     /// Request bodies still being sent, by stream: (stream, body, bytes sent).
-    bodies: Vec<(i32, Body, usize)>,
+    bodies: Vec<(i32, Body, u64)>,
     /// Server: responses' bodies still being sent.
     server: bool,
     /// Server: requests whose headers are arriving.
     partial: HashMap<i32, RequestHead>,
-}
-
-/// A body to send: owned, or shared by every stream that sends the same bytes (the origin's
-/// fixed response), so answering a request does not copy it.
-#[derive(Debug, Clone)]
-pub enum Body {
-    /// Bytes of this stream alone.
-    Owned(Vec<u8>),
-    /// Bytes shared with other streams.
-    Shared(Arc<[u8]>),
-}
-
-impl Body {
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Body::Owned(v) => v,
-            Body::Shared(a) => a,
-        }
-    }
-}
-
-impl From<Vec<u8>> for Body {
-    fn from(v: Vec<u8>) -> Body {
-        Body::Owned(v)
-    }
-}
-
-impl From<Arc<[u8]>> for Body {
-    fn from(a: Arc<[u8]>) -> Body {
-        Body::Shared(a)
-    }
 }
 
 /// Connection settings this side announces.
@@ -336,11 +306,11 @@ impl Session {
             source: ng::nghttp2_data_source { ptr: std::ptr::null_mut() },
             read_callback: Some(read_body),
         };
-        let prd = if body.bytes().is_empty() { std::ptr::null() } else { &provider as *const _ };
+        let prd = if body.len() == 0 { std::ptr::null() } else { &provider as *const _ };
         // SAFETY: as in `submit_request`.
         let rv = unsafe { ng::nghttp2_submit_response2(self.raw, stream, nva.as_ptr(), nva.len(), prd) };
         check(rv.into())?;
-        if !body.bytes().is_empty() {
+        if body.len() != 0 {
             self.inbox.bodies.push((stream, body, 0));
         }
         Ok(())
@@ -588,10 +558,16 @@ unsafe extern "C" fn read_body(
         return 0;
     };
     let (_, body, sent) = &mut inbox.bodies[i];
-    let body = body.bytes();
-    let n = (body.len() - *sent).min(length);
-    std::ptr::copy_nonoverlapping(body.as_ptr().add(*sent), buf, n);
-    *sent += n;
+    let end = body.end();
+    if *sent >= end && end < body.len() {
+        // A cut body: nghttp2 resets the stream with INTERNAL_ERROR.
+        inbox.bodies.swap_remove(i);
+        return ng::NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE as ng::nghttp2_ssize;
+    }
+    let n = usize::try_from(end - *sent).unwrap_or(usize::MAX).min(length);
+    // nghttp2 gives a buffer of `length` bytes, valid for this call.
+    body.fill(*sent, std::slice::from_raw_parts_mut(buf, n));
+    *sent += n as u64;
     if *sent == body.len() {
         *flags |= ng::NGHTTP2_DATA_FLAG_EOF;
         inbox.bodies.swap_remove(i);
@@ -649,6 +625,49 @@ mod tests {
         assert_eq!(events.last(), Some(&Event::Closed { stream: 1, code: 0 }));
         let (compressed, decoded) = c.header_bytes();
         assert!(compressed > 0 && decoded > compressed, "{compressed} {decoded}");
+    }
+
+    /// Any bytes do: the client side only counts them.
+    struct Counting;
+
+    impl Source for Counting {
+        fn fill(&mut self, _offset: u64, out: &mut [u8]) {
+            out.fill(b'x');
+        }
+    }
+
+    #[test]
+    fn a_made_body_is_sent_whole_or_cut_with_a_reset() {
+        let mut c = Session::client(Settings::default()).unwrap();
+        let mut s = Session::server(Settings::default()).unwrap();
+        let req: [(&[u8], &[u8]); 4] =
+            [(b":method", b"GET"), (b":scheme", b"http"), (b":authority", b"h"), (b":path", b"/")];
+        let (a, b) = (c.submit_request(&req, None).unwrap(), c.submit_request(&req, None).unwrap());
+        pump(&mut c, &mut s);
+        let fields: [(&[u8], &[u8]); 2] = [(b":status", b"200"), (b"content-length", b"70000")];
+        s.submit_response(a, &fields, Body::Made { source: Box::new(Counting), len: 70_000, cut: 70_000 }).unwrap();
+        s.submit_response(b, &fields, Body::Made { source: Box::new(Counting), len: 70_000, cut: 20_000 }).unwrap();
+        pump(&mut c, &mut s);
+        let events: Vec<Event> = c.events().drain(..).collect();
+        let body = |id| -> usize {
+            events
+                .iter()
+                .map(|e| {
+                    if let Event::Data { stream, len } = e {
+                        if *stream == id {
+                            *len
+                        } else {
+                            0
+                        }
+                    } else {
+                        0
+                    }
+                })
+                .sum()
+        };
+        assert_eq!((body(a), body(b)), (70_000, 20_000));
+        assert!(events.contains(&Event::Closed { stream: a, code: 0 }), "{events:?}");
+        assert!(events.contains(&Event::Closed { stream: b, code: 0x2 }), "{events:?}");
     }
 
     #[test]

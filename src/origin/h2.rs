@@ -11,8 +11,9 @@
 //! this driver (not in the connection's output, which would hold back every stream behind it)
 //! and is submitted when due, woken by the worker's timer heap; the keep-alive limit becomes a
 //! GOAWAY after the N-th stream, later streams being refused (the client retries them); an
-//! aborted document resets its stream instead of cutting the connection. Not done over HTTP/2:
-//! the byte rate, and streaming of large documents (a document body is rendered whole).
+//! aborted document sends its head and part of its body, then resets its stream instead of
+//! cutting the connection. Document bodies are made a frame at a time as nghttp2 sends them, so
+//! a huge one never exists whole. Not done over HTTP/2: the byte rate.
 
 use std::io::{self, Read, Write};
 use std::mem;
@@ -22,8 +23,9 @@ use super::conn::{Conn, Next};
 use super::requests::Upgrade;
 use super::respond::{doc_path, document};
 use super::{Ctx, Kind, STATS_PATH};
-use crate::h2::{Body, Event, RequestHead, Session, Settings};
+use crate::h2::{Body, Event, RequestHead, Session, Settings, Source};
 use crate::http::request_head::Persist;
+use crate::workload::doc::Doc;
 
 /// What a client sends first on a prior-knowledge HTTP/2 connection (RFC 9113, section 3.4).
 pub(super) const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -34,7 +36,6 @@ const OUT_LIMIT: usize = 64 * 1024;
 const SWITCHING: &[u8] = b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n";
 /// RST_STREAM and GOAWAY codes used here.
 const NO_ERROR: u32 = 0x0;
-const INTERNAL_ERROR: u32 = 0x2;
 const REFUSED_STREAM: u32 = 0x7;
 
 /// Whether the first bytes read on a connection are HTTP/2's: the start of the preface, at least
@@ -213,18 +214,12 @@ impl H2Conn {
                 let bodiless = not_modified || ask.head_only || doc.len == 0;
                 // Drawn as HTTP/1 draws them, so a seed gives the same choices over either.
                 let cut = (!bodiless && ctx.rng.chance(site.abort_rate)).then(|| ctx.rng.below(doc.len));
-                if cut.is_some() {
-                    self.session.reset(stream, INTERNAL_ERROR);
-                    counters.doc_ok.add(1);
-                    counters.aborted.add(1);
-                    counters.requests.add(1);
-                    return;
-                }
-                let mut body = Vec::new();
-                if !bodiless {
-                    body.reserve(doc.len as usize);
-                    doc.body_range(&ask.path, 0, doc.len, &mut body);
-                }
+                let body = if bodiless {
+                    Body::Owned(Vec::new())
+                } else {
+                    let source = Box::new(DocBody { doc, path: ask.path.clone(), scratch: Vec::new() });
+                    Body::Made { source, len: doc.len, cut: cut.unwrap_or(doc.len) }
+                };
                 let fields = fields_of(&mut self.scratch);
                 if self.session.submit_response(stream, &fields, body).is_ok() {
                     // Counted last, as over HTTP/1 (see `Counters::snapshot`).
@@ -232,6 +227,9 @@ impl H2Conn {
                         counters.not_modified.add(1);
                     } else {
                         counters.doc_ok.add(1);
+                    }
+                    if cut.is_some() {
+                        counters.aborted.add(1);
                     }
                     counters.requests.add(1);
                 }
@@ -246,6 +244,24 @@ impl H2Conn {
                 let _ = self.session.submit_response(stream, &fields, body);
             }
         }
+    }
+}
+
+/// A document's body, made a frame at a time as nghttp2 sends it.
+struct DocBody {
+    doc: Doc,
+    path: Box<str>,
+    /// One frame's bytes, reused.
+    scratch: Vec<u8>,
+}
+
+impl Source for DocBody {
+    fn fill(&mut self, offset: u64, out: &mut [u8]) {
+        self.scratch.clear();
+        self.doc.body_range(&self.path, offset, offset.saturating_add(out.len() as u64), &mut self.scratch);
+        // Never more than asked, so this cannot panic inside nghttp2's callback.
+        let n = self.scratch.len().min(out.len());
+        out[..n].copy_from_slice(&self.scratch[..n]);
     }
 }
 

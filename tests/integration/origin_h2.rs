@@ -128,6 +128,10 @@ fn an_aborted_document_resets_its_stream_and_keeps_the_connection() {
     let run = h2load("-n 20 -c 1 -m 4", &url);
     assert_eq!(h2load_count(&run, "failed"), 20, "{}", run.stdout);
     assert_eq!(h2load_count(&run, "succeeded"), 0, "{}", run.stdout);
+    // Each broke off after its head and part of its body, as a cut HTTP/1 response does.
+    assert!(run.stdout.contains("status codes: 20 2xx"), "{}", run.stdout);
+    let data = h2load_count(&run, "data");
+    assert!(data > 0 && data < 20 * 5000, "{data} bytes of body\n{}", run.stdout);
     let served = origin.stop();
     assert_eq!(served.requests, 20);
     assert_eq!(served.connections, 1, "resets, not closed connections");
@@ -243,4 +247,22 @@ fn tls_takes_a_certificate_and_key_from_pem_files() {
     assert_eq!(bad.code, 2, "{}", bad.stderr);
     assert_eq!(bad.stdout, "");
     assert!(bad.stderr.starts_with("strain: cannot read a private key from "), "{}", bad.stderr);
+}
+
+#[test]
+fn a_huge_document_is_made_as_it_is_sent() {
+    let origin = Origin::start(&["-t", "1"]);
+    // 100 GB: a client that gives up after a moment must not have made the origin hold it.
+    let url = format!("http://{}/d/1/100000000000", origin.addr);
+    let run = load("--http2 -m 1 -c 1 -t 1 -d 300ms -T 300ms", &url);
+    assert_eq!(run.num("/errors/timeout"), 1, "{}", run.stdout);
+    let status = std::fs::read_to_string(format!("/proc/{}/status", origin.pid())).unwrap();
+    let rss_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap();
+    assert!(rss_kb < 64 * 1024, "origin RSS {rss_kb} kB");
+    let run = load("--http2 -m 2 -c 1 -t 1 -d 300ms", &origin.url());
+    assert!(run.num("/requests") > 10, "{}", run.stdout);
 }
