@@ -37,10 +37,10 @@ pub struct OriginConfig {
     /// `Some(0)` is refused.
     pub byte_rate: Option<u64>,
     /// Probability (0 to 1) that a document body is cut at a random point and the connection
-    /// closed (jtest -G).
+    /// closed (jtest -G); over HTTP/2, the stream is reset instead.
     pub abort_rate: f64,
     /// Responses per connection; the last one says `Connection: close` and the server closes
-    /// after it (jtest -j). 0 is unlimited.
+    /// after it (jtest -j); over HTTP/2, a GOAWAY follows the last one. 0 is unlimited.
     pub keepalive: u64,
     /// `Content-Type` of documents.
     pub content_type: ContentType,

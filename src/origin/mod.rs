@@ -1,5 +1,8 @@
-//! The built-in origin server: a small, fast HTTP/1.1 keep-alive server, and the origin half of
-//! a cache or proxy test rig (the jtest origin of Apache Traffic Server, in spirit).
+//! The built-in origin server: a small, fast HTTP/1.1 keep-alive server that also speaks HTTP/2
+//! (h2c by prior knowledge or Upgrade, see `h2.rs`) and, with [`OriginConfig::tls`], HTTPS with
+//! ALPN `h2` and `http/1.1` (`tls.rs`); and the origin half of a cache or proxy test rig (the
+//! jtest origin of Apache Traffic Server, in spirit). A connection's first bytes decide its
+//! protocol once; after that each protocol has its own driver and the same answers and counters.
 //!
 //! It owns everything between an already bound listener and the totals it returns: accepting,
 //! parsing requests, writing responses, closing. The binary calls [`run`] for `strain origin`
