@@ -93,7 +93,7 @@ pub(super) struct Conn<'r> {
     state: State,
     /// Responses sent, for the keep-alive limit.
     served: u64,
-    throttle: Option<Throttle>,
+    pub(super) throttle: Option<Throttle>,
     /// When the output, now waiting for the clock, can move again.
     pub(super) wake: Option<Instant>,
     /// Since when the socket has taken none of the queued output (the client is not reading).

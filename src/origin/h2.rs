@@ -13,7 +13,7 @@
 //! GOAWAY after the N-th stream, later streams being refused (the client retries them); an
 //! aborted document sends its head and part of its body, then resets its stream instead of
 //! cutting the connection. Document bodies are made a frame at a time as nghttp2 sends them, so
-//! a huge one never exists whole. Not done over HTTP/2: the byte rate.
+//! a huge one never exists whole. The byte rate holds the connection's bytes, frames and all.
 
 use std::io::{self, Read, Write};
 use std::mem;
@@ -282,12 +282,26 @@ pub(super) fn drive(conn: &mut Conn<'_>, buf: &mut [u8], ctx: &mut Ctx<'_>) -> N
             }
         }
         if h2.pos < h2.out.len() {
-            match conn.stream.write(&h2.out[h2.pos..]) {
+            let mut limit = h2.out.len() - h2.pos;
+            if let Some(throttle) = &mut conn.throttle {
+                match throttle.allowance(Instant::now()) {
+                    Ok(n) => limit = limit.min(n),
+                    // Reading waits too, as for a full socket.
+                    Err(at) => {
+                        conn.wake = Some(conn.wake.map_or(at, |w| w.min(at)));
+                        return Next::Wait;
+                    }
+                }
+            }
+            match conn.stream.write(&h2.out[h2.pos..h2.pos + limit]) {
                 Ok(0) => return Next::Close,
                 Ok(n) => {
                     conn.write_stalled = None;
                     ctx.counters.bytes_written.add(n as u64);
                     h2.pos += n;
+                    if let Some(throttle) = &mut conn.throttle {
+                        throttle.spend(n);
+                    }
                     continue;
                 }
                 Err(e) => match e.kind() {

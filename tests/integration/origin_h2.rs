@@ -225,9 +225,11 @@ fn tls_serves_h2_and_http1_by_alpn_with_a_certificate_made_at_start() {
     assert!(run.stdout.contains("Application protocol: h2"), "{}", run.stdout);
     assert_eq!(h2load_count(&run, "succeeded"), 10, "{}", run.stdout);
     assert_eq!(h2load_count(&run, "data"), 10 * 300_000, "{}", run.stdout);
+    // Plain HTTP where a TLS ClientHello belongs closes that connection only.
+    assert!(closes_after(&origin, b"GET / HTTP/1.1\r\n\r\n"), "not TLS");
     let served = origin.stop();
     assert_eq!(served.requests, h2.num("/requests") + h1.num("/requests") + 10);
-    assert_eq!(served.connections, 2 + 2 + 2);
+    assert_eq!(served.connections, 2 + 2 + 2 + 1);
 }
 
 #[test]
@@ -265,4 +267,15 @@ fn a_huge_document_is_made_as_it_is_sent() {
     assert!(rss_kb < 64 * 1024, "origin RSS {rss_kb} kB");
     let run = load("--http2 -m 2 -c 1 -t 1 -d 300ms", &origin.url());
     assert!(run.num("/requests") > 10, "{}", run.stdout);
+}
+
+#[test]
+fn the_byte_rate_holds_over_h2() {
+    let origin = Origin::start(&["-t", "1", "--byte-rate", "200000"]);
+    // 100 kB of document at 200 kB/s: half a second, not less.
+    let url = format!("http://{}/d/5/100000", origin.addr);
+    let run = h2load("-n 1 -c 1", &url);
+    assert_eq!(h2load_count(&run, "succeeded"), 1, "{}", run.stdout);
+    let ms = run.elapsed.as_secs_f64() * 1000.0;
+    assert!((450.0..1500.0).contains(&ms), "{ms} ms");
 }
