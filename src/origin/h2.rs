@@ -75,16 +75,12 @@ pub(super) struct H2Conn {
 impl H2Conn {
     /// A server session whose SETTINGS are queued.
     pub(super) fn new() -> Option<Box<H2Conn>> {
-        let session = Session::server(Settings::default()).ok()?;
-        Some(Box::new(H2Conn {
-            session,
-            out: Vec::new(),
-            pos: 0,
-            held: Vec::new(),
-            served: 0,
-            refuse_above: None,
-            scratch: Vec::new(),
-        }))
+        Some(H2Conn::with(Session::server(Settings::default()).ok()?, Vec::new()))
+    }
+
+    /// The state around `session`, with `out` to be written before the session's bytes.
+    fn with(session: Session, out: Vec<u8>) -> Box<H2Conn> {
+        Box::new(H2Conn { session, out, pos: 0, held: Vec::new(), served: 0, refuse_above: None, scratch: Vec::new() })
     }
 
     /// The HTTP/2 state of a connection upgraded by `upgrade` (its `101` queued first), the
@@ -93,15 +89,7 @@ impl H2Conn {
     pub(super) fn upgraded(upgrade: Upgrade, ctx: &mut Ctx<'_>) -> Option<Box<H2Conn>> {
         let settings = crate::report::b64::decode_url(std::str::from_utf8(&upgrade.settings).ok()?)?;
         let session = Session::server_upgrade(Settings::default(), &settings, upgrade.head_only).ok()?;
-        let mut h2 = Box::new(H2Conn {
-            session,
-            out: SWITCHING.to_vec(),
-            pos: 0,
-            held: Vec::new(),
-            served: 0,
-            refuse_above: None,
-            scratch: Vec::new(),
-        });
+        let mut h2 = H2Conn::with(session, SWITCHING.to_vec());
         let ask = Ask { stream: 1, kind: upgrade.kind, head_only: upgrade.head_only, path: upgrade.path };
         let arrived = ctx.site.answers_wait().then(Instant::now);
         h2.take(ask, arrived, ctx);

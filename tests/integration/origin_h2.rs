@@ -279,3 +279,16 @@ fn the_byte_rate_holds_over_h2() {
     let ms = run.elapsed.as_secs_f64() * 1000.0;
     assert!((450.0..1500.0).contains(&ms), "{ms} ms");
 }
+
+#[test]
+fn a_stall_holds_h2_streams_and_answers_them_after() {
+    // The stall is timed from the origin's start: the load must not wait for another test.
+    let _alone = exclusive();
+    let origin = Origin::start(&["-t", "1", "--stall-at", "300ms", "--stall-for", "500ms"]);
+    let run = load("--http2 -m 4 -c 2 -t 1 -d 1500ms", &origin.url());
+    let j = run.json.as_ref().unwrap();
+    assert_eq!(j["sent"], j["requests"], "{}", run.stdout);
+    let max_ms = run.num("/latency_us/max") as f64 / 1000.0;
+    assert!((400.0..1000.0).contains(&max_ms), "max latency {max_ms} ms");
+    assert_eq!(origin.stop().requests, run.num("/requests"));
+}
