@@ -350,12 +350,33 @@ pub struct OriginFlags {
     /// How service times vary: fixed, or exp (exponential with mean T).
     #[arg(long = "service-time-dist", value_name = "DIST", value_enum, default_value_t = ServiceDistFlag::Fixed)]
     pub service_time_dist: ServiceDistFlag,
+    /// Serve HTTPS, with ALPN h2 and http/1.1 (a self-signed certificate for 127.0.0.1 and
+    /// localhost is made at start unless --cert and --key are given).
+    #[arg(long = "tls")]
+    pub tls: bool,
+    /// With --tls: the certificate chain, a PEM file.
+    #[arg(long = "cert", value_name = "FILE", requires_all = ["tls", "key"])]
+    pub cert: Option<std::path::PathBuf>,
+    /// With --tls: the certificate's private key, a PEM file.
+    #[arg(long = "key", value_name = "FILE", requires_all = ["tls", "cert"])]
+    pub key: Option<std::path::PathBuf>,
     /// How documents are served.
     #[command(flatten)]
     pub documents: DocumentFlags,
 }
 
 impl OriginFlags {
+    /// Where the TLS certificate comes from; `None` without --tls.
+    pub fn tls(&self) -> Option<crate::origin::TlsSource> {
+        if !self.tls {
+            return None;
+        }
+        Some(match (&self.cert, &self.key) {
+            (Some(cert), Some(key)) => crate::origin::TlsSource::Pem { cert: cert.clone(), key: key.clone() },
+            _ => crate::origin::TlsSource::SelfSigned,
+        })
+    }
+
     /// The service the flags ask for, checked: none without --service-time.
     pub fn service(&self) -> Result<Option<crate::origin::Service>, super::CliError> {
         let usage = |msg: &str| Err(super::CliError::Usage(msg.into()));

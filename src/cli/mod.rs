@@ -489,13 +489,18 @@ fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
     };
     f.documents.apply(&mut config)?;
     config.service = f.service()?;
+    config.tls = f.tls().map(Box::new);
+    if let Some(tls) = &config.tls {
+        tls.check()?;
+    }
     crate::net::raise_file_limit();
     let (listener, addr) = bind(f.listen)?;
     if let Some(t) = f.threads {
         config.threads = t.max(1);
     }
     let stop = stop_flag()?;
-    println!("strain origin listening on http://{addr}/");
+    let scheme = if config.tls.is_some() { "https" } else { "http" };
+    println!("strain origin listening on {scheme}://{addr}/");
     let _ = std::io::stdout().flush();
     let stats = origin::run(listener, &config, &stop)?;
     println!(

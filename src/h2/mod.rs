@@ -2,8 +2,9 @@
 //! ([`session`]), the sans-IO C library h2load is built on, so framing, HPACK, flow control
 //! and the protocol's error handling are nghttp2's and strain owns only the I/O around them.
 
+mod body;
 pub mod request;
 pub mod session;
 
 pub use request::{from_http1, H2Request};
-pub use session::{code_name, Event, H2Error, RequestHead, Session, Settings};
+pub use session::{code_name, Body, Event, H2Error, RequestHead, Session, Settings, Source};

@@ -6,13 +6,14 @@
 //! nghttp2 calls back into Rust while it parses and serializes; every callback only appends to
 //! the session's [`Inbox`] (reached through nghttp2's `user_data` pointer), so no callback can
 //! touch the session re-entrantly, and a panic cannot cross the C frames (nothing in them can
-//! panic: they push to vectors and compare bytes).
+//! panic: they push to vectors, compare bytes, and fill a body's frame within its bounds).
 
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void, CStr};
 
 use libnghttp2_sys as ng;
 
+pub use super::body::{Body, Source};
 use crate::http::response::Captured;
 
 /// An HTTP/2 failure of the session as a whole.
@@ -123,7 +124,7 @@ pub struct Inbox {
     /// The same headers decoded: name and value lengths.
     pub header_bytes: u64,
     /// Request bodies still being sent, by stream: (stream, body, bytes sent).
-    bodies: Vec<(i32, Vec<u8>, usize)>,
+    bodies: Vec<(i32, Body, u64)>,
     /// Server: responses' bodies still being sent.
     server: bool,
     /// Server: requests whose headers are arriving.
@@ -166,6 +167,12 @@ impl std::fmt::Debug for Session {
     }
 }
 
+// SAFETY: a session is used by one thread at a time (it is `!Sync`: every method takes `&mut`
+// or reads through the owner), nghttp2 keeps no thread-local state, and the inbox and name-value
+// scratch it points into move with it. Moving one between threads (an origin worker built
+// before its thread starts) is therefore sound.
+unsafe impl Send for Session {}
+
 impl Drop for Session {
     fn drop(&mut self) {
         // SAFETY: `raw` came from nghttp2_session_*_new and is deleted exactly once.
@@ -182,6 +189,26 @@ impl Session {
     /// A server session; its SETTINGS are queued for [`Session::output`].
     pub fn server(settings: Settings) -> Result<Session, H2Error> {
         Session::new(true, settings)
+    }
+
+    /// A server session for a connection upgraded from HTTP/1.1 (h2c): `http2_settings` is the
+    /// request's decoded `HTTP2-Settings`, and the request itself becomes stream 1, half
+    /// closed, to be answered with [`Session::submit_response`]; `head` if it was a HEAD.
+    pub fn server_upgrade(settings: Settings, http2_settings: &[u8], head: bool) -> Result<Session, H2Error> {
+        let session = Session::new(true, settings)?;
+        // SAFETY: a valid session; the payload is valid for the call (nghttp2 parses it into
+        // the remote settings and keeps no pointer); no stream user data.
+        let rv = unsafe {
+            ng::nghttp2_session_upgrade2(
+                session.raw,
+                http2_settings.as_ptr(),
+                http2_settings.len(),
+                c_int::from(head),
+                std::ptr::null_mut(),
+            )
+        };
+        check(rv.into())?;
+        Ok(session)
     }
 
     fn new(server: bool, settings: Settings) -> Result<Session, H2Error> {
@@ -266,7 +293,7 @@ impl Session {
             return Err(H2Error::lib(id.into()));
         }
         if let Some(b) = body {
-            self.inbox.bodies.push((id, b, 0));
+            self.inbox.bodies.push((id, Body::Owned(b), 0));
         }
         Ok(id)
     }
@@ -276,18 +303,19 @@ impl Session {
         &mut self,
         stream: i32,
         fields: &[(N, V)],
-        body: Vec<u8>,
+        body: impl Into<Body>,
     ) -> Result<(), H2Error> {
+        let body = body.into();
         let nva = nv(fields, &mut self.nva);
         let provider = ng::nghttp2_data_provider2 {
             source: ng::nghttp2_data_source { ptr: std::ptr::null_mut() },
             read_callback: Some(read_body),
         };
-        let prd = if body.is_empty() { std::ptr::null() } else { &provider as *const _ };
+        let prd = if body.len() == 0 { std::ptr::null() } else { &provider as *const _ };
         // SAFETY: as in `submit_request`.
         let rv = unsafe { ng::nghttp2_submit_response2(self.raw, stream, nva.as_ptr(), nva.len(), prd) };
         check(rv.into())?;
-        if !body.is_empty() {
+        if body.len() != 0 {
             self.inbox.bodies.push((stream, body, 0));
         }
         Ok(())
@@ -305,6 +333,15 @@ impl Session {
         unsafe {
             let last = ng::nghttp2_session_get_last_proc_stream_id(self.raw);
             ng::nghttp2_submit_goaway(self.raw, ng::NGHTTP2_FLAG_NONE as u8, last, code, std::ptr::null(), 0);
+        }
+    }
+
+    /// Server: queues a GOAWAY that lets the peer's streams up to `last_stream` finish and
+    /// refuses the rest (a keep-alive limit reached at `last_stream`).
+    pub fn go_away_after(&mut self, last_stream: i32, code: u32) {
+        // SAFETY: a valid session; nghttp2 checks `last_stream` against the streams it knows.
+        unsafe {
+            ng::nghttp2_submit_goaway(self.raw, ng::NGHTTP2_FLAG_NONE as u8, last_stream, code, std::ptr::null(), 0);
         }
     }
 
@@ -327,7 +364,13 @@ impl Session {
 
     /// Appends every byte the session has to send to `out`.
     pub fn output(&mut self, out: &mut Vec<u8>) -> Result<(), H2Error> {
-        loop {
+        self.output_upto(out, usize::MAX)
+    }
+
+    /// Appends what the session has to send to `out`, stopping once `out` holds `limit`
+    /// bytes or more, so a large body is produced as the socket takes it, not all at once.
+    pub fn output_upto(&mut self, out: &mut Vec<u8>, limit: usize) -> Result<(), H2Error> {
+        while out.len() < limit {
             let mut ptr: *const u8 = std::ptr::null();
             // SAFETY: nghttp2 sets `ptr` to its own buffer of `n` bytes, valid until the next
             // call on the session; it is copied out before that.
@@ -341,6 +384,14 @@ impl Session {
             // SAFETY: see above.
             out.extend_from_slice(unsafe { std::slice::from_raw_parts(ptr, n as usize) });
         }
+        Ok(())
+    }
+
+    /// Whether the session has bytes to send (a body held back by `limit` in
+    /// [`Session::output_upto`], a frame queued since).
+    pub fn wants_write(&self) -> bool {
+        // SAFETY: a valid session.
+        unsafe { ng::nghttp2_session_want_write(self.raw) != 0 }
     }
 
     /// Client: keep responses whole from now on (see [`Session::take_captured`]).
@@ -528,9 +579,16 @@ unsafe extern "C" fn read_body(
         return 0;
     };
     let (_, body, sent) = &mut inbox.bodies[i];
-    let n = (body.len() - *sent).min(length);
-    std::ptr::copy_nonoverlapping(body.as_ptr().add(*sent), buf, n);
-    *sent += n;
+    let end = body.end();
+    if *sent >= end && end < body.len() {
+        // A cut body: nghttp2 resets the stream with INTERNAL_ERROR.
+        inbox.bodies.swap_remove(i);
+        return ng::NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE as ng::nghttp2_ssize;
+    }
+    let n = usize::try_from(end - *sent).unwrap_or(usize::MAX).min(length);
+    // nghttp2 gives a buffer of `length` bytes, valid for this call.
+    body.fill(*sent, std::slice::from_raw_parts_mut(buf, n));
+    *sent += n as u64;
     if *sent == body.len() {
         *flags |= ng::NGHTTP2_DATA_FLAG_EOF;
         inbox.bodies.swap_remove(i);
@@ -588,6 +646,49 @@ mod tests {
         assert_eq!(events.last(), Some(&Event::Closed { stream: 1, code: 0 }));
         let (compressed, decoded) = c.header_bytes();
         assert!(compressed > 0 && decoded > compressed, "{compressed} {decoded}");
+    }
+
+    /// Any bytes do: the client side only counts them.
+    struct Counting;
+
+    impl Source for Counting {
+        fn fill(&mut self, _offset: u64, out: &mut [u8]) {
+            out.fill(b'x');
+        }
+    }
+
+    #[test]
+    fn a_made_body_is_sent_whole_or_cut_with_a_reset() {
+        let mut c = Session::client(Settings::default()).unwrap();
+        let mut s = Session::server(Settings::default()).unwrap();
+        let req: [(&[u8], &[u8]); 4] =
+            [(b":method", b"GET"), (b":scheme", b"http"), (b":authority", b"h"), (b":path", b"/")];
+        let (a, b) = (c.submit_request(&req, None).unwrap(), c.submit_request(&req, None).unwrap());
+        pump(&mut c, &mut s);
+        let fields: [(&[u8], &[u8]); 2] = [(b":status", b"200"), (b"content-length", b"70000")];
+        s.submit_response(a, &fields, Body::Made { source: Box::new(Counting), len: 70_000, cut: 70_000 }).unwrap();
+        s.submit_response(b, &fields, Body::Made { source: Box::new(Counting), len: 70_000, cut: 20_000 }).unwrap();
+        pump(&mut c, &mut s);
+        let events: Vec<Event> = c.events().drain(..).collect();
+        let body = |id| -> usize {
+            events
+                .iter()
+                .map(|e| {
+                    if let Event::Data { stream, len } = e {
+                        if *stream == id {
+                            *len
+                        } else {
+                            0
+                        }
+                    } else {
+                        0
+                    }
+                })
+                .sum()
+        };
+        assert_eq!((body(a), body(b)), (70_000, 20_000));
+        assert!(events.contains(&Event::Closed { stream: a, code: 0 }), "{events:?}");
+        assert!(events.contains(&Event::Closed { stream: b, code: 0x2 }), "{events:?}");
     }
 
     #[test]

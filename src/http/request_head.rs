@@ -36,6 +36,8 @@ pub struct RequestHead<'a> {
     pub target: &'a str,
     /// It carries `If-Modified-Since` or `If-None-Match`.
     pub conditional: bool,
+    /// The `HTTP2-Settings` value (base64url) of an `Upgrade: h2c` request (HTTP/1.1 only).
+    pub h2c_settings: Option<&'a [u8]>,
 }
 
 /// Parses one request head from the start of `input`; `None` when more bytes are needed.
@@ -73,7 +75,16 @@ pub fn parse(input: &[u8]) -> Result<Option<RequestHead<'_>>, ParseError> {
         expect_continue,
         target: req.path.unwrap_or("/"),
         conditional: has("if-modified-since") || has("if-none-match"),
+        h2c_settings: if http10 { None } else { upgrade_h2c(req.headers) },
     }))
+}
+
+/// The `HTTP2-Settings` value when the headers ask to upgrade to h2c (RFC 7540, section 3.2).
+fn upgrade_h2c<'a>(headers: &[httparse::Header<'a>]) -> Option<&'a [u8]> {
+    // Looked for first: almost no request has it, so the common case is one pass.
+    let settings = headers.iter().find(|h| h.name.eq_ignore_ascii_case("http2-settings"))?.value;
+    let upgrade = headers.iter().find(|h| h.name.eq_ignore_ascii_case("upgrade"))?.value;
+    upgrade.split(|&b| b == b',').any(|p| p.trim_ascii().eq_ignore_ascii_case(b"h2c")).then_some(settings.trim_ascii())
 }
 
 #[cfg(test)]
@@ -89,6 +100,10 @@ mod tests {
         let h = parse(b"POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n").unwrap().unwrap();
         assert_eq!((h.expect_continue, h.body), (true, BodyKind::Length(3)));
         assert_eq!(parse(b"GET / HTTP/1.1\r\nHost:"), Ok(None));
+        let h = parse(b"GET / HTTP/1.1\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n");
+        assert_eq!(h.unwrap().unwrap().h2c_settings, Some(&b"AAMAAABkAAQAAP__"[..]));
+        let h = parse(b"GET / HTTP/1.1\r\nUpgrade: websocket\r\nHTTP2-Settings: AAMA\r\n\r\n").unwrap().unwrap();
+        assert_eq!(h.h2c_settings, None, "not h2c");
         assert_eq!(parse(b"GET / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n"), Err(ParseError::TransferEncoding));
     }
 }

@@ -6,7 +6,7 @@ use std::str::FromStr;
 use std::thread;
 use std::time::Duration;
 
-use super::BODY_PATTERN;
+use super::{TlsSource, BODY_PATTERN};
 
 /// Options of the built-in origin server.
 #[derive(Debug, Clone)]
@@ -37,10 +37,10 @@ pub struct OriginConfig {
     /// `Some(0)` is refused.
     pub byte_rate: Option<u64>,
     /// Probability (0 to 1) that a document body is cut at a random point and the connection
-    /// closed (jtest -G).
+    /// closed (jtest -G); over HTTP/2, the stream is reset instead.
     pub abort_rate: f64,
     /// Responses per connection; the last one says `Connection: close` and the server closes
-    /// after it (jtest -j). 0 is unlimited.
+    /// after it (jtest -j); over HTTP/2, a GOAWAY follows the last one. 0 is unlimited.
     pub keepalive: u64,
     /// `Content-Type` of documents.
     pub content_type: ContentType,
@@ -52,6 +52,9 @@ pub struct OriginConfig {
     /// Longest the client may leave queued output untaken before the connection is closed
     /// (a client that asks and never reads). `None` waits forever.
     pub send_timeout: Option<Duration>,
+    /// Serve HTTPS (ALPN `h2` and `http/1.1`) with this certificate; `None` serves plain HTTP.
+    /// (Boxed: the config travels by value, and this is rarely set.)
+    pub tls: Option<Box<TlsSource>>,
 }
 
 impl Default for OriginConfig {
@@ -75,6 +78,7 @@ impl Default for OriginConfig {
             seed: 0,
             header_timeout: Some(crate::defaults::HEADER_TIMEOUT),
             send_timeout: Some(crate::defaults::SEND_TIMEOUT),
+            tls: None,
         }
     }
 }

@@ -20,12 +20,12 @@ use std::io::{self, IoSlice, Read, Write};
 use std::net::Shutdown;
 use std::time::{Duration, Instant};
 
-use mio::net::TcpStream;
-
+use super::h2::{self, H2Conn};
 use super::live::Counters;
 use super::output::{Output, Throttle, MAX_IOV, MAX_PENDING};
 use super::requests::{Answer, Flow, RequestParser};
 use super::respond::Site;
+use super::tls::ServerStream;
 use super::Ctx;
 
 /// How long a closing connection waits for the client to finish sending.
@@ -78,22 +78,26 @@ enum State {
 
 /// One client connection owned by one worker thread.
 pub(super) struct Conn<'r> {
-    stream: TcpStream,
+    pub(super) stream: ServerStream,
     parser: RequestParser,
     out: Output<'r>,
     /// The socket may have unread bytes. Edge-triggered readiness is reported once, so this
     /// remembers it across the times reading is paused for output.
-    readable: bool,
+    pub(super) readable: bool,
+    /// Nothing has been read yet: the first bytes decide between HTTP/1 and HTTP/2.
+    fresh: bool,
+    /// The HTTP/2 state, once the client has sent the preface; `None` for HTTP/1.
+    pub(super) h2: Option<Box<H2Conn>>,
     /// The client has finished sending; close once everything it asked is answered.
     eof: bool,
     state: State,
     /// Responses sent, for the keep-alive limit.
     served: u64,
-    throttle: Option<Throttle>,
+    pub(super) throttle: Option<Throttle>,
     /// When the output, now waiting for the clock, can move again.
-    wake: Option<Instant>,
+    pub(super) wake: Option<Instant>,
     /// Since when the socket has taken none of the queued output (the client is not reading).
-    write_stalled: Option<Instant>,
+    pub(super) write_stalled: Option<Instant>,
     /// Identifies this connection in timers that outlive it (its slot may be reused).
     pub(super) generation: u64,
     /// The earliest timer the event loop has set for this connection and not yet fired.
@@ -102,7 +106,7 @@ pub(super) struct Conn<'r> {
 
 impl<'r> Conn<'r> {
     /// A connection that has just been accepted and registered.
-    pub(super) fn new(stream: TcpStream, byte_rate: Option<u64>, generation: u64) -> Self {
+    pub(super) fn new(stream: ServerStream, byte_rate: Option<u64>, generation: u64) -> Self {
         Conn {
             stream,
             parser: RequestParser::default(),
@@ -110,6 +114,8 @@ impl<'r> Conn<'r> {
             // The first event after registration reports what is there; assuming readable
             // costs at most one read that would block.
             readable: true,
+            fresh: true,
+            h2: None,
             eof: false,
             state: State::Open,
             served: 0,
@@ -150,7 +156,13 @@ impl<'r> Conn<'r> {
 
     /// Makes all the progress the socket and the clock allow: write, read, answer, repeat.
     pub(super) fn drive(&mut self, buf: &mut [u8], ctx: &mut Ctx<'r>) -> Next {
+        if self.h2.is_some() {
+            return h2::drive(self, buf, ctx);
+        }
         self.wake = None;
+        if self.stream.flush_pending().is_err() {
+            return Next::Close;
+        }
         loop {
             if !self.out.is_empty() && self.flush(ctx.counters).is_err() {
                 return Next::Close;
@@ -190,8 +202,13 @@ impl<'r> Conn<'r> {
                 // Requests read earlier and left unparsed while the output was full.
                 let arrived = ctx.site.answers_wait().then(Instant::now);
                 let mut answer = Answer { ctx: &mut *ctx, out: &mut self.out, served: &mut self.served, arrived };
-                if let Some(linger) = self.parser.resume(&mut answer).linger() {
-                    self.state = State::Closing { linger };
+                match self.parser.resume(&mut answer) {
+                    Flow::Upgrade => return self.upgrade_to_h2(buf, ctx),
+                    flow => {
+                        if let Some(linger) = flow.linger() {
+                            self.state = State::Closing { linger };
+                        }
+                    }
                 }
                 continue;
             }
@@ -210,16 +227,27 @@ impl<'r> Conn<'r> {
                 }
                 Ok(n) => {
                     ctx.counters.bytes_read.add(n as u64);
+                    if self.fresh {
+                        self.fresh = false;
+                        if h2::is_preface(&buf[..n]) {
+                            return self.switch_to_h2(n, buf, ctx);
+                        }
+                    }
                     // A short read means the socket buffer was emptied: treat it as drained
                     // and save the read that would return WouldBlock (tokio does the same).
                     // Bytes arriving later raise a new edge, so nothing is missed.
-                    if n < buf.len() {
+                    if n < buf.len() && self.stream.short_read_drains() {
                         self.readable = false;
                     }
                     let arrived = ctx.site.answers_wait().then(Instant::now);
                     let mut answer = Answer { ctx: &mut *ctx, out: &mut self.out, served: &mut self.served, arrived };
-                    if let Some(linger) = self.parser.feed(&buf[..n], &mut answer).linger() {
-                        self.state = State::Closing { linger };
+                    match self.parser.feed(&buf[..n], &mut answer) {
+                        Flow::Upgrade => return self.upgrade_to_h2(buf, ctx),
+                        flow => {
+                            if let Some(linger) = flow.linger() {
+                                self.state = State::Closing { linger };
+                            }
+                        }
                     }
                 }
                 Err(e) => match e.kind() {
@@ -229,6 +257,30 @@ impl<'r> Conn<'r> {
                 },
             }
         }
+    }
+
+    /// Hands the connection to the HTTP/2 driver, with the first `n` bytes of `buf` read.
+    #[cold]
+    fn switch_to_h2(&mut self, n: usize, buf: &mut [u8], ctx: &mut Ctx<'r>) -> Next {
+        if n < buf.len() && self.stream.short_read_drains() {
+            self.readable = false;
+        }
+        let Some(mut h2) = H2Conn::new() else { return Next::Close };
+        if !h2.receive(&buf[..n], ctx) {
+            return Next::Close;
+        }
+        self.h2 = Some(h2);
+        h2::drive(self, buf, ctx)
+    }
+
+    /// Answers `101 Switching Protocols` to the request the parser holds and continues as
+    /// HTTP/2, with that request as stream 1.
+    #[cold]
+    fn upgrade_to_h2(&mut self, buf: &mut [u8], ctx: &mut Ctx<'r>) -> Next {
+        let Some(upgrade) = self.parser.upgrade.take() else { return Next::Close };
+        let Some(h2) = H2Conn::upgraded(*upgrade, ctx) else { return Next::Close };
+        self.h2 = Some(h2);
+        h2::drive(self, buf, ctx)
     }
 
     /// Writes queued output until done, the socket is full, or the clock holds it back (then
@@ -319,6 +371,8 @@ impl Flow {
             Flow::Continue => None,
             Flow::Close => Some(Linger::IfUnread),
             Flow::Reject => Some(Linger::Always),
+            // Handled before asking.
+            Flow::Upgrade => None,
         }
     }
 }

@@ -1,5 +1,8 @@
-//! The built-in origin server: a small, fast HTTP/1.1 keep-alive server, and the origin half of
-//! a cache or proxy test rig (the jtest origin of Apache Traffic Server, in spirit).
+//! The built-in origin server: a small, fast HTTP/1.1 keep-alive server that also speaks HTTP/2
+//! (h2c by prior knowledge or Upgrade, see `h2.rs`) and, with [`OriginConfig::tls`], HTTPS with
+//! ALPN `h2` and `http/1.1` (`tls.rs`); and the origin half of a cache or proxy test rig (the
+//! jtest origin of Apache Traffic Server, in spirit). A connection's first bytes decide its
+//! protocol once; after that each protocol has its own driver and the same answers and counters.
 //!
 //! It owns everything between an already bound listener and the totals it returns: accepting,
 //! parsing requests, writing responses, closing. The binary calls [`run`] for `strain origin`
@@ -41,6 +44,7 @@
 
 mod config;
 mod conn;
+mod h2;
 mod live;
 mod output;
 mod requests;
@@ -48,6 +52,7 @@ mod respond;
 mod service;
 #[cfg(test)]
 mod tests;
+mod tls;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -67,6 +72,8 @@ use conn::{Conn, Expiry, Next};
 use live::Counters;
 pub use live::OriginLive;
 use respond::Site;
+use tls::ServerStream;
+pub use tls::TlsSource;
 
 /// What the server saw, summed over its threads. Requests to `/_strain/stats` are not
 /// counted as requests, but their connections and bytes are.
@@ -139,6 +146,9 @@ pub enum OriginError {
     /// Waiting for events failed.
     #[error("cannot poll for events: {0}")]
     Wait(io::Error),
+    /// The TLS certificate or key could not be made or read.
+    #[error("{0}")]
+    Tls(String),
     /// A server thread panicked (a bug).
     #[error("a server thread panicked")]
     Panicked,
@@ -428,6 +438,10 @@ impl<'r> Worker<'r> {
                         self.free.push(idx);
                         continue;
                     }
+                    let Some(stream) = ServerStream::new(stream, self.ctx.site.tls.as_ref()) else {
+                        self.free.push(idx);
+                        continue;
+                    };
                     self.conns[idx] = Some(Conn::new(stream, self.ctx.site.byte_rate, self.next_generation));
                     self.next_generation += 1;
                     self.ctx.counters.connections.add(1);

@@ -26,6 +26,22 @@ pub(super) enum Flow {
     Close,
     /// A request was refused (400) and the connection closes; the client may still be sending.
     Reject,
+    /// A request asked to continue as h2c and nothing is queued before it: the connection
+    /// switches ([`RequestParser::upgrade`] holds the request and the bytes after it).
+    Upgrade,
+}
+
+/// A request that upgrades its connection to h2c, answered over HTTP/2 as stream 1.
+#[derive(Debug)]
+pub(super) struct Upgrade {
+    /// `HTTP2-Settings`, still base64url.
+    pub(super) settings: Vec<u8>,
+    pub(super) kind: Kind,
+    pub(super) head_only: bool,
+    /// The document path, for documents.
+    pub(super) path: Box<str>,
+    /// Bytes after the request (the client's preface may follow at once).
+    pub(super) rest: Vec<u8>,
 }
 
 /// Everything answering a request touches.
@@ -153,6 +169,8 @@ pub(super) struct RequestParser {
     /// When the head now in `partial` began to arrive; `None` when no head is incomplete. Only
     /// a read that ends inside a head reads the clock, which a benchmark client's never does.
     pub(super) head_since: Option<Instant>,
+    /// The request that ended HTTP/1 ([`Flow::Upgrade`]).
+    pub(super) upgrade: Option<Box<Upgrade>>,
 }
 
 /// A parsed request head.
@@ -163,6 +181,8 @@ struct Head<'a> {
     expect_continue: bool,
     /// The document path, for documents.
     path: &'a str,
+    /// See [`request_head::RequestHead::h2c_settings`].
+    h2c: Option<&'a [u8]>,
 }
 
 impl RequestParser {
@@ -268,6 +288,21 @@ impl RequestParser {
             }
             i += head.len;
             let body = BodyDecoder::new(head.body);
+            if let Some(settings) = head.h2c {
+                // Honoured only when it is all there is to answer (what clients do: upgrade
+                // on their first request); otherwise ignored, as RFC 7540 allows.
+                if body.is_done() && answer.out.is_empty() && head.reply.persist != Persist::Close {
+                    let path = if let Kind::Doc { .. } = head.reply.kind { head.path.into() } else { Box::default() };
+                    self.upgrade = Some(Box::new(Upgrade {
+                        settings: settings.to_vec(),
+                        kind: head.reply.kind,
+                        head_only: head.reply.head_only,
+                        path,
+                        rest: input[i..].to_vec(),
+                    }));
+                    return Ok((input.len(), Flow::Upgrade));
+                }
+            }
             if body.is_done() {
                 if answer.answer(head.reply, head.path) == Flow::Close {
                     return Ok((i, Flow::Close));
@@ -305,7 +340,7 @@ fn parse_head(input: &[u8]) -> Result<Option<Head<'_>>, ParseError> {
         None => Kind::Fixed,
     };
     let reply = Reply { persist: h.persist, head_only: h.head_only, kind };
-    Ok(Some(Head { len: h.len, body: h.body, reply, expect_continue: h.expect_continue, path }))
+    Ok(Some(Head { len: h.len, body: h.body, reply, expect_continue: h.expect_continue, path, h2c: h.h2c_settings }))
 }
 
 #[cfg(test)]

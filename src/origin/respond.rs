@@ -7,6 +7,7 @@
 //! dates as [`Doc::last_modified`], without its `String`), so a document costs no allocation
 //! either.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::service::Pool;
@@ -25,6 +26,8 @@ pub(super) struct Site {
     pub(super) fixed: Responses,
     /// Fixed responses are `200 OK` (and counted as such).
     pub(super) fixed_ok: bool,
+    /// The fixed response over HTTP/2.
+    pub(super) h2_fixed: H2Fixed,
     /// The whole `Cache-Control` line of document responses.
     cache_control: Vec<u8>,
     content_type: &'static [u8],
@@ -42,6 +45,8 @@ pub(super) struct Site {
     pub(super) header_timeout: Option<Duration>,
     /// See [`OriginConfig::send_timeout`]; zero is taken as none.
     pub(super) send_timeout: Option<Duration>,
+    /// Connections speak TLS with this configuration.
+    pub(super) tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl Site {
@@ -60,8 +65,11 @@ impl Site {
         } else {
             format!("Cache-Control: max-age={}\r\n", config.max_age.as_secs()).into_bytes()
         };
+        let fixed = Responses::new(config)?;
+        let h2_fixed = fixed.h2();
         Ok(Site {
-            fixed: Responses::new(config)?,
+            fixed,
+            h2_fixed,
             fixed_ok: config.status == 200,
             cache_control,
             content_type: config.content_type.mime().as_bytes(),
@@ -73,6 +81,7 @@ impl Site {
             byte_rate: config.byte_rate,
             header_timeout: config.header_timeout.filter(|t| !t.is_zero()),
             send_timeout: config.send_timeout.filter(|t| !t.is_zero()),
+            tls: config.tls.as_deref().map(super::tls::server_config).transpose()?,
         })
     }
 
@@ -141,6 +150,13 @@ impl ContentType {
     }
 }
 
+/// The fixed response as HTTP/2 fields (converted once) and a body every stream shares.
+#[derive(Debug)]
+pub(super) struct H2Fixed {
+    pub(super) fields: Vec<(Vec<u8>, Vec<u8>)>,
+    pub(super) body: Arc<[u8]>,
+}
+
 /// Every fixed response the server can send, rendered once at start.
 #[derive(Debug)]
 pub(super) struct Responses {
@@ -179,6 +195,14 @@ impl Responses {
         let (close, close_len) = render(Persist::Close);
         let bad_request = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec();
         Ok(Responses { full: [keep, keep10, close], head_len: [keep_len, keep10_len, close_len], bad_request })
+    }
+
+    /// The keep-alive response's head as HTTP/2 fields, and its body.
+    fn h2(&self) -> H2Fixed {
+        let (full, head_len) = (&self.full[Persist::KeepAlive as usize], self.head_len[Persist::KeepAlive as usize]);
+        let mut head = full[..head_len].to_vec();
+        let fields = super::h2::fields_of(&mut head).into_iter().map(|(n, v)| (n.to_vec(), v.to_vec())).collect();
+        H2Fixed { fields, body: full[head_len..].into() }
     }
 
     pub(super) fn get(&self, reply: Reply) -> &[u8] {

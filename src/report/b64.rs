@@ -3,6 +3,8 @@
 //! what `--json` wrote.
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+/// The URL- and filename-safe alphabet (RFC 4648, section 5).
+const URL_ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 /// Encodes `data`.
 pub fn encode(data: &[u8]) -> String {
@@ -22,10 +24,19 @@ pub fn encode(data: &[u8]) -> String {
 
 /// Decodes `text`; `None` if it is not base64.
 pub fn decode(text: &str) -> Option<Vec<u8>> {
+    decode_with(text, ALPHABET)
+}
+
+/// Decodes base64url, padded or not (HTTP/2's `HTTP2-Settings`); `None` if it is not that.
+pub fn decode_url(text: &str) -> Option<Vec<u8>> {
+    decode_with(text, URL_ALPHABET)
+}
+
+fn decode_with(text: &str, alphabet: &[u8; 64]) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(text.len() / 4 * 3);
     let (mut acc, mut bits) = (0u32, 0);
     for c in text.trim_end_matches('=').bytes() {
-        let v = ALPHABET.iter().position(|&a| a == c)? as u32;
+        let v = alphabet.iter().position(|&a| a == c)? as u32;
         acc = (acc << 6) | v;
         bits += 6;
         if bits >= 8 {
@@ -57,5 +68,8 @@ mod tests {
             assert_eq!(decode(text).as_deref(), Some(*data));
         }
         assert_eq!(decode("Zm9v!"), None);
+        // SETTINGS_MAX_CONCURRENT_STREAMS = 100, SETTINGS_INITIAL_WINDOW_SIZE = 65535.
+        assert_eq!(decode_url("AAMAAABkAAQAAP__").as_deref(), Some(&[0, 3, 0, 0, 0, 100, 0, 4, 0, 0, 255, 255][..]));
+        assert_eq!(decode_url("AP+/"), None, "not the URL alphabet");
     }
 }

@@ -51,6 +51,8 @@ pub enum Workload {
 }
 
 /// Where the origin is.
+// One value per run, moved once into the origin's thread: its size costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 pub enum OriginPlacement {
     /// Somewhere else (a proxy test reads its counters from `/_strain/stats`).
     Elsewhere,

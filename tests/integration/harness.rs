@@ -204,6 +204,7 @@ impl Origin {
         lines.read_line(&mut first).unwrap();
         let url = first.trim().rsplit(' ').next().unwrap_or_default().to_string();
         let addr: SocketAddr = url
+            .trim_start_matches("https://")
             .trim_start_matches("http://")
             .trim_end_matches('/')
             .parse()

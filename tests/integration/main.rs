@@ -18,6 +18,7 @@ mod html;
 mod http2;
 mod library;
 mod origin;
+mod origin_h2;
 mod origin_service;
 mod progress;
 mod proxy;

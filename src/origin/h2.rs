@@ -1,0 +1,396 @@
+//! HTTP/2 on the origin's connections: a connection whose first bytes are the HTTP/2 preface
+//! (h2c with prior knowledge) is handed from [`super::conn`] to this driver for the rest of its
+//! life. It feeds an nghttp2 server [`Session`] and answers every request with what HTTP/1 would
+//! give (the fixed response, documents with their cache headers and 304s, the counters), counted
+//! in the same counters, so load tests and proxy tests read the same figures over either protocol.
+//!
+//! The head of a response is rendered by the same code as HTTP/1's ([`Site::doc_head`] and
+//! friends) and turned into HTTP/2 fields ([`fields_of`]), so the two protocols cannot drift
+//! apart; the fixed response is converted once at start and its body shared by every stream.
+//! What differs is the protocol's own: a response held by `--delay` or a service time waits in
+//! this driver (not in the connection's output, which would hold back every stream behind it)
+//! and is submitted when due, woken by the worker's timer heap; the keep-alive limit becomes a
+//! GOAWAY after the N-th stream, later streams being refused (the client retries them); an
+//! aborted document sends its head and part of its body, then resets its stream instead of
+//! cutting the connection. Document bodies are made a frame at a time as nghttp2 sends them, so
+//! a huge one never exists whole. The byte rate holds the connection's bytes, frames and all.
+
+use std::io::{self, Read, Write};
+use std::mem;
+use std::time::Instant;
+
+use super::conn::{Conn, Next};
+use super::requests::Upgrade;
+use super::respond::{doc_path, document};
+use super::{Ctx, Kind, STATS_PATH};
+use crate::h2::{Body, Event, RequestHead, Session, Settings, Source};
+use crate::http::request_head::Persist;
+use crate::workload::doc::Doc;
+
+/// What a client sends first on a prior-knowledge HTTP/2 connection (RFC 9113, section 3.4).
+pub(super) const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+/// Bytes of output taken from the session before they are written: large bodies are framed as
+/// the socket takes them, not all at once.
+const OUT_LIMIT: usize = 64 * 1024;
+/// The answer to an `Upgrade: h2c` request, before the server's first frame.
+const SWITCHING: &[u8] = b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n";
+/// RST_STREAM and GOAWAY codes used here.
+const NO_ERROR: u32 = 0x0;
+const REFUSED_STREAM: u32 = 0x7;
+
+/// Whether the first bytes read on a connection are HTTP/2's: the start of the preface, at least
+/// `PRI` (no HTTP/1 method begins so, and nghttp2 checks the rest). A client that sends its first
+/// one or two bytes alone is taken for HTTP/1; no real client does.
+pub(super) fn is_preface(first: &[u8]) -> bool {
+    let k = first.len().min(PREFACE.len());
+    k >= 3 && first[..k] == PREFACE[..k]
+}
+
+/// A request as this driver keeps it until it is answered.
+#[derive(Debug)]
+struct Ask {
+    stream: i32,
+    kind: Kind,
+    head_only: bool,
+    /// The document path, for documents.
+    path: Box<str>,
+}
+
+/// The HTTP/2 state of one connection.
+pub(super) struct H2Conn {
+    session: Session,
+    /// Bytes taken from the session, written from `pos`.
+    out: Vec<u8>,
+    pos: usize,
+    /// Answers waiting for their due time, with it.
+    held: Vec<(Instant, Ask)>,
+    /// Requests of the test taken on this connection, for the keep-alive limit.
+    served: u64,
+    /// After the keep-alive limit's GOAWAY: streams above this one are refused.
+    refuse_above: Option<i32>,
+    /// A rendered HTTP/1 head, reused.
+    scratch: Vec<u8>,
+}
+
+impl H2Conn {
+    /// A server session whose SETTINGS are queued.
+    pub(super) fn new() -> Option<Box<H2Conn>> {
+        Some(H2Conn::with(Session::server(Settings::default()).ok()?, Vec::new()))
+    }
+
+    /// The state around `session`, with `out` to be written before the session's bytes.
+    fn with(session: Session, out: Vec<u8>) -> Box<H2Conn> {
+        Box::new(H2Conn { session, out, pos: 0, held: Vec::new(), served: 0, refuse_above: None, scratch: Vec::new() })
+    }
+
+    /// The HTTP/2 state of a connection upgraded by `upgrade` (its `101` queued first), the
+    /// request answered as stream 1 and the bytes after it taken; `None` if the settings are
+    /// malformed or the session fails, and the connection must close.
+    pub(super) fn upgraded(upgrade: Upgrade, ctx: &mut Ctx<'_>) -> Option<Box<H2Conn>> {
+        let settings = crate::report::b64::decode_url(std::str::from_utf8(&upgrade.settings).ok()?)?;
+        let session = Session::server_upgrade(Settings::default(), &settings, upgrade.head_only).ok()?;
+        let mut h2 = H2Conn::with(session, SWITCHING.to_vec());
+        let ask = Ask { stream: 1, kind: upgrade.kind, head_only: upgrade.head_only, path: upgrade.path };
+        let arrived = ctx.site.answers_wait().then(Instant::now);
+        h2.take(ask, arrived, ctx);
+        (upgrade.rest.is_empty() || h2.receive(&upgrade.rest, ctx)).then_some(h2)
+    }
+
+    /// Takes bytes read from the client and answers (or holds) the requests they complete;
+    /// false if the session failed (malformed input), and the connection must close.
+    pub(super) fn receive(&mut self, data: &[u8], ctx: &mut Ctx<'_>) -> bool {
+        if self.session.receive(data).is_err() {
+            return false;
+        }
+        let arrived = ctx.site.answers_wait().then(Instant::now);
+        let mut events = mem::take(self.session.events());
+        for event in events.drain(..) {
+            if let Event::Request { stream, head } = event {
+                self.request(stream, &head, arrived, ctx);
+            }
+        }
+        // Give the vector back (its capacity), keeping anything queued meanwhile.
+        let fresh = self.session.events();
+        events.append(fresh);
+        mem::swap(fresh, &mut events);
+        true
+    }
+
+    fn request(&mut self, stream: i32, head: &RequestHead, arrived: Option<Instant>, ctx: &mut Ctx<'_>) {
+        if self.refuse_above.is_some_and(|last| stream > last) {
+            self.session.reset(stream, REFUSED_STREAM);
+            return;
+        }
+        let path = doc_path(std::str::from_utf8(&head.path).unwrap_or("/"));
+        let kind = match document(path) {
+            Some(doc) => {
+                let conditional =
+                    head.header(b"if-modified-since").is_some() || head.header(b"if-none-match").is_some();
+                Kind::Doc { doc, conditional }
+            }
+            None if path == STATS_PATH => Kind::Stats,
+            None => Kind::Fixed,
+        };
+        let path = if let Kind::Doc { .. } = kind { path.into() } else { Box::default() };
+        let ask = Ask { stream, kind, head_only: head.method == b"HEAD", path };
+        self.take(ask, arrived, ctx);
+    }
+
+    /// Answers a request now, or holds it until it is due.
+    fn take(&mut self, ask: Ask, arrived: Option<Instant>, ctx: &mut Ctx<'_>) {
+        let stream = ask.stream;
+        if ask.kind == Kind::Stats {
+            // Not a request of the test: uncounted, undelayed, outside the keep-alive limit.
+            self.answer(&ask, ctx);
+            return;
+        }
+        self.served += 1;
+        if self.served == ctx.site.keepalive {
+            self.session.go_away_after(stream, NO_ERROR);
+            self.refuse_above = Some(stream);
+        }
+        match arrived {
+            Some(at) => {
+                let due = ctx.site.due(at, &mut ctx.rng);
+                self.held.push((due, ask));
+            }
+            None => self.answer(&ask, ctx),
+        }
+    }
+
+    /// Submits the answers whose time has come; returns when the next one is due.
+    fn release(&mut self, ctx: &mut Ctx<'_>) -> Option<Instant> {
+        if self.held.is_empty() {
+            return None;
+        }
+        let now = Instant::now();
+        let mut next = None;
+        let mut i = 0;
+        // Few answers wait at once (at most the streams the client may open), so a scan is
+        // cheaper than a heap; due times of one connection are mostly in order anyway.
+        while i < self.held.len() {
+            let due = self.held[i].0;
+            if due <= now {
+                let (_, ask) = self.held.remove(i);
+                self.answer(&ask, ctx);
+            } else {
+                next = Some(next.map_or(due, |n: Instant| n.min(due)));
+                i += 1;
+            }
+        }
+        next
+    }
+
+    /// Submits the answer to one request and counts it as HTTP/1 would. A stream the client
+    /// has reset meanwhile takes no answer and is not counted.
+    fn answer(&mut self, ask: &Ask, ctx: &mut Ctx<'_>) {
+        let site = ctx.site;
+        let counters = ctx.counters;
+        let stream = ask.stream;
+        match ask.kind {
+            Kind::Fixed => {
+                let fixed = &site.h2_fixed;
+                let body = if ask.head_only { Body::Owned(Vec::new()) } else { Body::Shared(fixed.body.clone()) };
+                if self.session.submit_response(stream, &fixed.fields, body).is_ok() {
+                    counters.requests.add(1);
+                }
+            }
+            Kind::Doc { doc, conditional } => {
+                let not_modified = conditional && ctx.rng.chance(site.ims_not_modified);
+                self.scratch.clear();
+                site.doc_head(&mut self.scratch, not_modified, doc, Persist::KeepAlive);
+                let bodiless = not_modified || ask.head_only || doc.len == 0;
+                // Drawn as HTTP/1 draws them, so a seed gives the same choices over either.
+                let cut = (!bodiless && ctx.rng.chance(site.abort_rate)).then(|| ctx.rng.below(doc.len));
+                let body = if bodiless {
+                    Body::Owned(Vec::new())
+                } else {
+                    let source = Box::new(DocBody { doc, path: ask.path.clone(), scratch: Vec::new() });
+                    Body::Made { source, len: doc.len, cut: cut.unwrap_or(doc.len) }
+                };
+                let fields = fields_of(&mut self.scratch);
+                if self.session.submit_response(stream, &fields, body).is_ok() {
+                    // Counted last, as over HTTP/1 (see `Counters::snapshot`).
+                    if not_modified {
+                        counters.not_modified.add(1);
+                    } else {
+                        counters.doc_ok.add(1);
+                    }
+                    if cut.is_some() {
+                        counters.aborted.add(1);
+                    }
+                    counters.requests.add(1);
+                }
+            }
+            Kind::Stats => {
+                let json = serde_json::to_vec(&ctx.live.snapshot()).unwrap_or_default();
+                self.scratch.clear();
+                site.stats_head(&mut self.scratch, json.len(), Persist::KeepAlive);
+                let body = if ask.head_only { Vec::new() } else { json };
+                let fields = fields_of(&mut self.scratch);
+                // A stream reset meanwhile just gets nothing.
+                let _ = self.session.submit_response(stream, &fields, body);
+            }
+        }
+    }
+}
+
+/// A document's body, made a frame at a time as nghttp2 sends it.
+struct DocBody {
+    doc: Doc,
+    path: Box<str>,
+    /// One frame's bytes, reused.
+    scratch: Vec<u8>,
+}
+
+impl Source for DocBody {
+    fn fill(&mut self, offset: u64, out: &mut [u8]) {
+        self.scratch.clear();
+        self.doc.body_range(&self.path, offset, offset.saturating_add(out.len() as u64), &mut self.scratch);
+        // Never more than asked, so this cannot panic inside nghttp2's callback.
+        let n = self.scratch.len().min(out.len());
+        out[..n].copy_from_slice(&self.scratch[..n]);
+    }
+}
+
+/// Makes all the progress the socket and the clock allow on an HTTP/2 connection: submit the
+/// answers that are due, write, read, answer, repeat.
+pub(super) fn drive(conn: &mut Conn<'_>, buf: &mut [u8], ctx: &mut Ctx<'_>) -> Next {
+    let Some(h2) = conn.h2.as_deref_mut() else { return Next::Close };
+    if conn.stream.flush_pending().is_err() {
+        return Next::Close;
+    }
+    loop {
+        conn.wake = h2.release(ctx);
+        if h2.pos == h2.out.len() {
+            h2.out.clear();
+            h2.pos = 0;
+            if h2.session.output_upto(&mut h2.out, OUT_LIMIT).is_err() {
+                return Next::Close;
+            }
+        }
+        if h2.pos < h2.out.len() {
+            let mut limit = h2.out.len() - h2.pos;
+            if let Some(throttle) = &mut conn.throttle {
+                match throttle.allowance(Instant::now()) {
+                    Ok(n) => limit = limit.min(n),
+                    // Reading waits too, as for a full socket.
+                    Err(at) => {
+                        conn.wake = Some(conn.wake.map_or(at, |w| w.min(at)));
+                        return Next::Wait;
+                    }
+                }
+            }
+            match conn.stream.write(&h2.out[h2.pos..h2.pos + limit]) {
+                Ok(0) => return Next::Close,
+                Ok(n) => {
+                    conn.write_stalled = None;
+                    ctx.counters.bytes_written.add(n as u64);
+                    h2.pos += n;
+                    if let Some(throttle) = &mut conn.throttle {
+                        throttle.spend(n);
+                    }
+                    continue;
+                }
+                Err(e) => match e.kind() {
+                    // Reading waits too: a client that sends and never reads must not make
+                    // the session queue answers without bound. The writable edge resumes.
+                    io::ErrorKind::WouldBlock => {
+                        conn.write_stalled.get_or_insert_with(Instant::now);
+                        return Next::Wait;
+                    }
+                    io::ErrorKind::Interrupted => continue,
+                    _ => return Next::Close,
+                },
+            }
+        }
+        if h2.session.is_done() {
+            return Next::Close;
+        }
+        if !conn.readable {
+            return Next::Wait;
+        }
+        match conn.stream.read(buf) {
+            // The client has finished; streams it left open cannot be answered.
+            Ok(0) => return Next::Close,
+            Ok(n) => {
+                ctx.counters.bytes_read.add(n as u64);
+                // As over HTTP/1: a short read drained the socket.
+                if n < buf.len() && conn.stream.short_read_drains() {
+                    conn.readable = false;
+                }
+                if !h2.receive(&buf[..n], ctx) {
+                    // Send the GOAWAY nghttp2 queued for the error, if the socket takes it.
+                    let mut out = Vec::new();
+                    if h2.session.output(&mut out).is_ok() && h2.pos == h2.out.len() {
+                        let _ = conn.stream.write(&out);
+                    }
+                    return Next::Close;
+                }
+            }
+            Err(e) => match e.kind() {
+                io::ErrorKind::WouldBlock => conn.readable = false,
+                io::ErrorKind::Interrupted => {}
+                _ => return Next::Close,
+            },
+        }
+    }
+}
+
+/// An HTTP/1 response head rendered by [`super::respond`] as HTTP/2 fields: `:status` from the
+/// status line, then the header lines with their names lowercased (in place), connection
+/// headers dropped.
+pub(super) fn fields_of(head: &mut [u8]) -> Vec<(&[u8], &[u8])> {
+    for line in head.split_mut(|&b| b == b'\n').skip(1) {
+        if let Some(colon) = line.iter().position(|&b| b == b':') {
+            line[..colon].make_ascii_lowercase();
+        }
+    }
+    let head: &[u8] = head;
+    let mut lines = head.split(|&b| b == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+    let mut fields = Vec::with_capacity(8);
+    // "HTTP/1.1 200 OK": the code is the second word.
+    if let Some(status) = lines.next().and_then(|l| l.split(|&b| b == b' ').nth(1)) {
+        fields.push((&b":status"[..], status));
+    }
+    for line in lines {
+        let Some(colon) = line.iter().position(|&b| b == b':') else { continue };
+        let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
+        if name != b"connection" && name != b"keep-alive" {
+            fields.push((name, value));
+        }
+    }
+    fields
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_http1_head_becomes_fields() {
+        let mut head =
+            b"HTTP/1.1 304 Not Modified\r\nCache-Control: max-age=60\r\nETag: \"1-2\"\r\nConnection: close\r\n\r\n"
+                .to_vec();
+        let fields = fields_of(&mut head);
+        let want: [(&[u8], &[u8]); 3] =
+            [(b":status", b"304"), (b"cache-control", b"max-age=60"), (b"etag", b"\"1-2\"")];
+        assert_eq!(fields, want);
+    }
+
+    #[test]
+    fn only_the_preface_switches() {
+        let rows: [(&[u8], bool); 6] = [
+            (PREFACE, true),
+            (b"PRI * HTTP/2.0\r\n", true),
+            (b"PRI", true),
+            // Too short to tell: HTTP/1.
+            (b"PR", false),
+            (b"POST / HTTP/1.1\r\n", false),
+            (b"GET / HTTP/1.1\r\n\r\n", false),
+        ];
+        for (first, h2) in rows {
+            assert_eq!(is_preface(first), h2, "{:?}", String::from_utf8_lossy(first));
+        }
+    }
+}
