@@ -213,7 +213,8 @@ fn tls_serves_h2_and_http1_by_alpn_with_a_certificate_made_at_start() {
     let url = format!("https://{}/", origin.addr);
     let h2 = load("--http2 -k -m 4 -c 2 -t 1 -d 1s", &url);
     assert_eq!(h2.json.as_ref().unwrap()["http2"]["protocol"], "h2");
-    let h1 = load("-k -c 2 -t 1 -d 1s", &url);
+    let h1 = load("--http1.1 -k -c 2 -t 1 -d 1s", &url);
+    assert_eq!(h1.json.as_ref().unwrap()["protocol"], "http/1.1");
     for run in [&h2, &h1] {
         let j = run.json.as_ref().unwrap();
         assert_eq!(j["sent"], j["requests"], "{}", run.stdout);
