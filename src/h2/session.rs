@@ -133,6 +133,10 @@ pub struct Inbox {
     /// content check) until [`Session::take_captured`].
     capture: bool,
     captured: HashMap<i32, Captured>,
+    /// Streams whose body waited for the peer's flow-control window (counted once each).
+    stalled: std::collections::HashSet<i32>,
+    /// How many streams ever did.
+    pub flow_stalls: u64,
 }
 
 /// Connection settings this side announces.
@@ -379,12 +383,40 @@ impl Session {
                 return Err(H2Error::lib(n as i64));
             }
             if n == 0 || ptr.is_null() {
-                return Ok(());
+                break;
             }
             // SAFETY: see above.
             out.extend_from_slice(unsafe { std::slice::from_raw_parts(ptr, n as usize) });
         }
+        self.note_stalls();
         Ok(())
+    }
+
+    /// Counts the streams whose body is held back by the peer's flow-control window (the
+    /// connection's or the stream's) after the session produced all it could.
+    fn note_stalls(&mut self) {
+        if self.inbox.bodies.is_empty() {
+            return;
+        }
+        // SAFETY: a valid session; unknown streams give an error value, read as not stalled.
+        let connection = unsafe { ng::nghttp2_session_get_remote_window_size(self.raw) };
+        let inbox = &mut *self.inbox;
+        for (stream, body, sent) in &inbox.bodies {
+            if *sent >= body.len() || inbox.stalled.contains(stream) {
+                continue;
+            }
+            // SAFETY: as above.
+            let window = unsafe { ng::nghttp2_session_get_stream_remote_window_size(self.raw, *stream) };
+            if connection <= 0 || window <= 0 {
+                inbox.stalled.insert(*stream);
+                inbox.flow_stalls += 1;
+            }
+        }
+    }
+
+    /// Streams whose body waited for the peer's flow-control window, so far.
+    pub fn flow_stalls(&self) -> u64 {
+        self.inbox.flow_stalls
     }
 
     /// Whether the session has bytes to send (a body held back by `limit` in
@@ -559,6 +591,7 @@ unsafe extern "C" fn on_data_chunk(
 unsafe extern "C" fn on_stream_close(_s: *mut ng::nghttp2_session, stream: i32, code: u32, user: *mut c_void) -> c_int {
     let inbox = inbox(user);
     inbox.bodies.retain(|b| b.0 != stream);
+    inbox.stalled.remove(&stream);
     inbox.partial.remove(&stream);
     inbox.events.push(Event::Closed { stream, code });
     0
@@ -697,6 +730,21 @@ mod tests {
         let r = crate::h2::from_http1(&bytes, "http", "x").unwrap();
         let mut c = Session::client(Settings::default()).unwrap();
         assert_eq!(c.submit_request(&r.fields, r.body.clone()), Ok(1), "{r:?}");
+    }
+
+    #[test]
+    fn a_body_waiting_for_the_peers_window_is_counted_once() {
+        let mut c = Session::client(Settings::default()).unwrap();
+        let req: [(&[u8], &[u8]); 4] =
+            [(b":method", b"POST"), (b":scheme", b"http"), (b":authority", b"h"), (b":path", b"/")];
+        c.submit_request(&req, Some(vec![b'x'; 200_000])).unwrap();
+        let mut out = Vec::new();
+        c.output(&mut out).unwrap();
+        assert_eq!(c.flow_stalls(), 1, "the first 65,535 bytes used the whole window");
+        // The peer's SETTINGS_INITIAL_WINDOW_SIZE = 0, then more output: still the same stream.
+        c.receive(&[0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 6, 4, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0]).unwrap();
+        c.output(&mut out).unwrap();
+        assert_eq!(c.flow_stalls(), 1);
     }
 
     #[test]

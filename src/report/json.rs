@@ -102,6 +102,8 @@ struct Http2Out {
     /// Requests refused unprocessed after a GOAWAY and sent again.
     retried: u64,
     protocol_errors: u64,
+    /// Requests whose body waited for the server's flow-control window.
+    flow_control_stalls: u64,
 }
 
 #[derive(Serialize)]
@@ -315,6 +317,7 @@ fn render_with(
                     goaways: h.goaways,
                     retried: h.retried,
                     protocol_errors: h.protocol_errors,
+                    flow_control_stalls: h.flow_control_stalls,
                 })
             }
         },

@@ -110,14 +110,15 @@ fn h2_lines(out: &mut String, summary: &Summary, config: &Config, streams: u32) 
         .filter(|(_, n)| **n > 0)
         .map(|(code, n)| format!("{} {n}", crate::h2::code_name(code as u32)))
         .collect();
-    if !resets.is_empty() || h.goaways > 0 || h.protocol_errors > 0 {
+    if !resets.is_empty() || h.goaways > 0 || h.protocol_errors > 0 || h.flow_control_stalls > 0 {
         let _ = writeln!(
             out,
-            "HTTP/2 resets: {}; GOAWAY {} ({} requests sent again); protocol errors {}",
+            "HTTP/2 resets: {}; GOAWAY {} ({} requests sent again); protocol errors {}; flow-control stalls {}",
             if resets.is_empty() { "none".to_string() } else { resets.join(", ") },
             h.goaways,
             h.retried,
-            h.protocol_errors
+            h.protocol_errors,
+            h.flow_control_stalls
         );
     }
 }

@@ -61,6 +61,8 @@ pub struct H2Counts {
     pub retried: u64,
     /// Connections ended by an HTTP/2 protocol error (their requests count as parse errors).
     pub protocol_errors: u64,
+    /// Requests whose body waited for the server's flow-control window.
+    pub flow_control_stalls: u64,
     /// Header block bytes received, as sent (compressed by HPACK).
     pub header_frame_bytes: u64,
     /// The same headers decoded (names and values).
@@ -76,6 +78,7 @@ impl H2Counts {
         self.goaways += o.goaways;
         self.retried += o.retried;
         self.protocol_errors += o.protocol_errors;
+        self.flow_control_stalls += o.flow_control_stalls;
         self.header_frame_bytes += o.header_frame_bytes;
         self.header_bytes += o.header_bytes;
     }

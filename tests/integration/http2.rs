@@ -313,3 +313,25 @@ fn a_proxy_test_runs_over_h2c_against_the_in_process_origin() {
     // A dry run: the origin answers everything itself.
     assert_eq!(j["proxy"]["hit_ratio"], 0.0, "{}", run.stdout);
 }
+
+fn no_window(s: std::net::TcpStream) {
+    // SETTINGS_INITIAL_WINDOW_SIZE = 0: no stream may send a byte of body.
+    misbehave(s, &[0, 0, 6, 4, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0]);
+}
+
+#[test]
+fn a_body_held_by_the_servers_window_is_a_flow_control_stall() {
+    let server = RawServer::start(no_window);
+    let (_dir, path) = crate::harness::script(
+        "local b = string.rep('x', 200000)\nrequest = function() return wrk.format('POST', '/', nil, b) end\n",
+    );
+    let mut a = args("--http2 -c 1 -m 1 -t 1 -d 600ms -T 300ms -s");
+    a.push(&path);
+    let url = server.url();
+    a.push(&url);
+    let run = strain(&a);
+    let j = run.json.as_ref().unwrap_or_else(|| panic!("{}", run.stderr));
+    assert!(j["http2"]["flow_control_stalls"].as_u64().unwrap() >= 1, "{}", run.stdout);
+    assert!(j["errors"]["timeout"].as_u64().unwrap() >= 1, "{}", run.stdout);
+    assert!(run.stdout.contains("flow-control stalls"), "{}", run.stdout);
+}

@@ -584,10 +584,11 @@ impl Worker<'_> {
 
     /// Adds link `l`'s header byte counts to the recorder (when its session ends).
     fn count_headers(&mut self, l: usize) {
-        let counts = self.links().links[l].session.as_ref().map(Session::header_bytes);
-        if let Some((compressed, decoded)) = counts {
+        let counts = self.links().links[l].session.as_ref().map(|s| (s.header_bytes(), s.flow_stalls()));
+        if let Some(((compressed, decoded), stalls)) = counts {
             self.rec.h2.header_frame_bytes += compressed;
             self.rec.h2.header_bytes += decoded;
+            self.rec.h2.flow_control_stalls += stalls;
         }
     }
 
