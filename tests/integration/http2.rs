@@ -275,11 +275,16 @@ fn find_max_and_thresholds_work_over_http2() {
     let j = run.json.as_ref().unwrap();
     assert_eq!(j["max_rate"], 1000.0, "{}", run.stdout);
     assert!(j["steps"].as_array().unwrap().iter().all(|s| s["result"]["protocol"] == "h2c"));
-    let mut a = args("--http2 -c 2 -t 1 -d 500ms --threshold p99<1ms --threshold errors<1");
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("h2.html");
+    let mut a = args("--http2 -c 2 -t 1 --stages 250ms:500,250ms:1000 --threshold p99<1ms --threshold errors<1 --html");
+    a.push(page.to_str().unwrap());
     a.push(&url);
     let run = strain(&a);
     assert!(run.code == 0 || run.code == 99, "{}", run.stderr);
     assert!(run.stdout.contains("errors<1: 0"), "{}", run.stdout);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<svg") && html.contains(&url), "the page is drawn from the HTTP/2 run's JSON");
 }
 
 #[test]
