@@ -28,7 +28,10 @@ CPU 0 and runs one thread.
    requires >= 1.0 at -m1 and -m10).  ``nginx CPU`` near 100 % means the
    server was the bottleneck; ``other CPU`` is the rest of the machine (a
    disturbed run).  Before each run the script waits up to ``--settle``
-   seconds for the machine to go quiet.
+   seconds for the machine to go quiet.  Other load moves this figure a lot
+   (a slowed server lets the generator handle more responses per wake-up:
+   up to 2.6x here), so the summary also gives the medians and their ratio
+   over the quiet runs alone (other CPU <= 5 %).
 
 2. Fixed rate, 20,000 requests/s over -c100 -m1 for 15 s (``--rate``,
    ``--rate-connections``, ``--rate-duration``), rounds interleaved:
@@ -75,6 +78,11 @@ from driver.servers import hello_nginx
 
 TOOLS = ("h2load", "strain")
 INSTALL = "apt-get install -y nghttp2-client nginx-light time (taskset is in util-linux)"
+# Most "other CPU" (CPUs busy outside the generator and nginx) of a run counted
+# as quiet.  Requests per CPU-second swing by 2x with other load on this
+# 2-core machine (a server slowed by it lets the generator batch more
+# responses per wake-up), so the summary also compares the quiet runs alone.
+QUIET = 0.05
 # h2load's requests per generator CPU-second quoted in issue 13 (same machine
 # and protocol, nginx saturated), by -m.
 ISSUE_FIGURES = {1: 91000, 10: 86000}
@@ -175,6 +183,16 @@ def summarize_closed(rep, args, runs):
                   "median_nginx_cpu_share": nginx}
         rep.para("Paired per-round ratios strain/h2load: %s; median nginx CPU %s." % (
             ", ".join(f_ratio(p) for p in fig["paired"]["strain"]), pct(nginx, "%.0f%%")))
+        quiet = {t: [r["req_per_cpu_s"] for r in ms if r["tool"] == t
+                     and r["other_cpu_share"] is not None and r["other_cpu_share"] <= QUIET]
+                 for t in TOOLS}
+        qmed = {t: report.median(v) for t, v in quiet.items()}
+        out[m]["quiet_median_req_per_cpu_s"] = qmed
+        out[m]["quiet_ratio_req_per_cpu_s"] = ratio(qmed["strain"], qmed["h2load"])
+        rep.para("Quiet runs only (other CPU <= %.0f%%): %s; ratio of medians strain/h2load "
+                 "%s." % (100 * QUIET, "; ".join(
+                     "%s %s (%d runs)" % (t, f_num(qmed[t]), len(quiet[t])) for t in TOOLS),
+                          f_ratio(out[m]["quiet_ratio_req_per_cpu_s"])))
     rep.para("Closed-loop runs (in the order run):")
     rep.table(["-m", "round", "tool", "requests", "CPU s (user+sys)", "req/CPU-s", "req/s",
                "gen CPU", "nginx CPU", "other CPU", "problems"],
