@@ -110,8 +110,9 @@ def tool_argv(tool, args, url, json_path, duration):
                 "-R%d" % args.rate] + extra + ["--json", json_path, url]
     elif tool == "h2load":
         # --rps is per client; -D takes seconds.  -t1: one thread like the others.
-        argv = [args.h2load, "--h1", "-t1", "-c%d" % args.connections,
-                "--rps=%s" % per_client_rps(args), "-D", "%g" % duration, url]
+        argv = [args.h2load] + args.h2load_args + ["-t1", "-c%d" % args.connections,
+                                                   "--rps=%s" % per_client_rps(args),
+                                                   "-D", "%g" % duration, url]
     else:
         argv = [args.oha, "--no-tui", "-z", dur, "-c", str(args.connections),
                 "-q", str(args.rate), "--output-format", "json", url]
@@ -198,6 +199,29 @@ MEDIANS = ("cpu_share_at_rate", "gen_cpu_share", "cpu_us_per_req", "achieved_rps
            "maxrss_kb", "gen_wakeups_per_s", "nginx_wakeups_per_s")
 
 
+def runs_table(rep, args, runs):
+    """The per-run table of rate runs (also bench/h2.py's)."""
+    k = f_num(args.rate / 1000, "{:g}k")
+    rep.para("Per run (in the order run; CPU = user+sys of the generator from wait4; "
+             "achieved = requests / the duration the tool reports):")
+    rep.table(["round", "tool", "requests", "duration", "achieved req/s", "vs target",
+               "CPU s (user+sys)", "gen CPU", "CPU at %s/s" % k, "CPU us/req", "nginx CPU",
+               "other CPU", "ctx switches/s gen, nginx", "peak RSS", "strain schedule",
+               "problems"],
+              [[r["round"], r["tool"], f_num(r["requests"]),
+                "n/a" if r["duration"] is None else "%.3f s" % r["duration"],
+                f_num(r["achieved_rps"]),
+                "n/a" if r["rate_error"] is None else "%+.2f%%" % (100 * r["rate_error"]),
+                "%.2f (%.2f+%.2f)" % (r["cpu"], r["utime"], r["stime"]),
+                pct(r["gen_cpu_share"]), pct(r["cpu_share_at_rate"]),
+                f_num(r["cpu_us_per_req"], "{:.2f}"), pct(r["nginx_cpu_share"], "%.0f%%"),
+                pct(r["other_cpu_share"], "%.0f%%"),
+                "%s, %s" % (f_num(r["gen_wakeups_per_s"]), f_num(r["nginx_wakeups_per_s"])),
+                f_kib(r["maxrss_kb"]),
+                schedule_text(r, "sent %s, late %s (no free conn %s), unsent %s") or "-",
+                "; ".join(r["problems"]) or "-"] for r in runs])
+
+
 def summarize(args, info, tls, skipped, runs, cmds):
     """The Markdown summary and the summary numbers for --json."""
     rep = report.Report()
@@ -246,24 +270,7 @@ def summarize(args, info, tls, skipped, runs, cmds):
                             f_num(med[t]["nginx_wakeups_per_s"])),
                 f_kib(med[t]["maxrss_kb"])] for t in tls] +
               [[t, "skipped: %s" % why] + [""] * 8 for t, why in skipped.items()])
-    rep.para("Per run (in the order run; CPU = user+sys of the generator from wait4; "
-             "achieved = requests / the duration the tool reports):")
-    rep.table(["round", "tool", "requests", "duration", "achieved req/s", "vs target",
-               "CPU s (user+sys)", "gen CPU", "CPU at %s/s" % k, "CPU us/req", "nginx CPU",
-               "other CPU", "ctx switches/s gen, nginx", "peak RSS", "strain schedule",
-               "problems"],
-              [[r["round"], r["tool"], f_num(r["requests"]),
-                "n/a" if r["duration"] is None else "%.3f s" % r["duration"],
-                f_num(r["achieved_rps"]),
-                "n/a" if r["rate_error"] is None else "%+.2f%%" % (100 * r["rate_error"]),
-                "%.2f (%.2f+%.2f)" % (r["cpu"], r["utime"], r["stime"]),
-                pct(r["gen_cpu_share"]), pct(r["cpu_share_at_rate"]),
-                f_num(r["cpu_us_per_req"], "{:.2f}"), pct(r["nginx_cpu_share"], "%.0f%%"),
-                pct(r["other_cpu_share"], "%.0f%%"),
-                "%s, %s" % (f_num(r["gen_wakeups_per_s"]), f_num(r["nginx_wakeups_per_s"])),
-                f_kib(r["maxrss_kb"]),
-                schedule_text(r, "sent %s, late %s (no free conn %s), unsent %s") or "-",
-                "; ".join(r["problems"]) or "-"] for r in runs])
+    runs_table(rep, args, runs)
     if ratios:
         rep.para("Ratios strain/peer of median CPU per request: %s. Of median gen CPU "
                  "(CPU s / wall s): %s." % tuple(
@@ -303,6 +310,7 @@ def main(stack):
     args = cli.parse(ap, needs_strain=bool(set(STRAINS) & set(tls)))
     args.strain_args = shlex.split(args.strain_args)
     args.alt_args = shlex.split(args.alt_args)
+    args.h2load_args = ["--h1"]  # bench/h2.py reuses rate_run() over HTTP/2
     bad = [t for t in tls if t not in TOOLS]
     if bad:
         raise SetupError("unknown tool(s) %s" % ", ".join(bad))

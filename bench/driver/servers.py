@@ -50,10 +50,10 @@ http {
 }
 """
 
-# Every path: 200 "hello world\n".
+# Every path: 200 "hello world\n".  {http2} is " http2" for an h2c listener.
 HELLO = """
     server {
-        listen 127.0.0.1:{port} backlog=4096;
+        listen 127.0.0.1:{port} backlog=4096{http2};
         location / {
             return 200 "hello world\\n";
         }
@@ -115,6 +115,50 @@ def http_get(port, path, timeout=2):
     return lines[0], headers, body, len(head) + 4
 
 
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+H2_DATA, H2_HEADERS, H2_GOAWAY = 0, 1, 7
+
+
+def h2_frame(kind, flags, stream, payload=b""):
+    """One HTTP/2 frame (RFC 9113, 4.1)."""
+    return (len(payload).to_bytes(3, "big") + bytes((kind, flags)) + stream.to_bytes(4, "big")
+            + payload)
+
+
+def h2c_get(port, path, timeout=2):
+    """One GET over h2c with prior knowledge: (200 or None, body) if the answer
+    came, else None.  The request uses HPACK's static table only, and of the
+    answer only the status 200 (static index 8) is recognised: enough to
+    probe a server known to answer 200."""
+    # :method GET, :scheme http, :path literal (name index 4), :authority literal (index 1).
+    host = ("127.0.0.1:%d" % port).encode()
+    block = (b"\x82\x86\x04" + bytes((len(path),)) + path.encode() + b"\x01"
+             + bytes((len(host),)) + host)
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            s.sendall(H2_PREFACE + h2_frame(4, 0, 0) + h2_frame(H2_HEADERS, 0x5, 1, block))
+            data, status, body = b"", None, b""
+            while True:
+                while len(data) >= 9 and len(data) >= 9 + int.from_bytes(data[:3], "big"):
+                    n = int.from_bytes(data[:3], "big")
+                    kind, flags, stream = data[3], data[4], int.from_bytes(data[5:9], "big")
+                    payload, data = data[9:9 + n], data[9 + n:]
+                    if kind == H2_GOAWAY:
+                        return None
+                    if stream == 1 and kind == H2_HEADERS:
+                        status = 200 if payload[:1] == b"\x88" else None
+                    elif stream == 1 and kind == H2_DATA:
+                        body += payload
+                    if stream == 1 and kind in (H2_HEADERS, H2_DATA) and flags & 0x1:
+                        return status, body
+                chunk = s.recv(65536)
+                if not chunk:
+                    return None
+                data += chunk
+    except OSError:
+        return None
+
+
 class Server:
     """A server process on 127.0.0.1:port, started by start() and stopped by close()."""
 
@@ -143,12 +187,16 @@ class Server:
             if self.proc.poll() is not None:
                 raise BenchError("%s exited at start (code %s):\n%s" % (
                     type(self).__name__, self.proc.returncode, self.errors()))
-            r = http_get(self.port, self.probe_path)
-            if r is not None and self.probe_ok(r):
+            if self.ready():
                 return self
             time.sleep(0.05)
         raise BenchError("%s did not answer on port %d within 10 s:\n%s" % (
             type(self).__name__, self.port, self.errors()))
+
+    def ready(self):
+        """Whether the server answers its probe request."""
+        r = http_get(self.port, self.probe_path)
+        return r is not None and self.probe_ok(r)
 
     def pids(self):
         """The processes that do the serving (their CPU is the server's)."""
@@ -216,10 +264,11 @@ class Nginx(Server):
     """taskset -c CPU nginx, one worker, with `server` (a template with {port},
     {dir}) inside NGINX_HTTP's http block."""
 
-    def __init__(self, cpu, nofile, server=HELLO, probe_path="/", probe_ok=is_hello):
+    def __init__(self, cpu, nofile, server=HELLO, probe_path="/", probe_ok=is_hello, h2c=False):
         super().__init__(cpu, probe_path, probe_ok)
         self.nofile = nofile
         self.server = server
+        self.h2c = h2c
 
     def argv(self):
         conf = os.path.join(self.dir, "nginx.conf")
@@ -228,9 +277,15 @@ class Nginx(Server):
                          # As root, nginx's workers would run as "nobody", who
                          # cannot write (a cache, a log) into this 0700 directory.
                          user="user root;\n" if os.geteuid() == 0 else "",
-                         server=fill(self.server, port=self.port, dir=self.dir)))
+                         server=fill(self.server, port=self.port, dir=self.dir,
+                                     http2=" http2" if self.h2c else "")))
         return ["taskset", "-c", str(self.cpu), "nginx", "-p", self.dir + "/",
                 "-e", os.path.join(self.dir, "error.log"), "-c", conf]
+
+    def ready(self):
+        if self.h2c:
+            return h2c_get(self.port, self.probe_path) == (200, b"hello world\n")
+        return super().ready()
 
     def pids(self):
         return measure.children_of(self.proc.pid)
@@ -389,10 +444,12 @@ def origin_pair(stack, strain, cpu, nofile, path, checks):
     return so, ng
 
 
-def hello_nginx(stack, cpu, nofile):
-    """The private HELLO nginx on `stack`, and its command line as the docs quote it."""
-    nginx = stack.enter_context(Nginx(cpu, nofile))
+def hello_nginx(stack, cpu, nofile, h2c=False):
+    """The private HELLO nginx on `stack` (over h2c only if `h2c`), and its
+    command line as the docs quote it."""
+    nginx = stack.enter_context(Nginx(cpu, nofile, h2c=h2c))
     log("nginx: %s (pid %d, workers %s), dir %s" % (nginx.url, nginx.proc.pid, nginx.pids(),
                                                    nginx.dir))
     return nginx, ("taskset -c %d nginx -p DIR/ -e DIR/error.log -c DIR/nginx.conf"
-                   "   # worker_processes 1; return 200 \"hello world\\n\"" % cpu)
+                   "   # worker_processes 1;%s return 200 \"hello world\\n\"" % (
+                       cpu, " listen ... http2;" if h2c else ""))

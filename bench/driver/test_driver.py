@@ -1,12 +1,12 @@
 """Table tests of the driver's pure parts: durations, tool-output parsers,
-the run order and the ratio arithmetic.
+nginx's listener line and HTTP/2 frames, the run order and the ratio arithmetic.
 
 Run from the repository root: python3 -m unittest discover -s bench -p 'test_*.py'
 """
 
 import unittest
 
-from driver import cli, measure, report, tools
+from driver import cli, measure, report, servers, tools
 
 WRK_TEXT = """Running 2s test @ http://127.0.0.1:8080/
   1 threads and 50 connections
@@ -51,6 +51,20 @@ class Parsers(unittest.TestCase):
         r = tools.parse_h2load(run)
         self.assertEqual((r["requests"], r["ok"], r["duration"]), (3990, 3990, 2.0))
         self.assertEqual(run["problems"], ["h2load: 10 failed, 0 errored, 0 timeout"])
+
+
+class NginxConfig(unittest.TestCase):
+    def test_h2c_listener(self):
+        # nginx 1.22: an http2 listener without ssl speaks h2c with prior knowledge only.
+        for http2, line in (("", "listen 127.0.0.1:8080 backlog=4096;"),
+                            (" http2", "listen 127.0.0.1:8080 backlog=4096 http2;")):
+            self.assertIn(line, servers.fill(servers.HELLO, port=8080, http2=http2))
+
+    def test_h2_frame(self):
+        # An empty SETTINGS frame, then HEADERS on stream 1 with END_STREAM|END_HEADERS.
+        self.assertEqual(servers.h2_frame(4, 0, 0), b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+        self.assertEqual(servers.h2_frame(1, 5, 1, b"\x82"),
+                         b"\x00\x00\x01\x01\x05\x00\x00\x00\x01\x82")
 
 
 class Arithmetic(unittest.TestCase):
