@@ -133,6 +133,8 @@ pub struct Inbox {
     /// content check) until [`Session::take_captured`].
     capture: bool,
     captured: HashMap<i32, Captured>,
+    /// The peer's SETTINGS arrived: it speaks HTTP/2 (every endpoint's first frame).
+    pub peer_settings: bool,
     /// Streams whose body waited for the peer's flow-control window (counted once each).
     stalled: std::collections::HashSet<i32>,
     /// How many streams ever did.
@@ -414,6 +416,11 @@ impl Session {
         }
     }
 
+    /// Whether the peer has sent its SETTINGS, i.e. speaks HTTP/2.
+    pub fn peer_spoke(&self) -> bool {
+        self.inbox.peer_settings
+    }
+
     /// Streams whose body waited for the peer's flow-control window, so far.
     pub fn flow_stalls(&self) -> u64 {
         self.inbox.flow_stalls
@@ -555,6 +562,9 @@ unsafe extern "C" fn on_frame_recv(
     let hd = (*frame).hd;
     if hd.type_ == ng::NGHTTP2_HEADERS as u8 {
         inbox.header_frame_bytes += hd.length as u64;
+    }
+    if hd.type_ == ng::NGHTTP2_SETTINGS as u8 {
+        inbox.peer_settings = true;
     }
     if hd.type_ == ng::NGHTTP2_GOAWAY as u8 {
         let g = (*frame).goaway;

@@ -76,7 +76,7 @@ pub fn body(summary: &Summary, config: &Config) -> String {
         let _ = writeln!(out, "  Non-2xx or 3xx responses: {status}");
     }
     if config.schedule.is_some() {
-        pacing_lines(&mut out, summary);
+        pacing_lines(&mut out, summary, config);
     }
     let _ = writeln!(out, "Requests/sec: {:>9.2}", summary.requests_per_s());
     let _ = writeln!(out, "Transfer/sec: {:>10}B", binary(summary.bytes_per_s()));
@@ -150,7 +150,7 @@ pub fn port_range_advice(summary: &Summary, config: &Config, target: std::net::S
 
 /// Rate mode: whether the generator kept to the schedule, so a slow server can be told from a
 /// generator that is too small.
-fn pacing_lines(out: &mut String, summary: &Summary) {
+fn pacing_lines(out: &mut String, summary: &Summary, config: &Config) {
     let p = &summary.total.pacing;
     if p.late > 0 {
         let mean = p.late_sum_us as f64 / p.late as f64;
@@ -164,7 +164,11 @@ fn pacing_lines(out: &mut String, summary: &Summary) {
             time_us(p.late_max_us as f64)
         );
         if p.late_no_connection > 0 {
-            let _ = write!(out, "; {} found no free connection (add connections with -c)", p.late_no_connection);
+            let remedy = match config.protocol {
+                crate::config::Protocol::Http1 => "add connections with -c",
+                crate::config::Protocol::Http2 { .. } => "add connections with -c or streams with -m",
+            };
+            let _ = write!(out, "; {} found no free connection ({remedy})", p.late_no_connection);
         } else {
             out.push_str("; connections were free, so the generator itself was slow (add threads with -t)");
         }

@@ -133,6 +133,15 @@ fn http2_mistakes_are_one_clear_line() {
     assert!(run.stderr.contains("no connection to 127.0.0.1:1 succeeded"), "{}", run.stderr);
     let connects = run.json.as_ref().unwrap()["errors"]["connect"].as_u64().unwrap();
     assert!((4..=200).contains(&connects), "{connects} connect attempts in 1 s");
+    // An HTTP/1-only server: the connection is not counted as made, connects back off, exit 1.
+    let h1 = Nginx::start("location / { return 200 \"ok\\n\"; }", false);
+    let run = strain(&[&args("--http2 -c 2 -t 1 -d 1s")[..], &[&format!("http://127.0.0.1:{}/", h1.port)]].concat());
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("did not answer in HTTP/2"), "{}", run.stderr);
+    let j = run.json.as_ref().unwrap();
+    assert_eq!(j["requests"], 0);
+    assert_eq!(j["sent"], 0, "requests no server took are not sent");
+    assert!(j["errors"]["connect"].as_u64().unwrap() <= 200, "{}", run.stdout);
     // A TLS server that does not offer h2: every connect fails with the reason.
     let nginx = Nginx::start("location / { return 200 \"ok\\n\"; }", true);
     let url = format!("https://127.0.0.1:{}/", nginx.port);

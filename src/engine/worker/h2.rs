@@ -50,6 +50,10 @@ pub(super) struct Link {
     goaway: bool,
     /// Responses completed on this connection (for a proxy test's `--keepalive`).
     uses: u64,
+    /// The server has sent valid HTTP/2: until then the connection is not counted as made,
+    /// and its end is a failed connect (a server that does not speak h2c closes or answers
+    /// in HTTP/1).
+    confirmed: bool,
 }
 
 impl Link {
@@ -66,6 +70,7 @@ impl Link {
             opening: false,
             goaway: false,
             uses: 0,
+            confirmed: false,
         }
     }
 }
@@ -238,11 +243,10 @@ impl Worker<'_> {
         session.set_capture(self.send.captures());
         link.session = Some(session);
         link.uses = 0;
+        link.confirmed = false;
         link.state = LinkState::Open;
-        link.failures = 0;
         link.out.clear();
         link.out_at = 0;
-        self.rec.connections += 1;
         let m = links.streams;
         links.reading = Some(l);
         for i in l * m..(l + 1) * m {
@@ -364,7 +368,9 @@ impl Worker<'_> {
         if session.is_done() && !link.goaway {
             // nghttp2 ended the connection itself (a protocol, compression or flow-control
             // error by the server) and its GOAWAY is out: the streams in flight are lost.
-            self.rec.h2.protocol_errors += 1;
+            if link.confirmed {
+                self.rec.h2.protocol_errors += 1;
+            }
             self.link_failed(l, ErrorKind::Parse);
         }
     }
@@ -385,9 +391,16 @@ impl Worker<'_> {
                     let drained = n < buf.len() && stream.short_read_drains() && how != Readable::UntilEof;
                     self.rec.bytes += n as u64;
                     if session.receive(&buf[..n]).is_err() {
-                        self.rec.h2.protocol_errors += 1;
+                        if link.confirmed {
+                            self.rec.h2.protocol_errors += 1;
+                        }
                         self.link_failed(l, ErrorKind::Parse);
                         break;
+                    }
+                    if !link.confirmed && session.peer_spoke() {
+                        link.confirmed = true;
+                        link.failures = 0;
+                        self.rec.connections += 1;
                     }
                     if !self.handle_events(l) || drained {
                         break;
@@ -552,7 +565,25 @@ impl Worker<'_> {
     }
 
     /// Link `l` failed: every stream in flight on it is lost as `kind`, and it is replaced.
+    /// Before the server spoke HTTP/2 it is a failed connect instead: its requests were never
+    /// taken, so they wait for the next connection.
     pub(super) fn link_failed(&mut self, l: usize, kind: ErrorKind) {
+        if !self.links().links[l].confirmed {
+            let waiting: Vec<u32> = self.links().links[l].by_stream.drain().map(|(_, i)| i).collect();
+            for i in waiting {
+                let c = &mut self.conns[i as usize];
+                c.state = State::Closed;
+                c.retry = true;
+                c.generation = c.generation.wrapping_add(1);
+                self.rec.sent = self.rec.sent.saturating_sub(1);
+            }
+            let why = if self.plan.tls.is_some() {
+                "the connection ended before the server spoke HTTP/2"
+            } else {
+                "the server did not answer in HTTP/2 (h2c with prior knowledge); drop --http2 for HTTP/1.1"
+            };
+            return self.link_connect_failed(l, ConnectCause::Other, why.to_string());
+        }
         let lost: Vec<u32> = self.links().links[l].by_stream.drain().map(|(_, i)| i).collect();
         for i in lost {
             self.rec.error(kind);
