@@ -155,6 +155,36 @@ pub enum Output {
     File(PathBuf),
 }
 
+/// Which share of a test this process runs (`--segment I/N`): its connections, and every
+/// N-th request of the rate schedule, so N processes together are the one test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    /// This share, from 0.
+    pub index: u32,
+    /// How many shares the test is split into.
+    pub count: u32,
+}
+
+impl Default for Segment {
+    fn default() -> Self {
+        Segment { index: 0, count: 1 }
+    }
+}
+
+impl Segment {
+    /// This segment's share of `total` (the remainder goes to the first segments: 10 over 3 is
+    /// 4, 3, 3).
+    pub fn share(&self, total: usize) -> usize {
+        let n = self.count.max(1) as usize;
+        total / n + usize::from((self.index as usize) < total % n)
+    }
+
+    /// Whether the test is split at all.
+    pub fn is_split(&self) -> bool {
+        self.count > 1
+    }
+}
+
 /// Which HTTP the load speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Protocol {
@@ -194,6 +224,10 @@ pub struct Config {
     pub insecure: bool,
     /// HTTP/1.1 or HTTP/2.
     pub protocol: Protocol,
+    /// The share of the test this process runs.
+    pub segment: Segment,
+    /// Start the load at this wall-clock instant (all segments of a test together).
+    pub start_at: Option<std::time::SystemTime>,
     /// Constant-rate (or staged) pacing; `None` is closed loop, as fast as responses allow.
     pub schedule: Option<Schedule>,
     /// Also print the uncorrected latency (wrk2's `-U`).
@@ -241,6 +275,8 @@ impl Config {
             json: None,
             insecure: false,
             protocol: Protocol::Http1,
+            segment: Segment::default(),
+            start_at: None,
             schedule: None,
             uncorrected: false,
             interval: None,
@@ -268,11 +304,28 @@ impl Config {
         if self.connections == 0 {
             return invalid("connections must be at least 1");
         }
-        if self.connections < self.threads {
+        if self.segment.count == 0 || self.segment.index >= self.segment.count {
             return Err(ConfigError::Invalid(format!(
-                "connections ({}) must be at least threads ({}): each thread needs a connection",
-                self.connections, self.threads
+                "segment {}/{} does not exist: the index runs from 0 to the count - 1",
+                self.segment.index, self.segment.count
             )));
+        }
+        if self.segment_connections() < self.threads {
+            return Err(ConfigError::Invalid(if self.segment.is_split() {
+                format!(
+                    "segment {}/{} gets {} of the {} connections, fewer than its threads ({}): use fewer threads or more connections",
+                    self.segment.index,
+                    self.segment.count,
+                    self.segment_connections(),
+                    self.connections,
+                    self.threads
+                )
+            } else {
+                format!(
+                    "connections ({}) must be at least threads ({}): each thread needs a connection",
+                    self.connections, self.threads
+                )
+            }));
         }
         if self.duration.is_zero() {
             return invalid("duration must be greater than zero");
@@ -300,9 +353,21 @@ impl Config {
         Ok(())
     }
 
-    /// Connections owned by thread `index` (the remainder goes to the first threads).
+    /// This process's connections: its segment's share of the test's.
+    pub fn segment_connections(&self) -> usize {
+        self.segment.share(self.connections)
+    }
+
+    /// Connections owned by thread `index` of this process (the remainder goes to the first
+    /// threads).
     pub fn connections_for(&self, index: usize) -> usize {
-        self.connections / self.threads + usize::from(index < self.connections % self.threads)
+        let c = self.segment_connections();
+        c / self.threads + usize::from(index < c % self.threads)
+    }
+
+    /// The share of the rate schedule this process sends, as a fraction (1 unsplit).
+    pub fn segment_fraction(&self) -> f64 {
+        1.0 / f64::from(self.segment.count.max(1))
     }
 }
 
@@ -354,6 +419,18 @@ mod tests {
         for (url, why) in rows {
             assert_eq!(Target::parse(url), Err(ConfigError::Url { url: url.into(), why }), "{url}");
         }
+    }
+
+    #[test]
+    fn segment_shares_add_up_to_the_whole() {
+        for n in 1..=16u32 {
+            for total in [1usize, 3, 10, 19_000, 100_003] {
+                let sum: usize = (0..n).map(|i| Segment { index: i, count: n }.share(total)).sum();
+                assert_eq!(sum, total, "{total} over {n}");
+            }
+        }
+        let shares: Vec<usize> = (0..3).map(|i| Segment { index: i, count: 3 }.share(10)).collect();
+        assert_eq!(shares, vec![4, 3, 3]);
     }
 
     #[test]

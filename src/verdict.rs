@@ -263,7 +263,8 @@ pub struct Budget {
 impl Budget {
     /// An empty budget for the test `config` describes.
     pub fn new(config: &Config) -> Budget {
-        Budget { planned: config.schedule.as_ref().map(|s| s.total_requests()), ..Budget::default() }
+        let share = config.segment_fraction();
+        Budget { planned: config.schedule.as_ref().map(|s| s.total_requests() * share), ..Budget::default() }
     }
 
     /// Adds an interval; returns the first threshold that can no longer pass.
@@ -355,6 +356,7 @@ mod tests {
             bytes_per_s: 0.0,
             ttfb_mean_us: 0.0,
             ttfb_p99_us: 0,
+            latency_histogram: None,
         };
         let mut b = Budget::new(&config);
         // 1,000 planned: 9 failures fit under 1%, a percentile is never judged early.

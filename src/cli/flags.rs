@@ -232,6 +232,18 @@ pub struct CommonLoadFlags {
     /// HTTP/2: requests in flight per connection (h2load's -m).
     #[arg(short = 'm', long = "max-streams", value_name = "N", value_parser = units::count)]
     pub max_streams: Option<usize>,
+    /// Run share I of a test split N ways ("I/N", 0 <= I < N): its part of the connections and
+    /// every N-th request of the rate; `strain merge` adds the N results up exactly.
+    #[arg(long = "segment", value_name = "I/N", value_parser = units::segment, conflicts_with = "segments")]
+    pub segment: Option<(u32, u32)>,
+    /// Split N ways, this process's share read from JOB_COMPLETION_INDEX (a Kubernetes Indexed
+    /// Job).
+    #[arg(long = "segments", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub segments: Option<u32>,
+    /// Start the load at this wall-clock instant (RFC 3339, or unix seconds), so every segment
+    /// of a test starts together and their intervals line up.
+    #[arg(long = "start-at", value_name = "TIME", value_parser = units::instant)]
+    pub start_at: Option<std::time::SystemTime>,
 }
 
 /// Flags of `strain <url>`.

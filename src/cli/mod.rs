@@ -148,6 +148,33 @@ pub fn common_config(f: &CommonLoadFlags, url: &str) -> Result<Config, CliError>
     config.html = f.html.clone();
     config.tick = f.tick.0;
     config.source_addrs = f.source_addrs.clone();
+    config.segment = match (f.segment, f.segments) {
+        (Some((index, count)), _) => crate::config::Segment { index, count },
+        (None, Some(count)) => {
+            let index = std::env::var("JOB_COMPLETION_INDEX")
+                .ok()
+                .and_then(|v| v.trim().parse::<u32>().ok())
+                .ok_or_else(|| {
+                    CliError::Usage(
+                        "--segments needs JOB_COMPLETION_INDEX (set by a Kubernetes Indexed Job); elsewhere use --segment I/N".into(),
+                    )
+                })?;
+            if index >= count {
+                return Err(CliError::Usage(format!("JOB_COMPLETION_INDEX {index} is not below --segments {count}")));
+            }
+            crate::config::Segment { index, count }
+        }
+        (None, None) => crate::config::Segment::default(),
+    };
+    if let Some(at) = f.start_at {
+        if let Ok(late) = std::time::SystemTime::now().duration_since(at) {
+            eprintln!(
+                "strain: --start-at was {:.1}s ago: starting now, out of step with the other segments",
+                late.as_secs_f64()
+            );
+        }
+        config.start_at = Some(at);
+    }
     if f.max_streams.is_some() && !f.http2 {
         return Err(CliError::Usage("-m (streams per connection) needs --http2".into()));
     }

@@ -18,6 +18,29 @@ pub fn dur(s: &str) -> Result<Dur, String> {
     duration(s).map(Dur)
 }
 
+/// Parses `I/N`, a segment of a split test (0 <= I < N).
+pub fn segment(s: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("'{s}' is not a segment: write I/N with 0 <= I < N, e.g. 0/3");
+    let (i, n) = s.trim().split_once('/').ok_or_else(bad)?;
+    let (i, n): (u32, u32) = (i.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+    if n == 0 || i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+/// Parses a wall-clock instant: RFC 3339 (`2026-11-23T15:00:00Z`) or unix seconds.
+pub fn instant(s: &str) -> Result<std::time::SystemTime, String> {
+    let t = s.trim();
+    if let Ok(secs) = t.parse::<f64>() {
+        if (0.0..1e11).contains(&secs) {
+            return Ok(std::time::UNIX_EPOCH + Duration::from_secs_f64(secs));
+        }
+    }
+    humantime::parse_rfc3339_weak(t)
+        .map_err(|_| format!("'{s}' is not a time: write RFC 3339 (2026-11-23T15:00:00Z) or unix seconds"))
+}
+
 /// Parses a percentage (`2%` or `2`) into a share (0.02).
 pub fn percent(s: &str) -> Result<f64, String> {
     let t = s.trim();
@@ -102,6 +125,18 @@ pub fn stages(s: &str) -> Result<StageList, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn segments_and_instants_parse() {
+        assert_eq!(segment("0/3"), Ok((0, 3)));
+        assert_eq!(segment(" 2 / 3 "), Ok((2, 3)));
+        for bad in ["3/3", "1/0", "a/2", "1", "-1/2"] {
+            assert!(segment(bad).is_err(), "{bad}");
+        }
+        assert_eq!(instant("1700000000"), Ok(std::time::UNIX_EPOCH + Duration::from_secs(1_700_000_000)));
+        assert_eq!(instant("2023-11-14T22:13:20Z"), Ok(std::time::UNIX_EPOCH + Duration::from_secs(1_700_000_000)));
+        assert!(instant("tomorrow").is_err());
+    }
 
     #[test]
     fn rates_and_stages() {

@@ -150,6 +150,8 @@ pub struct Plan {
     pub(crate) send: SendPlan,
     pub(crate) when: WhenPlan,
     pub(crate) wire: WirePlan,
+    /// This process's share of the test: its threads pace every `count`-th request.
+    pub(crate) segment: crate::config::Segment,
 }
 
 /// How requests travel, settled before the threads start.
@@ -192,8 +194,9 @@ impl Plan {
 /// fail before load starts, so a bad host is one error line and no report.
 pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
     let limit = net::raise_file_limit();
-    if config.connections as u64 + SPARE_FILES > limit {
-        return Err(EngineError::FileLimit { connections: config.connections, limit });
+    let connections = config.segment_connections();
+    if connections as u64 + SPARE_FILES > limit {
+        return Err(EngineError::FileLimit { connections, limit });
     }
     let target = &config.target;
     let addr = net::resolve(&target.host, target.port, config.timeout)?;
@@ -221,6 +224,7 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
         tls,
         request,
         wire,
+        segment: config.segment,
         timeout_us: config.timeout.as_micros() as u64,
         threads: config.threads,
         source_addrs: config.source_addrs.clone(),
@@ -306,6 +310,9 @@ pub fn run(
             })
             .collect();
         progress(Progress::Started);
+        if let Some(at) = config.start_at {
+            wait_until(at, stop);
+        }
         let (started, start) = (SystemTime::now(), Instant::now());
         for g in go.drain(..) {
             let _ = g.send(start);
@@ -328,6 +335,15 @@ pub fn run(
     Ok(RunOutput { recorders, started, elapsed, thread_cpu, addr: plan.addr, series, globals, script_error })
 }
 
+/// Sleeps until the wall clock reaches `at` (every segment of a test starts at the same
+/// instant), or `stop` is set.
+fn wait_until(at: SystemTime, stop: &AtomicBool) {
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let Ok(left) = at.duration_since(SystemTime::now()) else { return };
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
+}
+
 /// Merges the threads' snapshots interval by interval, in order, until every worker is done.
 fn collect_intervals(
     rx: &mpsc::Receiver<Snapshot>,
@@ -341,13 +357,17 @@ fn collect_intervals(
         let (start, end) = (parts.iter().map(|p| p.start_us).min(), parts.iter().map(|p| p.end_us).max());
         let target = config.schedule.as_ref().zip(start.zip(end)).map(|(s, (a, b))| {
             let (a, b) = (a as f64 / 1e6, (b as f64 / 1e6).min(s.duration().as_secs_f64()));
+            let share = config.segment_fraction();
             if b > a {
-                (s.due_by(b) - s.due_by(a)) / (b - a)
+                (s.due_by(b) - s.due_by(a)) / (b - a) * share
             } else {
-                s.rate_at(a)
+                s.rate_at(a) * share
             }
         });
-        let (row, h) = IntervalRow::merge(&parts, target);
+        let (mut row, h) = IntervalRow::merge(&parts, target);
+        if config.segment.is_split() {
+            row.latency_histogram = Some(crate::report::json::encode_histogram(&h));
+        }
         on_interval(&row, &h);
         // Warm-up rows are shown live but are not part of the measured series.
         if start.is_some_and(|s| s >= warm_us) {

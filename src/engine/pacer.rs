@@ -80,6 +80,43 @@ mod tests {
     use std::time::Duration;
 
     #[test]
+    fn segments_and_their_threads_interleave_the_single_process_schedule() {
+        use crate::plan::Stage;
+        let ramp = Schedule::stages(
+            0.0,
+            &[
+                Stage { duration: Duration::from_millis(300), rate_per_s: 2000.0 },
+                Stage { duration: Duration::ZERO, rate_per_s: 500.0 },
+                Stage { duration: Duration::from_millis(200), rate_per_s: 500.0 },
+            ],
+        );
+        for sched in [Schedule::constant(1000.0, Duration::from_millis(97)), ramp] {
+            let mut want = Vec::new();
+            let mut one = Pacer::new(&sched, 0, 1, 0);
+            while let Some(due) = one.take() {
+                want.push(due);
+            }
+            for n in 1..=16usize {
+                for threads in 1..=3usize {
+                    // Thread t of segment s: s + n t, then every n × threads-th (see
+                    // engine::worker::schedule::share_index).
+                    let mut all = Vec::new();
+                    for seg in 0..n {
+                        for t in 0..threads {
+                            let mut p = Pacer::new(&sched, seg + n * t, n * threads, 0);
+                            while let Some(due) = p.take() {
+                                all.push(due);
+                            }
+                        }
+                    }
+                    all.sort();
+                    assert_eq!(all, want, "{n} segments x {threads} threads");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn threads_interleave_the_global_schedule() {
         let sched = Schedule::constant(1000.0, Duration::from_millis(10));
         let mut all = Vec::new();

@@ -62,6 +62,12 @@ struct Result<'a> {
     command: &'a [String],
     /// CPUs of the machine that ran the test.
     host_cores: usize,
+    /// Segmented runs: which share of the test this is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    segment: Option<SegmentOut>,
+    /// `--start-at`: when every segment was to start (RFC 3339).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start_at: Option<String>,
     /// The protocol spoken: `http/1.1`, `h2` (TLS) or `h2c`.
     protocol: &'static str,
     /// HTTP/2 runs: the protocol and what it counted.
@@ -86,6 +92,12 @@ pub fn encode_histogram(h: &hdrhistogram::Histogram<u64>) -> String {
 pub fn decode_histogram(text: &str) -> Option<hdrhistogram::Histogram<u64>> {
     let bytes = crate::report::b64::decode(text)?;
     hdrhistogram::serialization::Deserializer::new().deserialize(&mut bytes.as_slice()).ok()
+}
+
+#[derive(Serialize)]
+struct SegmentOut {
+    index: u32,
+    count: u32,
 }
 
 #[derive(Serialize)]
@@ -263,7 +275,7 @@ fn render_with(
         rate: config.schedule.as_ref().map(|s| {
             let p = &t.pacing;
             Rate {
-                target_per_s: s.total_requests() / s.duration().as_secs_f64().max(1e-9),
+                target_per_s: s.total_requests() / s.duration().as_secs_f64().max(1e-9) * config.segment_fraction(),
                 sent: p.sent,
                 late: p.late,
                 late_no_connection: p.late_no_connection,
@@ -293,6 +305,11 @@ fn render_with(
         command: &config.command,
         host_cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
         thread_cpu_s,
+        segment: config
+            .segment
+            .is_split()
+            .then_some(SegmentOut { index: config.segment.index, count: config.segment.count }),
+        start_at: config.start_at.map(|t| humantime::format_rfc3339_millis(t).to_string()),
         protocol: match config.protocol {
             crate::config::Protocol::Http1 => "http/1.1",
             crate::config::Protocol::Http2 { .. } if config.target.scheme == crate::config::Scheme::Https => "h2",
@@ -357,6 +374,7 @@ mod tests {
                 bytes_per_s: 129_000.0,
                 ttfb_mean_us: 0.0,
                 ttfb_p99_us: 0,
+                latency_histogram: None,
             })
             .collect()
     }

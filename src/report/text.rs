@@ -12,12 +12,20 @@ const WRK_PERCENTILES: [f64; 4] = [50.0, 75.0, 90.0, 99.0];
 
 /// The lines wrk prints before the load starts.
 pub fn header(config: &Config) -> String {
+    let segment = if config.segment.is_split() {
+        format!(
+            " (segment {} of {}: {} connections in all)",
+            config.segment.index, config.segment.count, config.connections
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "Running {} test @ {}\n  {} threads and {} connections\n",
+        "Running {} test @ {}\n  {} threads and {} connections{segment}\n",
         time_s(config.duration.as_secs_f64()),
         config.target.url,
         config.threads,
-        config.connections
+        config.segment_connections()
     )
 }
 

@@ -77,6 +77,10 @@ pub struct IntervalRow {
     pub ttfb_mean_us: f64,
     /// 99th percentile time to first byte, microseconds (proxy tests).
     pub ttfb_p99_us: u64,
+    /// Segmented runs: the interval's whole latency histogram (HdrHistogram V2, deflated,
+    /// base64), so `strain merge` adds intervals exactly.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_histogram: Option<String>,
 }
 
 impl IntervalRow {
@@ -139,6 +143,7 @@ impl IntervalRow {
             bytes_per_s: per_s(bytes as f64),
             ttfb_mean_us: if ttfb.is_empty() { 0.0 } else { ttfb.mean() },
             ttfb_p99_us: if ttfb.is_empty() { 0 } else { ttfb.value_at_quantile(0.99) },
+            latency_histogram: None,
         };
         (row, h)
     }

@@ -41,18 +41,30 @@ impl<'a> When<'a> {
                     .register(&mut mio::unix::SourceFd(&timer.raw_fd()), TIMER, Interest::READABLE)
                     .map_err(EngineError::Poll)?;
                 When::Paced(Paced {
-                    pacer: Pacer::new(schedule, index, plan.threads, *tick_us),
+                    pacer: Pacer::new(schedule, share_index(plan, index), share_stride(plan), *tick_us),
                     idle: Vec::with_capacity(conns),
                     timer,
                     starved: false,
                 })
             }
             WhenPlan::Arrivals(schedule) => When::Arrivals(Arrivals {
-                pacer: Pacer::new(schedule, index, plan.threads, 0),
+                pacer: Pacer::new(schedule, share_index(plan, index), share_stride(plan), 0),
                 free: (0..conns as u32).rev().collect(),
             }),
         })
     }
+}
+
+/// Request `k` of the whole schedule belongs to segment `k mod N`, and within it to thread
+/// `(k div N) mod T`: thread `t` of segment `s` takes `s + N t`, then every `N T`-th. The N
+/// processes' threads together send exactly the one schedule.
+fn share_index(plan: &Plan, thread: usize) -> usize {
+    plan.segment.index as usize + plan.segment.count.max(1) as usize * thread
+}
+
+/// See [`share_index`].
+fn share_stride(plan: &Plan) -> usize {
+    plan.segment.count.max(1) as usize * plan.threads
 }
 
 /// The recorder's running totals that an interval is measured against.
