@@ -93,6 +93,8 @@ pub struct RunOutput {
     pub elapsed: Duration,
     /// CPU time each worker thread used after the warm-up.
     pub thread_cpu: Vec<Duration>,
+    /// Time each worker thread waited for a CPU after the warm-up.
+    pub thread_waited: Vec<Duration>,
     /// The address that was loaded.
     pub addr: std::net::SocketAddr,
     /// The time series, one row per interval (`--interval`, 1 s by default), after the warm-up.
@@ -274,6 +276,7 @@ pub fn run(
                                 globals: Vec::new(),
                                 script_error: None,
                                 cpu: Duration::ZERO,
+                                waited: Duration::ZERO,
                             });
                         };
                         let share = worker::Share {
@@ -297,6 +300,7 @@ pub fn run(
                                     globals: Vec::new(),
                                     script_error: Some(e),
                                     cpu: Duration::ZERO,
+                                    waited: Duration::ZERO,
                                 })
                             }
                             Err(e) => Err(e),
@@ -330,9 +334,20 @@ pub fn run(
     let outputs = results.into_iter().collect::<Result<Vec<_>, _>>()?;
     let script_error = outputs.iter().find_map(|o| o.script_error.clone());
     let thread_cpu = outputs.iter().map(|o| o.cpu).collect();
+    let thread_waited = outputs.iter().map(|o| o.waited).collect();
     let (recorders, globals) = outputs.into_iter().map(|o| (o.rec, o.globals)).unzip();
     let started = started + config.warmup;
-    Ok(RunOutput { recorders, started, elapsed, thread_cpu, addr: plan.addr, series, globals, script_error })
+    Ok(RunOutput {
+        recorders,
+        started,
+        elapsed,
+        thread_cpu,
+        thread_waited,
+        addr: plan.addr,
+        series,
+        globals,
+        script_error,
+    })
 }
 
 /// Sleeps until the wall clock reaches `at` (every segment of a test starts at the same

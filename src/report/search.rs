@@ -118,7 +118,7 @@ pub fn answer(a: &Answer, connections: usize) -> String {
     match &a.limit {
         Some(Verdict::Generator { late_share, cpu_share }) => {
             let why = if *cpu_share >= crate::search::step::CPU_SATURATED {
-                format!("its busiest thread used {:.0}% of a core", cpu_share * 100.0)
+                format!("its busiest thread was busy or waiting for a CPU {:.0}% of the step", cpu_share * 100.0)
             } else {
                 format!("{:.1}% of requests were sent late although a connection was free", late_share * 100.0)
             };

@@ -112,6 +112,9 @@ pub struct RunResult {
     /// CPU time each of strain's worker threads used while measuring: a thread near 100% of the
     /// elapsed time is the generator's own limit.
     pub thread_cpu: Vec<std::time::Duration>,
+    /// Time each worker thread was ready to run but waited for a CPU while measuring (another
+    /// process, the server on the same machine, had it).
+    pub thread_waited: Vec<std::time::Duration>,
 }
 
 /// Sees a run as it goes. Every method has a default that ignores it.
@@ -210,6 +213,7 @@ fn client(
         origin_served: None,
         failure,
         thread_cpu: out.thread_cpu,
+        thread_waited: out.thread_waited,
     };
     observer.finished(&result);
     if let Some(main) = &main_script {
@@ -235,6 +239,7 @@ fn unrun(addr: SocketAddr, failure: Failure) -> RunResult {
         origin_served: None,
         failure: Some(failure),
         thread_cpu: Vec::new(),
+        thread_waited: Vec::new(),
     }
 }
 

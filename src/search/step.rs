@@ -5,7 +5,8 @@
 //! The generator's own limits are told apart from the service's by where requests waited:
 //! - sent late although a connection was free: strain's thread did not get to it in time (its
 //!   CPU, or the machine's) — the generator's limit;
-//! - its busiest worker thread used nearly all of a core — the generator's limit;
+//! - its busiest worker thread was busy or waiting for a CPU nearly all the step — the
+//!   generator's limit (on a shared machine a thread can be at its limit with part of a core);
 //! - sent late because every connection was busy, while the service answered as fast as it did
 //!   at lower rates and within the SLO: more connections would have carried the rate — `-c`'s
 //!   limit. When the service's own latency grew instead, or broke the SLO by itself, the
@@ -119,8 +120,15 @@ impl Step {
         let s = &result.summary;
         let outcomes: Vec<Outcome> = slo.iter().map(|t| t.judge(&result)).collect();
         let elapsed = s.elapsed.as_secs_f64();
-        let cpu_share =
-            result.thread_cpu.iter().map(|c| c.as_secs_f64() / elapsed.max(1e-9)).fold(0.0, f64::max).min(1.0);
+        // Busy, or ready but waiting for a CPU: either way the thread could not do more.
+        let waited = |i: usize| result.thread_waited.get(i).map_or(0.0, |w| w.as_secs_f64());
+        let cpu_share = result
+            .thread_cpu
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.as_secs_f64() + waited(i)) / elapsed.max(1e-9))
+            .fold(0.0, f64::max)
+            .min(1.0);
         let achieved = s.requests_per_s();
         let p = &s.total.pacing;
         let share = |n: u64| if p.sent == 0 || n < LATE_MIN { 0.0 } else { n as f64 / p.sent as f64 };
@@ -220,6 +228,7 @@ mod tests {
             origin_served: None,
             failure: None,
             thread_cpu: vec![std::time::Duration::from_secs_f64(cpu)],
+            thread_waited: vec![std::time::Duration::ZERO],
         }
     }
 

@@ -206,9 +206,11 @@ fn a_proxy_workload_is_searched_with_its_hit_ratio_per_step() {
     assert!(run.stdout.contains("Max rate: at least 1,000 requests/s: the SLO held at --max"), "{}", run.stdout);
     for s in j["steps"].as_array().unwrap() {
         let r = &s["result"];
-        assert!(r["proxy"]["hit_ratio"].as_f64().unwrap() <= 0.01, "{s}");
+        // The origin's counters are read over HTTP a moment after each interval's end: on a busy
+        // machine that moment can hold a few percent of a second's requests.
+        assert!(r["proxy"]["hit_ratio"].as_f64().unwrap() <= 0.05, "{s}");
         let (origin, client) = (r["proxy"]["origin_requests"].as_f64().unwrap(), r["requests"].as_f64().unwrap());
-        assert!((origin - client).abs() <= client * 0.01, "the origin's count starts after the warm-up too: {s}");
+        assert!((origin - client).abs() <= client * 0.05, "the origin's count starts after the warm-up too: {s}");
     }
     let bad = strain_raw(&args("proxy --slo p99<100ms -d 1s"));
     assert_eq!(bad.code, 2, "{}", bad.stderr);

@@ -82,8 +82,9 @@ pub struct Worker<'a> {
     end_us: u64,
     /// When the warm-up ends and measuring starts; `None` once measuring (or with no warm-up).
     warm_at_us: Option<u64>,
-    /// This thread's CPU time when measuring started.
+    /// This thread's CPU time and run-queue wait when measuring started.
     cpu_at_start: Duration,
+    waited_at_start: Duration,
     /// Past the end: no new requests; in-flight ones may still finish (or time out).
     draining: bool,
     sample_at_us: u64,
@@ -121,6 +122,8 @@ pub struct WorkerOutput {
     pub script_error: Option<ScriptError>,
     /// CPU time the thread used while measuring.
     pub cpu: Duration,
+    /// Time it waited for a CPU while measuring.
+    pub waited: Duration,
 }
 
 /// Where a worker runs in the whole: its index, connections, time span and interval feed.
@@ -176,6 +179,7 @@ impl<'a> Worker<'a> {
             end_us: clock.at(end),
             warm_at_us: Some(clock.at(warm)).filter(|w| *w > 0),
             cpu_at_start: thread_cpu(),
+            waited_at_start: thread_waited(),
             draining: false,
             sample_at_us: RATE_SAMPLE_MS * 1000,
             sample_requests: 0,
@@ -277,7 +281,8 @@ impl<'a> Worker<'a> {
         self.finish_links();
         let globals = self.send.lua().map(|s| s.globals()).unwrap_or_default();
         let cpu = thread_cpu().saturating_sub(self.cpu_at_start);
-        Ok(WorkerOutput { rec: self.rec, globals, script_error: self.script_error, cpu })
+        let waited = thread_waited().saturating_sub(self.waited_at_start);
+        Ok(WorkerOutput { rec: self.rec, globals, script_error: self.script_error, cpu, waited })
     }
 
     fn on_event(&mut self, i: usize, readable: Readable, writable: bool) {
@@ -483,6 +488,17 @@ enum Readable {
     Yes,
     /// The peer closed (or the socket failed): read until end of stream or error.
     UntilEof,
+}
+
+/// Time the calling thread has spent ready to run but waiting for a CPU (the run-queue wait in
+/// `/proc/thread-self/schedstat`; zero where the kernel does not keep it). A generator thread
+/// that is busy or waiting for a CPU all the time is at its limit, even when a shared machine
+/// gives it only part of a core.
+pub fn thread_waited() -> Duration {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(Duration::ZERO, Duration::from_nanos)
 }
 
 /// CPU time the calling thread has used (zero if the clock cannot be read).

@@ -187,6 +187,7 @@ impl Worker<'_> {
         self.sample_requests = 0;
         self.sample_at_us = now + RATE_SAMPLE_MS * 1000;
         self.cpu_at_start = thread_cpu();
+        self.waited_at_start = thread_waited();
         self.warm_at_us = None;
     }
 
