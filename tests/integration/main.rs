@@ -25,6 +25,7 @@ mod proxy;
 mod rate;
 mod report;
 mod script;
+mod segments;
 mod signals;
 mod thresholds;
 mod tls;
