@@ -52,6 +52,7 @@ pub fn proxy_plan(f: &ProxyFlags, origin: &str) -> Result<ProxyPlan, CliError> {
             evolve_per_hour: f.evolve,
             doc_size: f.doc_size.map(|n| n as u64),
             seed: f.seed,
+            share: (0, 1),
         },
         form: if f.form == FormFlag::Forward { Form::Forward } else { Form::Reverse },
         origin: origin.to_string(),
@@ -135,7 +136,9 @@ fn client(f: &ProxyFlags, origin: &str, stop: &AtomicBool, placement: OriginPlac
         return Err(CliError::Usage("--slo is the capacity search's: add --find-max (or use --threshold)".into()));
     }
     let checks = super::checks(&f.load, &config, true)?;
-    let test = RunConfig { load: config, workload: Workload::Proxy(proxy_plan(f, origin)?), origin: placement };
+    let mut plan = proxy_plan(f, origin)?;
+    plan.workload.share = (u64::from(config.segment.index), u64::from(config.segment.count));
+    let test = RunConfig { load: config, workload: Workload::Proxy(plan), origin: placement };
     super::run_and_report(test, &checks, stop).map(|(code, _)| code)
 }
 

@@ -92,7 +92,11 @@ impl<'a> ProxyClient<'a> {
         let p = self.plan;
         let doc = match &p.urls {
             Some(urls) if !urls.is_empty() => {
-                let url = &urls[self.next_url % urls.len()];
+                // A split test's segment I takes the lines congruent to I mod N.
+                let (index, count) = p.workload.share;
+                let mine = (urls.len() as u64).saturating_sub(index).div_ceil(count.max(1)).max(1);
+                let line = (index + count.max(1) * (self.next_url as u64 % mine)) as usize;
+                let url = &urls[line.min(urls.len() - 1)];
                 self.next_url += 1;
                 self.path.clear();
                 self.path.push_str(crate::http::request::origin_form(url));
@@ -201,5 +205,23 @@ mod tests {
         assert_eq!(c.check(&sent[0], 200, Some(&good)), None);
         assert_eq!(c.check(&sent[0], 200, Some(&bad)), Some("asked for /d/1/3: length 4, expected 3".into()));
         assert_eq!(c.check(&sent[0], 304, Some(&bad)), None);
+    }
+
+    #[test]
+    fn segments_take_their_lines_of_a_url_list() {
+        let mut p = plan(Form::Reverse);
+        p.urls = Some((0..7).map(|i| format!("/d/{i}/1")).collect());
+        let mut seen = Vec::new();
+        for index in 0..3 {
+            p.workload.share = (index, 3);
+            let mut c = ProxyClient::new(&p, 0);
+            let mut out = Vec::new();
+            let ids: std::collections::BTreeSet<u64> =
+                (0..20).filter_map(|_| c.build(&mut out).doc.map(|d| d.id)).collect();
+            assert!(ids.iter().all(|id| id % 3 == index), "segment {index}: {ids:?}");
+            seen.extend(ids);
+        }
+        seen.sort();
+        assert_eq!(seen, (0..7).collect::<Vec<u64>>(), "together, every line");
     }
 }

@@ -30,11 +30,25 @@ pub struct WorkloadConfig {
     pub doc_size: Option<u64>,
     /// Seed of the random choices.
     pub seed: u64,
+    /// This process's share of a split test (`--segment I/N`): (I, N). With a uniform hot set
+    /// it asks only for the hot ranks congruent to I mod N, so the N processes' hot sets are
+    /// disjoint and together are the whole, with the same hit rate; a URL list is shared the
+    /// same way. Zipf popularity keeps the one shared hot set: restricting each process to a
+    /// residue class would change how often each rank is asked for.
+    pub share: (u64, u64),
 }
 
 impl Default for WorkloadConfig {
     fn default() -> Self {
-        WorkloadConfig { hit_rate: 0.4, hotset: 1000, zipf: None, evolve_per_hour: 0.0, doc_size: None, seed: 1 }
+        WorkloadConfig {
+            hit_rate: 0.4,
+            hotset: 1000,
+            zipf: None,
+            evolve_per_hour: 0.0,
+            doc_size: None,
+            seed: 1,
+            share: (0, 1),
+        }
     }
 }
 
@@ -109,7 +123,12 @@ impl Generator {
     /// A member of the hot set at time `unix_s`: rank by popularity, then the window's offset.
     fn hot_id(&mut self, unix_s: f64) -> u64 {
         let n = self.cfg.hotset;
-        let rank = if self.zipf_cdf.is_empty() {
+        let (index, count) = self.cfg.share;
+        let rank = if self.zipf_cdf.is_empty() && count > 1 && index < n {
+            // The ranks congruent to `index` mod `count`: a disjoint share of the hot set.
+            let mine = (n - index).div_ceil(count);
+            index + count * (self.rng.next_u64() % mine)
+        } else if self.zipf_cdf.is_empty() {
             self.rng.next_u64() % n
         } else {
             let u = self.rng.unit();
@@ -164,6 +183,25 @@ mod tests {
         for d in da.iter().filter(|d| d.id < 10) {
             assert_eq!(d.len, mixed_size(d.id));
         }
+    }
+
+    #[test]
+    fn segments_ask_for_disjoint_shares_of_the_hot_set_at_the_same_hit_rate() {
+        let n = 3;
+        let mut union = HashSet::new();
+        for i in 0..n {
+            let cfg =
+                WorkloadConfig { hit_rate: 0.8, hotset: 100, doc_size: Some(1), share: (i, n), ..Default::default() };
+            let mut g = Generator::new(&cfg, 10 + i);
+            let docs: Vec<Doc> = (0..60_000).map(|_| g.next(0.0)).collect();
+            let hot: HashSet<u64> = docs.iter().filter(|d| d.id < 100).map(|d| d.id).collect();
+            assert!(hot.iter().all(|id| id % n == i), "segment {i}");
+            assert!(union.is_disjoint(&hot));
+            union.extend(hot);
+            let rate = docs.iter().filter(|d| d.id < 100).count() as f64 / docs.len() as f64;
+            assert!((rate - 0.8).abs() < 0.01, "segment {i}: {rate}");
+        }
+        assert_eq!(union, (0..100).collect(), "together, the whole hot set");
     }
 
     #[test]
