@@ -33,6 +33,9 @@ pub fn run(f: &MergeFlags) -> Result<i32, CliError> {
         docs.extend(crate::merge::parse_stream(&name, &text)?);
     }
     let merged = crate::merge::merge(docs, f.force)?;
+    if merged.proxy_dropped {
+        eprintln!("strain: the proxy sections (hit ratio, origin counts) are not merged");
+    }
     let mut config = merged.config;
     config.latency = f.latency;
     config.uncorrected = f.uncorrected;

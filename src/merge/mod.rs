@@ -112,6 +112,9 @@ pub struct Merged {
     pub config: Config,
     /// CPU seconds of every segment's worker threads, in input order.
     pub thread_cpu: Vec<Duration>,
+    /// Some results were proxy tests, whose `proxy` section (hit ratio, origin counts) is not
+    /// merged: a hit ratio measured at one origin by several clients is not a sum.
+    pub proxy_dropped: bool,
 }
 
 /// Splits `text` (one result, or results concatenated as `cat` or `kubectl logs` give them,
@@ -203,17 +206,21 @@ pub fn merge(docs: Vec<(String, Value)>, force: bool) -> Result<Merged, MergeErr
     let recorders: Vec<Recorder> = parts.iter().map(|p| p.recorder.clone()).collect();
     let mut summary = Summary::new(&recorders, end.duration_since(started).unwrap_or_default(), started);
     let interval_us = interval_us(parts.iter().map(|p| &p.doc));
-    let mut by_index: BTreeMap<u32, Vec<Snapshot>> = BTreeMap::new();
+    // Each merged row: the segments' snapshots that land in it, and their targets added.
+    let mut by_index: BTreeMap<u32, (Vec<Snapshot>, Option<f64>)> = BTreeMap::new();
     for p in &parts {
-        for s in p.snapshots(origin, interval_us)? {
-            by_index.entry(s.index).or_default().push(s);
+        for (snap, target) in p.snapshots(origin, interval_us)? {
+            let (snaps, sum) = by_index.entry(snap.index).or_default();
+            snaps.push(snap);
+            *sum = match (*sum, target) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, b) => a.or(b),
+            };
         }
     }
     let mut series = Vec::with_capacity(by_index.len());
-    for (index, snaps) in &by_index {
-        let target: Option<f64> =
-            parts.iter().filter_map(|p| row_target(p, origin, interval_us, *index)).reduce(|a, b| a + b);
-        let (mut row, h) = IntervalRow::merge(snaps, target);
+    for (snaps, target) in by_index.values() {
+        let (mut row, h) = IntervalRow::merge(snaps, *target);
         row.latency_histogram = Some(crate::report::json::encode_histogram(&h));
         series.push(row);
     }
@@ -224,7 +231,8 @@ pub fn merge(docs: Vec<(String, Value)>, force: bool) -> Result<Merged, MergeErr
         .flat_map(|p| p.doc["thread_cpu_s"].as_array().cloned().unwrap_or_default())
         .filter_map(|v| v.as_f64().and_then(|s| Duration::try_from_secs_f64(s).ok()))
         .collect();
-    Ok(Merged { summary, series, config, thread_cpu })
+    let proxy_dropped = parts.iter().any(|p| p.doc.get("proxy").is_some());
+    Ok(Merged { summary, series, config, thread_cpu, proxy_dropped })
 }
 
 /// Length of the series' intervals: the first full row's, rounded to 10 ms (the shortest
@@ -242,19 +250,6 @@ fn interval_us<'a>(docs: impl Iterator<Item = &'a Value>) -> u64 {
     } else {
         us
     }
-}
-
-/// A segment's target rate for merged row `index`: the target of its own row that lands there.
-fn row_target(p: &Part, origin: std::time::SystemTime, interval_us: u64, index: u32) -> Option<f64> {
-    let rows = p.doc["intervals"].as_array()?;
-    let load_start = p.started.checked_sub(p.warmup).unwrap_or(p.started);
-    let offset_s = load_start.duration_since(origin).unwrap_or_default().as_secs_f64();
-    rows.iter()
-        .find(|r| {
-            let start_s = r["start_s"].as_f64().unwrap_or(-1.0) + offset_s;
-            (start_s * 1e6 / interval_us as f64).round() == f64::from(index)
-        })
-        .and_then(|r| r["target_per_s"].as_f64())
 }
 
 /// `Req/Sec` per thread, rebuilt from each segment's intervals: every thread of a segment is

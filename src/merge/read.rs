@@ -149,10 +149,10 @@ impl Part {
         self.doc.pointer("/config/url").and_then(Value::as_str).unwrap_or("")
     }
 
-    /// The interval rows as snapshots, each placed at `start_us` from `origin` on the wall
-    /// clock, rounded to whole intervals of `interval_us` (segments start at the same instant
-    /// to the millisecond, and each cuts its rows a few microseconds apart).
-    pub fn snapshots(&self, origin: SystemTime, interval_us: u64) -> Result<Vec<Snapshot>, MergeError> {
+    /// The interval rows as snapshots with their target rates, each placed at `start_us` from
+    /// `origin` on the wall clock, rounded to whole intervals of `interval_us` (segments start
+    /// at the same instant to the millisecond, and each cuts its rows a few microseconds apart).
+    pub fn snapshots(&self, origin: SystemTime, interval_us: u64) -> Result<Vec<(Snapshot, Option<f64>)>, MergeError> {
         let n = self.name.as_str();
         let rows = field(n, &self.doc, "/intervals")?
             .as_array()
@@ -176,7 +176,7 @@ impl Part {
                 errors_by_kind[kind as usize] = row["errors_by_kind"][kind.name()].as_u64().unwrap_or(0);
             }
             let bytes_per_s = row["bytes_per_s"].as_f64().unwrap_or(0.0);
-            out.push(Snapshot {
+            let snap = Snapshot {
                 index: u32::try_from(index as u64).unwrap_or(u32::MAX),
                 start_us,
                 end_us: start_us.saturating_add(length_us),
@@ -190,7 +190,8 @@ impl Part {
                 late: count(n, &self.doc, &at("late"))?,
                 open: count(n, &self.doc, &at("open_connections"))?,
                 connects: count(n, &self.doc, &at("new_connections"))?,
-            });
+            };
+            out.push((snap, row["target_per_s"].as_f64()));
         }
         Ok(out)
     }

@@ -241,3 +241,22 @@ fn malformed_results_are_errors_not_panics() {
         assert_eq!(merge(vec![("x.json".into(), doc)], true).unwrap_err().to_string(), want);
     }
 }
+
+#[test]
+fn rows_align_by_wall_clock_whatever_each_segment_cut() {
+    let mut docs = split(&latencies(), 3);
+    // Segment 1 started 4 ms late and cut its rows 0.7 ms after the others: the same intervals.
+    docs[1].1["started"] = "2027-01-15T08:00:00.004Z".into();
+    docs[1].1["intervals"][1]["start_s"] = 1.0007.into();
+    // Segment 2 started a whole interval late: its rows are the next ones.
+    docs[2].1["started"] = "2027-01-15T08:00:01.000Z".into();
+    let m = merge(docs, false).unwrap();
+    let rows: Vec<(f64, u64)> = m.series.iter().map(|r| (r.start_s, r.requests)).collect();
+    assert_eq!(rows, vec![(0.0, 2000), (1.0, 3000), (2.0, 1000)]);
+    assert_eq!(
+        m.series.iter().map(|r| r.target_per_s).collect::<Vec<_>>(),
+        vec![Some(2000.0), Some(3000.0), Some(1000.0)]
+    );
+    // The merged run spans from the first start to the last end.
+    assert_eq!(m.summary.elapsed, Duration::from_millis(3_010));
+}

@@ -80,11 +80,14 @@ fn three_segments_merge_into_the_one_test_the_origin_served() {
     let merged_path = dir.path().join("m.json");
     let mut args = vec!["merge"];
     args.extend(&files);
-    args.extend(["--json", merged_path.to_str().unwrap()]);
+    let html = dir.path().join("m.html");
+    args.extend(["--json", merged_path.to_str().unwrap(), "--html", html.to_str().unwrap()]);
     let run = strain_raw(&args);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stderr, "");
     let m = read_json(&merged_path);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>") && page.contains("<svg"), "{}", &page[..page.len().min(300)]);
     let errors: Vec<String> = schema().iter_errors(&m).map(|e| format!("{e} at {}", e.instance_path)).collect();
     assert!(errors.is_empty(), "{errors:?}");
 
