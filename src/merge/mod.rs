@@ -25,6 +25,10 @@ use crate::stats::interval::{IntervalRow, Snapshot};
 use crate::stats::{Recorder, Summary};
 pub use read::Part;
 
+/// Most results one merge takes (a test split over more processes than this is not a test
+/// one machine's report describes).
+pub const MAX_RESULTS: usize = 4096;
+
 /// Why results cannot be merged; every message names the results concerned.
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
@@ -63,6 +67,12 @@ pub enum MergeError {
     /// Nothing to merge.
     #[error("no results to merge")]
     Empty,
+    /// More results than one test is split into.
+    #[error("{count} results: at most {MAX_RESULTS} can be merged")]
+    TooMany {
+        /// How many were given.
+        count: usize,
+    },
     /// The results describe different tests.
     #[error("{first} and {other} are different tests: {what} {a} vs {b} (--force merges them anyway)")]
     Different {
@@ -194,6 +204,9 @@ pub fn check(parts: &[Part]) -> Result<(), MergeError> {
 
 /// Merges named result documents (after [`check`], unless `force`).
 pub fn merge(docs: Vec<(String, Value)>, force: bool) -> Result<Merged, MergeError> {
+    if docs.len() > MAX_RESULTS {
+        return Err(MergeError::TooMany { count: docs.len() });
+    }
     let parts = docs.into_iter().map(|(name, doc)| Part::read(name, doc)).collect::<Result<Vec<_>, _>>()?;
     if !force {
         check(&parts)?;
@@ -261,7 +274,8 @@ fn rate_samples(parts: &[Part], total: &mut Recorder) {
         for r in p.doc["intervals"].as_array().into_iter().flatten() {
             let (per_s, length_s) =
                 (r["achieved_per_s"].as_f64().unwrap_or(0.0), r["length_s"].as_f64().unwrap_or(0.0));
-            let samples = (length_s * 1000.0 / crate::stats::RATE_SAMPLE_MS as f64).round() as u64 * threads;
+            let samples =
+                ((length_s * 1000.0 / crate::stats::RATE_SAMPLE_MS as f64).round() as u64).saturating_mul(threads);
             let _ = total.rate_samples.record_n((per_s / threads as f64).round() as u64, samples);
         }
     }
@@ -277,7 +291,7 @@ fn whole_config(parts: &[Part], interval: Duration) -> Result<Config, MergeError
     let mut config = Config::new(Target::parse(first.url()).map_err(|_| bad("/config/url"))?);
     config.connections =
         doc.pointer("/config/connections").and_then(Value::as_u64).ok_or_else(|| bad("/config/connections"))? as usize;
-    config.threads = parts.iter().map(|p| p.threads).sum::<usize>().max(1);
+    config.threads = parts.iter().map(|p| p.threads).fold(0, usize::saturating_add).max(1);
     let secs = |ptr: &str| {
         doc.pointer(ptr)
             .and_then(Value::as_f64)

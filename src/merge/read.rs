@@ -34,13 +34,26 @@ pub struct Part {
     pub threads: usize,
 }
 
+/// The largest count a result may hold: 2^40 (a million requests/s for twelve days). Larger
+/// ones are not measurements, and refusing them keeps the sums of [`super::MAX_RESULTS`]
+/// results far from overflowing.
+const MAX_COUNT: u64 = 1 << 40;
+
+/// A count that may be absent (zero), capped at [`MAX_COUNT`].
+fn capped(v: Option<&Value>) -> u64 {
+    v.and_then(Value::as_u64).unwrap_or(0).min(MAX_COUNT)
+}
+
 /// A field of `doc`, or an error naming it.
 fn field<'a>(name: &str, doc: &'a Value, pointer: &str) -> Result<&'a Value, MergeError> {
     doc.pointer(pointer).ok_or_else(|| MergeError::Field { name: name.into(), field: pointer.into() })
 }
 
 fn count(name: &str, doc: &Value, pointer: &str) -> Result<u64, MergeError> {
-    field(name, doc, pointer)?.as_u64().ok_or_else(|| MergeError::Field { name: name.into(), field: pointer.into() })
+    field(name, doc, pointer)?
+        .as_u64()
+        .filter(|n| *n <= MAX_COUNT)
+        .ok_or_else(|| MergeError::Field { name: name.into(), field: pointer.into() })
 }
 
 fn seconds(name: &str, doc: &Value, pointer: &str) -> Result<Duration, MergeError> {
@@ -104,7 +117,7 @@ impl Part {
             let bad = || MergeError::Field { name: name.clone(), field: format!("/status/{code}") };
             let code: usize = code.parse().map_err(|_| bad())?;
             let slot = r.status.get_mut(code).ok_or_else(bad)?;
-            *slot = v.as_u64().ok_or_else(bad)?;
+            *slot = v.as_u64().filter(|n| *n <= MAX_COUNT).ok_or_else(bad)?;
             if code > 399 {
                 r.status_errors += *slot;
             }
@@ -122,7 +135,7 @@ impl Part {
             p.unsent = count(n, &doc, "/rate/unsent")?;
             let mean = field(n, &doc, "/rate/late_mean_us")?.as_f64().unwrap_or(0.0);
             // The file keeps the mean; the sum it came from is back to within a microsecond.
-            p.late_sum_us = (mean * p.late as f64).round() as u64;
+            p.late_sum_us = ((mean * p.late as f64).round() as u64).min(MAX_COUNT << 10);
         }
         if doc.get("http2").is_some() {
             read_h2(n, &doc, &mut r.h2)?;
@@ -173,7 +186,7 @@ impl Part {
             let status_errors = count(n, &self.doc, &at("status_errors"))?;
             let mut errors_by_kind = [0; ErrorKind::COUNT];
             for kind in ErrorKind::ALL {
-                errors_by_kind[kind as usize] = row["errors_by_kind"][kind.name()].as_u64().unwrap_or(0);
+                errors_by_kind[kind as usize] = capped(row["errors_by_kind"].get(kind.name()));
             }
             let bytes_per_s = row["bytes_per_s"].as_f64().unwrap_or(0.0);
             let snap = Snapshot {
@@ -182,7 +195,7 @@ impl Part {
                 end_us: start_us.saturating_add(length_us),
                 latency_us,
                 ttfb_us: Recorder::new().ttfb_us,
-                bytes: (bytes_per_s * length_us as f64 / 1e6).round() as u64,
+                bytes: ((bytes_per_s * length_us as f64 / 1e6).round() as u64).min(MAX_COUNT),
                 requests: count(n, &self.doc, &at("requests"))?,
                 errors: count(n, &self.doc, &at("errors"))?.saturating_sub(status_errors),
                 errors_by_kind,
@@ -204,12 +217,12 @@ fn read_h2(n: &str, doc: &Value, h2: &mut crate::stats::H2Counts) -> Result<(), 
     h2.goaways = count(n, doc, "/http2/goaways")?;
     h2.retried = count(n, doc, "/http2/retried")?;
     h2.protocol_errors = count(n, doc, "/http2/protocol_errors")?;
-    h2.flow_control_stalls = doc.pointer("/http2/flow_control_stalls").and_then(Value::as_u64).unwrap_or(0);
+    h2.flow_control_stalls = capped(doc.pointer("/http2/flow_control_stalls"));
     if let Some(resets) = doc.pointer("/http2/resets").and_then(Value::as_object) {
         for (code_name, v) in resets {
             let slot = (0..h2.resets.len()).find(|&c| crate::h2::code_name(c as u32) == code_name);
             let last = h2.resets.len() - 1;
-            h2.resets[slot.unwrap_or(last)] += v.as_u64().unwrap_or(0);
+            h2.resets[slot.unwrap_or(last)] += capped(Some(v));
         }
     }
     Ok(())

@@ -236,6 +236,15 @@ fn malformed_results_are_errors_not_panics() {
             },
             "x.json: missing or malformed field /status/1000",
         ),
+        (
+            {
+                // Beyond any real run: refused, so that sums cannot overflow.
+                let mut d = good.clone();
+                d["requests"] = (1u64 << 41).into();
+                d
+            },
+            "x.json: missing or malformed field /requests",
+        ),
     ];
     for (doc, want) in cases {
         assert_eq!(merge(vec![("x.json".into(), doc)], true).unwrap_err().to_string(), want);
