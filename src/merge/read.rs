@@ -173,6 +173,7 @@ impl Part {
         let load_start = self.started.checked_sub(self.warmup).unwrap_or(self.started);
         // Offsets before the origin can only come from a forced merge of different tests.
         let offset_us = load_start.duration_since(origin).unwrap_or_default().as_micros() as f64;
+        let empty = Recorder::new();
         let mut out = Vec::with_capacity(rows.len());
         for (i, row) in rows.iter().enumerate() {
             let at = |f: &str| format!("/intervals/{i}/{f}");
@@ -180,7 +181,7 @@ impl Part {
             let length_us = seconds(n, &self.doc, &at("length_s"))?.as_micros() as u64;
             let index = (start_us / interval_us.max(1) as f64).round();
             let start_us = (index as u64).saturating_mul(interval_us);
-            let mut latency_us = Recorder::new().latency_us;
+            let mut latency_us = empty.latency_us.clone();
             let h = row.get("latency_histogram").ok_or_else(|| MergeError::NoIntervalHistograms { name: n.into() })?;
             add_histogram(n, h, &mut latency_us, &at("latency_histogram"))?;
             let status_errors = count(n, &self.doc, &at("status_errors"))?;
@@ -194,7 +195,7 @@ impl Part {
                 start_us,
                 end_us: start_us.saturating_add(length_us),
                 latency_us,
-                ttfb_us: Recorder::new().ttfb_us,
+                ttfb_us: empty.ttfb_us.clone(),
                 bytes: ((bytes_per_s * length_us as f64 / 1e6).round() as u64).min(MAX_COUNT),
                 requests: count(n, &self.doc, &at("requests"))?,
                 errors: count(n, &self.doc, &at("errors"))?.saturating_sub(status_errors),

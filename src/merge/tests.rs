@@ -269,3 +269,32 @@ fn rows_align_by_wall_clock_whatever_each_segment_cut() {
     // The merged run spans from the first start to the last end.
     assert_eq!(m.summary.elapsed, Duration::from_millis(3_010));
 }
+
+/// Every leaf's JSON pointer in `v`.
+fn leaves(v: &Value, at: String, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => m.iter().for_each(|(k, v)| leaves(v, format!("{at}/{k}"), out)),
+        Value::Array(a) => a.iter().enumerate().for_each(|(i, v)| leaves(v, format!("{at}/{i}"), out)),
+        _ => out.push(at),
+    }
+}
+
+#[test]
+fn no_value_in_any_field_makes_merging_or_reporting_panic() {
+    let docs = split(&latencies()[..100], 2);
+    let mut pointers = Vec::new();
+    leaves(&docs[0].1, String::new(), &mut pointers);
+    let bad: [Value; 6] =
+        [Value::Null, 1e300.into(), u64::MAX.into(), (-1e300).into(), "x".into(), "9999-12-31T23:59:59Z".into()];
+    // The second row has the first one's fields.
+    for ptr in pointers.iter().filter(|p| !p.starts_with("/intervals/1")) {
+        for b in &bad {
+            let mut mutated = docs.clone();
+            *mutated[0].1.pointer_mut(ptr).unwrap() = b.clone();
+            if let Ok(m) = merge(mutated, true) {
+                let _ = crate::report::json::render(&m.summary, &m.config, &m.series);
+                let _ = crate::report::text::body(&m.summary, &m.config);
+            }
+        }
+    }
+}
