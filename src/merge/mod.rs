@@ -128,8 +128,9 @@ pub struct Merged {
 }
 
 /// Splits `text` (one result, or results concatenated as `cat` or `kubectl logs` give them,
-/// pretty or one a line) into documents named `name`, `name` 2, ...; blank space between them
-/// is skipped, anything else is an error naming its line.
+/// pretty or one a line) into documents named `name`, or `name (result 1)`, `name (result 2)`
+/// ... when there are several; blank space between them is skipped, anything else is an error
+/// naming its line.
 pub fn parse_stream(name: &str, text: &str) -> Result<Vec<(String, Value)>, MergeError> {
     let mut out = Vec::new();
     for doc in serde_json::Deserializer::from_str(text).into_iter::<Value>() {
