@@ -9,6 +9,7 @@
 //!   text or as JSON.
 //! - [`origin`] is the built-in origin server (the demo target and the tests' server).
 //! - [`compare`] judges two sets of result JSONs against each other (`strain compare`).
+//! - [`merge`] adds the results of one test's segments into one result (`strain merge`).
 
 pub mod cli;
 pub mod compare;
@@ -17,6 +18,7 @@ pub mod defaults;
 pub mod engine;
 pub mod h2;
 pub mod http;
+pub mod merge;
 pub mod net;
 pub mod origin;
 pub mod plan;

@@ -19,7 +19,7 @@ use crate::defaults;
     disable_version_flag = true,
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
-    override_usage = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]\n       strain proxy [OPTIONS]\n       strain report RESULT.json... -o FILE.html\n       strain compare BASE NEW\n       strain find-max URL --slo EXPR..."
+    override_usage = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]\n       strain proxy [OPTIONS]\n       strain report RESULT.json... -o FILE.html\n       strain compare BASE NEW\n       strain find-max URL --slo EXPR...\n       strain merge RESULT.json..."
 )]
 pub struct Cli {
     /// A mode other than load testing a URL.
@@ -49,6 +49,8 @@ pub enum Command {
     /// Find the highest rate the service sustains under its SLO (a capacity search).
     #[command(name = "find-max")]
     FindMax(Box<FindMaxFlags>),
+    /// Merge the results of one test's segments (--segment I/N) into one result.
+    Merge(MergeFlags),
 }
 
 /// How a capacity search chooses and judges its steps: shared by `find-max`, `proxy --find-max`
@@ -567,4 +569,33 @@ pub struct ReportFlags {
     /// A label per result, in order (default: the file name).
     #[arg(long = "label", value_name = "TEXT")]
     pub labels: Vec<String>,
+}
+
+/// Flags of `strain merge`.
+#[derive(Debug, Args)]
+pub struct MergeFlags {
+    /// The segments' results (--json files); "-" reads results concatenated on standard input
+    /// (as `cat` or `kubectl logs` give them).
+    #[arg(value_name = "RESULT", required = true)]
+    pub results: Vec<PathBuf>,
+    /// Also write the merged result as JSON to FILE ("-" for standard output).
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Also write the merged report as one HTML page to FILE.
+    #[arg(long = "html", value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Pass/fail rule judged on the merged result (repeatable, as for a run); a failed one makes
+    /// the exit code 99.
+    #[arg(long = "threshold", value_name = "EXPR")]
+    pub thresholds: Vec<String>,
+    /// Merge even results that are not one test's segments (different target or segment
+    /// count, a segment missing or given twice).
+    #[arg(long = "force")]
+    pub force: bool,
+    /// Print the latency distribution.
+    #[arg(short = 'L', long = "latency")]
+    pub latency: bool,
+    /// With --latency in rate mode, also print the uncorrected latency (wrk2's -U).
+    #[arg(short = 'U', long = "u_latency")]
+    pub uncorrected: bool,
 }

@@ -5,6 +5,7 @@
 pub mod compare;
 pub mod find_max;
 pub mod flags;
+pub mod merge;
 pub mod proxy;
 pub mod units;
 
@@ -60,6 +61,9 @@ pub enum CliError {
     /// The origin server failed.
     #[error(transparent)]
     Origin(#[from] OriginError),
+    /// Results cannot be merged.
+    #[error(transparent)]
+    Merge(#[from] crate::merge::MergeError),
     /// A report or listener could not be set up.
     #[error("{what}: {source}")]
     Io {
@@ -99,6 +103,7 @@ where
         Some(Command::Report(f)) => run_report(&f),
         Some(Command::Compare(f)) => compare::run(&f),
         Some(Command::FindMax(f)) => find_max::run(&f),
+        Some(Command::Merge(f)) => merge::run(&f),
         None => {
             let (test, checks) = load_config(cli.load)?;
             run_load(test, &checks)
@@ -235,8 +240,12 @@ pub struct Checks {
 /// Parses the thresholds for the test `config` describes; a rule that needs rate mode needs a
 /// schedule, one that needs a proxy test is refused unless `proxy`.
 pub fn checks(f: &CommonLoadFlags, config: &Config, proxy: bool) -> Result<Checks, CliError> {
-    let thresholds: Vec<Threshold> = f
-        .thresholds
+    Ok(Checks { thresholds: thresholds(&f.thresholds, config, proxy)?, abort_on_fail: f.abort_on_fail })
+}
+
+/// Parses `--threshold` expressions for the test `config` describes (see [`checks`]).
+pub(crate) fn thresholds(exprs: &[String], config: &Config, proxy: bool) -> Result<Vec<Threshold>, CliError> {
+    let thresholds: Vec<Threshold> = exprs
         .iter()
         .map(|t| Threshold::parse(t).map_err(|e| CliError::Usage(e.to_string())))
         .collect::<Result<_, _>>()?;
@@ -250,7 +259,7 @@ pub fn checks(f: &CommonLoadFlags, config: &Config, proxy: bool) -> Result<Check
             return Err(CliError::Usage(format!("threshold '{}' needs {needs}", t.text)));
         }
     }
-    Ok(Checks { thresholds, abort_on_fail: f.abort_on_fail })
+    Ok(thresholds)
 }
 
 /// Turns load flags into a validated test and its checks.
@@ -406,20 +415,7 @@ pub fn run_and_report(test: RunConfig, checks: &Checks, stop: &AtomicBool) -> Re
         eprintln!("strain: {e}");
     }
     let json = report::json::render_result(&result, &config, &printer.outcomes);
-    if let Some(path) = &config.html {
-        // The page is drawn from the JSON, as `strain report` draws saved results.
-        let doc: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
-        let label = config.target.url.clone();
-        write_file(path, &report::html::render(&[(label, doc)]))?;
-    }
-    if let Some(dest) = &config.json {
-        match dest {
-            Output::Stdout => {
-                let _ = std::io::stdout().write_all(json.as_bytes());
-            }
-            Output::File(path) => write_file(path, &json)?,
-        }
-    }
+    write_result(&json, &config)?;
     let code = if !result.succeeded() {
         EXIT_FAILED
     } else if printer.outcomes.iter().any(|o| !o.passed) {
@@ -428,6 +424,24 @@ pub fn run_and_report(test: RunConfig, checks: &Checks, stop: &AtomicBool) -> Re
         EXIT_OK
     };
     Ok((code, result))
+}
+
+/// Writes a result's JSON and HTML page where `config` asks for them.
+pub(crate) fn write_result(json: &str, config: &Config) -> Result<(), CliError> {
+    if let Some(path) = &config.html {
+        // The page is drawn from the JSON, as `strain report` draws saved results.
+        let doc: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
+        let label = config.target.url.clone();
+        write_file(path, &report::html::render(&[(label, doc)]))?;
+    }
+    match &config.json {
+        Some(Output::Stdout) => {
+            let _ = std::io::stdout().write_all(json.as_bytes());
+        }
+        Some(Output::File(path)) => write_file(path, json)?,
+        None => {}
+    }
+    Ok(())
 }
 
 /// Writes a report file.

@@ -17,6 +17,7 @@ mod find_max_report;
 mod html;
 mod http2;
 mod library;
+mod merge;
 mod origin;
 mod origin_h2;
 mod origin_service;

@@ -1,0 +1,324 @@
+//! `strain merge`: the results of one test's segments (`--segment I/N`) added back into the
+//! result one process would have written. Pure: parsing, the checks that the results are one
+//! test's, and the merge; `cli/merge.rs` reads the inputs and prints.
+//!
+//! Exactness comes from the histograms the segments write (whole run and every interval):
+//! adding HdrHistograms loses nothing, so merged percentiles are those of one histogram that
+//! recorded every request. Counters are summed. Two things are rebuilt approximately, because
+//! a result does not carry them: `Req/Sec` per thread (from each segment's interval rates, so
+//! its mean is right and its spread is that of intervals, not of 100 ms samples), and a staged
+//! rate schedule (kept as its average rate, so `rate.target_per_s` is exact but the stage
+//! ends are lost).
+
+mod read;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::config::{Config, Protocol, Target};
+use crate::plan::Schedule;
+use crate::stats::interval::{IntervalRow, Snapshot};
+use crate::stats::{Recorder, Summary};
+pub use read::Part;
+
+/// Most results one merge takes (a test split over more processes than this is not a test
+/// one machine's report describes).
+pub const MAX_RESULTS: usize = 4096;
+
+/// Why results cannot be merged; every message names the results concerned.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// Text that is not JSON where a result should start.
+    #[error("{name}: not JSON at line {line}, column {column}: {why}")]
+    Parse {
+        /// The input.
+        name: String,
+        /// Where, 1-based.
+        line: usize,
+        /// Where in the line, 1-based.
+        column: usize,
+        /// What the parser said.
+        why: String,
+    },
+    /// JSON that is not a run's result.
+    #[error("{name} is not a strain result (--json)")]
+    NotAResult {
+        /// The input.
+        name: String,
+    },
+    /// A field is missing or has the wrong type.
+    #[error("{name}: missing or malformed field {field}")]
+    Field {
+        /// The input.
+        name: String,
+        /// JSON pointer of the field.
+        field: String,
+    },
+    /// Interval rows without histograms cannot be added exactly.
+    #[error("{name} has no interval histograms: it is not a segment's result (run it with --segment I/N)")]
+    NoIntervalHistograms {
+        /// The input.
+        name: String,
+    },
+    /// Nothing to merge.
+    #[error("no results to merge")]
+    Empty,
+    /// More results than one test is split into.
+    #[error("{count} results: at most {MAX_RESULTS} can be merged")]
+    TooMany {
+        /// How many were given.
+        count: usize,
+    },
+    /// The results describe different tests.
+    #[error("{first} and {other} are different tests: {what} {a} vs {b} (--force merges them anyway)")]
+    Different {
+        /// What differs.
+        what: &'static str,
+        /// The first result.
+        first: String,
+        /// Its value.
+        a: String,
+        /// The result that differs.
+        other: String,
+        /// Its value.
+        b: String,
+    },
+    /// Two results are the same segment.
+    #[error("{first} and {other} are both segment {index} of {count} (--force merges them anyway)")]
+    Duplicate {
+        /// The segment.
+        index: u32,
+        /// Of how many.
+        count: u32,
+        /// The first result with it.
+        first: String,
+        /// The second.
+        other: String,
+    },
+    /// Segments are missing.
+    #[error("segments {missing} of {count} are missing (given: {given}; --force merges what is there)")]
+    Missing {
+        /// The missing indexes, comma-separated.
+        missing: String,
+        /// Of how many.
+        count: u32,
+        /// The results given.
+        given: String,
+    },
+}
+
+/// The merged test: what one run's reports are rendered from.
+#[derive(Debug)]
+pub struct Merged {
+    /// Every segment's measurements added up.
+    pub summary: Summary,
+    /// The interval rows, aligned by wall clock and added.
+    pub series: Vec<IntervalRow>,
+    /// The whole test, as one process would have run it (its threads are every segment's).
+    pub config: Config,
+    /// CPU seconds of every segment's worker threads, in input order.
+    pub thread_cpu: Vec<Duration>,
+    /// Some results were proxy tests, whose `proxy` section (hit ratio, origin counts) is not
+    /// merged: a hit ratio measured at one origin by several clients is not a sum.
+    pub proxy_dropped: bool,
+}
+
+/// Splits `text` (one result, or results concatenated as `cat` or `kubectl logs` give them,
+/// pretty or one a line) into documents named `name`, or `name (result 1)`, `name (result 2)`
+/// ... when there are several; blank space between them is skipped, anything else is an error
+/// naming its line.
+pub fn parse_stream(name: &str, text: &str) -> Result<Vec<(String, Value)>, MergeError> {
+    let mut out = Vec::new();
+    for doc in serde_json::Deserializer::from_str(text).into_iter::<Value>() {
+        let doc = doc.map_err(|e| MergeError::Parse {
+            name: name.into(),
+            line: e.line(),
+            column: e.column(),
+            why: e.to_string(),
+        })?;
+        out.push(doc);
+    }
+    let many = out.len() > 1;
+    Ok(out
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| (if many { format!("{name} (result {})", i + 1) } else { name.to_string() }, d))
+        .collect())
+}
+
+/// Checks that `parts` are the segments of one test, each once: same URL, connections,
+/// duration and segment count, no segment twice and none missing.
+pub fn check(parts: &[Part]) -> Result<(), MergeError> {
+    let first = parts.first().ok_or(MergeError::Empty)?;
+    for p in &parts[1..] {
+        let same = |what: &'static str, ptr: &str| {
+            let (a, b) = (&first.doc.pointer(ptr), &p.doc.pointer(ptr));
+            if a == b {
+                return Ok(());
+            }
+            let show = |v: &Option<&Value>| v.map_or_else(|| "none".to_string(), |v| v.to_string());
+            Err(MergeError::Different {
+                what,
+                first: first.name.clone(),
+                a: show(a),
+                other: p.name.clone(),
+                b: show(b),
+            })
+        };
+        same("URL", "/config/url")?;
+        if p.segment.count != first.segment.count {
+            return Err(MergeError::Different {
+                what: "segment count",
+                first: first.name.clone(),
+                a: first.segment.count.to_string(),
+                other: p.name.clone(),
+                b: p.segment.count.to_string(),
+            });
+        }
+        same("connections", "/config/connections")?;
+        same("duration", "/config/duration_s")?;
+        same("rate", "/rate/target_per_s")?;
+    }
+    let count = first.segment.count;
+    let mut seen: BTreeMap<u32, &Part> = BTreeMap::new();
+    for p in parts {
+        if let Some(before) = seen.insert(p.segment.index, p) {
+            return Err(MergeError::Duplicate {
+                index: p.segment.index,
+                count,
+                first: before.name.clone(),
+                other: p.name.clone(),
+            });
+        }
+    }
+    let missing: Vec<String> = (0..count).filter(|i| !seen.contains_key(i)).map(|i| i.to_string()).collect();
+    if !missing.is_empty() {
+        let given: Vec<&str> = parts.iter().map(|p| p.name.as_str()).collect();
+        return Err(MergeError::Missing { missing: missing.join(", "), count, given: given.join(", ") });
+    }
+    Ok(())
+}
+
+/// Merges named result documents (after [`check`], unless `force`).
+pub fn merge(docs: Vec<(String, Value)>, force: bool) -> Result<Merged, MergeError> {
+    if docs.len() > MAX_RESULTS {
+        return Err(MergeError::TooMany { count: docs.len() });
+    }
+    let parts = docs.into_iter().map(|(name, doc)| Part::read(name, doc)).collect::<Result<Vec<_>, _>>()?;
+    if !force {
+        check(&parts)?;
+    }
+    let first = parts.first().ok_or(MergeError::Empty)?;
+    let origin =
+        parts.iter().map(|p| p.started.checked_sub(p.warmup).unwrap_or(p.started)).min().unwrap_or(first.started);
+    let started = parts.iter().map(|p| p.started).min().unwrap_or(first.started);
+    let end = parts.iter().filter_map(|p| p.started.checked_add(p.elapsed)).max().unwrap_or(started);
+    let recorders: Vec<Recorder> = parts.iter().map(|p| p.recorder.clone()).collect();
+    let mut summary = Summary::new(&recorders, end.duration_since(started).unwrap_or_default(), started);
+    let interval_us = interval_us(parts.iter().map(|p| &p.doc));
+    // Each merged row: the segments' snapshots that land in it, and their targets added.
+    let mut by_index: BTreeMap<u32, (Vec<Snapshot>, Option<f64>)> = BTreeMap::new();
+    for p in &parts {
+        for (snap, target) in p.snapshots(origin, interval_us)? {
+            let (snaps, sum) = by_index.entry(snap.index).or_default();
+            snaps.push(snap);
+            *sum = match (*sum, target) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, b) => a.or(b),
+            };
+        }
+    }
+    let mut series = Vec::with_capacity(by_index.len());
+    for (snaps, target) in by_index.values() {
+        let (mut row, h) = IntervalRow::merge(snaps, *target);
+        row.latency_histogram = Some(crate::report::json::encode_histogram(&h));
+        series.push(row);
+    }
+    rate_samples(&parts, &mut summary.total);
+    let config = whole_config(&parts, Duration::from_micros(interval_us))?;
+    let thread_cpu = parts
+        .iter()
+        .flat_map(|p| p.doc["thread_cpu_s"].as_array().cloned().unwrap_or_default())
+        .filter_map(|v| v.as_f64().and_then(|s| Duration::try_from_secs_f64(s).ok()))
+        .collect();
+    let proxy_dropped = parts.iter().any(|p| p.doc.get("proxy").is_some());
+    Ok(Merged { summary, series, config, thread_cpu, proxy_dropped })
+}
+
+/// Length of the series' intervals: the first full row's, rounded to 10 ms (the shortest
+/// interval allowed), since a row is cut a few microseconds after its due time.
+fn interval_us<'a>(docs: impl Iterator<Item = &'a Value>) -> u64 {
+    let lengths: Vec<f64> = docs
+        .filter_map(|d| d["intervals"].as_array())
+        .filter_map(|rows| rows.first())
+        .filter_map(|r| r["length_s"].as_f64())
+        .collect();
+    let s = lengths.iter().copied().fold(0.0f64, f64::max);
+    let us = ((s * 100.0).round() * 10_000.0) as u64;
+    if us == 0 {
+        crate::config::DEFAULT_INTERVAL.as_micros() as u64
+    } else {
+        us
+    }
+}
+
+/// `Req/Sec` per thread, rebuilt from each segment's intervals: every thread of a segment is
+/// taken to have run at the segment's rate over its threads, once per rate sample.
+fn rate_samples(parts: &[Part], total: &mut Recorder) {
+    total.rate_samples.reset();
+    for p in parts {
+        let threads = p.threads.max(1) as u64;
+        for r in p.doc["intervals"].as_array().into_iter().flatten() {
+            let (per_s, length_s) =
+                (r["achieved_per_s"].as_f64().unwrap_or(0.0), r["length_s"].as_f64().unwrap_or(0.0));
+            let samples =
+                ((length_s * 1000.0 / crate::stats::RATE_SAMPLE_MS as f64).round() as u64).saturating_mul(threads);
+            let _ = total.rate_samples.record_n((per_s / threads as f64).round() as u64, samples);
+        }
+    }
+}
+
+/// The whole test as one process would run it: the first result's settings, the threads of
+/// every segment, no segment, and the rate schedule at its whole-test average.
+fn whole_config(parts: &[Part], interval: Duration) -> Result<Config, MergeError> {
+    let first = parts.first().ok_or(MergeError::Empty)?;
+    let n = first.name.as_str();
+    let bad = |field: &str| MergeError::Field { name: n.into(), field: field.into() };
+    let doc = &first.doc;
+    let mut config = Config::new(Target::parse(first.url()).map_err(|_| bad("/config/url"))?);
+    config.connections =
+        doc.pointer("/config/connections").and_then(Value::as_u64).ok_or_else(|| bad("/config/connections"))? as usize;
+    config.threads = parts.iter().map(|p| p.threads).fold(0, usize::saturating_add).max(1);
+    let secs = |ptr: &str| {
+        doc.pointer(ptr)
+            .and_then(Value::as_f64)
+            .and_then(|s| Duration::try_from_secs_f64(s).ok())
+            .ok_or_else(|| bad(ptr))
+    };
+    config.duration = secs("/config/duration_s")?;
+    config.timeout = secs("/config/timeout_s")?;
+    config.warmup = first.warmup;
+    config.insecure = doc.pointer("/config/insecure").and_then(Value::as_bool).unwrap_or(false);
+    config.headers = doc
+        .pointer("/config/headers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|h| h.as_str()?.split_once(": "))
+        .map(|(name, value)| crate::http::request::Header { name: name.into(), value: value.into() })
+        .collect();
+    if let Some(streams) = doc.pointer("/http2/streams_per_connection").and_then(Value::as_u64) {
+        config.protocol = Protocol::Http2 { streams: u32::try_from(streams).map_err(|_| bad("/http2"))? };
+    }
+    config.start_at = doc["start_at"].as_str().and_then(|s| humantime::parse_rfc3339_weak(s).ok());
+    if let Some(target) = doc.pointer("/rate/target_per_s").and_then(Value::as_f64) {
+        let count = f64::from(first.segment.count.max(1));
+        config.schedule = Some(Schedule::constant(target * count, config.duration));
+        config.interval = Some(interval);
+    }
+    Ok(config)
+}
