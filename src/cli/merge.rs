@@ -53,6 +53,7 @@ pub fn run(f: &MergeFlags) -> Result<i32, CliError> {
         origin_served: None,
         failure: nothing_connected.then(|| Failure::NothingConnected { why: "no segment made a connection".into() }),
         thread_cpu: merged.thread_cpu,
+        thread_waited: Vec::new(),
     };
     let outcomes: Vec<_> = thresholds.iter().map(|t| t.judge(&result)).collect();
     // wrk's text goes to stderr when stdout carries the JSON, as for a run.
