@@ -30,7 +30,11 @@ pub fn run(f: &MergeFlags) -> Result<i32, CliError> {
                 .map_err(|source| CliError::Io { what: format!("cannot read {}", path.display()), source })?;
             (path.display().to_string(), text)
         };
-        docs.extend(crate::merge::parse_stream(&name, &text)?);
+        let (found, skipped) = crate::merge::parse_stream(&name, &text)?;
+        if skipped > 0 {
+            eprintln!("strain merge: skipped {skipped} lines of text between the results in {name}");
+        }
+        docs.extend(found);
     }
     let merged = crate::merge::merge(docs, f.force)?;
     if merged.proxy_dropped {

@@ -129,25 +129,51 @@ pub struct Merged {
 
 /// Splits `text` (one result, or results concatenated as `cat` or `kubectl logs` give them,
 /// pretty or one a line) into documents named `name`, or `name (result 1)`, `name (result 2)`
-/// ... when there are several; blank space between them is skipped, anything else is an error
-/// naming its line.
-pub fn parse_stream(name: &str, text: &str) -> Result<Vec<(String, Value)>, MergeError> {
+/// ... when there are several. A line that does not start a JSON document is text between
+/// results (`kubectl logs` shows a pod's stderr, where a run writes its report when `--json -`
+/// takes stdout) and is skipped; a document that starts but does not parse is an error naming
+/// its line. Returns the documents and the number of lines skipped.
+pub fn parse_stream(name: &str, text: &str) -> Result<(Vec<(String, Value)>, usize), MergeError> {
     let mut out = Vec::new();
-    for doc in serde_json::Deserializer::from_str(text).into_iter::<Value>() {
-        let doc = doc.map_err(|e| MergeError::Parse {
-            name: name.into(),
-            line: e.line(),
-            column: e.column(),
-            why: e.to_string(),
-        })?;
-        out.push(doc);
+    let (mut at, mut skipped) = (0, 0);
+    while at < text.len() {
+        let rest = &text[at..];
+        let trimmed = rest.trim_start();
+        if trimmed.is_empty() {
+            break;
+        }
+        let start = at + (rest.len() - trimmed.len());
+        if !trimmed.starts_with('{') {
+            // Not a result: skip to the end of this line.
+            skipped += 1;
+            at = text[start..].find('\n').map_or(text.len(), |n| start + n + 1);
+            continue;
+        }
+        let mut docs = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+        match docs.next() {
+            Some(Ok(doc)) => {
+                out.push(doc);
+                at = start + docs.byte_offset();
+            }
+            Some(Err(e)) => {
+                let line = text[..start].matches('\n').count() + e.line();
+                let column = if e.line() == 1 {
+                    start - text[..start].rfind('\n').map_or(0, |n| n + 1) + e.column()
+                } else {
+                    e.column()
+                };
+                return Err(MergeError::Parse { name: name.into(), line, column, why: e.to_string() });
+            }
+            None => break,
+        }
     }
     let many = out.len() > 1;
-    Ok(out
+    let docs = out
         .into_iter()
         .enumerate()
         .map(|(i, d)| (if many { format!("{name} (result {})", i + 1) } else { name.to_string() }, d))
-        .collect())
+        .collect();
+    Ok((docs, skipped))
 }
 
 /// Checks that `parts` are the segments of one test, each once: same URL, connections,

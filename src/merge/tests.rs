@@ -185,18 +185,26 @@ fn results_of_different_tests_are_refused_naming_the_files() {
 }
 
 #[test]
-fn concatenated_results_split_and_garbage_is_named_by_line() {
+fn concatenated_results_split_text_between_is_skipped_and_broken_json_named_by_line() {
     let a = segment(URL, 0, 2, &[100, 200]);
     let b = segment(URL, 1, 2, &[300]);
     let text = format!("{}\n\n{}\n", serde_json::to_string_pretty(&a).unwrap(), serde_json::to_string(&b).unwrap());
-    let docs = parse_stream("stdin", &text).unwrap();
+    let (docs, skipped) = parse_stream("stdin", &text).unwrap();
+    assert_eq!(skipped, 0);
     assert_eq!(docs.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["stdin (result 1)", "stdin (result 2)"]);
     assert_eq!(merge(docs, false).unwrap().summary.total.requests, 3);
+    // kubectl logs interleaves each pod's report (stderr) with its JSON (stdout).
+    let logs = format!(
+        "Running 2s test @ {URL}\n  1 threads and 4 connections\n{}\nRequests/sec:   1.00\n{}\n",
+        serde_json::to_string_pretty(&a).unwrap(),
+        serde_json::to_string(&b).unwrap()
+    );
+    let (docs, skipped) = parse_stream("stdin", &logs).unwrap();
+    assert_eq!((docs.len(), skipped), (2, 3));
     let lines = serde_json::to_string_pretty(&a).unwrap().lines().count();
-    let err = parse_stream("stdin", &format!("{}\nRunning 2s test\n", serde_json::to_string_pretty(&a).unwrap()))
-        .unwrap_err()
-        .to_string();
-    assert!(err.starts_with(&format!("stdin: not JSON at line {}, column 1", lines + 1)), "{err}");
+    let broken = format!("{}\n{{\"requests\": 3,\n  oops\n", serde_json::to_string_pretty(&a).unwrap());
+    let err = parse_stream("stdin", &broken).unwrap_err().to_string();
+    assert!(err.starts_with(&format!("stdin: not JSON at line {}", lines + 2)), "{err}");
 }
 
 #[test]
