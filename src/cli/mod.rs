@@ -5,6 +5,7 @@
 pub mod compare;
 pub mod find_max;
 pub mod flags;
+pub mod k8s;
 pub mod proxy;
 pub mod units;
 
@@ -99,6 +100,7 @@ where
         Some(Command::Report(f)) => run_report(&f),
         Some(Command::Compare(f)) => compare::run(&f),
         Some(Command::FindMax(f)) => find_max::run(&f),
+        Some(Command::K8sJob(f)) => k8s::run(&f),
         None => {
             let (test, checks) = load_config(cli.load)?;
             run_load(test, &checks)
