@@ -6,6 +6,7 @@
 
 mod yaml;
 
+use std::io::Write;
 use std::time::{Duration, SystemTime};
 
 use clap::Parser;
@@ -45,7 +46,11 @@ const REFUSED: [(&str, &str); 8] = [
 /// Runs `strain k8s-job`: prints the manifest on stdout and when the segments start on stderr.
 pub fn run(f: &K8sJobFlags) -> Result<i32, CliError> {
     let job = Job::from_flags(f, SystemTime::now())?;
-    print!("{}", job.manifest());
+    // Not print!: a closed pipe (`| head`) would panic instead of being one error line.
+    let mut out = std::io::stdout().lock();
+    out.write_all(job.manifest().as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|source| CliError::Io { what: "cannot write the manifest".into(), source })?;
     eprintln!(
         "strain: the segments start at {} ({} from now): apply the manifest before then",
         job.start_at_text(),
