@@ -95,6 +95,9 @@ impl Job {
         if f.image.is_empty() || f.image.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return usage(format!("--image '{}' is not an image reference", f.image));
         }
+        if f.start_delay.0.is_zero() {
+            return usage("--start-delay must be above 0: the manifest is applied after it is printed".into());
+        }
         for (flag, value) in [("--cpu", &f.cpu), ("--memory", &f.memory)] {
             if !is_quantity(value) {
                 return usage(format!("{flag} '{value}' is not a Kubernetes quantity (e.g. 2, 1500m, 512Mi)"));

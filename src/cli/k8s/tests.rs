@@ -182,6 +182,10 @@ fn refusals() {
         (&["--segments", "2", "--image", "i", "--name", "", "--", "http://h/"], "--name '' is not"),
         (&["--segments", "2", "--image", "a b", "--", "http://h/"], "--image 'a b' is not"),
         (
+            &["--segments", "2", "--image", "i", "--start-delay", "0s", "--", "http://h/"],
+            "--start-delay must be above 0",
+        ),
+        (
             &["--segments", "2", "--image", "i", "--cpu", "two", "--", "http://h/"],
             "--cpu 'two' is not a Kubernetes quantity",
         ),
