@@ -104,6 +104,11 @@ impl Job {
             }
         }
         let run_time = check_load(&f.args)?;
+        // The start is fixed here, when the manifest is printed, not computed in each pod: pods
+        // start seconds apart (scheduling, image pulls), so times they derived from their own
+        // start would not agree, and no pod can read when the Job was created (the downward API
+        // has no creationTimestamp). The price: the manifest must be applied before the start,
+        // which the manifest's header, stderr and the README say.
         let start_at = whole_second_after(now + f.start_delay.0);
         let segments = f.segments.to_string();
         let start_text = humantime::format_rfc3339_seconds(start_at).to_string();
@@ -138,7 +143,7 @@ impl Job {
     pub fn manifest(&self) -> String {
         let mut out = format!(
             "# strain k8s-job: {} segments of one load, starting together at {}.\n\
-             # Apply before then (kubectl apply -f); later, the segments refuse the past start.\n",
+             # Apply it before then (kubectl apply -f): the start is fixed in the arguments below.\n",
             self.segments,
             self.start_at_text()
         );
