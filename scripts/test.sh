@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, exactly as CI runs it (`.ci/run` calls this script).
 # Installs what the tests need that a fresh Debian machine lacks (nginx, Apache Traffic Server,
-# wrk for the compatibility tests, Chromium for the HTML report),
+# wrk for the compatibility tests, Chromium for the HTML report, and the Kubernetes schemas
+# for the k8s-job manifest through PyPI's kubernetes-validate, in a venv under target/),
 # then runs the format and lint gates and every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,12 +12,23 @@ command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_pkgs+=(nginx-
 [ -x /usr/bin/traffic_server ] || [ -x /usr/sbin/traffic_server ] || need_pkgs+=(trafficserver)
 command -v wrk >/dev/null 2>&1 || need_pkgs+=(wrk)
 [ -x /usr/bin/chromium ] || need_pkgs+=(chromium)
+k8s_venv=target/k8s-venv
+if [ ! -x "$k8s_venv/bin/python3" ]; then
+    # Debian's python3 makes a venv only with ensurepip, which python3-venv ships.
+    python3 -c 'import ensurepip' >/dev/null 2>&1 || need_pkgs+=(python3-venv)
+fi
 if [ ${#need_pkgs[@]} -gt 0 ]; then
     echo "test.sh: installing ${need_pkgs[*]} (needed by the integration tests)"
     sudo_cmd=""
     [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
     $sudo_cmd apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
+fi
+# tests/integration/k8s.rs validates manifests against the Kubernetes schemas this ships (offline).
+if ! "$k8s_venv/bin/python3" -c 'import kubernetes_validate' >/dev/null 2>&1; then
+    echo "test.sh: installing kubernetes-validate into $k8s_venv (needed by the k8s-job tests)"
+    python3 -m venv "$k8s_venv"
+    "$k8s_venv/bin/pip" install -q --disable-pip-version-check 'kubernetes-validate==1.37.0'
 fi
 # The packages may start system services; the tests run their own private instances.
 if command -v systemctl >/dev/null 2>&1; then

@@ -62,3 +62,18 @@ pub const SEARCH_PROBE: Duration = Duration::from_secs(2);
 /// `strain find-max`: connections when `-c` is not given. wrk's 10 would cap the rate at
 /// 10 / latency before the server is anywhere near its limit.
 pub const SEARCH_CONNECTIONS: usize = 100;
+
+/// `strain k8s-job`: the Job's name when `--name` is not given.
+pub const K8S_NAME: &str = "strain";
+/// `strain k8s-job`: how long after the manifest is printed the segments start. Long enough to
+/// apply it and pull the image on every node; a start time already past fails the pods.
+pub const K8S_START_DELAY: Duration = Duration::from_secs(30);
+/// `strain k8s-job`: the CPU each pod requests (a Kubernetes quantity).
+pub const K8S_CPU: &str = "2";
+/// `strain k8s-job`: the memory each pod requests and is limited to.
+pub const K8S_MEMORY: &str = "512Mi";
+/// `strain k8s-job`: how long a finished Job and its pods (and so their logs) are kept.
+pub const K8S_TTL_AFTER_FINISHED: Duration = Duration::from_secs(24 * 3600);
+/// `strain k8s-job`: time granted past the start delay, the test and its timeout before
+/// Kubernetes ends the Job (image pulls, scheduling, the report).
+pub const K8S_DEADLINE_SLACK: Duration = Duration::from_secs(120);

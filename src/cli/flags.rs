@@ -19,7 +19,7 @@ use crate::defaults;
     disable_version_flag = true,
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
-    override_usage = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]\n       strain proxy [OPTIONS]\n       strain report RESULT.json... -o FILE.html\n       strain compare BASE NEW\n       strain find-max URL --slo EXPR...\n       strain merge RESULT.json..."
+    override_usage = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]\n       strain proxy [OPTIONS]\n       strain report RESULT.json... -o FILE.html\n       strain compare BASE NEW\n       strain find-max URL --slo EXPR...\n       strain merge RESULT.json...\n       strain k8s-job --segments N --image IMAGE -- [OPTIONS] <URL>"
 )]
 pub struct Cli {
     /// A mode other than load testing a URL.
@@ -51,6 +51,9 @@ pub enum Command {
     FindMax(Box<FindMaxFlags>),
     /// Merge the results of one test's segments (--segment I/N) into one result.
     Merge(MergeFlags),
+    /// Print a Kubernetes Indexed Job that runs a load as N segments on different nodes.
+    #[command(name = "k8s-job")]
+    K8sJob(K8sJobFlags),
 }
 
 /// How a capacity search chooses and judges its steps: shared by `find-max`, `proxy --find-max`
@@ -598,4 +601,30 @@ pub struct MergeFlags {
     /// With --latency in rate mode, also print the uncorrected latency (wrk2's -U).
     #[arg(short = 'U', long = "u_latency")]
     pub uncorrected: bool,
+}
+
+/// Flags of `strain k8s-job`.
+#[derive(Debug, Args)]
+pub struct K8sJobFlags {
+    /// Pods sharing the load, one segment each (on different nodes when there are enough).
+    #[arg(long = "segments", value_name = "N", required = true, value_parser = units::count)]
+    pub segments: usize,
+    /// The container image; its entrypoint must be strain (see Containerfile).
+    #[arg(long = "image", value_name = "IMAGE", required = true)]
+    pub image: String,
+    /// The Job's name, a DNS-1123 label (lowercase letters, digits and '-').
+    #[arg(long = "name", value_name = "NAME", default_value = defaults::K8S_NAME)]
+    pub name: String,
+    /// The segments start together this long after the manifest is printed: apply it before.
+    #[arg(long = "start-delay", value_name = "T", default_value_t = Dur(defaults::K8S_START_DELAY), value_parser = units::dur)]
+    pub start_delay: Dur,
+    /// CPU each pod requests (a Kubernetes quantity: 2, 1500m).
+    #[arg(long = "cpu", value_name = "QUANTITY", default_value = defaults::K8S_CPU)]
+    pub cpu: String,
+    /// Memory each pod requests and is limited to (512Mi, 2Gi).
+    #[arg(long = "memory", value_name = "QUANTITY", default_value = defaults::K8S_MEMORY)]
+    pub memory: String,
+    /// The load each segment runs: strain's options and URL, after `--`.
+    #[arg(last = true, value_name = "STRAIN_ARGS")]
+    pub args: Vec<String>,
 }

@@ -5,6 +5,7 @@
 pub mod compare;
 pub mod find_max;
 pub mod flags;
+pub mod k8s;
 pub mod merge;
 pub mod proxy;
 pub mod units;
@@ -104,6 +105,7 @@ where
         Some(Command::Compare(f)) => compare::run(&f),
         Some(Command::FindMax(f)) => find_max::run(&f),
         Some(Command::Merge(f)) => merge::run(&f),
+        Some(Command::K8sJob(f)) => k8s::run(&f),
         None => {
             let (test, checks) = load_config(cli.load)?;
             run_load(test, &checks)

@@ -16,6 +16,7 @@ mod find_max;
 mod find_max_report;
 mod html;
 mod http2;
+mod k8s;
 mod library;
 mod merge;
 mod origin;

@@ -1,0 +1,138 @@
+//! Issue 14: `strain k8s-job` prints a Kubernetes Indexed Job. The manifest is checked against
+//! the real Kubernetes JSON schemas (the `kubernetes-validate` package, installed by
+//! scripts/test.sh into target/k8s-venv), offline: no cluster is touched and no load runs. A
+//! broken manifest must fail the same check, so the validator is known to be used.
+
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use crate::harness::{run_program, strain_raw, Run};
+
+/// The Kubernetes version whose schemas the manifests are checked against.
+const KUBERNETES: &str = "1.30.0";
+
+/// A Python that has `kubernetes_validate`: scripts/test.sh's venv, else the system's.
+fn python() -> String {
+    let venv = concat!(env!("CARGO_MANIFEST_DIR"), "/target/k8s-venv/bin/python3");
+    let python = if Path::new(venv).exists() { venv } else { "python3" };
+    let probe = run_program(python, &["-c", "import kubernetes_validate"]);
+    assert_eq!(
+        probe.code, 0,
+        "kubernetes-validate is missing: run scripts/test.sh (it installs it into target/k8s-venv)\n{}",
+        probe.stderr
+    );
+    python.to_string()
+}
+
+/// Validates a manifest strictly (unknown fields fail too).
+fn validate(manifest: &str) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("job.yaml");
+    std::fs::write(&file, manifest).unwrap();
+    let file = file.display().to_string();
+    run_program(&python(), &["-m", "kubernetes_validate", "-k", KUBERNETES, "--strict", &file])
+}
+
+/// The manifest as a YAML parser reads it, as JSON.
+fn parsed(manifest: &str) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("job.yaml");
+    std::fs::write(&file, manifest).unwrap();
+    let code = "import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), sys.stdout)";
+    let run = run_program(&python(), &["-c", code, &file.display().to_string()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    serde_json::from_str(&run.stdout).unwrap()
+}
+
+/// `strain k8s-job` for `segments` pods of a short load with an awkward header.
+fn job(segments: &str, name: &str) -> Run {
+    let load = ["-c", "10", "-d", "5s", "-H", "X-Odd: \"y\" # 'z' \\ é", "http://127.0.0.1:8080/a?b=1#c"];
+    let mut args =
+        vec!["k8s-job", "--segments", segments, "--image", "registry.example/strain:1", "--name", name, "--"];
+    args.extend(load);
+    strain_raw(&args)
+}
+
+#[test]
+fn k8s_job_manifests_pass_the_kubernetes_schema() {
+    for (segments, name) in [("1", "one"), ("3", "load-3")] {
+        let before = SystemTime::now();
+        let run = job(segments, name);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let check = validate(&run.stdout);
+        assert_eq!(check.code, 0, "{}{}\n{}", check.stdout, check.stderr, run.stdout);
+        let passed = format!("passed for resource job/{name} against version 1.30");
+        assert!(check.stdout.starts_with("INFO ") && check.stdout.trim_end().ends_with(&passed), "{}", check.stdout);
+        assert_eq!(check.stdout.lines().count(), 1, "{}", check.stdout);
+
+        let m = parsed(&run.stdout);
+        let n: u64 = segments.parse().unwrap();
+        assert_eq!(m["spec"]["completions"], n);
+        assert_eq!(m["spec"]["parallelism"], n);
+        assert_eq!(m["spec"]["completionMode"], "Indexed");
+        let args = m["spec"]["template"]["spec"]["containers"][0]["args"].as_array().unwrap().clone();
+        let args: Vec<&str> = args.iter().map(|a| a.as_str().unwrap()).collect();
+        // The header comes back byte for byte through a real YAML parser.
+        assert_eq!(
+            &args[..7],
+            ["-c", "10", "-d", "5s", "-H", "X-Odd: \"y\" # 'z' \\ é", "http://127.0.0.1:8080/a?b=1#c"]
+        );
+        assert_eq!(args[7..9], ["--segments", segments]);
+        assert_eq!(args[9], "--start-at");
+        assert_eq!(args[11..], ["--json", "-"]);
+        // The start is the default 30 s delay after the manifest was printed, rounded up to a
+        // whole second (and the process took some time to start).
+        let start = humantime::parse_rfc3339(args[10]).unwrap();
+        let delay = start.duration_since(before).unwrap();
+        assert!(delay >= Duration::from_secs(30) && delay <= Duration::from_secs(36), "{delay:?}");
+        assert!(run.stderr.contains(&format!("start at {}", args[10])), "{}", run.stderr);
+    }
+}
+
+#[test]
+fn k8s_job_broken_manifests_fail_the_schema() {
+    let run = job("3", "broken");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let rows = [
+        // (what is broken, replaced, by, what the validator names)
+        (
+            "a count as a string",
+            "completions: 3",
+            "completions: \"3\"",
+            "spec.completions: '3' is not of type 'integer'",
+        ),
+        ("an unknown field", "parallelism: 3", "paralelism: 3", "paralelism"),
+        ("a boolean as a string", "runAsNonRoot: true", "runAsNonRoot: \"yes\"", "'yes' is not of type 'boolean'"),
+    ];
+    for (what, from, to, names) in rows {
+        assert!(run.stdout.contains(from), "{what}: no '{from}' in\n{}", run.stdout);
+        let check = validate(&run.stdout.replacen(from, to, 1));
+        assert_ne!(check.code, 0, "{what} passed:\n{}", check.stdout);
+        assert!(check.stdout.contains(names), "{what}: {}{}", check.stdout, check.stderr);
+    }
+}
+
+#[test]
+fn k8s_job_refusals_are_one_line_usage_errors() {
+    let rows: &[(&[&str], &str)] = &[
+        (
+            &["--segments", "2", "--image", "i", "--", "--json", "-", "http://127.0.0.1/"],
+            "strain: --json is not allowed after k8s-job's --",
+        ),
+        (&["--segments", "2", "--image", "i", "--", "-c", "5"], "strain: the strain arguments after --: "),
+        (
+            &["--segments", "2", "--image", "i", "--name", "Big", "--", "http://127.0.0.1/"],
+            "strain: --name 'Big' is not a DNS-1123 label",
+        ),
+        (&["--image", "i", "--", "http://127.0.0.1/"], "strain: the following required arguments"),
+    ];
+    for (args, want) in rows {
+        let mut full = vec!["k8s-job"];
+        full.extend(*args);
+        let run = strain_raw(&full);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
+        assert!(run.stderr.starts_with(want), "{args:?}: {}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{args:?}: {}", run.stderr);
+    }
+}
