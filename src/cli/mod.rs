@@ -91,8 +91,8 @@ where
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
-            // --help and --version.
-            print!("{e}");
+            // --help and --version; a closed pipe (`strain --help | head`) is not an error.
+            let _ = write!(std::io::stdout(), "{e}");
             return Ok(EXIT_OK);
         }
         Err(e) => return Err(CliError::Usage(one_line(&e.to_string()))),
