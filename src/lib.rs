@@ -11,6 +11,7 @@
 //! - [`compare`] judges two sets of result JSONs against each other (`strain compare`).
 //! - [`merge`] adds the results of one test's segments into one result (`strain merge`).
 
+pub mod b64;
 pub mod cli;
 pub mod compare;
 pub mod config;

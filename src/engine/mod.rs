@@ -381,7 +381,7 @@ fn collect_intervals(
         });
         let (mut row, h) = IntervalRow::merge(&parts, target);
         if config.segment.is_split() {
-            row.latency_histogram = Some(crate::report::json::encode_histogram(&h));
+            row.latency_histogram = Some(crate::stats::codec::encode_histogram(&h));
         }
         on_interval(&row, &h);
         // Warm-up rows are shown live but are not part of the measured series.

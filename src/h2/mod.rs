@@ -6,5 +6,5 @@ mod body;
 pub mod request;
 pub mod session;
 
-pub use request::{from_http1, H2Request};
+pub use request::{from_http1, response_fields, H2Request};
 pub use session::{code_name, Body, Event, H2Error, RequestHead, Session, Settings, Source};

@@ -1,4 +1,4 @@
-//! A request as HTTP/2 fields, made from the HTTP/1 bytes the rest of strain builds (the
+//! Requests (and response heads) as HTTP/2 fields, made from the HTTP/1 bytes the rest of strain builds (the
 //! rendered URL request, a script's `wrk.format`, a proxy test's document request), so every
 //! way of making a request works unchanged over HTTP/2.
 
@@ -79,6 +79,32 @@ pub fn from_http1(bytes: &[u8], scheme: &str, authority: &str) -> Result<H2Reque
         return Err("one request at a time over HTTP/2 (streams replace pipelining): use -m".into());
     }
     Ok(H2Request { fields, body })
+}
+
+/// An HTTP/1 response head rendered by an HTTP/1 server (the origin's renderers) as HTTP/2 fields: `:status` from the
+/// status line, then the header lines with their names lowercased (in place), connection
+/// headers dropped.
+pub fn response_fields(head: &mut [u8]) -> Vec<(&[u8], &[u8])> {
+    for line in head.split_mut(|&b| b == b'\n').skip(1) {
+        if let Some(colon) = line.iter().position(|&b| b == b':') {
+            line[..colon].make_ascii_lowercase();
+        }
+    }
+    let head: &[u8] = head;
+    let mut lines = head.split(|&b| b == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+    let mut fields = Vec::with_capacity(8);
+    // "HTTP/1.1 200 OK": the code is the second word.
+    if let Some(status) = lines.next().and_then(|l| l.split(|&b| b == b' ').nth(1)) {
+        fields.push((&b":status"[..], status));
+    }
+    for line in lines {
+        let Some(colon) = line.iter().position(|&b| b == b':') else { continue };
+        let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
+        if name != b"connection" && name != b"keep-alive" {
+            fields.push((name, value));
+        }
+    }
+    fields
 }
 
 #[cfg(test)]

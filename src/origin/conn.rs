@@ -157,7 +157,7 @@ impl<'r> Conn<'r> {
     /// Makes all the progress the socket and the clock allow: write, read, answer, repeat.
     pub(super) fn drive(&mut self, buf: &mut [u8], ctx: &mut Ctx<'r>) -> Next {
         if self.h2.is_some() {
-            return h2::drive(self, buf, ctx);
+            return self.drive_h2(buf, ctx);
         }
         self.wake = None;
         if self.stream.flush_pending().is_err() {
@@ -270,7 +270,7 @@ impl<'r> Conn<'r> {
             return Next::Close;
         }
         self.h2 = Some(h2);
-        h2::drive(self, buf, ctx)
+        self.drive_h2(buf, ctx)
     }
 
     /// Answers `101 Switching Protocols` to the request the parser holds and continues as
@@ -280,7 +280,91 @@ impl<'r> Conn<'r> {
         let Some(upgrade) = self.parser.upgrade.take() else { return Next::Close };
         let Some(h2) = H2Conn::upgraded(*upgrade, ctx) else { return Next::Close };
         self.h2 = Some(h2);
-        h2::drive(self, buf, ctx)
+        self.drive_h2(buf, ctx)
+    }
+
+    /// Makes all the progress the socket and the clock allow on an HTTP/2 connection: submit the
+    /// answers that are due, write, read, answer, repeat.
+    fn drive_h2(&mut self, buf: &mut [u8], ctx: &mut Ctx<'r>) -> Next {
+        let Some(h2) = self.h2.as_deref_mut() else { return Next::Close };
+        if self.stream.flush_pending().is_err() {
+            return Next::Close;
+        }
+        loop {
+            self.wake = h2.release(ctx);
+            if h2.pos == h2.out.len() {
+                h2.out.clear();
+                h2.pos = 0;
+                if h2.session.output_upto(&mut h2.out, h2::OUT_LIMIT).is_err() {
+                    return Next::Close;
+                }
+            }
+            if h2.pos < h2.out.len() {
+                let mut limit = h2.out.len() - h2.pos;
+                if let Some(throttle) = &mut self.throttle {
+                    match throttle.allowance(Instant::now()) {
+                        Ok(n) => limit = limit.min(n),
+                        // Reading waits too, as for a full socket.
+                        Err(at) => {
+                            self.wake = Some(self.wake.map_or(at, |w| w.min(at)));
+                            return Next::Wait;
+                        }
+                    }
+                }
+                match self.stream.write(&h2.out[h2.pos..h2.pos + limit]) {
+                    Ok(0) => return Next::Close,
+                    Ok(n) => {
+                        self.write_stalled = None;
+                        ctx.counters.bytes_written.add(n as u64);
+                        h2.pos += n;
+                        if let Some(throttle) = &mut self.throttle {
+                            throttle.spend(n);
+                        }
+                        continue;
+                    }
+                    Err(e) => match e.kind() {
+                        // Reading waits too: a client that sends and never reads must not make
+                        // the session queue answers without bound. The writable edge resumes.
+                        io::ErrorKind::WouldBlock => {
+                            self.write_stalled.get_or_insert_with(Instant::now);
+                            return Next::Wait;
+                        }
+                        io::ErrorKind::Interrupted => continue,
+                        _ => return Next::Close,
+                    },
+                }
+            }
+            if h2.session.is_done() {
+                return Next::Close;
+            }
+            if !self.readable {
+                return Next::Wait;
+            }
+            match self.stream.read(buf) {
+                // The client has finished; streams it left open cannot be answered.
+                Ok(0) => return Next::Close,
+                Ok(n) => {
+                    ctx.counters.bytes_read.add(n as u64);
+                    // As over HTTP/1: a short read drained the socket.
+                    if n < buf.len() && self.stream.short_read_drains() {
+                        self.readable = false;
+                    }
+                    if !h2.receive(&buf[..n], ctx) {
+                        // Send the GOAWAY nghttp2 queued for the error, if the socket takes it.
+                        let mut out = Vec::new();
+                        if h2.session.output(&mut out).is_ok() && h2.pos == h2.out.len() {
+                            let _ = self.stream.write(&out);
+                        }
+                        return Next::Close;
+                    }
+                }
+                Err(e) => match e.kind() {
+                    io::ErrorKind::WouldBlock => self.readable = false,
+                    io::ErrorKind::Interrupted => {}
+                    _ => return Next::Close,
+                },
+            }
+        }
     }
 
     /// Writes queued output until done, the socket is full, or the clock holds it back (then

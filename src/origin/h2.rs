@@ -5,7 +5,7 @@
 //! in the same counters, so load tests and proxy tests read the same figures over either protocol.
 //!
 //! The head of a response is rendered by the same code as HTTP/1's ([`Site::doc_head`] and
-//! friends) and turned into HTTP/2 fields ([`fields_of`]), so the two protocols cannot drift
+//! friends) and turned into HTTP/2 fields ([`crate::h2::response_fields`]), so the two protocols cannot drift
 //! apart; the fixed response is converted once at start and its body shared by every stream.
 //! What differs is the protocol's own: a response held by `--delay` or a service time waits in
 //! this driver (not in the connection's output, which would hold back every stream behind it)
@@ -15,11 +15,9 @@
 //! cutting the connection. Document bodies are made a frame at a time as nghttp2 sends them, so
 //! a huge one never exists whole. The byte rate holds the connection's bytes, frames and all.
 
-use std::io::{self, Read, Write};
 use std::mem;
 use std::time::Instant;
 
-use super::conn::{Conn, Next};
 use super::requests::Upgrade;
 use super::respond::{doc_path, document};
 use super::{Ctx, Kind, STATS_PATH};
@@ -31,7 +29,7 @@ use crate::workload::doc::Doc;
 pub(super) const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 /// Bytes of output taken from the session before they are written: large bodies are framed as
 /// the socket takes them, not all at once.
-const OUT_LIMIT: usize = 64 * 1024;
+pub(super) const OUT_LIMIT: usize = 64 * 1024;
 /// The answer to an `Upgrade: h2c` request, before the server's first frame.
 const SWITCHING: &[u8] = b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n";
 /// RST_STREAM and GOAWAY codes used here.
@@ -58,10 +56,10 @@ struct Ask {
 
 /// The HTTP/2 state of one connection.
 pub(super) struct H2Conn {
-    session: Session,
+    pub(super) session: Session,
     /// Bytes taken from the session, written from `pos`.
-    out: Vec<u8>,
-    pos: usize,
+    pub(super) out: Vec<u8>,
+    pub(super) pos: usize,
     /// Answers waiting for their due time, with it.
     held: Vec<(Instant, Ask)>,
     /// Requests of the test taken on this connection, for the keep-alive limit.
@@ -87,7 +85,7 @@ impl H2Conn {
     /// request answered as stream 1 and the bytes after it taken; `None` if the settings are
     /// malformed or the session fails, and the connection must close.
     pub(super) fn upgraded(upgrade: Upgrade, ctx: &mut Ctx<'_>) -> Option<Box<H2Conn>> {
-        let settings = crate::report::b64::decode_url(std::str::from_utf8(&upgrade.settings).ok()?)?;
+        let settings = crate::b64::decode_url(std::str::from_utf8(&upgrade.settings).ok()?)?;
         let session = Session::server_upgrade(Settings::default(), &settings, upgrade.head_only).ok()?;
         let mut h2 = H2Conn::with(session, SWITCHING.to_vec());
         let ask = Ask { stream: 1, kind: upgrade.kind, head_only: upgrade.head_only, path: upgrade.path };
@@ -159,7 +157,7 @@ impl H2Conn {
     }
 
     /// Submits the answers whose time has come; returns when the next one is due.
-    fn release(&mut self, ctx: &mut Ctx<'_>) -> Option<Instant> {
+    pub(super) fn release(&mut self, ctx: &mut Ctx<'_>) -> Option<Instant> {
         if self.held.is_empty() {
             return None;
         }
@@ -208,7 +206,7 @@ impl H2Conn {
                     let source = Box::new(DocBody { doc, path: ask.path.clone(), scratch: Vec::new() });
                     Body::Made { source, len: doc.len, cut: cut.unwrap_or(doc.len) }
                 };
-                let fields = fields_of(&mut self.scratch);
+                let fields = crate::h2::response_fields(&mut self.scratch);
                 if self.session.submit_response(stream, &fields, body).is_ok() {
                     // Counted last, as over HTTP/1 (see `Counters::snapshot`).
                     if not_modified {
@@ -227,7 +225,7 @@ impl H2Conn {
                 self.scratch.clear();
                 site.stats_head(&mut self.scratch, json.len(), Persist::KeepAlive);
                 let body = if ask.head_only { Vec::new() } else { json };
-                let fields = fields_of(&mut self.scratch);
+                let fields = crate::h2::response_fields(&mut self.scratch);
                 // A stream reset meanwhile just gets nothing.
                 let _ = self.session.submit_response(stream, &fields, body);
             }
@@ -253,116 +251,6 @@ impl Source for DocBody {
     }
 }
 
-/// Makes all the progress the socket and the clock allow on an HTTP/2 connection: submit the
-/// answers that are due, write, read, answer, repeat.
-pub(super) fn drive(conn: &mut Conn<'_>, buf: &mut [u8], ctx: &mut Ctx<'_>) -> Next {
-    let Some(h2) = conn.h2.as_deref_mut() else { return Next::Close };
-    if conn.stream.flush_pending().is_err() {
-        return Next::Close;
-    }
-    loop {
-        conn.wake = h2.release(ctx);
-        if h2.pos == h2.out.len() {
-            h2.out.clear();
-            h2.pos = 0;
-            if h2.session.output_upto(&mut h2.out, OUT_LIMIT).is_err() {
-                return Next::Close;
-            }
-        }
-        if h2.pos < h2.out.len() {
-            let mut limit = h2.out.len() - h2.pos;
-            if let Some(throttle) = &mut conn.throttle {
-                match throttle.allowance(Instant::now()) {
-                    Ok(n) => limit = limit.min(n),
-                    // Reading waits too, as for a full socket.
-                    Err(at) => {
-                        conn.wake = Some(conn.wake.map_or(at, |w| w.min(at)));
-                        return Next::Wait;
-                    }
-                }
-            }
-            match conn.stream.write(&h2.out[h2.pos..h2.pos + limit]) {
-                Ok(0) => return Next::Close,
-                Ok(n) => {
-                    conn.write_stalled = None;
-                    ctx.counters.bytes_written.add(n as u64);
-                    h2.pos += n;
-                    if let Some(throttle) = &mut conn.throttle {
-                        throttle.spend(n);
-                    }
-                    continue;
-                }
-                Err(e) => match e.kind() {
-                    // Reading waits too: a client that sends and never reads must not make
-                    // the session queue answers without bound. The writable edge resumes.
-                    io::ErrorKind::WouldBlock => {
-                        conn.write_stalled.get_or_insert_with(Instant::now);
-                        return Next::Wait;
-                    }
-                    io::ErrorKind::Interrupted => continue,
-                    _ => return Next::Close,
-                },
-            }
-        }
-        if h2.session.is_done() {
-            return Next::Close;
-        }
-        if !conn.readable {
-            return Next::Wait;
-        }
-        match conn.stream.read(buf) {
-            // The client has finished; streams it left open cannot be answered.
-            Ok(0) => return Next::Close,
-            Ok(n) => {
-                ctx.counters.bytes_read.add(n as u64);
-                // As over HTTP/1: a short read drained the socket.
-                if n < buf.len() && conn.stream.short_read_drains() {
-                    conn.readable = false;
-                }
-                if !h2.receive(&buf[..n], ctx) {
-                    // Send the GOAWAY nghttp2 queued for the error, if the socket takes it.
-                    let mut out = Vec::new();
-                    if h2.session.output(&mut out).is_ok() && h2.pos == h2.out.len() {
-                        let _ = conn.stream.write(&out);
-                    }
-                    return Next::Close;
-                }
-            }
-            Err(e) => match e.kind() {
-                io::ErrorKind::WouldBlock => conn.readable = false,
-                io::ErrorKind::Interrupted => {}
-                _ => return Next::Close,
-            },
-        }
-    }
-}
-
-/// An HTTP/1 response head rendered by [`super::respond`] as HTTP/2 fields: `:status` from the
-/// status line, then the header lines with their names lowercased (in place), connection
-/// headers dropped.
-pub(super) fn fields_of(head: &mut [u8]) -> Vec<(&[u8], &[u8])> {
-    for line in head.split_mut(|&b| b == b'\n').skip(1) {
-        if let Some(colon) = line.iter().position(|&b| b == b':') {
-            line[..colon].make_ascii_lowercase();
-        }
-    }
-    let head: &[u8] = head;
-    let mut lines = head.split(|&b| b == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l));
-    let mut fields = Vec::with_capacity(8);
-    // "HTTP/1.1 200 OK": the code is the second word.
-    if let Some(status) = lines.next().and_then(|l| l.split(|&b| b == b' ').nth(1)) {
-        fields.push((&b":status"[..], status));
-    }
-    for line in lines {
-        let Some(colon) = line.iter().position(|&b| b == b':') else { continue };
-        let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
-        if name != b"connection" && name != b"keep-alive" {
-            fields.push((name, value));
-        }
-    }
-    fields
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -372,7 +260,7 @@ mod tests {
         let mut head =
             b"HTTP/1.1 304 Not Modified\r\nCache-Control: max-age=60\r\nETag: \"1-2\"\r\nConnection: close\r\n\r\n"
                 .to_vec();
-        let fields = fields_of(&mut head);
+        let fields = crate::h2::response_fields(&mut head);
         let want: [(&[u8], &[u8]); 3] =
             [(b":status", b"304"), (b"cache-control", b"max-age=60"), (b"etag", b"\"1-2\"")];
         assert_eq!(fields, want);

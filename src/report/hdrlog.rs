@@ -130,7 +130,7 @@ mod tests {
     use super::*;
 
     fn base64_decode(s: &str) -> Vec<u8> {
-        crate::report::b64::decode(s).expect("base64")
+        crate::b64::decode(s).expect("base64")
     }
 
     fn histogram(values: &[(u64, u64)]) -> Histogram<u64> {

@@ -1,7 +1,6 @@
 //! Renders a finished [`crate::stats::Summary`]: wrk's text ([`text`]) and JSON ([`json`]).
 //! Reporters read the summary and the config only; they know nothing of the engine.
 
-pub mod b64;
 pub mod hdrlog;
 pub mod html;
 pub mod json;

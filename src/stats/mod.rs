@@ -4,6 +4,7 @@
 //! Nothing here is shared between threads while the test runs: each worker owns its recorder,
 //! and merging happens after the join, so recording is a few adds and one histogram bucket.
 
+pub mod codec;
 pub mod interval;
 mod recorder;
 mod summary;
