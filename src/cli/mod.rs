@@ -437,6 +437,13 @@ pub(crate) fn write_result(json: &str, config: &Config) -> Result<(), CliError> 
         write_file(path, &report::html::render(&[(label, doc)]))?;
     }
     match &config.json {
+        Some(Output::Stdout) if config.segment.is_split() => {
+            // A segment's result on stdout is one line: `kubectl logs` of N pods is then N JSON
+            // lines (between the reports' text), which `strain merge -` reads.
+            let line =
+                serde_json::from_str::<serde_json::Value>(json).map_or_else(|_| json.to_string(), |v| v.to_string());
+            let _ = writeln!(std::io::stdout(), "{line}");
+        }
         Some(Output::Stdout) => {
             let _ = std::io::stdout().write_all(json.as_bytes());
         }

@@ -160,3 +160,16 @@ fn three_segments_on_three_namespaces_add_up_to_the_one_test() {
     assert!((sent - 6000.0).abs() <= 60.0, "{sent} of 6,000 planned");
     assert!(merged.stdout.contains("3 threads and 9 connections"), "{}", merged.stdout);
 }
+
+#[test]
+fn a_segment_writes_its_result_on_stdout_as_one_json_line() {
+    let origin = crate::harness::Origin::start(&["-t", "1"]);
+    let url = origin.url();
+    let run =
+        crate::harness::strain_raw(&["--segment", "1/2", "-c", "2", "-t", "1", "-d", "300ms", "--json", "-", &url]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(doc["segment"], serde_json::json!({"index": 1, "count": 2}));
+    assert!(run.stderr.contains("Running"), "the report went to stderr");
+}
