@@ -98,7 +98,7 @@ impl Worker<'_> {
             a.free.push(i as u32);
             return;
         }
-        let backoff = (RETRY_MIN_US << (c.failures - 1).min(16)).min(RETRY_MAX_US);
+        let backoff = retry_backoff_us(c.failures);
         self.timers.push(Reverse((self.clock.now_us() + backoff, i as u32, c.generation)));
     }
 
@@ -156,8 +156,14 @@ impl Worker<'_> {
     }
 }
 
+/// The wait before the next connect after `failures` failures in a row (at least 1): doubling
+/// from [`RETRY_MIN_US`] up to [`RETRY_MAX_US`].
+pub(super) fn retry_backoff_us(failures: u32) -> u64 {
+    (RETRY_MIN_US << failures.saturating_sub(1).min(16)).min(RETRY_MAX_US)
+}
+
 /// The cause of a failed connect, for the report.
-fn connect_cause(e: &ConnectError) -> ConnectCause {
+pub(super) fn connect_cause(e: &ConnectError) -> ConnectCause {
     match e {
         ConnectError::Io(io) => ConnectCause::of_io(io),
         ConnectError::Tls(_) | ConnectError::ClosedInHandshake => ConnectCause::Tls,

@@ -186,13 +186,7 @@ impl Worker<'_> {
                 links.deadlines.push_back((now + timeout, l as u32, generation));
                 self.connecting += 1;
             }
-            Err(e) => {
-                let cause = match &e {
-                    ConnectError::Io(io) => ConnectCause::of_io(io),
-                    _ => ConnectCause::Tls,
-                };
-                self.link_connect_failed(l, cause, e.to_string());
-            }
+            Err(e) => self.link_connect_failed(l, connect_cause(&e), e.to_string()),
         }
     }
 
@@ -206,13 +200,7 @@ impl Worker<'_> {
                 match stream.poll_connect(writable) {
                     Ok(true) => self.link_up(l),
                     Ok(false) => {}
-                    Err(e) => {
-                        let cause = match &e {
-                            ConnectError::Io(io) => ConnectCause::of_io(io),
-                            _ => ConnectCause::Tls,
-                        };
-                        self.link_connect_failed(l, cause, e.to_string());
-                    }
+                    Err(e) => self.link_connect_failed(l, connect_cause(&e), e.to_string()),
                 }
             }
             LinkState::Open => {
@@ -318,11 +306,7 @@ impl Worker<'_> {
             // next connection, not sent yet.
             link.goaway |= link.state == LinkState::Open;
             let retire = link.goaway && link.by_stream.is_empty();
-            let c = &mut self.conns[i];
-            c.state = State::Closed;
-            c.retry = true;
-            c.generation = c.generation.wrapping_add(1);
-            self.rec.sent = self.rec.sent.saturating_sub(1);
+            self.requeue(i);
             if retire {
                 self.retire_link(l);
             } else {
@@ -497,11 +481,7 @@ impl Worker<'_> {
             }
             REFUSED_STREAM if goaway => {
                 // Not processed: it goes again on the next connection.
-                let c = &mut self.conns[i];
-                c.state = State::Closed;
-                c.retry = true;
-                c.generation = c.generation.wrapping_add(1);
-                self.rec.sent = self.rec.sent.saturating_sub(1);
+                self.requeue(i);
                 self.rec.h2.retried += 1;
             }
             code => {
@@ -510,6 +490,16 @@ impl Worker<'_> {
                 self.next_request(i);
             }
         }
+    }
+
+    /// Slot `i`'s request never reached a server that took it: it is not counted as sent and
+    /// goes again, as first planned, once the slot's link is up (see [`Worker::slot_ready`]).
+    fn requeue(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        c.state = State::Closed;
+        c.retry = true;
+        c.generation = c.generation.wrapping_add(1);
+        self.rec.sent = self.rec.sent.saturating_sub(1);
     }
 
     /// Resets slot `i`'s stream on link `l` and frees the slot (nothing is counted here).
@@ -571,11 +561,7 @@ impl Worker<'_> {
         if !self.links().links[l].confirmed {
             let waiting: Vec<u32> = self.links().links[l].by_stream.drain().map(|(_, i)| i).collect();
             for i in waiting {
-                let c = &mut self.conns[i as usize];
-                c.state = State::Closed;
-                c.retry = true;
-                c.generation = c.generation.wrapping_add(1);
-                self.rec.sent = self.rec.sent.saturating_sub(1);
+                self.requeue(i as usize);
             }
             let why = if self.plan.tls.is_some() {
                 "the connection ended before the server spoke HTTP/2"
@@ -664,7 +650,7 @@ impl Worker<'_> {
         let links = self.links();
         let link = &mut links.links[l];
         link.failures = link.failures.saturating_add(1);
-        let backoff = (RETRY_MIN_US << (link.failures - 1).min(16)).min(RETRY_MAX_US);
+        let backoff = retry_backoff_us(link.failures);
         let generation = link.generation;
         links.retries.push(Reverse((now + backoff, l as u32, generation)));
     }

@@ -15,6 +15,8 @@ use mio::{Events, Interest, Poll, Token};
 
 mod connect;
 mod h2;
+
+use connect::{connect_cause, retry_backoff_us};
 mod schedule;
 mod send;
 
