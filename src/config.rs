@@ -261,6 +261,15 @@ impl Config {
         }
     }
 
+    /// The protocol as reports name it: `http/1.1`, `h2` (HTTP/2 over TLS) or `h2c`.
+    pub fn protocol_name(&self) -> &'static str {
+        match (self.protocol, self.target.scheme) {
+            (Protocol::Http1, _) => "http/1.1",
+            (Protocol::Http2 { .. }, Scheme::Https) => "h2",
+            (Protocol::Http2 { .. }, Scheme::Http) => "h2c",
+        }
+    }
+
     /// A config with wrk's defaults for `target`.
     pub fn new(target: Target) -> Config {
         Config {

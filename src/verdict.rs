@@ -46,6 +46,13 @@ pub enum Op {
     Ge,
 }
 
+impl Metric {
+    /// Whether it measures latency (a percentile, the maximum or the mean), in microseconds.
+    pub fn is_latency(self) -> bool {
+        matches!(self, Metric::Percentile(_) | Metric::Max | Metric::Mean)
+    }
+}
+
 impl Op {
     fn holds(self, measured: f64, limit: f64) -> bool {
         match self {

@@ -31,10 +31,8 @@ pub fn run(f: &FindMaxFlags) -> Result<i32, CliError> {
     load.insecure = f.insecure;
     load.tick = f.tick.0;
     load.source_addrs = f.source_addrs.clone();
-    if f.http2 {
-        let streams = u32::try_from(f.max_streams.unwrap_or(1))
-            .map_err(|_| CliError::Usage("-m is larger than HTTP/2 allows".into()))?;
-        load.protocol = crate::config::Protocol::Http2 { streams };
+    if let Some(p) = super::http2(f.http2, f.max_streams)? {
+        load.protocol = p;
     }
     load.headers = f.headers.iter().map(|h| super::parse_header(h)).collect::<Result<_, _>>()?;
     let workload = match &f.script {

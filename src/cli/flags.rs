@@ -118,7 +118,7 @@ pub struct FindMaxFlags {
     #[arg(long = "http2")]
     pub http2: bool,
     /// HTTP/2: requests in flight per connection.
-    #[arg(short = 'm', long = "max-streams", value_name = "N", requires = "http2", value_parser = units::count)]
+    #[arg(short = 'm', long = "max-streams", value_name = "N", value_parser = units::count)]
     pub max_streams: Option<usize>,
     /// Also write every step and the answer as JSON to FILE ("-" for standard output).
     #[arg(long = "json", value_name = "FILE")]

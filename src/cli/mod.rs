@@ -182,13 +182,8 @@ pub fn common_config(f: &CommonLoadFlags, url: &str) -> Result<Config, CliError>
         }
         config.start_at = Some(at);
     }
-    if f.max_streams.is_some() && !f.http2 {
-        return Err(CliError::Usage("-m (streams per connection) needs --http2".into()));
-    }
-    if f.http2 {
-        let streams = u32::try_from(f.max_streams.unwrap_or(1))
-            .map_err(|_| CliError::Usage("-m is larger than HTTP/2 allows".into()))?;
-        config.protocol = crate::config::Protocol::Http2 { streams };
+    if let Some(p) = http2(f.http2, f.max_streams)? {
+        config.protocol = p;
     }
     config.schedule = match (f.rate, &f.stages) {
         (rate, Some(stages)) => {
@@ -228,6 +223,19 @@ fn negotiated(config: &Config) -> crate::config::Protocol {
     } else {
         Protocol::Http1
     }
+}
+
+/// `--http2` and `-m` as a protocol (`None`: not asked for); `-m` alone is refused.
+pub(crate) fn http2(on: bool, max_streams: Option<usize>) -> Result<Option<crate::config::Protocol>, CliError> {
+    if max_streams.is_some() && !on {
+        return Err(CliError::Usage("-m (streams per connection) needs --http2".into()));
+    }
+    if !on {
+        return Ok(None);
+    }
+    let streams = u32::try_from(max_streams.unwrap_or(1))
+        .map_err(|_| CliError::Usage("-m is larger than HTTP/2 allows".into()))?;
+    Ok(Some(crate::config::Protocol::Http2 { streams }))
 }
 
 /// Pass/fail rules judged on a run's result, and whether to stop the run once one must fail.

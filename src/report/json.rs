@@ -297,17 +297,13 @@ fn render_with(
             .is_split()
             .then_some(SegmentOut { index: config.segment.index, count: config.segment.count }),
         start_at: config.start_at.map(|t| humantime::format_rfc3339_millis(t).to_string()),
-        protocol: match config.protocol {
-            crate::config::Protocol::Http1 => "http/1.1",
-            crate::config::Protocol::Http2 { .. } if config.target.scheme == crate::config::Scheme::Https => "h2",
-            crate::config::Protocol::Http2 { .. } => "h2c",
-        },
+        protocol: config.protocol_name(),
         http2: match config.protocol {
             crate::config::Protocol::Http1 => None,
             crate::config::Protocol::Http2 { streams } => {
                 let h = &t.h2;
                 Some(Http2Out {
-                    protocol: if config.target.scheme == crate::config::Scheme::Https { "h2" } else { "h2c" },
+                    protocol: config.protocol_name(),
                     streams_per_connection: streams,
                     header_bytes: h.header_bytes,
                     header_frame_bytes: h.header_frame_bytes,

@@ -99,7 +99,7 @@ pub fn body(summary: &Summary, config: &Config) -> String {
 /// server reset or refused.
 fn h2_lines(out: &mut String, summary: &Summary, config: &Config, streams: u32) {
     let h = &summary.total.h2;
-    let proto = if config.target.scheme == crate::config::Scheme::Https { "h2" } else { "h2c" };
+    let proto = config.protocol_name();
     let savings = if h.header_bytes > 0 {
         format!(
             "; headers {}B received as {}B (space savings {:.2}%)",

@@ -130,7 +130,7 @@ impl SearchConfig {
     /// Checks the settings.
     pub fn validate(&self) -> Result<(), SearchError> {
         let invalid = |s: String| Err(SearchError::Invalid(s));
-        if !self.slo.iter().any(|t| latency_bound(t).is_some() || matches!(t.metric, Metric::Mean)) {
+        if !self.slo.iter().any(is_latency_term) {
             return invalid("the SLO needs a latency term, e.g. --slo 'p99<100ms'".into());
         }
         if let Some(t) = self.slo.iter().find(|t| t.needs() == Some(crate::verdict::Needs::ProxyTest)) {
@@ -179,6 +179,12 @@ fn latency_bound(t: &Threshold) -> Option<(f64, f64)> {
         _ => return None,
     };
     matches!(t.op, Op::Lt | Op::Le).then_some((t.limit, share_above))
+}
+
+/// Whether an SLO term holds latency down: an upper bound on a percentile or the maximum, or a
+/// bound on the mean. A search needs one; its values draw the latency-vs-rate curve.
+fn is_latency_term(t: &Threshold) -> bool {
+    latency_bound(t).is_some() || matches!(t.metric, Metric::Mean)
 }
 
 /// Searches for the highest rate that meets the SLO, until the search ends or `stop` is set.
@@ -360,7 +366,7 @@ fn answer(plan: &Plan, steps: &[Step], slo: &[Threshold]) -> Answer {
     let failed_terms = first_fail_step
         .map(|s| s.outcomes.iter().filter(|o| !o.passed).map(|o| o.threshold.text.clone()).collect())
         .unwrap_or_default();
-    let latency_term = slo.iter().position(|t| latency_bound(t).is_some() || matches!(t.metric, Metric::Mean));
+    let latency_term = slo.iter().position(is_latency_term);
     let points: Vec<(f64, f64)> = steps
         .iter()
         .filter(|s| !s.verdict.is_limit())

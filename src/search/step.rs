@@ -198,11 +198,7 @@ fn service_meets(uncorrected: &hdrhistogram::Histogram<u64>, slo: &[Threshold]) 
 /// Connections that carry `rate` even when every request takes the SLO's latency bound
 /// (Little's law), and at least twice the current ones.
 pub fn suggest_connections(rate: f64, slo: &[Threshold], connections: usize) -> usize {
-    let bound_s = slo
-        .iter()
-        .filter(|t| matches!(t.metric, Metric::Percentile(_) | Metric::Max | Metric::Mean))
-        .map(|t| t.limit / 1e6)
-        .fold(0.0, f64::max);
+    let bound_s = slo.iter().filter(|t| t.metric.is_latency()).map(|t| t.limit / 1e6).fold(0.0, f64::max);
     ((rate * bound_s).ceil() as usize).max(connections * 2)
 }
 

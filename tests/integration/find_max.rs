@@ -178,6 +178,7 @@ fn bad_searches_are_refused_in_one_line_before_any_load() {
         ("--slo p99<<1s", "invalid threshold 'p99<<1s'"),
         ("--slo p99<100ms --step-duration 0", "--step-duration must be above 0"),
         ("--slo p99<100ms --max 0.5", "--max must be a rate of at least 1"),
+        ("--slo p99<100ms -m 4", "-m (streams per connection) needs --http2"),
     ];
     for (line, why) in rows {
         let mut a = vec!["find-max"];

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::{chart, esc, head, Series, COLOURS};
 use crate::report::search::rate;
 use crate::report::units::time_us;
-use crate::verdict::{Metric, Threshold};
+use crate::verdict::Threshold;
 
 /// A capacity search (`find-max --json`) as one page: the answer, the latency-vs-rate curves
 /// with the highest passing rate marked, and the steps.
@@ -114,9 +114,7 @@ fn curves(steps: &[&Value], slo: &[&str]) -> Vec<Series> {
         return series;
     };
     for term in slo {
-        let bound = Threshold::parse(term)
-            .ok()
-            .filter(|t| matches!(t.metric, Metric::Percentile(_) | Metric::Max | Metric::Mean));
+        let bound = Threshold::parse(term).ok().filter(|t| t.metric.is_latency());
         if let Some(t) = bound {
             let y = t.limit / 1000.0;
             let points = vec![(x0, y), (x1, y)];
