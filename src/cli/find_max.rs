@@ -78,6 +78,27 @@ pub fn search_config(f: &SearchFlags, load: Config, workload: Workload) -> Resul
     Ok(config)
 }
 
+/// [`search_and_report`] with the built-in origin serving from this process for the whole
+/// search (the demo, a proxy search): each step reads its counters over HTTP, as a remote
+/// origin's.
+pub fn search_with_origin(
+    config: &SearchConfig,
+    stop: &AtomicBool,
+    listener: std::net::TcpListener,
+    origin_config: &crate::origin::OriginConfig,
+    json: Option<&std::path::Path>,
+    html: Option<&std::path::Path>,
+) -> Result<i32, CliError> {
+    let origin_stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let server = s.spawn(|| crate::origin::run(listener, origin_config, &origin_stop));
+        let code = search_and_report(config, stop, json, html);
+        origin_stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        server.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+        code
+    })
+}
+
 /// Prints the steps as they end.
 struct Printer<'a> {
     out: Box<dyn Write + 'a>,

@@ -617,14 +617,7 @@ fn demo_find_max() -> Result<i32, CliError> {
     );
     let origin_config = OriginConfig { threads: 1, service: Some(service), ..OriginConfig::default() };
     let stop = stop_flag()?;
-    let origin_stop = AtomicBool::new(false);
-    std::thread::scope(|s| {
-        let server = s.spawn(|| origin::run(listener, &origin_config, &origin_stop));
-        let code = find_max::search_and_report(&search, &stop, None, None);
-        origin_stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        server.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
-        code
-    })
+    find_max::search_with_origin(&search, &stop, listener, &origin_config, None, None)
 }
 
 /// Binds a listener and reads back its address (port 0 picks a free one).

@@ -162,17 +162,7 @@ fn find_max(
     match placement {
         OriginPlacement::Elsewhere => super::find_max::search_and_report(&search, stop, json, html),
         OriginPlacement::InProcess { listener, config: origin_config } => {
-            // One origin for the whole search: each step reads its counters over HTTP, as a
-            // remote origin's.
-            let origin_stop = AtomicBool::new(false);
-            std::thread::scope(|s| {
-                let server = s.spawn(|| crate::origin::run(listener, &origin_config, &origin_stop));
-                let code = super::find_max::search_and_report(&search, stop, json, html);
-                origin_stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                let served = server.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-                served?;
-                code
-            })
+            super::find_max::search_with_origin(&search, stop, listener, &origin_config, json, html)
         }
     }
 }
