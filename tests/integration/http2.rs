@@ -6,6 +6,14 @@ use std::time::Duration;
 
 use crate::harness::{args, exclusive, strain, strain_raw, Nginx, RawServer};
 
+/// Runs strain with the flags in `line` against `nginx` over `scheme` (http or https).
+fn load(nginx: &Nginx, scheme: &str, line: &str) -> crate::harness::Run {
+    let url = format!("{scheme}://127.0.0.1:{}/", nginx.port);
+    let mut a = args(line);
+    a.push(&url);
+    strain(&a)
+}
+
 /// Asserts a clean run: no error of any kind, every sent request answered.
 fn assert_clean(run: &crate::harness::Run) {
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
@@ -19,10 +27,7 @@ fn assert_clean(run: &crate::harness::Run) {
 #[test]
 fn h2c_counts_match_nginx_and_report_the_protocol() {
     let mut nginx = Nginx::start_h2("", "keepalive_requests 1000000; location / { return 200 \"hello\\n\"; }", false);
-    let url = format!("http://127.0.0.1:{}/", nginx.port);
-    let mut a = args("--http2 -m 10 -c 4 -t 2 -d 2s");
-    a.push(&url);
-    let run = strain(&a);
+    let run = load(&nginx, "http", "--http2 -m 10 -c 4 -t 2 -d 2s");
     assert_clean(&run);
     nginx.stop();
     let log = nginx.access_log();
@@ -39,10 +44,7 @@ fn h2c_counts_match_nginx_and_report_the_protocol() {
 #[test]
 fn h2_over_tls_is_chosen_by_alpn() {
     let mut nginx = Nginx::start_h2("", "keepalive_requests 1000000; location / { return 200 \"hello\\n\"; }", true);
-    let url = format!("https://127.0.0.1:{}/", nginx.port);
-    let mut a = args("--http2 -k -m 4 -c 2 -t 1 -d 1s");
-    a.push(&url);
-    let run = strain(&a);
+    let run = load(&nginx, "https", "--http2 -k -m 4 -c 2 -t 1 -d 1s");
     assert_clean(&run);
     nginx.stop();
     let j = run.json.as_ref().unwrap();
@@ -56,10 +58,7 @@ fn goaway_at_keepalive_requests_sends_the_refused_requests_again() {
     // nginx ends each connection with GOAWAY after 50 requests; streams beyond its last one
     // are refused unprocessed and go again on the next connection.
     let mut nginx = Nginx::start_h2("", "keepalive_requests 50; location / { return 200 \"ok\\n\"; }", false);
-    let url = format!("http://127.0.0.1:{}/", nginx.port);
-    let mut a = args("--http2 -m 8 -c 2 -t 1 -d 2s");
-    a.push(&url);
-    let run = strain(&a);
+    let run = load(&nginx, "http", "--http2 -m 8 -c 2 -t 1 -d 2s");
     assert_clean(&run);
     nginx.stop();
     let j = run.json.as_ref().unwrap();
@@ -83,10 +82,7 @@ fn a_timeout_resets_its_stream_and_keeps_the_connection() {
         silent.url().trim_start_matches("http://").trim_end_matches('/')
     );
     let nginx = Nginx::start_h2("", &body, false);
-    let url = format!("http://127.0.0.1:{}/", nginx.port);
-    let mut a = args("--http2 -m 2 -c 1 -t 1 -d 1200ms -T 500ms");
-    a.push(&url);
-    let run = strain(&a);
+    let run = load(&nginx, "http", "--http2 -m 2 -c 1 -t 1 -d 1200ms -T 500ms");
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let j = run.json.as_ref().unwrap();
     let timeouts = j["errors"]["timeout"].as_u64().unwrap();
@@ -101,10 +97,7 @@ fn a_timeout_resets_its_stream_and_keeps_the_connection() {
 fn a_rate_is_held_over_http2() {
     let _alone = exclusive();
     let mut nginx = Nginx::start_h2("", "keepalive_requests 1000000; location / { return 200 \"ok\\n\"; }", false);
-    let url = format!("http://127.0.0.1:{}/", nginx.port);
-    let mut a = args("--http2 -m 4 -c 8 -t 2 -R 4000 -d 3s");
-    a.push(&url);
-    let run = strain(&a);
+    let run = load(&nginx, "http", "--http2 -m 4 -c 8 -t 2 -R 4000 -d 3s");
     assert_clean(&run);
     nginx.stop();
     let j = run.json.as_ref().unwrap();
@@ -144,10 +137,7 @@ fn http2_mistakes_are_one_clear_line() {
     assert!(j["errors"]["connect"].as_u64().unwrap() <= 200, "{}", run.stdout);
     // A TLS server that does not offer h2: every connect fails with the reason.
     let nginx = Nginx::start("location / { return 200 \"ok\\n\"; }", true);
-    let url = format!("https://127.0.0.1:{}/", nginx.port);
-    let mut a = args("--http2 -k -c 1 -t 1 -d 500ms");
-    a.push(&url);
-    let run = strain(&a);
+    let run = load(&nginx, "https", "--http2 -k -c 1 -t 1 -d 500ms");
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("the server speaks none of the protocols offered by ALPN"), "{}", run.stderr);
 }
