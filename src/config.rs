@@ -185,17 +185,52 @@ impl Segment {
     }
 }
 
-/// Which HTTP the load speaks.
+/// Which HTTP the load asks for. The run settles it, once, into the [`Protocol`] it speaks
+/// (`engine::prepare`): the same rule for every command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProtocolChoice {
+    /// https: offer h2 and http/1.1 by ALPN and speak what the server picks; http: HTTP/1.1.
+    #[default]
+    Negotiate,
+    /// HTTP/1.1 whatever the server prefers (`--http1.1`).
+    Http1,
+    /// HTTP/2 (`--http2`): h2 by ALPN on https URLs, h2c with prior knowledge on http URLs.
+    Http2 {
+        /// Requests in flight per connection (h2load's `-m`).
+        streams: u32,
+    },
+}
+
+/// Which HTTP a run speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Protocol {
     /// HTTP/1.1: one request in flight per connection, as wrk.
     #[default]
     Http1,
-    /// HTTP/2: h2 by ALPN on https URLs, h2c with prior knowledge on http URLs.
+    /// HTTP/2: `streams` requests in flight per connection.
     Http2 {
         /// Requests in flight per connection (h2load's `-m`).
         streams: u32,
     },
+}
+
+impl Protocol {
+    /// The protocol as reports name it: `http/1.1`, `h2` (HTTP/2 over TLS) or `h2c`.
+    pub fn name(self, scheme: Scheme) -> &'static str {
+        match (self, scheme) {
+            (Protocol::Http1, _) => "http/1.1",
+            (Protocol::Http2 { .. }, Scheme::Https) => "h2",
+            (Protocol::Http2 { .. }, Scheme::Http) => "h2c",
+        }
+    }
+
+    /// The choice that asks for exactly this protocol.
+    pub fn as_choice(self) -> ProtocolChoice {
+        match self {
+            Protocol::Http1 => ProtocolChoice::Http1,
+            Protocol::Http2 { streams } => ProtocolChoice::Http2 { streams },
+        }
+    }
 }
 
 /// A fully validated load test.
@@ -222,8 +257,8 @@ pub struct Config {
     pub json: Option<Output>,
     /// Skip TLS certificate verification.
     pub insecure: bool,
-    /// HTTP/1.1 or HTTP/2.
-    pub protocol: Protocol,
+    /// HTTP/1.1, HTTP/2, or what the server picks by ALPN.
+    pub protocol: ProtocolChoice,
     /// The share of the test this process runs.
     pub segment: Segment,
     /// Start the load at this wall-clock instant (all segments of a test together).
@@ -253,23 +288,6 @@ pub struct Config {
 pub const MAX_STREAM_SLOTS: usize = 1_000_000;
 
 impl Config {
-    /// Requests in flight per connection.
-    pub fn streams(&self) -> usize {
-        match self.protocol {
-            Protocol::Http1 => 1,
-            Protocol::Http2 { streams } => streams as usize,
-        }
-    }
-
-    /// The protocol as reports name it: `http/1.1`, `h2` (HTTP/2 over TLS) or `h2c`.
-    pub fn protocol_name(&self) -> &'static str {
-        match (self.protocol, self.target.scheme) {
-            (Protocol::Http1, _) => "http/1.1",
-            (Protocol::Http2 { .. }, Scheme::Https) => "h2",
-            (Protocol::Http2 { .. }, Scheme::Http) => "h2c",
-        }
-    }
-
     /// A config with wrk's defaults for `target`.
     pub fn new(target: Target) -> Config {
         Config {
@@ -283,7 +301,7 @@ impl Config {
             latency: false,
             json: None,
             insecure: false,
-            protocol: Protocol::Http1,
+            protocol: ProtocolChoice::Negotiate,
             segment: Segment::default(),
             start_at: None,
             schedule: None,
@@ -339,7 +357,7 @@ impl Config {
         if self.duration.is_zero() {
             return invalid("duration must be greater than zero");
         }
-        if let Protocol::Http2 { streams } = self.protocol {
+        if let ProtocolChoice::Http2 { streams } = self.protocol {
             if streams == 0 {
                 return invalid("streams per connection (-m) must be at least 1");
             }

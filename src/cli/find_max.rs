@@ -31,9 +31,7 @@ pub fn run(f: &FindMaxFlags) -> Result<i32, CliError> {
     load.insecure = f.insecure;
     load.tick = f.tick.0;
     load.source_addrs = f.source_addrs.clone();
-    if let Some(p) = super::http2(f.http2, f.max_streams)? {
-        load.protocol = p;
-    }
+    load.protocol = super::protocol(f.http2, false, f.max_streams)?;
     load.headers = f.headers.iter().map(|h| super::parse_header(h)).collect::<Result<_, _>>()?;
     let workload = match &f.script {
         Some(path) => {

@@ -53,6 +53,7 @@ pub fn run(f: &MergeFlags) -> Result<i32, CliError> {
         series: merged.series,
         // No address was loaded by this process; nothing reads it for a merged result.
         addr: std::net::SocketAddr::from(([0, 0, 0, 0], 0)),
+        protocol: merged.protocol,
         proxy: None,
         origin_served: None,
         failure: nothing_connected.then(|| Failure::NothingConnected { why: "no segment made a connection".into() }),
@@ -64,7 +65,7 @@ pub fn run(f: &MergeFlags) -> Result<i32, CliError> {
     let mut text: Box<dyn Write> =
         if config.json == Some(Output::Stdout) { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };
     let mut out = report::text::header(&config);
-    out.push_str(&report::text::body(&result.summary, &config));
+    out.push_str(&report::text::body(&result.summary, &config, result.protocol));
     for o in &outcomes {
         out.push_str(&report::text::outcome(o));
         out.push('\n');

@@ -182,9 +182,7 @@ pub fn common_config(f: &CommonLoadFlags, url: &str) -> Result<Config, CliError>
         }
         config.start_at = Some(at);
     }
-    if let Some(p) = http2(f.http2, f.max_streams)? {
-        config.protocol = p;
-    }
+    config.protocol = protocol(f.http2, f.http1, f.max_streams)?;
     config.schedule = match (f.rate, &f.stages) {
         (rate, Some(stages)) => {
             let schedule = Schedule::stages(rate.unwrap_or(0.0), &stages.0);
@@ -202,40 +200,25 @@ pub fn common_config(f: &CommonLoadFlags, url: &str) -> Result<Config, CliError>
     Ok(config)
 }
 
-/// The protocol an https server prefers when strain offers both (ALPN h2 and http/1.1); plain
-/// http, or a server that cannot be reached now, stays HTTP/1.1 (the run reports its errors).
-fn negotiated(config: &Config) -> crate::config::Protocol {
-    use crate::config::{Protocol, Scheme};
-    let t = &config.target;
-    if t.scheme != Scheme::Https {
-        return Protocol::Http1;
-    }
-    let chose_h2 = crate::net::resolve(&t.host, t.port, config.timeout)
-        .ok()
-        .and_then(|addr| {
-            let setup = crate::net::tls::TlsSetup::new(&t.host, config.insecure, &[b"h2", b"http/1.1"]).ok()?;
-            crate::net::tls::negotiate(addr, &setup, config.timeout).ok()
-        })
-        .flatten()
-        .is_some_and(|p| p == b"h2");
-    if chose_h2 {
-        Protocol::Http2 { streams: 1 }
-    } else {
-        Protocol::Http1
-    }
-}
-
-/// `--http2` and `-m` as a protocol (`None`: not asked for); `-m` alone is refused.
-pub(crate) fn http2(on: bool, max_streams: Option<usize>) -> Result<Option<crate::config::Protocol>, CliError> {
-    if max_streams.is_some() && !on {
+/// `--http2`, `--http1.1` and `-m` as the protocol asked for; `-m` without `--http2` is refused.
+pub(crate) fn protocol(
+    http2: bool,
+    http1: bool,
+    max_streams: Option<usize>,
+) -> Result<crate::config::ProtocolChoice, CliError> {
+    use crate::config::ProtocolChoice;
+    if max_streams.is_some() && !http2 {
         return Err(CliError::Usage("-m (streams per connection) needs --http2".into()));
     }
-    if !on {
-        return Ok(None);
+    if http1 {
+        return Ok(ProtocolChoice::Http1);
+    }
+    if !http2 {
+        return Ok(ProtocolChoice::Negotiate);
     }
     let streams = u32::try_from(max_streams.unwrap_or(1))
         .map_err(|_| CliError::Usage("-m is larger than HTTP/2 allows".into()))?;
-    Ok(Some(crate::config::Protocol::Http2 { streams }))
+    Ok(ProtocolChoice::Http2 { streams })
 }
 
 /// Pass/fail rules judged on a run's result, and whether to stop the run once one must fail.
@@ -276,9 +259,6 @@ pub(crate) fn thresholds(exprs: &[String], config: &Config, proxy: bool) -> Resu
 pub fn load_config(f: LoadFlags) -> Result<(RunConfig, Checks), CliError> {
     let url = f.url.ok_or_else(|| CliError::Usage("a URL is required".into()))?;
     let mut config = common_config(&f.common, &url)?;
-    if !f.common.http1 && !f.common.http2 {
-        config.protocol = negotiated(&config);
-    }
     let checks = checks(&f.common, &config, false)?;
     config.headers = f.headers.iter().map(|h| parse_header(h)).collect::<Result<_, _>>()?;
     let workload = match f.script {
@@ -395,7 +375,7 @@ impl Observer for Printer<'_> {
         if let Some(advice) = report::text::port_range_advice(&result.summary, self.config, result.addr) {
             eprintln!("{advice}");
         }
-        let _ = self.text.write_all(report::text::body(&result.summary, self.config).as_bytes());
+        let _ = self.text.write_all(report::text::body(&result.summary, self.config, result.protocol).as_bytes());
         if let Some(p) = &result.proxy {
             let _ = self.text.write_all(report::proxy::summary(&result.summary.total, p).as_bytes());
         }

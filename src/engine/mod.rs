@@ -34,7 +34,7 @@ use std::sync::mpsc;
 use hdrhistogram::Histogram;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::config::{Config, Scheme};
+use crate::config::{Config, Protocol, ProtocolChoice, Scheme};
 use crate::http::request;
 use crate::net::{self, tls::TlsSetup, NetError};
 use crate::script::{ScriptError, ScriptSource, ThreadSetup, UrlParts};
@@ -143,6 +143,8 @@ pub enum Progress<'a> {
 /// Everything settled before the threads start, shared by them read-only.
 pub struct Plan {
     pub(crate) addr: std::net::SocketAddr,
+    /// The protocol the run speaks, settled from the choice once, before load.
+    pub(crate) protocol: Protocol,
     pub(crate) tls: Option<TlsSetup>,
     /// The request rendered from the URL and headers (a script may replace it).
     pub(crate) request: Vec<u8>,
@@ -175,6 +177,11 @@ impl Plan {
         self.addr
     }
 
+    /// The protocol the run speaks.
+    pub fn protocol(&self) -> Protocol {
+        self.protocol
+    }
+
     /// Makes this a proxy test: each request asks for a document chosen by `proxy`; with a
     /// new-connection rate, connections arrive on that schedule.
     pub fn with_proxy(mut self, proxy: proxy::ProxyPlan, duration: Duration) -> Plan {
@@ -203,18 +210,19 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
     let target = &config.target;
     let addr = net::resolve(&target.host, target.port, config.timeout)?;
     net::check_sources(&config.source_addrs, addr)?;
-    let alpn: &[&[u8]] = match config.protocol {
-        crate::config::Protocol::Http1 => &[b"http/1.1"],
-        crate::config::Protocol::Http2 { .. } => &[b"h2"],
+    let protocol = settle(config, addr);
+    let alpn: &[&[u8]] = match protocol {
+        Protocol::Http1 => &[b"http/1.1"],
+        Protocol::Http2 { .. } => &[b"h2"],
     };
     let tls = match target.scheme {
         Scheme::Http => None,
         Scheme::Https => Some(TlsSetup::new(&target.host, config.insecure, alpn).map_err(NetError::Tls)?),
     };
     let request = request::render("GET", &target.path, &target.host_header(), &config.headers, None);
-    let wire = match config.protocol {
-        crate::config::Protocol::Http1 => WirePlan::Http1,
-        crate::config::Protocol::Http2 { streams } => {
+    let wire = match protocol {
+        Protocol::Http1 => WirePlan::Http1,
+        Protocol::Http2 { streams } => {
             let scheme = if target.scheme == Scheme::Https { "https" } else { "http" };
             let fixed = crate::h2::from_http1(&request, scheme, &target.host_header())
                 .map_err(|why| EngineError::Script(ScriptError::Runtime { hook: "request", message: why }))?;
@@ -223,6 +231,7 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
     };
     Ok(Plan {
         addr,
+        protocol,
         tls,
         request,
         wire,
@@ -236,6 +245,29 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
             Some(s) => WhenPlan::Paced { schedule: s.clone(), tick_us: config.tick.as_micros() as u64 },
         },
     })
+}
+
+/// The protocol `config` asks for, settled: an https target without `--http2` or `--http1.1`
+/// speaks what the server chooses when offered both by ALPN (one handshake here, before any
+/// load); a server that cannot be reached now stays HTTP/1.1 (the run reports its errors).
+fn settle(config: &Config, addr: std::net::SocketAddr) -> Protocol {
+    let t = &config.target;
+    match (config.protocol, t.scheme) {
+        (ProtocolChoice::Http2 { streams }, _) => Protocol::Http2 { streams },
+        (ProtocolChoice::Http1, _) | (ProtocolChoice::Negotiate, Scheme::Http) => Protocol::Http1,
+        (ProtocolChoice::Negotiate, Scheme::Https) => {
+            let chose_h2 = TlsSetup::new(&t.host, config.insecure, &[b"h2", b"http/1.1"])
+                .ok()
+                .and_then(|setup| net::tls::negotiate(addr, &setup, config.timeout).ok())
+                .flatten()
+                .is_some_and(|p| p == b"h2");
+            if chose_h2 {
+                Protocol::Http2 { streams: 1 }
+            } else {
+                Protocol::Http1
+            }
+        }
+    }
 }
 
 /// Runs the load test described by `config` until its duration passes or `stop` is set.

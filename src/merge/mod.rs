@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::config::{Config, Protocol, Target};
+use crate::config::{Config, Protocol, ProtocolChoice, Target};
 use crate::plan::Schedule;
 use crate::stats::interval::{IntervalRow, Snapshot};
 use crate::stats::{Recorder, Summary};
@@ -120,6 +120,8 @@ pub struct Merged {
     pub series: Vec<IntervalRow>,
     /// The whole test, as one process would have run it (its threads are every segment's).
     pub config: Config,
+    /// The protocol the segments spoke.
+    pub protocol: Protocol,
     /// CPU seconds of every segment's worker threads, in input order.
     pub thread_cpu: Vec<Duration>,
     /// Some results were proxy tests, whose `proxy` section (hit ratio, origin counts) is not
@@ -272,7 +274,12 @@ pub fn merge(docs: Vec<(String, Value)>, force: bool) -> Result<Merged, MergeErr
         .filter_map(|v| v.as_f64().and_then(|s| Duration::try_from_secs_f64(s).ok()))
         .collect();
     let proxy_dropped = parts.iter().any(|p| p.doc.get("proxy").is_some());
-    Ok(Merged { summary, series, config, thread_cpu, proxy_dropped })
+    // The segments spoke what their JSON names (merging refuses results of different tests).
+    let protocol = match config.protocol {
+        ProtocolChoice::Http2 { streams } => Protocol::Http2 { streams },
+        _ => Protocol::Http1,
+    };
+    Ok(Merged { summary, series, config, protocol, thread_cpu, proxy_dropped })
 }
 
 /// Length of the series' intervals: the first full row's, rounded to 10 ms (the shortest
@@ -338,7 +345,7 @@ fn whole_config(parts: &[Part], interval: Duration) -> Result<Config, MergeError
         .map(|(name, value)| crate::http::request::Header { name: name.into(), value: value.into() })
         .collect();
     if let Some(streams) = doc.pointer("/http2/streams_per_connection").and_then(Value::as_u64) {
-        config.protocol = Protocol::Http2 { streams: u32::try_from(streams).map_err(|_| bad("/http2"))? };
+        config.protocol = ProtocolChoice::Http2 { streams: u32::try_from(streams).map_err(|_| bad("/http2"))? };
     }
     config.start_at = doc["start_at"].as_str().and_then(|s| humantime::parse_rfc3339_weak(s).ok());
     if let Some(target) = doc.pointer("/rate/target_per_s").and_then(Value::as_f64) {

@@ -75,7 +75,8 @@ fn segment(url: &str, index: u32, count: u32, values: &[u64]) -> Value {
     config.duration = Duration::from_secs(2);
     config.segment = Segment { index, count };
     config.schedule = Some(Schedule::constant(3000.0, config.duration));
-    serde_json::from_str(&crate::report::json::render(&summary, &config, &rows)).unwrap()
+    serde_json::from_str(&crate::report::json::render(&summary, &config, crate::config::Protocol::Http1, &rows))
+        .unwrap()
 }
 
 /// `values` dealt round-robin over `count` segments, as the schedule deals requests.
@@ -124,7 +125,8 @@ fn split_histograms_merge_to_the_whole_one_exactly() {
 #[test]
 fn merged_result_renders_the_whole_tests_rate_and_counts() {
     let m = merge(split(&latencies(), 3), false).unwrap();
-    let json: Value = serde_json::from_str(&crate::report::json::render(&m.summary, &m.config, &m.series)).unwrap();
+    let json: Value =
+        serde_json::from_str(&crate::report::json::render(&m.summary, &m.config, m.protocol, &m.series)).unwrap();
     assert_eq!(json["rate"]["target_per_s"], 3000.0);
     assert_eq!(json["requests"], 6000);
     assert_eq!(json["status"]["200"], 6000);
@@ -300,8 +302,8 @@ fn no_value_in_any_field_makes_merging_or_reporting_panic() {
             let mut mutated = docs.clone();
             *mutated[0].1.pointer_mut(ptr).unwrap() = b.clone();
             if let Ok(m) = merge(mutated, true) {
-                let _ = crate::report::json::render(&m.summary, &m.config, &m.series);
-                let _ = crate::report::text::body(&m.summary, &m.config);
+                let _ = crate::report::json::render(&m.summary, &m.config, m.protocol, &m.series);
+                let _ = crate::report::text::body(&m.summary, &m.config, m.protocol);
             }
         }
     }

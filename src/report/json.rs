@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::config::Config;
+use crate::config::{Config, Protocol};
 use crate::run::proxy::{ProxyResult, ProxyRow};
 use crate::run::RunResult;
 use crate::stats::interval::IntervalRow;
@@ -205,18 +205,19 @@ fn spread(d: &Distribution) -> Spread {
 /// Renders a run's result as pretty JSON, with its thresholds' outcomes.
 pub fn render_result(result: &RunResult, config: &Config, thresholds: &[Outcome]) -> String {
     let cpu: Vec<f64> = result.thread_cpu.iter().map(|d| d.as_secs_f64()).collect();
-    render_with(&result.summary, config, &result.series, result.proxy.as_ref(), thresholds, cpu)
+    render_with(&result.summary, config, result.protocol, &result.series, result.proxy.as_ref(), thresholds, cpu)
 }
 
 /// Renders the result as pretty JSON, with the interval series.
-pub fn render(summary: &Summary, config: &Config, intervals: &[IntervalRow]) -> String {
-    render_with(summary, config, intervals, None, &[], Vec::new())
+pub fn render(summary: &Summary, config: &Config, protocol: Protocol, intervals: &[IntervalRow]) -> String {
+    render_with(summary, config, protocol, intervals, None, &[], Vec::new())
 }
 
 /// Renders the result, with a `proxy` section for proxy tests.
 fn render_with(
     summary: &Summary,
     config: &Config,
+    protocol: Protocol,
     intervals: &[IntervalRow],
     proxy: Option<&ProxyResult>,
     thresholds: &[Outcome],
@@ -297,13 +298,13 @@ fn render_with(
             .is_split()
             .then_some(SegmentOut { index: config.segment.index, count: config.segment.count }),
         start_at: config.start_at.map(|t| humantime::format_rfc3339_millis(t).to_string()),
-        protocol: config.protocol_name(),
-        http2: match config.protocol {
-            crate::config::Protocol::Http1 => None,
-            crate::config::Protocol::Http2 { streams } => {
+        protocol: protocol.name(config.target.scheme),
+        http2: match protocol {
+            Protocol::Http1 => None,
+            Protocol::Http2 { streams } => {
                 let h = &t.h2;
                 Some(Http2Out {
-                    protocol: config.protocol_name(),
+                    protocol: protocol.name(config.target.scheme),
                     streams_per_connection: streams,
                     header_bytes: h.header_bytes,
                     header_frame_bytes: h.header_frame_bytes,
@@ -371,7 +372,7 @@ mod tests {
     #[test]
     fn closed_loop_json_matches_golden_file() {
         let (summary, config) = fixed();
-        check_golden("json_closed_loop.json", &portable(render(&summary, &config, &rows())));
+        check_golden("json_closed_loop.json", &portable(render(&summary, &config, Protocol::Http1, &rows())));
     }
 
     #[test]
@@ -396,7 +397,7 @@ mod tests {
             r.target_per_s = Some(100.0);
             r.late = 20;
         }
-        check_golden("json_rate.json", &portable(render(&summary, &config, &rows)));
+        check_golden("json_rate.json", &portable(render(&summary, &config, Protocol::Http1, &rows)));
     }
 
     #[test]
@@ -421,7 +422,7 @@ mod tests {
         };
         check_golden(
             "json_proxy.json",
-            &portable(render_with(&summary, &config, &rows(), Some(&proxy), &[], Vec::new())),
+            &portable(render_with(&summary, &config, Protocol::Http1, &rows(), Some(&proxy), &[], Vec::new())),
         );
     }
 }

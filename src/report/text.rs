@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use super::units::{binary, metric, padded, time_s, time_us, time_us_exact};
 use super::wrk2;
-use crate::config::Config;
+use crate::config::{Config, Protocol};
 use crate::stats::{ConnectCause, Distribution, ErrorKind, Summary};
 
 /// Percentiles of wrk's `--latency` block.
@@ -30,7 +30,7 @@ pub fn header(config: &Config) -> String {
 }
 
 /// The report wrk prints after the load ends.
-pub fn body(summary: &Summary, config: &Config) -> String {
+pub fn body(summary: &Summary, config: &Config, protocol: Protocol) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "  Thread Stats{:>6}{:>11}{:>8}{:>12}", "Avg", "Stdev", "Max", "+/- Stdev");
     stats_row(&mut out, "Latency", &summary.latency(), time_us);
@@ -84,12 +84,12 @@ pub fn body(summary: &Summary, config: &Config) -> String {
         let _ = writeln!(out, "  Non-2xx or 3xx responses: {status}");
     }
     if config.schedule.is_some() {
-        pacing_lines(&mut out, summary, config);
+        pacing_lines(&mut out, summary, protocol);
     }
     let _ = writeln!(out, "Requests/sec: {:>9.2}", summary.requests_per_s());
     let _ = writeln!(out, "Transfer/sec: {:>10}B", binary(summary.bytes_per_s()));
-    if let crate::config::Protocol::Http2 { streams } = config.protocol {
-        h2_lines(&mut out, summary, config, streams);
+    if let Protocol::Http2 { streams } = protocol {
+        h2_lines(&mut out, summary, protocol.name(config.target.scheme), streams);
     }
     out
 }
@@ -97,9 +97,8 @@ pub fn body(summary: &Summary, config: &Config) -> String {
 /// HTTP/2's lines, after wrk's (so scripts that parse wrk's text still find theirs): the
 /// protocol, streams per connection, header compression as h2load reports it, and what the
 /// server reset or refused.
-fn h2_lines(out: &mut String, summary: &Summary, config: &Config, streams: u32) {
+fn h2_lines(out: &mut String, summary: &Summary, proto: &str, streams: u32) {
     let h = &summary.total.h2;
-    let proto = config.protocol_name();
     let savings = if h.header_bytes > 0 {
         format!(
             "; headers {}B received as {}B (space savings {:.2}%)",
@@ -158,7 +157,7 @@ pub fn port_range_advice(summary: &Summary, config: &Config, target: std::net::S
 
 /// Rate mode: whether the generator kept to the schedule, so a slow server can be told from a
 /// generator that is too small.
-fn pacing_lines(out: &mut String, summary: &Summary, config: &Config) {
+fn pacing_lines(out: &mut String, summary: &Summary, protocol: Protocol) {
     let p = &summary.total.pacing;
     if p.late > 0 {
         let mean = p.late_sum_us as f64 / p.late as f64;
@@ -172,9 +171,9 @@ fn pacing_lines(out: &mut String, summary: &Summary, config: &Config) {
             time_us(p.late_max_us as f64)
         );
         if p.late_no_connection > 0 {
-            let remedy = match config.protocol {
-                crate::config::Protocol::Http1 => "add connections with -c",
-                crate::config::Protocol::Http2 { .. } => "add connections with -c or streams with -m",
+            let remedy = match protocol {
+                Protocol::Http1 => "add connections with -c",
+                Protocol::Http2 { .. } => "add connections with -c or streams with -m",
             };
             let _ = write!(out, "; {} found no free connection ({remedy})", p.late_no_connection);
         } else {
@@ -220,7 +219,7 @@ mod tests {
     #[test]
     fn text_report_matches_golden_file() {
         let (summary, config) = fixed();
-        crate::report::check_golden("wrk_text.txt", &(header(&config) + &body(&summary, &config)));
+        crate::report::check_golden("wrk_text.txt", &(header(&config) + &body(&summary, &config, Protocol::Http1)));
     }
 
     #[test]
@@ -230,7 +229,7 @@ mod tests {
         assert_eq!(port_range_advice(&summary, &config, addr), None);
         summary.total.connect_error(ConnectCause::AddressNotAvailable, String::new);
         summary.total.connect_error(ConnectCause::TimedOut, String::new);
-        assert!(body(&summary, &config).contains(
+        assert!(body(&summary, &config, Protocol::Http1).contains(
             "  Socket errors: connect 3, read 5, write 0, timeout 4\n  Connect errors: address not available 1, timed out 1\n"
         ));
         let advice = port_range_advice(&summary, &config, addr).unwrap();
@@ -255,6 +254,9 @@ mod tests {
             }
         }
         t.pacing = crate::report::fixed_pacing();
-        crate::report::check_golden("wrk2_text_rate.txt", &(header(&config) + &body(&summary, &config)));
+        crate::report::check_golden(
+            "wrk2_text_rate.txt",
+            &(header(&config) + &body(&summary, &config, Protocol::Http1)),
+        );
     }
 }

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use hdrhistogram::Histogram;
 
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, Protocol};
 use crate::engine::proxy::ProxyPlan;
 use crate::engine::{self, EngineError, Progress, ScriptPlan};
 use crate::origin::{self, OriginConfig, OriginError, OriginLive, OriginStats};
@@ -103,6 +103,8 @@ pub struct RunResult {
     pub series: Vec<IntervalRow>,
     /// The address that was loaded.
     pub addr: SocketAddr,
+    /// The protocol the run spoke (settled before load: ALPN on https unless one was asked for).
+    pub protocol: Protocol,
     /// Proxy tests: the hit ratio and what the origin saw.
     pub proxy: Option<ProxyResult>,
     /// What the in-process origin served, when there was one.
@@ -185,7 +187,7 @@ fn client(
     if let Some((mut main, source, url)) = script {
         match main.setup(load.threads, plan.addr()) {
             Ok(setups) => plan = plan.with_script(ScriptPlan { source, url, setups }),
-            Err(e) => return Ok(unrun(plan.addr(), Failure::Script(e))),
+            Err(e) => return Ok(unrun(&plan, Failure::Script(e))),
         }
         main_script = Some(main);
     }
@@ -209,6 +211,7 @@ fn client(
         summary,
         series: out.series,
         addr: out.addr,
+        protocol: plan.protocol(),
         proxy,
         origin_served: None,
         failure,
@@ -230,11 +233,12 @@ fn client(
 }
 
 /// The result of a run that never started load (its script's `setup` failed).
-fn unrun(addr: SocketAddr, failure: Failure) -> RunResult {
+fn unrun(plan: &engine::Plan, failure: Failure) -> RunResult {
     RunResult {
         summary: Summary::new(&[], std::time::Duration::ZERO, std::time::SystemTime::now()),
         series: Vec::with_capacity(0),
-        addr,
+        addr: plan.addr(),
+        protocol: plan.protocol(),
         proxy: None,
         origin_served: None,
         failure: Some(failure),

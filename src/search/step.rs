@@ -217,6 +217,7 @@ mod tests {
         r.sent = n;
         r.connections = 10;
         RunResult {
+            protocol: crate::config::Protocol::Http1,
             summary: crate::stats::Summary::new(&[r], std::time::Duration::from_secs(1), std::time::SystemTime::now()),
             series: Vec::new(),
             addr: "127.0.0.1:1".parse().unwrap(),
