@@ -3,7 +3,6 @@
 //! `cli/` builds a [`Config`] from flags; the engine and reports read it and never see the flag
 //! parser. Defaults are in [`crate::defaults`].
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::http::request::Header;
@@ -146,15 +145,6 @@ fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
     head.eq_ignore_ascii_case(prefix).then(|| &s[prefix.len()..])
 }
 
-/// Where a report goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Output {
-    /// Standard output (`-`).
-    Stdout,
-    /// A file, created or truncated.
-    File(PathBuf),
-}
-
 /// Which share of a test this process runs (`--segment I/N`): its connections, and every
 /// N-th request of the rate schedule, so N processes together are the one test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,10 +241,6 @@ pub struct Config {
     pub timeout: Duration,
     /// Extra request headers, in order.
     pub headers: Vec<Header>,
-    /// Print the latency distribution.
-    pub latency: bool,
-    /// Also write the result as JSON here.
-    pub json: Option<Output>,
     /// Skip TLS certificate verification.
     pub insecure: bool,
     /// HTTP/1.1, HTTP/2, or what the server picks by ALPN.
@@ -265,22 +251,13 @@ pub struct Config {
     pub start_at: Option<std::time::SystemTime>,
     /// Constant-rate (or staged) pacing; `None` is closed loop, as fast as responses allow.
     pub schedule: Option<Schedule>,
-    /// Also print the uncorrected latency (wrk2's `-U`).
-    pub uncorrected: bool,
-    /// Length of the live progress intervals; `None` prints none (closed loop, like wrk).
-    pub interval: Option<Duration>,
-    /// `--quiet`: no status line redrawn on a terminal's stderr.
-    pub quiet: bool,
-    /// Write the run's histograms as an HdrHistogram interval log here.
-    pub hdr_log: Option<PathBuf>,
+    /// Length of the time series' rows (the series is always kept; printing it is the
+    /// caller's choice).
+    pub interval: Duration,
     /// Rate mode: sends due within one tick go out together at its end.
     pub tick: Duration,
     /// Local addresses to connect from, taken in turn (empty: the kernel's choice).
     pub source_addrs: Vec<std::net::IpAddr>,
-    /// Also write the HTML report here.
-    pub html: Option<PathBuf>,
-    /// The command line that asked for this test, for the reports (empty for a library call).
-    pub command: Vec<String>,
 }
 
 /// Most requests in flight at once over HTTP/2 (connections × streams): each one keeps a slot
@@ -298,28 +275,20 @@ impl Config {
             warmup: Duration::ZERO,
             timeout: DEFAULT_TIMEOUT,
             headers: Vec::new(),
-            latency: false,
-            json: None,
             insecure: false,
             protocol: ProtocolChoice::Negotiate,
             segment: Segment::default(),
             start_at: None,
             schedule: None,
-            uncorrected: false,
-            interval: None,
-            quiet: false,
-            hdr_log: None,
+            interval: DEFAULT_INTERVAL,
             tick: DEFAULT_TICK,
             source_addrs: Vec::new(),
-            command: Vec::new(),
-            html: None,
         }
     }
 
-    /// Length of the time series' intervals: `--interval`, else [`DEFAULT_INTERVAL`] (the series
-    /// is always kept; only printing it is optional).
+    /// Length of the time series' rows.
     pub fn series_interval(&self) -> Duration {
-        self.interval.unwrap_or(DEFAULT_INTERVAL)
+        self.interval
     }
 
     /// Checks the combination of options.
@@ -374,7 +343,7 @@ impl Config {
         if self.timeout.is_zero() {
             return invalid("timeout must be greater than zero");
         }
-        if self.interval.is_some_and(|i| i < Duration::from_millis(10)) {
+        if self.interval < Duration::from_millis(10) {
             return invalid("interval must be at least 10ms");
         }
         Ok(())

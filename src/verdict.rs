@@ -255,6 +255,15 @@ pub struct Outcome {
     pub passed: bool,
 }
 
+/// The pass/fail rules a run is judged by, and whether to stop it once one must fail.
+#[derive(Debug, Clone, Default)]
+pub struct Checks {
+    /// `--threshold` rules, judged on the result.
+    pub thresholds: Vec<Threshold>,
+    /// `--abort-on-fail`: stop the run as soon as a threshold can no longer pass.
+    pub abort_on_fail: bool,
+}
+
 /// What the interval rows so far add up to, so that `--abort-on-fail` can see a threshold fail
 /// before the run ends. Only upper bounds that can only grow are judged early: the largest
 /// latency, and counts of failed or late requests (as shares, against the planned total in rate

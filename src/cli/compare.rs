@@ -41,14 +41,14 @@ pub fn run(f: &CompareFlags) -> Result<i32, CliError> {
             compare::MIN_SAMPLES
         );
     }
-    let to_stdout = f.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    let to_stdout = f.files.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
     let text = render::text(&c, base_files.len(), new_files.len());
     if to_stdout {
         eprint!("{text}");
     } else {
         print!("{text}");
     }
-    if let Some(path) = &f.json {
+    if let Some(path) = &f.files.json {
         let json = render::json(&c);
         if to_stdout {
             let _ = std::io::stdout().write_all(json.as_bytes());
@@ -57,7 +57,7 @@ pub fn run(f: &CompareFlags) -> Result<i32, CliError> {
                 .map_err(|source| CliError::Io { what: format!("cannot write {}", path.display()), source })?;
         }
     }
-    if let Some(path) = &f.html {
+    if let Some(path) = &f.files.html {
         let mut results = Vec::with_capacity(base_files.len() + new_files.len());
         for (side, files) in [("base", base_files), ("new", new_files)] {
             for file in files {

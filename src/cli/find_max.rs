@@ -6,8 +6,9 @@ use std::io::Write;
 use std::sync::atomic::AtomicBool;
 
 use super::flags::{FindMaxFlags, SearchFlags};
+use super::load::LoadGroups;
 use super::{CliError, EXIT_FAILED, EXIT_OK, EXIT_THRESHOLDS, EXIT_USAGE};
-use crate::config::{Config, Target};
+use crate::config::Config;
 use crate::report::search as text;
 use crate::run::Workload;
 use crate::search::step::Step;
@@ -16,6 +17,14 @@ use crate::verdict::Threshold;
 
 /// Runs `strain find-max`.
 pub fn run(f: &FindMaxFlags) -> Result<i32, CliError> {
+    let (load, workload) = load(f)?;
+    let config = search_config(&f.search, load, workload)?;
+    let stop = super::stop_flag()?;
+    search_and_report(&config, &stop, f.files.json.as_deref(), f.files.html.as_deref())
+}
+
+/// The load every step runs, from the flags a search shares with a run.
+pub fn load(f: &FindMaxFlags) -> Result<(Config, Workload), CliError> {
     for (flag, given) in [("-R", f.rate.is_some()), ("--stages", f.stages.is_some()), ("-d", f.duration.is_some())] {
         if given {
             return Err(CliError::Usage(format!(
@@ -23,30 +32,16 @@ pub fn run(f: &FindMaxFlags) -> Result<i32, CliError> {
             )));
         }
     }
-    let mut load = Config::new(Target::parse(&f.url)?);
-    load.command = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
-    load.connections = f.connections;
-    load.threads = f.threads;
-    load.timeout = f.timeout.0;
-    load.insecure = f.insecure;
-    load.tick = f.tick.0;
-    load.source_addrs = f.source_addrs.clone();
-    load.protocol = super::protocol(f.http2, false, f.max_streams)?;
-    load.headers = f.headers.iter().map(|h| super::parse_header(h)).collect::<Result<_, _>>()?;
-    let workload = match &f.script {
-        Some(path) => {
-            let mut args = vec![f.url.clone()];
-            args.extend(f.script_args.iter().cloned());
-            Workload::Script { path: path.clone(), args }
-        }
-        None if !f.script_args.is_empty() => {
-            return Err(CliError::Usage("arguments after -- are for a script: give one with -s".into()))
-        }
-        None => Workload::Url,
+    let groups = LoadGroups {
+        connect: &f.connect,
+        length: None,
+        segment: None,
+        live: None,
+        default_connections: crate::defaults::SEARCH_CONNECTIONS,
     };
-    let config = search_config(&f.search, load, workload)?;
-    let stop = super::stop_flag()?;
-    search_and_report(&config, &stop, f.json.as_deref(), f.html.as_deref())
+    let mut config = super::load::load(&f.url, &groups)?;
+    let workload = super::load::workload(&mut config, &f.request, &f.url, &f.script_args)?;
+    Ok((config, workload))
 }
 
 /// The search `flags` describe, over `load` and `workload`.
@@ -65,9 +60,9 @@ pub fn search_config(f: &SearchFlags, load: Config, workload: Workload) -> Resul
         slo,
         start: f.start,
         max: f.max,
-        precision: f.precision,
-        warmup: f.warmup.0,
-        step: f.step.0,
+        precision: f.precision.unwrap_or(crate::defaults::SEARCH_PRECISION),
+        warmup: f.warmup.map_or(crate::defaults::SEARCH_WARMUP, |d| d.0),
+        step: f.step.map_or(crate::defaults::SEARCH_STEP, |d| d.0),
         probe: crate::defaults::SEARCH_PROBE,
         watch: f.watch.clone(),
     };
@@ -157,7 +152,7 @@ pub fn search_and_report(
     let _ = printer.out.write_all(b"\n");
     let _ = printer.out.write_all(text::answer(&result.answer, config.load.connections).as_bytes());
     let _ = printer.out.flush();
-    let doc = text::json(config, &result);
+    let doc = text::json(config, &result, &super::load::command_line());
     if let Some(path) = html {
         let value: serde_json::Value = serde_json::from_str(&doc).unwrap_or_default();
         super::write_file(path, &crate::report::html::render_search(&value))?;

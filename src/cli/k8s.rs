@@ -258,12 +258,11 @@ fn check_load(args: &[String]) -> Result<Duration, CliError> {
     }
     let Some(url) = cli.load.url.as_deref() else { return usage("the strain arguments after -- need a URL".into()) };
     Target::parse(url)?;
-    let common = &cli.load.common;
-    let length = match &common.stages {
+    let length = match &cli.load.length.stages {
         Some(stages) => stages.0.iter().map(|s| s.duration).sum(),
-        None => common.duration.0,
+        None => cli.load.length.duration.0,
     };
-    Ok(length + common.timeout.0)
+    Ok(length + cli.load.connect.timeout.0)
 }
 
 /// Whether `s` is a DNS-1123 label, as Kubernetes requires of a Job's name.

@@ -6,9 +6,8 @@
 use std::io::{Read, Write};
 
 use super::flags::MergeFlags;
-use super::{CliError, EXIT_FAILED, EXIT_OK, EXIT_THRESHOLDS};
-use crate::config::Output;
-use crate::report;
+use super::CliError;
+use crate::report::{self, Output, Outputs, TextOptions};
 use crate::run::{Failure, RunResult};
 
 /// Merges, prints and writes; returns the exit code (99 when a threshold fails).
@@ -40,13 +39,15 @@ pub fn run(f: &MergeFlags) -> Result<i32, CliError> {
     if merged.proxy_dropped {
         eprintln!("strain: the proxy sections (hit ratio, origin counts) are not merged");
     }
-    let mut config = merged.config;
-    config.latency = f.latency;
-    config.uncorrected = f.uncorrected;
-    config.html = f.html.clone();
-    config.json = f.json.clone().map(|p| if p.as_os_str() == "-" { Output::Stdout } else { Output::File(p) });
-    config.command = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
-    let thresholds = super::thresholds(&f.thresholds, &config, false)?;
+    let config = merged.config;
+    let outputs = Outputs {
+        text: TextOptions { latency: f.text.latency, uncorrected: f.text.uncorrected },
+        json: f.files.json.clone().map(Output::of),
+        html: f.files.html.clone(),
+        command: super::load::command_line(),
+        ..Outputs::default()
+    };
+    let thresholds = super::load::thresholds(&f.checks.thresholds, &config, false)?;
     let nothing_connected = merged.summary.total.connections == 0 && merged.summary.total.requests == 0;
     let result = RunResult {
         summary: merged.summary,
@@ -57,16 +58,18 @@ pub fn run(f: &MergeFlags) -> Result<i32, CliError> {
         proxy: None,
         origin_served: None,
         failure: nothing_connected.then(|| Failure::NothingConnected { why: "no segment made a connection".into() }),
+        outcomes: Vec::new(),
         thread_cpu: merged.thread_cpu,
         thread_waited: Vec::new(),
     };
-    let outcomes: Vec<_> = thresholds.iter().map(|t| t.judge(&result)).collect();
+    let mut result = result;
+    result.outcomes = thresholds.iter().map(|t| t.judge(&result)).collect();
     // wrk's text goes to stderr when stdout carries the JSON, as for a run.
     let mut text: Box<dyn Write> =
-        if config.json == Some(Output::Stdout) { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };
+        if outputs.json == Some(Output::Stdout) { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };
     let mut out = report::text::header(&config);
-    out.push_str(&report::text::body(&result.summary, &config, result.protocol));
-    for o in &outcomes {
+    out.push_str(&report::text::body(&result.summary, &config, result.protocol, outputs.text));
+    for o in &result.outcomes {
         out.push_str(&report::text::outcome(o));
         out.push('\n');
     }
@@ -75,12 +78,6 @@ pub fn run(f: &MergeFlags) -> Result<i32, CliError> {
     if nothing_connected {
         eprintln!("strain: no segment connected to {}", config.target.url);
     }
-    super::write_result(&report::json::render_result(&result, &config, &outcomes), &config)?;
-    Ok(if nothing_connected {
-        EXIT_FAILED
-    } else if outcomes.iter().any(|o| !o.passed) {
-        EXIT_THRESHOLDS
-    } else {
-        EXIT_OK
-    })
+    super::write_result(&report::json::render_result(&result, &config, &outputs.command), &config, &outputs)?;
+    Ok(super::print::exit_code(&result))
 }

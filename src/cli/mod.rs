@@ -6,29 +6,27 @@ pub mod compare;
 pub mod find_max;
 pub mod flags;
 pub mod k8s;
+pub mod load;
 pub mod merge;
+pub mod print;
 pub mod proxy;
 pub mod units;
 
+pub(crate) use print::{run_and_report, write_file, write_result};
+
 use std::ffi::OsString;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::net::TcpListener;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use clap::Parser;
 
-use crate::config::{Config, ConfigError, Output, Target, DEFAULT_INTERVAL};
-use crate::http::request::Header;
+use crate::config::ConfigError;
 use crate::origin::{self, OriginConfig, OriginError};
-use crate::plan::Schedule;
 use crate::report;
-use crate::report::hdrlog::HdrLog;
-use crate::run::proxy::ProxyRow;
-use crate::run::{Failure, Observer, OriginPlacement, RunConfig, RunError, RunResult, Workload};
-use crate::stats::interval::IntervalRow;
-use crate::verdict::{Needs, Threshold};
-use flags::{Cli, Command, CommonLoadFlags, DemoFlags, LoadFlags, OriginFlags};
+use crate::run::{OriginPlacement, RunConfig, RunError};
+use flags::{Cli, Command, DemoFlags, LoadFlags, OriginFlags};
 
 // Exit codes: one table, mirrored in README.md ("Exit codes") and tested in
 // tests/integration/exit_codes.rs.
@@ -106,10 +104,7 @@ where
         Some(Command::FindMax(f)) => find_max::run(&f),
         Some(Command::Merge(f)) => merge::run(&f),
         Some(Command::K8sJob(f)) => k8s::run(&f),
-        None => {
-            let (test, checks) = load_config(cli.load)?;
-            run_load(test, &checks)
-        }
+        None => run_load(&cli.load, OriginPlacement::Elsewhere),
     }
 }
 
@@ -119,160 +114,26 @@ fn one_line(msg: &str) -> String {
     first.trim().trim_start_matches("error: ").to_string()
 }
 
-/// Parses `Name: value` (or wrk's dropped `Name:value`).
-pub fn parse_header(s: &str) -> Result<Header, CliError> {
-    let bad = |why: &str| CliError::Usage(format!("invalid header '{s}': {why}"));
-    let (name, value) = s.split_once(':').ok_or_else(|| bad("expected 'Name: value'"))?;
-    let name = name.trim();
-    if name.is_empty() {
-        return Err(bad("the name is empty"));
-    }
-    if !name.bytes().all(|b| b.is_ascii_graphic() && !b"()<>@,;:\\\"/[]?={}".contains(&b)) {
-        return Err(bad("the name has characters not allowed in a header name"));
-    }
-    let value = value.trim();
-    if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
-        return Err(bad("the value contains a line break"));
-    }
-    Ok(Header { name: name.to_string(), value: value.to_string() })
-}
-
-/// Builds and checks the parts of a config every load mode shares.
-pub fn common_config(f: &CommonLoadFlags, url: &str) -> Result<Config, CliError> {
-    let mut config = Config::new(Target::parse(url)?);
-    config.command = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
-    config.connections = f.connections;
-    config.threads = f.threads;
-    config.duration = f.duration.0;
-    config.timeout = f.timeout.0;
-    config.latency = f.latency;
-    config.insecure = f.insecure;
-    config.json = f.json.clone().map(|p| if p.as_os_str() == "-" { Output::Stdout } else { Output::File(p) });
-    config.uncorrected = f.uncorrected;
-    config.interval = f.interval;
-    config.quiet = f.quiet;
-    config.hdr_log = f.hdr_log.clone();
-    config.html = f.html.clone();
-    config.tick = f.tick.0;
-    config.source_addrs = f.source_addrs.clone();
-    config.segment = match (f.segment, f.segments) {
-        (Some((index, count)), _) => crate::config::Segment { index, count },
-        (None, Some(count)) => {
-            let index = std::env::var("JOB_COMPLETION_INDEX")
-                .ok()
-                .and_then(|v| v.trim().parse::<u32>().ok())
-                .ok_or_else(|| {
-                    CliError::Usage(
-                        "--segments needs JOB_COMPLETION_INDEX (set by a Kubernetes Indexed Job); elsewhere use --segment I/N".into(),
-                    )
-                })?;
-            if index >= count {
-                return Err(CliError::Usage(format!("JOB_COMPLETION_INDEX {index} is not below --segments {count}")));
-            }
-            crate::config::Segment { index, count }
-        }
-        (None, None) => crate::config::Segment::default(),
+/// `strain <url>`: the load the flags describe, against `origin`.
+fn run_load(f: &LoadFlags, origin: OriginPlacement) -> Result<i32, CliError> {
+    let url = f.url.as_deref().ok_or_else(|| CliError::Usage("a URL is required".into()))?;
+    let groups = load::LoadGroups {
+        connect: &f.connect,
+        length: Some(&f.length),
+        segment: Some(&f.segment),
+        live: Some(&f.live),
+        default_connections: crate::defaults::CONNECTIONS,
     };
-    if let Some(at) = f.start_at {
-        if let Ok(late) = std::time::SystemTime::now().duration_since(at) {
-            eprintln!(
-                "strain: --start-at was {:.1}s ago: starting now, out of step with the other segments",
-                late.as_secs_f64()
-            );
-        }
-        config.start_at = Some(at);
+    let mut config = load::load(url, &groups)?;
+    let checks = load::checks(&f.checks.thresholds, &f.live, &config, false)?;
+    let workload = load::workload(&mut config, &f.request, url, &f.script_args)?;
+    let outputs = load::outputs(&config, &f.text, &f.live, &f.files);
+    let stop = stop_flag()?;
+    let (code, result) = run_and_report(RunConfig { load: config, workload, origin, checks }, &outputs, &stop)?;
+    if let Some(served) = result.origin_served {
+        eprintln!("origin saw {} requests on {} connections", served.requests, served.connections);
     }
-    config.protocol = protocol(f.http2, f.http1, f.max_streams)?;
-    config.schedule = match (f.rate, &f.stages) {
-        (rate, Some(stages)) => {
-            let schedule = Schedule::stages(rate.unwrap_or(0.0), &stages.0);
-            config.duration = schedule.duration();
-            Some(schedule)
-        }
-        (Some(rate), None) => Some(Schedule::constant(rate, config.duration)),
-        (None, None) => None,
-    };
-    // The HdrHistogram log is written interval by interval.
-    if (config.schedule.is_some() || config.hdr_log.is_some()) && config.interval.is_none() {
-        config.interval = Some(DEFAULT_INTERVAL);
-    }
-    config.validate()?;
-    Ok(config)
-}
-
-/// `--http2`, `--http1.1` and `-m` as the protocol asked for; `-m` without `--http2` is refused.
-pub(crate) fn protocol(
-    http2: bool,
-    http1: bool,
-    max_streams: Option<usize>,
-) -> Result<crate::config::ProtocolChoice, CliError> {
-    use crate::config::ProtocolChoice;
-    if max_streams.is_some() && !http2 {
-        return Err(CliError::Usage("-m (streams per connection) needs --http2".into()));
-    }
-    if http1 {
-        return Ok(ProtocolChoice::Http1);
-    }
-    if !http2 {
-        return Ok(ProtocolChoice::Negotiate);
-    }
-    let streams = u32::try_from(max_streams.unwrap_or(1))
-        .map_err(|_| CliError::Usage("-m is larger than HTTP/2 allows".into()))?;
-    Ok(ProtocolChoice::Http2 { streams })
-}
-
-/// Pass/fail rules judged on a run's result, and whether to stop the run once one must fail.
-#[derive(Debug, Default)]
-pub struct Checks {
-    /// `--threshold` rules.
-    pub thresholds: Vec<Threshold>,
-    /// `--abort-on-fail`.
-    pub abort_on_fail: bool,
-}
-
-/// Parses the thresholds for the test `config` describes; a rule that needs rate mode needs a
-/// schedule, one that needs a proxy test is refused unless `proxy`.
-pub fn checks(f: &CommonLoadFlags, config: &Config, proxy: bool) -> Result<Checks, CliError> {
-    Ok(Checks { thresholds: thresholds(&f.thresholds, config, proxy)?, abort_on_fail: f.abort_on_fail })
-}
-
-/// Parses `--threshold` expressions for the test `config` describes (see [`checks`]).
-pub(crate) fn thresholds(exprs: &[String], config: &Config, proxy: bool) -> Result<Vec<Threshold>, CliError> {
-    let thresholds: Vec<Threshold> = exprs
-        .iter()
-        .map(|t| Threshold::parse(t).map_err(|e| CliError::Usage(e.to_string())))
-        .collect::<Result<_, _>>()?;
-    for t in &thresholds {
-        let missing = match t.needs() {
-            Some(Needs::RateMode) => config.schedule.is_none(),
-            Some(Needs::ProxyTest) => !proxy,
-            None => false,
-        };
-        if let Some(needs) = t.needs().filter(|_| missing) {
-            return Err(CliError::Usage(format!("threshold '{}' needs {needs}", t.text)));
-        }
-    }
-    Ok(thresholds)
-}
-
-/// Turns load flags into a validated test and its checks.
-pub fn load_config(f: LoadFlags) -> Result<(RunConfig, Checks), CliError> {
-    let url = f.url.ok_or_else(|| CliError::Usage("a URL is required".into()))?;
-    let mut config = common_config(&f.common, &url)?;
-    let checks = checks(&f.common, &config, false)?;
-    config.headers = f.headers.iter().map(|h| parse_header(h)).collect::<Result<_, _>>()?;
-    let workload = match f.script {
-        Some(path) => {
-            let mut args = vec![url.clone()];
-            args.extend(f.script_args);
-            Workload::Script { path, args }
-        }
-        None if !f.script_args.is_empty() => {
-            return Err(CliError::Usage("arguments after -- are for a script: give one with -s".into()))
-        }
-        None => Workload::Url,
-    };
-    Ok((RunConfig { load: config, workload, origin: OriginPlacement::Elsewhere }, checks))
+    Ok(code)
 }
 
 /// A flag set by the first Ctrl-C (and SIGTERM); a second Ctrl-C exits at once.
@@ -285,166 +146,6 @@ pub(crate) fn stop_flag() -> Result<Arc<AtomicBool>, CliError> {
         signal_hook::flag::register(sig, stop.clone()).map_err(io)?;
     }
     Ok(stop)
-}
-
-/// Runs a load test and prints its reports.
-pub fn run_load(test: RunConfig, checks: &Checks) -> Result<i32, CliError> {
-    let stop = stop_flag()?;
-    run_and_report(test, checks, &stop).map(|(code, _)| code)
-}
-
-/// Prints a run as it goes: wrk's header once load starts, a line per interval (with
-/// `--interval`, rate mode and proxy tests), the status line on a terminal, the HdrHistogram
-/// log, and the reports at the end.
-struct Printer<'a> {
-    config: &'a Config,
-    /// wrk's text; on stderr when stdout carries the JSON, so the two never mix.
-    text: Box<dyn Write>,
-    hdr_log: Option<HdrLog<std::io::BufWriter<std::fs::File>>>,
-    log_error: Option<std::io::Error>,
-    /// The thresholds, and for `--abort-on-fail` the stop flag to set and what the rows so far
-    /// add up to.
-    checks: &'a Checks,
-    stop: &'a AtomicBool,
-    budget: crate::verdict::Budget,
-    /// The thresholds judged at the end.
-    outcomes: Vec<crate::verdict::Outcome>,
-    /// The line redrawn each interval when stderr is a terminal (not with `--quiet`). Plain
-    /// `--interval` lines and messages scroll above it; it is erased before the report.
-    status: Option<report::live::StatusLine>,
-}
-
-impl Printer<'_> {
-    /// Prints a line on stderr during the run, above the status line (redrawn after it).
-    fn say(&mut self, line: &str) {
-        if let Some(status) = self.status.as_mut() {
-            status.clear();
-        }
-        eprintln!("{line}");
-    }
-}
-
-impl Observer for Printer<'_> {
-    fn started(&mut self) {
-        // The header follows what the scripts' init() printed, as in wrk.
-        let _ = self.text.write_all(report::text::header(self.config).as_bytes());
-        let _ = self.text.flush();
-    }
-
-    fn interval(&mut self, row: &IntervalRow, latency: &hdrhistogram::Histogram<u64>, proxy: Option<&ProxyRow>) {
-        if self.config.interval.is_some() {
-            self.say(&match proxy {
-                None => report::live::line(row),
-                Some(p) => report::proxy::line(row, p),
-            });
-        }
-        if let Some(log) = self.hdr_log.as_mut() {
-            if let Err(e) = log.interval(row.start_s, row.length_s, latency, None) {
-                self.log_error.get_or_insert(e);
-            }
-        }
-        if self.checks.abort_on_fail && !self.stop.load(std::sync::atomic::Ordering::Relaxed) {
-            if let Some(t) = self.budget.add(row, &self.checks.thresholds) {
-                let text = format!("strain: threshold '{}' can no longer pass: stopping the run", t.text);
-                self.say(&text);
-                self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-        }
-        if let Some(status) = self.status.as_mut() {
-            let total_s = self.config.duration.as_secs_f64();
-            status.draw(&report::live::status(
-                row,
-                total_s,
-                proxy.map(|p| p.hit_ratio),
-                report::live::StatusLine::width(),
-            ));
-        }
-    }
-
-    fn finished(&mut self, result: &RunResult) {
-        // Nothing more is drawn: what follows (report, JSON, script output) starts on a clean line.
-        if let Some(mut status) = self.status.take() {
-            status.clear();
-        }
-        if let Some(e) = self.log_error.take().or_else(|| self.hdr_log.as_mut().and_then(|l| l.flush().err())) {
-            eprintln!("strain: writing the HdrHistogram log failed: {e}");
-        }
-        if let Some(Failure::NothingConnected { why }) = &result.failure {
-            eprintln!("strain: no connection to {} succeeded: {why}", result.addr);
-        }
-        if let Some(advice) = report::text::port_range_advice(&result.summary, self.config, result.addr) {
-            eprintln!("{advice}");
-        }
-        let _ = self.text.write_all(report::text::body(&result.summary, self.config, result.protocol).as_bytes());
-        if let Some(p) = &result.proxy {
-            let _ = self.text.write_all(report::proxy::summary(&result.summary.total, p).as_bytes());
-        }
-        self.outcomes = self.checks.thresholds.iter().map(|t| t.judge(result)).collect();
-        for o in &self.outcomes {
-            let _ = writeln!(self.text, "{}", report::text::outcome(o));
-        }
-        let _ = self.text.flush();
-    }
-}
-
-/// Runs one test, printing as it goes, then writes the JSON; returns the exit code and the result.
-pub fn run_and_report(test: RunConfig, checks: &Checks, stop: &AtomicBool) -> Result<(i32, RunResult), CliError> {
-    let config = test.load.clone();
-    let text: Box<dyn Write> =
-        if config.json == Some(Output::Stdout) { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };
-    let hdr_log = match &config.hdr_log {
-        Some(path) => Some(open_hdr_log(path)?),
-        None => None,
-    };
-    let budget = crate::verdict::Budget::new(&config);
-    let status = (!config.quiet && std::io::stderr().is_terminal()).then(report::live::StatusLine::new);
-    let mut printer =
-        Printer { config: &config, text, hdr_log, log_error: None, checks, stop, budget, outcomes: Vec::new(), status };
-    let result = crate::run::run(test, stop, &mut printer)?;
-    if let Some(Failure::Script(e)) = &result.failure {
-        eprintln!("strain: {e}");
-    }
-    let json = report::json::render_result(&result, &config, &printer.outcomes);
-    write_result(&json, &config)?;
-    let code = if !result.succeeded() {
-        EXIT_FAILED
-    } else if printer.outcomes.iter().any(|o| !o.passed) {
-        EXIT_THRESHOLDS
-    } else {
-        EXIT_OK
-    };
-    Ok((code, result))
-}
-
-/// Writes a result's JSON and HTML page where `config` asks for them.
-pub(crate) fn write_result(json: &str, config: &Config) -> Result<(), CliError> {
-    if let Some(path) = &config.html {
-        // The page is drawn from the JSON, as `strain report` draws saved results.
-        let doc: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
-        let label = config.target.url.clone();
-        write_file(path, &report::html::render(&[(label, doc)]))?;
-    }
-    match &config.json {
-        Some(Output::Stdout) if config.segment.is_split() => {
-            // A segment's result on stdout is one line: `kubectl logs` of N pods is then N JSON
-            // lines (between the reports' text), which `strain merge -` reads.
-            let line =
-                serde_json::from_str::<serde_json::Value>(json).map_or_else(|_| json.to_string(), |v| v.to_string());
-            let _ = writeln!(std::io::stdout(), "{line}");
-        }
-        Some(Output::Stdout) => {
-            let _ = std::io::stdout().write_all(json.as_bytes());
-        }
-        Some(Output::File(path)) => write_file(path, json)?,
-        None => {}
-    }
-    Ok(())
-}
-
-/// Writes a report file.
-pub(crate) fn write_file(path: &std::path::Path, text: &str) -> Result<(), CliError> {
-    std::fs::write(path, text)
-        .map_err(|source| CliError::Io { what: format!("cannot write {}", path.display()), source })
 }
 
 /// `strain report`: saved results drawn as one page.
@@ -506,13 +207,6 @@ fn load_json(
         .ok_or_else(|| CliError::Usage(format!("{} is not {what}", path.display())))
 }
 
-/// Creates the `--hdr-log` file before the run, so a bad path is an error before any load.
-fn open_hdr_log(path: &std::path::Path) -> Result<HdrLog<std::io::BufWriter<std::fs::File>>, CliError> {
-    let io = |source| CliError::Io { what: format!("cannot write {}", path.display()), source };
-    let file = std::fs::File::create(path).map_err(io)?;
-    HdrLog::new(std::io::BufWriter::new(file), std::time::SystemTime::now()).map_err(io)
-}
-
 fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
     let mut config = OriginConfig {
         body_size: f.body_size,
@@ -550,24 +244,20 @@ fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
     Ok(EXIT_OK)
 }
 
+/// `strain demo`: `strain -t 1 --latency -d T URL` against the built-in origin in this process,
+/// through the same flags as any run.
 fn run_demo(f: &DemoFlags) -> Result<i32, CliError> {
     if f.find_max {
         return demo_find_max();
     }
-    let (listener, addr) = bind("127.0.0.1:0".parse().map_err(|_| CliError::Usage("bad address".into()))?)?;
-    let mut config = Config::new(Target::parse(&format!("http://{addr}/"))?);
-    config.duration = f.duration.0;
-    config.latency = true;
-    config.threads = 1;
+    let (listener, addr) = bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))?;
+    let duration = format!("{}ms", f.duration.0.as_millis());
+    let url = format!("http://{addr}/");
+    let cli = Cli::try_parse_from(["strain", "-t", "1", "--latency", "-d", &duration, &url])
+        .map_err(|e| CliError::Usage(one_line(&e.to_string())))?;
     let origin =
         OriginPlacement::InProcess { listener, config: OriginConfig { threads: 1, ..OriginConfig::default() } };
-    let stop = stop_flag()?;
-    let test = RunConfig { load: config, workload: Workload::Url, origin };
-    let (code, result) = run_and_report(test, &Checks::default(), &stop)?;
-    if let Some(served) = result.origin_served {
-        eprintln!("origin saw {} requests on {} connections", served.requests, served.connections);
-    }
-    Ok(code)
+    run_load(&cli.load, origin)
 }
 
 /// `strain demo --find-max`: the capacity search against an origin whose capacity is known
@@ -575,20 +265,19 @@ fn run_demo(f: &DemoFlags) -> Result<i32, CliError> {
 fn demo_find_max() -> Result<i32, CliError> {
     let service = origin::Service { time: std::time::Duration::from_millis(4), workers: 8, dist: Default::default() };
     let capacity = f64::from(service.workers) / service.time.as_secs_f64();
-    let (listener, addr) = bind("127.0.0.1:0".parse().map_err(|_| CliError::Usage("bad address".into()))?)?;
-    let mut load = Config::new(Target::parse(&format!("http://{addr}/"))?);
-    load.connections = crate::defaults::SEARCH_CONNECTIONS;
-    load.threads = 1;
+    let (listener, addr) = bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))?;
+    let url = format!("http://{addr}/");
+    let cli = Cli::try_parse_from(["strain", "find-max", "-t", "1", "--slo", "p99<100ms", &url])
+        .map_err(|e| CliError::Usage(one_line(&e.to_string())))?;
+    let Some(Command::FindMax(f)) = cli.command else { return Err(CliError::Usage("demo: no search".into())) };
+    let f = *f;
+    let (load, workload) = find_max::load(&f)?;
     let flags = flags::SearchFlags {
-        slo: vec!["p99<100ms".into()],
-        start: None,
-        max: None,
-        precision: crate::defaults::SEARCH_PRECISION,
-        warmup: units::Dur(std::time::Duration::from_secs(1)),
-        step: units::Dur(std::time::Duration::from_secs(2)),
-        watch: Vec::new(),
+        warmup: Some(units::Dur(std::time::Duration::from_secs(1))),
+        step: Some(units::Dur(std::time::Duration::from_secs(2))),
+        ..f.search
     };
-    let search = find_max::search_config(&flags, load, Workload::Url)?;
+    let search = find_max::search_config(&flags, load, workload)?;
     println!(
         "The origin serves each request with one of {} workers for {:?}: its capacity is {} requests/s.",
         service.workers,
@@ -612,19 +301,6 @@ pub(crate) fn bind(addr: std::net::SocketAddr) -> Result<(TcpListener, std::net:
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn headers_parse_with_or_without_space() {
-        let h = parse_header("X-Token:abc").unwrap();
-        assert_eq!((h.name.as_str(), h.value.as_str()), ("X-Token", "abc"));
-        let h = parse_header("Accept:  text/html ").unwrap();
-        assert_eq!((h.name.as_str(), h.value.as_str()), ("Accept", "text/html"));
-        let h = parse_header("X-Empty:").unwrap();
-        assert_eq!(h.value, "");
-        for bad in ["NoColon", ": v", "Bad Name: v"] {
-            assert!(parse_header(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn clap_errors_become_one_line() {

@@ -5,9 +5,9 @@
 //! counters from a remote `strain origin` (`GET /_strain/stats`); `--origin-only` serves only.
 
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
 use super::flags::{FormFlag, ProxyFlags};
+use super::load::LoadGroups;
 use super::{CliError, EXIT_OK};
 use crate::engine::proxy::{Form, ProxyPlan};
 use crate::run::{OriginPlacement, RunConfig, Workload};
@@ -119,46 +119,56 @@ pub fn run(f: &ProxyFlags) -> Result<i32, CliError> {
 fn client(f: &ProxyFlags, origin: &str, stop: &AtomicBool, placement: OriginPlacement) -> Result<i32, CliError> {
     let target = f.proxy.clone().unwrap_or_else(|| origin.to_string());
     let scheme = if f.proxy_tls { "https" } else { "http" };
-    let mut config = super::common_config(&f.load, &format!("{scheme}://{target}/"))?;
-    if config.interval.is_none() {
-        config.interval = Some(Duration::from_secs(1));
+    let url = format!("{scheme}://{target}/");
+    if f.find_max {
+        return find_max(f, &url, origin, stop, placement);
     }
+    if let Some(flag) = f.search.first_given() {
+        return Err(CliError::Usage(format!("{flag} is the capacity search's: add --find-max (or use --threshold)")));
+    }
+    let groups = LoadGroups {
+        connect: &f.connect,
+        length: Some(&f.length),
+        segment: Some(&f.segment),
+        live: Some(&f.live),
+        default_connections: crate::defaults::CONNECTIONS,
+    };
+    let config = super::load::load(&url, &groups)?;
     if f.new_conn_rate.is_some() && config.schedule.is_some() {
         return Err(CliError::Usage(
             "--new-conn-rate cannot be combined with -R or --stages: arriving connections send their requests at once"
                 .into(),
         ));
     }
-    if f.find_max {
-        return find_max(f, config, origin, stop, placement);
-    }
-    if !f.search.slo.is_empty() {
-        return Err(CliError::Usage("--slo is the capacity search's: add --find-max (or use --threshold)".into()));
-    }
-    let checks = super::checks(&f.load, &config, true)?;
+    let checks = super::load::checks(&f.checks.thresholds, &f.live, &config, true)?;
+    let mut outputs = super::load::outputs(&config, &f.text, &f.live, &f.files);
+    // A proxy test prints its hit ratio every interval.
+    outputs.progress = true;
     let mut plan = proxy_plan(f, origin)?;
     plan.workload.share = (u64::from(config.segment.index), u64::from(config.segment.count));
-    let test = RunConfig { load: config, workload: Workload::Proxy(plan), origin: placement };
-    super::run_and_report(test, &checks, stop).map(|(code, _)| code)
+    let test = RunConfig { load: config, workload: Workload::Proxy(plan), origin: placement, checks };
+    super::run_and_report(test, &outputs, stop).map(|(code, _)| code)
 }
 
 /// `--find-max`: the capacity search over the proxy, the in-process origin serving throughout.
+/// The flags of a single run that a search cannot honour are refused by clap.
 fn find_max(
     f: &ProxyFlags,
-    mut config: crate::config::Config,
+    url: &str,
     origin: &str,
     stop: &AtomicBool,
     placement: OriginPlacement,
 ) -> Result<i32, CliError> {
-    if f.load.rate.is_some() || f.load.stages.is_some() {
-        return Err(CliError::Usage(
-            "--find-max chooses each step's rate: -R and --stages cannot be combined with it (use --start, --max)"
-                .into(),
-        ));
-    }
-    config.interval = None;
+    let groups = LoadGroups {
+        connect: &f.connect,
+        length: None,
+        segment: None,
+        live: None,
+        default_connections: crate::defaults::CONNECTIONS,
+    };
+    let config = super::load::load(url, &groups)?;
     let search = super::find_max::search_config(&f.search, config, Workload::Proxy(proxy_plan(f, origin)?))?;
-    let (json, html) = (f.load.json.as_deref(), f.load.html.as_deref());
+    let (json, html) = (f.files.json.as_deref(), f.files.html.as_deref());
     match placement {
         OriginPlacement::Elsewhere => super::find_max::search_and_report(&search, stop, json, html),
         OriginPlacement::InProcess { listener, config: origin_config } => {

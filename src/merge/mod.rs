@@ -351,7 +351,7 @@ fn whole_config(parts: &[Part], interval: Duration) -> Result<Config, MergeError
     if let Some(target) = doc.pointer("/rate/target_per_s").and_then(Value::as_f64) {
         let count = f64::from(first.segment.count.max(1));
         config.schedule = Some(Schedule::constant(target * count, config.duration));
-        config.interval = Some(interval);
+        config.interval = interval;
     }
     Ok(config)
 }

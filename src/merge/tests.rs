@@ -303,7 +303,7 @@ fn no_value_in_any_field_makes_merging_or_reporting_panic() {
             *mutated[0].1.pointer_mut(ptr).unwrap() = b.clone();
             if let Ok(m) = merge(mutated, true) {
                 let _ = crate::report::json::render(&m.summary, &m.config, m.protocol, &m.series);
-                let _ = crate::report::text::body(&m.summary, &m.config, m.protocol);
+                let _ = crate::report::text::body(&m.summary, &m.config, m.protocol, Default::default());
             }
         }
     }

@@ -202,27 +202,30 @@ fn spread(d: &Distribution) -> Spread {
     Spread { min: d.min, mean: d.mean, stdev: d.stdev, max: d.max, within_stdev_pct: d.within_stdev_pct }
 }
 
-/// Renders a run's result as pretty JSON, with its thresholds' outcomes.
-pub fn render_result(result: &RunResult, config: &Config, thresholds: &[Outcome]) -> String {
+/// Renders a run's result as pretty JSON, with its thresholds' outcomes and the command line
+/// that asked for it.
+pub fn render_result(result: &RunResult, config: &Config, command: &[String]) -> String {
     let cpu: Vec<f64> = result.thread_cpu.iter().map(|d| d.as_secs_f64()).collect();
-    render_with(&result.summary, config, result.protocol, &result.series, result.proxy.as_ref(), thresholds, cpu)
+    let run = Run { protocol: result.protocol, intervals: &result.series, proxy: result.proxy.as_ref(), command };
+    render_with(&result.summary, config, run, &result.outcomes, cpu)
+}
+
+/// What a run adds to its summary in the JSON.
+struct Run<'a> {
+    protocol: Protocol,
+    intervals: &'a [IntervalRow],
+    proxy: Option<&'a ProxyResult>,
+    command: &'a [String],
 }
 
 /// Renders the result as pretty JSON, with the interval series.
 pub fn render(summary: &Summary, config: &Config, protocol: Protocol, intervals: &[IntervalRow]) -> String {
-    render_with(summary, config, protocol, intervals, None, &[], Vec::new())
+    render_with(summary, config, Run { protocol, intervals, proxy: None, command: &[] }, &[], Vec::new())
 }
 
 /// Renders the result, with a `proxy` section for proxy tests.
-fn render_with(
-    summary: &Summary,
-    config: &Config,
-    protocol: Protocol,
-    intervals: &[IntervalRow],
-    proxy: Option<&ProxyResult>,
-    thresholds: &[Outcome],
-    thread_cpu_s: Vec<f64>,
-) -> String {
+fn render_with(summary: &Summary, config: &Config, run: Run, thresholds: &[Outcome], thread_cpu_s: Vec<f64>) -> String {
+    let Run { protocol, intervals, proxy, command } = run;
     let t = &summary.total;
     let r = Result {
         schema_version: SCHEMA_VERSION,
@@ -290,7 +293,7 @@ fn render_with(
         latency_histogram: encode_histogram(&t.latency_us),
         uncorrected_latency_histogram: config.schedule.as_ref().map(|_| encode_histogram(&t.uncorrected_us)),
         stage_ends_s: config.schedule.as_ref().map(|s| s.stage_ends_s()),
-        command: &config.command,
+        command,
         host_cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
         thread_cpu_s,
         segment: config
@@ -422,7 +425,13 @@ mod tests {
         };
         check_golden(
             "json_proxy.json",
-            &portable(render_with(&summary, &config, Protocol::Http1, &rows(), Some(&proxy), &[], Vec::new())),
+            &portable(render_with(
+                &summary,
+                &config,
+                Run { protocol: Protocol::Http1, intervals: &rows(), proxy: Some(&proxy), command: &[] },
+                &[],
+                Vec::new(),
+            )),
         );
     }
 }

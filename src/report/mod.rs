@@ -1,5 +1,9 @@
-//! Renders a finished [`crate::stats::Summary`]: wrk's text ([`text`]) and JSON ([`json`]).
-//! Reporters read the summary and the config only; they know nothing of the engine.
+//! Renders a finished [`crate::stats::Summary`]: wrk's text ([`text`]), JSON ([`json`]), HTML
+//! ([`html`]), the live lines ([`live`]), a search's table ([`search`]). Reporters read the
+//! result and the load's config; they know nothing of the engine. [`Outputs`] is where a run's
+//! reports go, chosen by the caller apart from the load.
+
+use std::path::PathBuf;
 
 pub mod hdrlog;
 pub mod html;
@@ -10,6 +14,55 @@ pub mod search;
 pub mod text;
 pub mod units;
 pub mod wrk2;
+
+/// Where a report goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    /// Standard output (`-`).
+    Stdout,
+    /// A file.
+    File(PathBuf),
+}
+
+impl Output {
+    /// `-` is standard output, anything else a file.
+    pub fn of(path: PathBuf) -> Output {
+        if path.as_os_str() == "-" {
+            Output::Stdout
+        } else {
+            Output::File(path)
+        }
+    }
+}
+
+/// What wrk's text shows beyond its default lines.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TextOptions {
+    /// The latency distribution (`--latency`; wrk2's spectrum in rate mode).
+    pub latency: bool,
+    /// Rate mode: the uncorrected latency too (wrk2's `-U`).
+    pub uncorrected: bool,
+}
+
+/// Where a run's reports go and what they show: the caller's choice, apart from the load.
+#[derive(Debug, Clone, Default)]
+pub struct Outputs {
+    /// What the text report shows.
+    pub text: TextOptions,
+    /// A progress line on stderr every interval.
+    pub progress: bool,
+    /// No status line redrawn on a terminal's stderr.
+    pub quiet: bool,
+    /// The result as JSON.
+    pub json: Option<Output>,
+    /// The result as one HTML page.
+    pub html: Option<PathBuf>,
+    /// Each interval's histogram as an HdrHistogram interval log.
+    pub hdr_log: Option<PathBuf>,
+    /// The command line that asked for this test, written into the JSON (empty for a library
+    /// call).
+    pub command: Vec<String>,
+}
 
 /// Golden-file comparison for the reporters' tests.
 #[cfg(test)]
@@ -48,7 +101,6 @@ pub(crate) fn fixed() -> (crate::stats::Summary, crate::config::Config) {
     r.errors[ErrorKind::Timeout as usize] = 4;
     let summary = Summary::new(&[r], Duration::from_micros(10_003_000), UNIX_EPOCH);
     let mut config = Config::new(Target::parse("http://127.0.0.1:8080/index.html").unwrap());
-    config.latency = true;
     config.connections = 100;
     config.threads = 4;
     (summary, config)

@@ -86,7 +86,7 @@ pub fn step_line(s: &Step) -> String {
         let _ = write!(out, " {cpu:>9} {rss:>9}");
     }
     let _ = write!(out, "  {}", s.verdict.word());
-    let failed: Vec<&str> = s.outcomes.iter().filter(|o| !o.passed).map(|o| o.threshold.text.as_str()).collect();
+    let failed: Vec<&str> = s.result.outcomes.iter().filter(|o| !o.passed).map(|o| o.threshold.text.as_str()).collect();
     if matches!(s.verdict, Verdict::Slo) && !failed.is_empty() {
         let _ = write!(out, " {}", failed.join(", "));
     }
@@ -250,14 +250,14 @@ fn slo_out(o: &[Outcome]) -> Vec<SloOut<'_>> {
 }
 
 /// The search as pretty JSON.
-pub fn json(c: &SearchConfig, r: &SearchResult) -> String {
+pub fn json(c: &SearchConfig, r: &SearchResult, command: &[String]) -> String {
     let a = &r.answer;
     let steps = r
         .steps
         .iter()
         .map(|s| {
             let load = c.step_load(s.target);
-            let text = super::json::render_result(&s.result, &load, &s.outcomes);
+            let text = super::json::render_result(&s.result, &load, command);
             StepOut {
                 target_per_s: s.target,
                 achieved_per_s: s.achieved,
@@ -268,7 +268,7 @@ pub fn json(c: &SearchConfig, r: &SearchResult) -> String {
                 errors: s.errors,
                 late: s.late,
                 verdict: verdict_name(&s.verdict),
-                slo: slo_out(&s.outcomes),
+                slo: slo_out(&s.result.outcomes),
                 cpu_share: s.cpu_share,
                 watched: &s.watched,
                 result: serde_json::from_str(&text).unwrap_or_default(),
@@ -316,7 +316,7 @@ pub fn json(c: &SearchConfig, r: &SearchResult) -> String {
         },
         probe_per_s: r.probe_per_s,
         steps,
-        command: &c.load.command,
+        command,
         host_cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"

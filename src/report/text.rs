@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::units::{binary, metric, padded, time_s, time_us, time_us_exact};
-use super::wrk2;
+use super::{wrk2, TextOptions};
 use crate::config::{Config, Protocol};
 use crate::stats::{ConnectCause, Distribution, ErrorKind, Summary};
 
@@ -30,24 +30,24 @@ pub fn header(config: &Config) -> String {
 }
 
 /// The report wrk prints after the load ends.
-pub fn body(summary: &Summary, config: &Config, protocol: Protocol) -> String {
+pub fn body(summary: &Summary, config: &Config, protocol: Protocol, show: TextOptions) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "  Thread Stats{:>6}{:>11}{:>8}{:>12}", "Avg", "Stdev", "Max", "+/- Stdev");
     stats_row(&mut out, "Latency", &summary.latency(), time_us);
     stats_row(&mut out, "Req/Sec", &summary.thread_rate(), metric);
     if config.schedule.is_some() {
         // Rate mode prints wrk2's blocks: corrected latency with -L, the uncorrected one with -U.
-        if config.latency {
+        if show.latency {
             out.push_str(&wrk2::latency_block("Recorded Latency", &summary.total.latency_us));
         }
-        if config.uncorrected {
+        if show.uncorrected {
             out.push('\n');
             out.push_str(&wrk2::latency_block(
                 "Uncorrected Latency (measured without taking delayed starts into account)",
                 &summary.total.uncorrected_us,
             ));
         }
-    } else if config.latency {
+    } else if show.latency {
         out.push_str("  Latency Distribution\n");
         for p in WRK_PERCENTILES {
             let v = summary.latency_percentile_us(p);
@@ -216,10 +216,16 @@ mod tests {
     use super::*;
     use crate::report::fixed;
 
+    const LATENCY: TextOptions = TextOptions { latency: true, uncorrected: false };
+    const BOTH: TextOptions = TextOptions { latency: true, uncorrected: true };
+
     #[test]
     fn text_report_matches_golden_file() {
         let (summary, config) = fixed();
-        crate::report::check_golden("wrk_text.txt", &(header(&config) + &body(&summary, &config, Protocol::Http1)));
+        crate::report::check_golden(
+            "wrk_text.txt",
+            &(header(&config) + &body(&summary, &config, Protocol::Http1, LATENCY)),
+        );
     }
 
     #[test]
@@ -229,7 +235,7 @@ mod tests {
         assert_eq!(port_range_advice(&summary, &config, addr), None);
         summary.total.connect_error(ConnectCause::AddressNotAvailable, String::new);
         summary.total.connect_error(ConnectCause::TimedOut, String::new);
-        assert!(body(&summary, &config, Protocol::Http1).contains(
+        assert!(body(&summary, &config, Protocol::Http1, LATENCY).contains(
             "  Socket errors: connect 3, read 5, write 0, timeout 4\n  Connect errors: address not available 1, timed out 1\n"
         ));
         let advice = port_range_advice(&summary, &config, addr).unwrap();
@@ -246,7 +252,6 @@ mod tests {
     fn rate_mode_report_matches_golden_file() {
         let (mut summary, mut config) = fixed();
         config.schedule = Some(crate::plan::Schedule::constant(100.0, config.duration));
-        config.uncorrected = true;
         let t = &mut summary.total;
         for (latency_us, n) in [(110, 900), (400, 107)] {
             for _ in 0..n {
@@ -256,7 +261,7 @@ mod tests {
         t.pacing = crate::report::fixed_pacing();
         crate::report::check_golden(
             "wrk2_text_rate.txt",
-            &(header(&config) + &body(&summary, &config, Protocol::Http1)),
+            &(header(&config) + &body(&summary, &config, Protocol::Http1, BOTH)),
         );
     }
 }

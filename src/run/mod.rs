@@ -4,8 +4,9 @@
 //!
 //! What it owns: loading the script (its `setup` before load, `done` after), starting the
 //! in-process origin when the test has one, wiring a proxy test's origin counters into the
-//! interval rows, and turning the engine's recorders into a summary. What it does not: parse
-//! flags, print, or pick an exit code.
+//! interval rows, turning the engine's recorders into a summary, and the verdicts: thresholds
+//! judged on the result, and `--abort-on-fail` stopping the run once one must fail. What it
+//! does not: parse flags, print, or pick an exit code.
 
 pub mod proxy;
 
@@ -22,6 +23,7 @@ use crate::origin::{self, OriginConfig, OriginError, OriginLive, OriginStats};
 use crate::script::{MainScript, ScriptError, ScriptSource, UrlParts};
 use crate::stats::interval::IntervalRow;
 use crate::stats::Summary;
+use crate::verdict::{Budget, Checks, Outcome, Threshold};
 use proxy::{OriginView, ProxyResult, ProxyRow, ProxyTracker};
 
 /// One test: the load's shape and what it sends, and where its origin runs.
@@ -32,6 +34,8 @@ pub struct RunConfig {
     pub workload: Workload,
     /// Whether an origin serves from this process while the load runs.
     pub origin: OriginPlacement,
+    /// Thresholds judged on the result, and whether to stop once one must fail.
+    pub checks: Checks,
 }
 
 /// What each request is.
@@ -111,6 +115,8 @@ pub struct RunResult {
     pub origin_served: Option<OriginStats>,
     /// Why the run did not succeed, if it did not.
     pub failure: Option<Failure>,
+    /// Each threshold of the run's checks, judged on this result.
+    pub outcomes: Vec<Outcome>,
     /// CPU time each of strain's worker threads used while measuring: a thread near 100% of the
     /// elapsed time is the generator's own limit.
     pub thread_cpu: Vec<std::time::Duration>,
@@ -125,6 +131,9 @@ pub trait Observer {
     fn started(&mut self) {}
     /// One interval, merged across threads, with the proxy columns in proxy tests.
     fn interval(&mut self, _row: &IntervalRow, _latency: &Histogram<u64>, _proxy: Option<&ProxyRow>) {}
+    /// `--abort-on-fail`: `threshold` can no longer pass, so the run stops now (it drains and
+    /// reports as on Ctrl-C).
+    fn aborting(&mut self, _threshold: &Threshold) {}
     /// The run is measured; a script's `done()` runs after this, so reports printed here come
     /// before what `done()` prints, as in wrk.
     fn finished(&mut self, _result: &RunResult) {}
@@ -138,15 +147,15 @@ impl Observer for Quiet {}
 /// Runs one test until its duration passes or `stop` is set.
 pub fn run(config: RunConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<RunResult, RunError> {
     config.load.validate()?;
-    let RunConfig { load, workload, origin } = config;
+    let RunConfig { load, workload, origin, checks } = config;
     match origin {
-        OriginPlacement::Elsewhere => client(&load, workload, None, stop, observer),
+        OriginPlacement::Elsewhere => client(&load, workload, &checks, None, stop, observer),
         OriginPlacement::InProcess { listener, config: origin_config } => {
             let live = OriginLive::new();
             let origin_stop = AtomicBool::new(false);
             std::thread::scope(|s| {
                 let server = s.spawn(|| origin::run_live(listener, &origin_config, &origin_stop, &live));
-                let result = client(&load, workload, Some(&live), stop, observer);
+                let result = client(&load, workload, &checks, Some(&live), stop, observer);
                 origin_stop.store(true, Ordering::Relaxed);
                 let served = server.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
                 result.map(|r| RunResult { origin_served: Some(served), ..r })
@@ -159,6 +168,7 @@ pub fn run(config: RunConfig, stop: &AtomicBool, observer: &mut dyn Observer) ->
 fn client(
     load: &Config,
     workload: Workload,
+    checks: &Checks,
     live: Option<&OriginLive>,
     stop: &AtomicBool,
     observer: &mut dyn Observer,
@@ -191,12 +201,20 @@ fn client(
         }
         main_script = Some(main);
     }
+    let mut budget = checks.abort_on_fail.then(|| Budget::new(load));
     let out = engine::run(&plan, load, stop, &mut |progress| match progress {
         Progress::Started => observer.started(),
-        Progress::Interval(row, h) => match tracker.as_mut() {
-            Some(t) => observer.interval(row, h, Some(&t.interval(row))),
-            None => observer.interval(row, h, None),
-        },
+        Progress::Interval(row, h) => {
+            match tracker.as_mut() {
+                Some(t) => observer.interval(row, h, Some(&t.interval(row))),
+                None => observer.interval(row, h, None),
+            }
+            let give_up = budget.as_mut().and_then(|b| b.add(row, &checks.thresholds));
+            if let Some(t) = give_up.filter(|_| !stop.load(Ordering::Relaxed)) {
+                observer.aborting(t);
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
     })?;
     let summary = Summary::new(&out.recorders, out.elapsed, out.started);
     let failure = match &out.script_error {
@@ -215,9 +233,11 @@ fn client(
         proxy,
         origin_served: None,
         failure,
+        outcomes: Vec::new(),
         thread_cpu: out.thread_cpu,
         thread_waited: out.thread_waited,
     };
+    result.outcomes = checks.thresholds.iter().map(|t| t.judge(&result)).collect();
     observer.finished(&result);
     if let Some(main) = &main_script {
         for (i, globals) in out.globals.into_iter().enumerate() {
@@ -242,6 +262,7 @@ fn unrun(plan: &engine::Plan, failure: Failure) -> RunResult {
         proxy: None,
         origin_served: None,
         failure: Some(failure),
+        outcomes: Vec::new(),
         thread_cpu: Vec::new(),
         thread_waited: Vec::new(),
     }

@@ -20,7 +20,7 @@ use crate::config::Config;
 use crate::plan::Schedule;
 use crate::run::{Failure, Observer, OriginPlacement, RunConfig, RunError, Workload};
 use crate::stats::interval::IntervalRow;
-use crate::verdict::{Budget, Metric, Op, Threshold};
+use crate::verdict::{Budget, Checks, Metric, Op, Threshold};
 use plan::{End, Outcome, Plan};
 use step::{Step, Verdict};
 use watch::WatchError;
@@ -163,9 +163,6 @@ impl SearchConfig {
         load.duration = self.warmup + self.step;
         load.warmup = self.warmup;
         load.schedule = Some(Schedule::constant(rate, load.duration));
-        load.json = None;
-        load.html = None;
-        load.hdr_log = None;
         load
     }
 }
@@ -246,10 +243,12 @@ fn probe(config: &SearchConfig, stop: &AtomicBool) -> Result<f64, SearchError> {
     let mut load = config.load.clone();
     load.duration = config.probe;
     load.schedule = None;
-    load.json = None;
-    load.html = None;
-    load.hdr_log = None;
-    let test = RunConfig { load, workload: config.workload.clone(), origin: OriginPlacement::Elsewhere };
+    let test = RunConfig {
+        load,
+        workload: config.workload.clone(),
+        origin: OriginPlacement::Elsewhere,
+        checks: Checks::default(),
+    };
     let result = crate::run::run(test, stop, &mut crate::run::Quiet)?;
     if let Some(f) = &result.failure {
         return Err(SearchError::Failed(format!("the probe failed: {}", failure_text(f))));
@@ -276,7 +275,12 @@ fn run_step(config: &SearchConfig, rate: f64, earlier: &[Step], stop: &AtomicBoo
     let load = config.step_load(rate);
     let step_stop = AtomicBool::new(false);
     let mut early = Early::new(config, &load, rate, stop, &step_stop);
-    let test = RunConfig { load, workload: config.workload.clone(), origin: OriginPlacement::Elsewhere };
+    let test = RunConfig {
+        load,
+        workload: config.workload.clone(),
+        origin: OriginPlacement::Elsewhere,
+        checks: Checks::default(),
+    };
     let result = crate::run::run(test, &step_stop, &mut early)?;
     let starts = std::mem::take(&mut early.watch_start);
     let watched = config.watch.iter().zip(starts).map(|(pid, s)| watch::over(*pid, s)).collect();
@@ -364,13 +368,15 @@ fn answer(plan: &Plan, steps: &[Step], slo: &[Threshold]) -> Answer {
         .filter(|s| matches!(s.verdict, Verdict::Slo | Verdict::Behind))
         .min_by(|a, b| a.target.total_cmp(&b.target));
     let failed_terms = first_fail_step
-        .map(|s| s.outcomes.iter().filter(|o| !o.passed).map(|o| o.threshold.text.clone()).collect())
+        .map(|s| s.result.outcomes.iter().filter(|o| !o.passed).map(|o| o.threshold.text.clone()).collect())
         .unwrap_or_default();
     let latency_term = slo.iter().position(is_latency_term);
     let points: Vec<(f64, f64)> = steps
         .iter()
         .filter(|s| !s.verdict.is_limit())
-        .filter_map(|s| latency_term.and_then(|i| s.outcomes.get(i)).and_then(|o| o.measured).map(|m| (s.target, m)))
+        .filter_map(|s| {
+            latency_term.and_then(|i| s.result.outcomes.get(i)).and_then(|o| o.measured).map(|m| (s.target, m))
+        })
         .collect();
     Answer {
         end: plan.end().unwrap_or(End::Stopped),

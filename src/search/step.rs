@@ -13,7 +13,7 @@
 //!   requests were queued in the service: its limit.
 
 use crate::run::RunResult;
-use crate::verdict::{Metric, Outcome, Threshold};
+use crate::verdict::{Metric, Threshold};
 
 use super::watch::Watched;
 
@@ -94,8 +94,6 @@ pub struct Step {
     pub errors: u64,
     /// Requests sent more than a millisecond late.
     pub late: u64,
-    /// Each SLO term judged, in the order given.
-    pub outcomes: Vec<Outcome>,
     /// How the step came out.
     pub verdict: Verdict,
     /// The busiest worker thread's CPU time as a share of the step.
@@ -111,14 +109,16 @@ impl Step {
     /// latency (uncorrected) of the earlier steps.
     pub fn judge(
         target: f64,
-        result: RunResult,
+        mut result: RunResult,
         slo: &[Threshold],
         connections: usize,
         baseline_us: Option<f64>,
         watched: Vec<Watched>,
     ) -> Step {
+        // The step's run carries its SLO terms judged, in the order given.
+        result.outcomes = slo.iter().map(|t| t.judge(&result)).collect();
+        let outcomes = &result.outcomes;
         let s = &result.summary;
-        let outcomes: Vec<Outcome> = slo.iter().map(|t| t.judge(&result)).collect();
         let elapsed = s.elapsed.as_secs_f64();
         // Busy, or ready but waiting for a CPU: either way the thread could not do more.
         let waited = |i: usize| result.thread_waited.get(i).map_or(0.0, |w| w.as_secs_f64());
@@ -159,7 +159,6 @@ impl Step {
             max_us: s.latency().max,
             errors,
             late: p.late,
-            outcomes,
             verdict,
             cpu_share,
             watched,
@@ -224,6 +223,7 @@ mod tests {
             proxy: None,
             origin_served: None,
             failure: None,
+            outcomes: Vec::new(),
             thread_cpu: vec![std::time::Duration::from_secs_f64(cpu)],
             thread_waited: vec![std::time::Duration::ZERO],
         }

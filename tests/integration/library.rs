@@ -10,6 +10,7 @@ use strain::config::{Config, Target};
 use strain::origin::OriginConfig;
 use strain::plan::Schedule;
 use strain::run::{run, Observer, OriginPlacement, RunConfig, Workload};
+use strain::verdict::{Checks, Threshold};
 
 /// Counts what the run reports as it goes.
 #[derive(Default)]
@@ -17,6 +18,7 @@ struct Seen {
     started: u32,
     rows: u32,
     finished: u32,
+    aborted: Vec<String>,
 }
 
 impl Observer for Seen {
@@ -31,6 +33,9 @@ impl Observer for Seen {
     ) {
         assert!(proxy.is_none());
         self.rows += 1;
+    }
+    fn aborting(&mut self, t: &Threshold) {
+        self.aborted.push(t.text.clone());
     }
     fn finished(&mut self, _result: &strain::run::RunResult) {
         self.finished += 1;
@@ -47,11 +52,13 @@ fn runs_are_library_calls_in_a_loop() {
         load.threads = 1;
         load.connections = 4;
         load.duration = Duration::from_secs(1);
-        load.interval = Some(Duration::from_millis(250));
+        load.interval = Duration::from_millis(250);
         load.schedule = Some(Schedule::constant(rate, load.duration));
         let origin = OriginPlacement::InProcess { listener, config: OriginConfig { threads: 1, ..Default::default() } };
         let mut seen = Seen::default();
-        let result = run(RunConfig { load, workload: Workload::Url, origin }, &stop, &mut seen).unwrap();
+        let result =
+            run(RunConfig { load, workload: Workload::Url, origin, checks: Checks::default() }, &stop, &mut seen)
+                .unwrap();
         assert!(result.succeeded(), "{:?}", result.failure);
         assert_eq!(result.summary.total.requests, rate as u64);
         assert_eq!(result.origin_served.unwrap().requests, rate as u64);
@@ -73,11 +80,12 @@ fn a_warm_up_is_load_but_not_measured() {
     load.connections = 4;
     load.duration = Duration::from_secs(2);
     load.warmup = Duration::from_secs(1);
-    load.interval = Some(Duration::from_millis(250));
+    load.interval = Duration::from_millis(250);
     load.schedule = Some(Schedule::constant(400.0, load.duration));
     let origin = OriginPlacement::InProcess { listener, config: OriginConfig { threads: 1, ..Default::default() } };
     let mut seen = Seen::default();
-    let result = run(RunConfig { load, workload: Workload::Url, origin }, &stop, &mut seen).unwrap();
+    let result =
+        run(RunConfig { load, workload: Workload::Url, origin, checks: Checks::default() }, &stop, &mut seen).unwrap();
     assert!(result.succeeded(), "{:?}", result.failure);
     // The origin answered the whole schedule; the result holds the second after the warm-up
     // (a request in flight at the mark counts in the measured part).
@@ -93,4 +101,32 @@ fn a_warm_up_is_load_but_not_measured() {
     assert!(seen.rows as usize >= result.series.len() + 4, "{} rows, {} kept", seen.rows, result.series.len());
     assert_eq!(result.series.iter().map(|r| r.requests).sum::<u64>(), t.requests);
     assert_eq!(result.thread_cpu.len(), 2);
+}
+
+#[test]
+fn a_library_caller_gets_the_verdicts_and_the_abort() {
+    // Issue 18: thresholds are part of what run() is given and returns, not the printer's.
+    let stop = AtomicBool::new(false);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut load = Config::new(Target::parse(&format!("http://{addr}/")).unwrap());
+    load.threads = 1;
+    load.connections = 2;
+    load.duration = Duration::from_secs(10);
+    load.interval = Duration::from_millis(100);
+    let checks = Checks {
+        thresholds: vec![Threshold::parse("errors<1").unwrap(), Threshold::parse("max<1us").unwrap()],
+        abort_on_fail: true,
+    };
+    let origin = OriginPlacement::InProcess { listener, config: OriginConfig { threads: 1, ..Default::default() } };
+    let mut seen = Seen::default();
+    let started = std::time::Instant::now();
+    let result = run(RunConfig { load, workload: Workload::Url, origin, checks }, &stop, &mut seen).unwrap();
+    assert!(result.succeeded(), "{:?}", result.failure);
+    // No response takes under a microsecond: the first interval's max ends the 10 s run.
+    assert_eq!(seen.aborted, vec!["max<1us".to_string()]);
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    let verdicts: Vec<(&str, bool)> = result.outcomes.iter().map(|o| (o.threshold.text.as_str(), o.passed)).collect();
+    assert_eq!(verdicts, vec![("errors<1", true), ("max<1us", false)]);
+    assert_eq!(result.outcomes[0].measured, Some(0.0));
 }

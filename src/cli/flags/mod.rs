@@ -1,0 +1,333 @@
+//! Raw command-line flags, kept as close to wrk's as clap allows. Nothing here is validated
+//! beyond value syntax; [`super::load`] turns them into a [`crate::config::Config`].
+//!
+//! Each flag is defined once, in a group, and every command that takes it flattens that group
+//! (ripgrep's one definition per flag): a command either honours a flag or does not accept it,
+//! so clap refuses it with exit 2. The groups: how the load connects ([`ConnectFlags`]), what
+//! it asks for ([`RequestFlags`]), how long and how fast ([`LengthFlags`]), which share of a
+//! split test ([`SegmentFlags`]), what the text shows ([`TextFlags`]), what happens while it
+//! runs ([`LiveFlags`]), how it is judged ([`ThresholdFlags`]), and the result files
+//! ([`ResultFiles`]).
+
+mod results;
+mod server;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{ArgAction, Args, Parser, Subcommand};
+
+pub use results::{CompareFlags, K8sJobFlags, MergeFlags, ReportFlags};
+pub use server::{is_probability, probability, DocumentFlags, FormFlag, OriginFlags, ProxyFlags, ServiceDistFlag};
+
+use super::units::{self, Dur};
+use crate::defaults;
+
+/// strain: an HTTP load generator (wrk-compatible flags).
+#[derive(Debug, Parser)]
+#[command(
+    name = "strain",
+    version,
+    about = "HTTP load generator: wrk's flags and output, honest latency, a built-in origin server",
+    disable_version_flag = true,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    override_usage = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]\n       strain proxy [OPTIONS]\n       strain report RESULT.json... -o FILE.html\n       strain compare BASE NEW\n       strain find-max URL --slo EXPR...\n       strain merge RESULT.json...\n       strain k8s-job --segments N --image IMAGE -- [OPTIONS] <URL>"
+)]
+pub struct Cli {
+    /// A mode other than load testing a URL.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Load test options.
+    #[command(flatten)]
+    pub load: LoadFlags,
+    /// Print the version.
+    #[arg(short = 'v', long = "version", action = ArgAction::Version)]
+    pub version: Option<bool>,
+}
+
+/// Modes besides `strain <url>`.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the built-in origin server until Ctrl-C, then print what it served.
+    Origin(OriginFlags),
+    /// Load the built-in origin server in this process for a few seconds and print the report.
+    Demo(DemoFlags),
+    /// Test a caching proxy: client and origin in one (jtest), with a measured hit ratio.
+    Proxy(Box<ProxyFlags>),
+    /// Render saved results (--json files) as one HTML page, overlaid.
+    Report(ReportFlags),
+    /// Compare result JSONs: is the new build slower? (BASE NEW, or BASE... -- NEW...)
+    Compare(CompareFlags),
+    /// Find the highest rate the service sustains under its SLO (a capacity search).
+    #[command(name = "find-max")]
+    FindMax(Box<FindMaxFlags>),
+    /// Merge the results of one test's segments (--segment I/N) into one result.
+    Merge(MergeFlags),
+    /// Print a Kubernetes Indexed Job that runs a load as N segments on different nodes.
+    #[command(name = "k8s-job")]
+    K8sJob(K8sJobFlags),
+}
+
+/// How the load connects and which HTTP it speaks: every command that sends load.
+#[derive(Debug, Args)]
+pub struct ConnectFlags {
+    /// Connections to keep open, split evenly across threads (default 10; find-max: 100).
+    #[arg(short = 'c', long = "connections", value_name = "N", value_parser = units::count)]
+    pub connections: Option<usize>,
+    /// Worker threads.
+    #[arg(short = 't', long = "threads", value_name = "N", default_value_t = defaults::THREADS, value_parser = units::count)]
+    pub threads: usize,
+    /// Count a request with no complete response within T as a timeout.
+    #[arg(short = 'T', long = "timeout", value_name = "T", default_value_t = Dur(defaults::TIMEOUT), value_parser = units::dur)]
+    pub timeout: Dur,
+    /// Do not verify TLS certificates (self-signed test servers).
+    #[arg(short = 'k', long = "insecure")]
+    pub insecure: bool,
+    /// Rate mode: send requests due within T together at its end (0: each at its own time).
+    #[arg(long = "tick", value_name = "T", default_value_t = Dur(defaults::TICK), value_parser = units::dur)]
+    pub tick: Dur,
+    /// Connect from this local address (repeatable: connections take them in turn). Each one
+    /// adds a local port range's worth of connections, e.g. 127.0.0.2 for a loopback target.
+    #[arg(long = "source-addr", value_name = "IP")]
+    pub source_addrs: Vec<std::net::IpAddr>,
+    /// Speak HTTP/2: h2 by ALPN on https URLs, h2c with prior knowledge on http URLs.
+    #[arg(long = "http2")]
+    pub http2: bool,
+    /// Speak HTTP/1.1 even to an https server that prefers h2 (without a flag, https speaks
+    /// what the server chooses by ALPN, http speaks HTTP/1.1).
+    #[arg(long = "http1.1", conflicts_with = "http2")]
+    pub http1: bool,
+    /// HTTP/2: requests in flight per connection (h2load's -m).
+    #[arg(short = 'm', long = "max-streams", value_name = "N", value_parser = units::count)]
+    pub max_streams: Option<usize>,
+}
+
+/// What each request is, and where it goes: a URL, headers, a script (not proxy tests, whose
+/// workload builds the requests).
+#[derive(Debug, Args)]
+pub struct RequestFlags {
+    /// Add a request header, "Name: value" (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "H")]
+    pub headers: Vec<String>,
+    /// Run a wrk Lua script (setup, init, delay, request, response, done).
+    #[arg(short = 's', long = "script", value_name = "FILE")]
+    pub script: Option<PathBuf>,
+}
+
+/// How long the load runs and at what rate (not find-max, which chooses both per step).
+#[derive(Debug, Args)]
+pub struct LengthFlags {
+    /// Test duration (500ms, 10, 10s, 2m, 1h).
+    #[arg(short = 'd', long = "duration", value_name = "T", default_value_t = Dur(defaults::DURATION), value_parser = units::dur)]
+    pub duration: Dur,
+    /// Hold this many requests per second in total (wrk2's -R); latency then counts from when
+    /// each request should have been sent.
+    #[arg(short = 'R', long = "rate", value_name = "N", value_parser = units::rate)]
+    pub rate: Option<f64>,
+    /// Rate stages "DURATION:RATE,...": each ramps linearly from the previous rate (or -R, or 0)
+    /// to its own; the test lasts their sum. A 0s stage is a step.
+    #[arg(long = "stages", value_name = "LIST", value_parser = units::stages, conflicts_with = "duration")]
+    pub stages: Option<units::StageList>,
+}
+
+/// Which share of a test split over several processes this one runs.
+#[derive(Debug, Args)]
+pub struct SegmentFlags {
+    /// Run share I of a test split N ways ("I/N", 0 <= I < N): its part of the connections and
+    /// every N-th request of the rate; `strain merge` adds the N results up exactly.
+    #[arg(long = "segment", value_name = "I/N", value_parser = units::segment, conflicts_with = "segments")]
+    pub segment: Option<(u32, u32)>,
+    /// Split N ways, this process's share read from JOB_COMPLETION_INDEX (a Kubernetes Indexed
+    /// Job).
+    #[arg(long = "segments", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub segments: Option<u32>,
+    /// Start the load at this wall-clock instant (RFC 3339, or unix seconds), so every segment
+    /// of a test starts together and their intervals line up.
+    #[arg(long = "start-at", value_name = "TIME", value_parser = units::instant)]
+    pub start_at: Option<std::time::SystemTime>,
+}
+
+/// What wrk's text report shows beyond its default lines.
+#[derive(Debug, Args)]
+pub struct TextFlags {
+    /// Print the latency distribution.
+    #[arg(short = 'L', long = "latency")]
+    pub latency: bool,
+    /// With --latency in rate mode, also print the uncorrected latency (wrk2's -U).
+    #[arg(short = 'U', long = "u_latency")]
+    pub uncorrected: bool,
+}
+
+/// What a single run shows and does while it goes.
+#[derive(Debug, Args)]
+pub struct LiveFlags {
+    /// Print a progress line on stderr every T (default in rate mode: 1s; closed loop: none).
+    #[arg(long = "interval", value_name = "T", value_parser = units::duration)]
+    pub interval: Option<Duration>,
+    /// Do not draw the live status line (drawn on stderr only when it is a terminal).
+    #[arg(long = "quiet")]
+    pub quiet: bool,
+    /// Write the run's latency histograms as an HdrHistogram interval log to FILE.
+    #[arg(long = "hdr-log", value_name = "FILE")]
+    pub hdr_log: Option<PathBuf>,
+    /// Stop the run as soon as a threshold can no longer pass (max, error and late budgets); the
+    /// full report is still printed.
+    #[arg(long = "abort-on-fail", requires = "thresholds")]
+    pub abort_on_fail: bool,
+}
+
+/// Pass/fail rules on a result.
+#[derive(Debug, Args)]
+pub struct ThresholdFlags {
+    /// Pass/fail rule on the result, k6's style (repeatable): p99<200ms, p(99.9)<1s, max<2s,
+    /// mean<50ms, errors<0.1%, errors<10, rps>=9900, hit_ratio>0.85, late<1%. A failed one
+    /// makes the exit code 99.
+    #[arg(long = "threshold", value_name = "EXPR")]
+    pub thresholds: Vec<String>,
+}
+
+/// Where the result goes besides the text.
+#[derive(Debug, Args)]
+pub struct ResultFiles {
+    /// Also write the result as JSON to FILE ("-" for standard output).
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Also write the result as one self-contained HTML page to FILE.
+    #[arg(long = "html", value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+/// Flags of `strain <url>`.
+#[derive(Debug, Args)]
+pub struct LoadFlags {
+    /// Connections, threads, timeout, protocol.
+    #[command(flatten)]
+    pub connect: ConnectFlags,
+    /// Headers and script.
+    #[command(flatten)]
+    pub request: RequestFlags,
+    /// Duration and rate.
+    #[command(flatten)]
+    pub length: LengthFlags,
+    /// Segments of a split test.
+    #[command(flatten)]
+    pub segment: SegmentFlags,
+    /// What the text shows.
+    #[command(flatten)]
+    pub text: TextFlags,
+    /// Progress, status line, HdrHistogram log, abort-on-fail.
+    #[command(flatten)]
+    pub live: LiveFlags,
+    /// Thresholds.
+    #[command(flatten)]
+    pub checks: ThresholdFlags,
+    /// JSON and HTML.
+    #[command(flatten)]
+    pub files: ResultFiles,
+    /// The URL to load: http[s]://host[:port][/path][?query].
+    #[arg(value_name = "URL", required = true)]
+    pub url: Option<String>,
+    /// Arguments for the script's init(args), after `--`.
+    #[arg(last = true, value_name = "SCRIPT_ARGS")]
+    pub script_args: Vec<String>,
+}
+
+/// How a capacity search chooses and judges its steps: shared by `find-max`, `proxy --find-max`
+/// and `demo --find-max`. The defaults are applied when the search is made, so that `proxy`
+/// can tell a search flag given without `--find-max` (and refuse it).
+#[derive(Debug, Args)]
+pub struct SearchFlags {
+    /// Service level every passing rate must meet (repeatable; at least one on latency, which
+    /// is measured from the intended send): p99<100ms, p(99.9)<1s, max<2s, errors<0.1%.
+    #[arg(long = "slo", value_name = "EXPR")]
+    pub slo: Vec<String>,
+    /// First rate tried, requests/s (default: a 2 s closed-loop probe's rate / 4).
+    #[arg(long = "start", value_name = "R", value_parser = units::rate)]
+    pub start: Option<f64>,
+    /// Highest rate tried, requests/s.
+    #[arg(long = "max", value_name = "R", value_parser = units::rate)]
+    pub max: Option<f64>,
+    /// Stop when the highest pass and the lowest fail are this close [default: 2%].
+    #[arg(long = "precision", value_name = "PCT", value_parser = units::percent)]
+    pub precision: Option<f64>,
+    /// Load before each step's measurement, not recorded [default: 2s].
+    #[arg(long = "warmup", value_name = "T", value_parser = units::dur)]
+    pub warmup: Option<Dur>,
+    /// How long each step is measured [default: 10s].
+    #[arg(long = "step-duration", value_name = "T", value_parser = units::dur)]
+    pub step: Option<Dur>,
+    /// Show this process's CPU and memory per step (repeatable; e.g. the server's pid).
+    #[arg(long = "watch-pid", value_name = "PID")]
+    pub watch: Vec<u32>,
+}
+
+/// Flags of `strain find-max`.
+#[derive(Debug, Args)]
+pub struct FindMaxFlags {
+    /// How steps are chosen and judged.
+    #[command(flatten)]
+    pub search: SearchFlags,
+    /// Connections, threads, timeout, protocol.
+    #[command(flatten)]
+    pub connect: ConnectFlags,
+    /// Headers and script, in every step.
+    #[command(flatten)]
+    pub request: RequestFlags,
+    /// Every step and the answer as JSON; the latency-vs-rate curve as HTML.
+    #[command(flatten)]
+    pub files: ResultFiles,
+    /// Refused with a reason: the search chooses the rates.
+    #[arg(short = 'R', long = "rate", hide = true, value_name = "N")]
+    pub rate: Option<String>,
+    /// Refused with a reason: the search chooses the rates.
+    #[arg(long = "stages", hide = true, value_name = "LIST")]
+    pub stages: Option<String>,
+    /// Refused with a reason: steps have their own length.
+    #[arg(short = 'd', long = "duration", hide = true, value_name = "T")]
+    pub duration: Option<String>,
+    /// The URL to load: http[s]://host[:port][/path][?query].
+    #[arg(value_name = "URL", required = true)]
+    pub url: String,
+    /// Arguments for the script's init(args), after `--`.
+    #[arg(last = true, value_name = "SCRIPT_ARGS")]
+    pub script_args: Vec<String>,
+}
+
+/// Flags of `strain demo`.
+#[derive(Debug, Args)]
+pub struct DemoFlags {
+    /// How long the demo load runs.
+    #[arg(short = 'd', long = "duration", value_name = "T", default_value_t = Dur(defaults::DEMO_DURATION), value_parser = units::dur)]
+    pub duration: Dur,
+    /// Instead, search for the highest rate an origin with a known capacity (8 workers of 4 ms:
+    /// 2,000 requests/s) sustains with p99 under 100 ms.
+    #[arg(long = "find-max", conflicts_with = "duration")]
+    pub find_max: bool,
+}
+
+impl SearchFlags {
+    /// The first search flag given, by name (`None`: no search was asked for).
+    pub fn first_given(&self) -> Option<&'static str> {
+        [
+            ("--slo", !self.slo.is_empty()),
+            ("--start", self.start.is_some()),
+            ("--max", self.max.is_some()),
+            ("--precision", self.precision.is_some()),
+            ("--warmup", self.warmup.is_some()),
+            ("--step-duration", self.step.is_some()),
+            ("--watch-pid", !self.watch.is_empty()),
+        ]
+        .into_iter()
+        .find_map(|(name, given)| given.then_some(name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn flag_definitions_are_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,209 @@
+//! Flags become a run's parts here, once for every command that sends load: a plain run, a
+//! proxy test, a capacity search (find-max and `proxy --find-max`), a segment of a split test
+//! and the demo all call [`load`] with the flag groups they accept, so a flag means the same
+//! thing wherever it is taken. Nothing here does I/O beyond reading the environment for
+//! `--segments`: resolving the host and choosing the protocol happen when the run starts.
+
+use super::flags::{ConnectFlags, LengthFlags, LiveFlags, RequestFlags, ResultFiles, SegmentFlags, TextFlags};
+use super::CliError;
+use crate::config::{Config, ProtocolChoice, Segment, Target};
+use crate::http::request::Header;
+use crate::plan::Schedule;
+use crate::report::{Output, Outputs, TextOptions};
+use crate::run::Workload;
+use crate::verdict::{Checks, Needs, Threshold};
+
+/// The flag groups a command accepts for its load; `None` where it does not take the group
+/// (its defaults then hold).
+pub struct LoadGroups<'a> {
+    /// Connections, threads, timeout, protocol: every load command.
+    pub connect: &'a ConnectFlags,
+    /// Duration and rate.
+    pub length: Option<&'a LengthFlags>,
+    /// Segments of a split test.
+    pub segment: Option<&'a SegmentFlags>,
+    /// Progress interval (the series' row length).
+    pub live: Option<&'a LiveFlags>,
+    /// `-c` when not given (find-max loads with more connections than wrk's 10).
+    pub default_connections: usize,
+}
+
+/// The validated load for `url` from the groups given.
+pub fn load(url: &str, g: &LoadGroups) -> Result<Config, CliError> {
+    let f = g.connect;
+    let mut config = Config::new(Target::parse(url)?);
+    config.connections = f.connections.unwrap_or(g.default_connections);
+    config.threads = f.threads;
+    config.timeout = f.timeout.0;
+    config.insecure = f.insecure;
+    config.tick = f.tick.0;
+    config.source_addrs = f.source_addrs.clone();
+    config.protocol = protocol(f.http2, f.http1, f.max_streams)?;
+    if let Some(interval) = g.live.and_then(|l| l.interval) {
+        config.interval = interval;
+    }
+    if let Some(length) = g.length {
+        config.duration = length.duration.0;
+        config.schedule = match (length.rate, &length.stages) {
+            (rate, Some(stages)) => {
+                let schedule = Schedule::stages(rate.unwrap_or(0.0), &stages.0);
+                config.duration = schedule.duration();
+                Some(schedule)
+            }
+            (Some(rate), None) => Some(Schedule::constant(rate, config.duration)),
+            (None, None) => None,
+        };
+    }
+    if let Some(s) = g.segment {
+        config.segment = segment(s)?;
+        config.start_at = s.start_at;
+    }
+    config.validate()?;
+    if let Some(late) = config.start_at.and_then(|at| std::time::SystemTime::now().duration_since(at).ok()) {
+        eprintln!(
+            "strain: --start-at was {:.1}s ago: starting now, out of step with the other segments",
+            late.as_secs_f64()
+        );
+    }
+    Ok(config)
+}
+
+/// `--segment I/N`, or `--segments N` with the index from a Kubernetes Indexed Job.
+fn segment(f: &SegmentFlags) -> Result<Segment, CliError> {
+    Ok(match (f.segment, f.segments) {
+        (Some((index, count)), _) => Segment { index, count },
+        (None, Some(count)) => {
+            let index = std::env::var("JOB_COMPLETION_INDEX")
+                .ok()
+                .and_then(|v| v.trim().parse::<u32>().ok())
+                .ok_or_else(|| {
+                    CliError::Usage(
+                        "--segments needs JOB_COMPLETION_INDEX (set by a Kubernetes Indexed Job); elsewhere use --segment I/N".into(),
+                    )
+                })?;
+            if index >= count {
+                return Err(CliError::Usage(format!("JOB_COMPLETION_INDEX {index} is not below --segments {count}")));
+            }
+            Segment { index, count }
+        }
+        (None, None) => Segment::default(),
+    })
+}
+
+/// `--http2`, `--http1.1` and `-m` as the protocol asked for; `-m` without `--http2` is refused.
+fn protocol(http2: bool, http1: bool, max_streams: Option<usize>) -> Result<ProtocolChoice, CliError> {
+    if max_streams.is_some() && !http2 {
+        return Err(CliError::Usage("-m (streams per connection) needs --http2".into()));
+    }
+    if http1 {
+        return Ok(ProtocolChoice::Http1);
+    }
+    if !http2 {
+        return Ok(ProtocolChoice::Negotiate);
+    }
+    let streams = u32::try_from(max_streams.unwrap_or(1))
+        .map_err(|_| CliError::Usage("-m is larger than HTTP/2 allows".into()))?;
+    Ok(ProtocolChoice::Http2 { streams })
+}
+
+/// What each request is: the URL with `-H` headers (set on `config`), or a script with its
+/// `init` arguments (the URL first, as wrk passes it).
+pub fn workload(
+    config: &mut Config,
+    f: &RequestFlags,
+    url: &str,
+    script_args: &[String],
+) -> Result<Workload, CliError> {
+    config.headers = f.headers.iter().map(|h| parse_header(h)).collect::<Result<_, _>>()?;
+    match &f.script {
+        Some(path) => {
+            let mut args = vec![url.to_string()];
+            args.extend(script_args.iter().cloned());
+            Ok(Workload::Script { path: path.clone(), args })
+        }
+        None if !script_args.is_empty() => {
+            Err(CliError::Usage("arguments after -- are for a script: give one with -s".into()))
+        }
+        None => Ok(Workload::Url),
+    }
+}
+
+/// Where a single run's reports go. Progress lines print with `--interval`, in rate mode, and
+/// with `--hdr-log` (which is written interval by interval).
+pub fn outputs(config: &Config, text: &TextFlags, live: &LiveFlags, files: &ResultFiles) -> Outputs {
+    Outputs {
+        text: TextOptions { latency: text.latency, uncorrected: text.uncorrected },
+        progress: live.interval.is_some() || config.schedule.is_some() || live.hdr_log.is_some(),
+        quiet: live.quiet,
+        json: files.json.clone().map(Output::of),
+        html: files.html.clone(),
+        hdr_log: live.hdr_log.clone(),
+        command: command_line(),
+    }
+}
+
+/// The command line, for the JSON.
+pub fn command_line() -> Vec<String> {
+    std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect()
+}
+
+/// Parses `--threshold` rules for the test `config` describes: a rule that needs rate mode
+/// needs a schedule, one that needs a proxy test is refused unless `proxy`.
+pub fn thresholds(exprs: &[String], config: &Config, proxy: bool) -> Result<Vec<Threshold>, CliError> {
+    let thresholds: Vec<Threshold> = exprs
+        .iter()
+        .map(|t| Threshold::parse(t).map_err(|e| CliError::Usage(e.to_string())))
+        .collect::<Result<_, _>>()?;
+    for t in &thresholds {
+        let missing = match t.needs() {
+            Some(Needs::RateMode) => config.schedule.is_none(),
+            Some(Needs::ProxyTest) => !proxy,
+            None => false,
+        };
+        if let Some(needs) = t.needs().filter(|_| missing) {
+            return Err(CliError::Usage(format!("threshold '{}' needs {needs}", t.text)));
+        }
+    }
+    Ok(thresholds)
+}
+
+/// The thresholds and `--abort-on-fail` of a single run.
+pub fn checks(exprs: &[String], live: &LiveFlags, config: &Config, proxy: bool) -> Result<Checks, CliError> {
+    Ok(Checks { thresholds: thresholds(exprs, config, proxy)?, abort_on_fail: live.abort_on_fail })
+}
+
+/// Parses `Name: value` (or wrk's dropped `Name:value`).
+pub fn parse_header(s: &str) -> Result<Header, CliError> {
+    let bad = |why: &str| CliError::Usage(format!("invalid header '{s}': {why}"));
+    let (name, value) = s.split_once(':').ok_or_else(|| bad("expected 'Name: value'"))?;
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(bad("the name is empty"));
+    }
+    if !name.bytes().all(|b| b.is_ascii_graphic() && !b"()<>@,;:\\\"/[]?={}".contains(&b)) {
+        return Err(bad("the name has characters not allowed in a header name"));
+    }
+    let value = value.trim();
+    if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+        return Err(bad("the value contains a line break"));
+    }
+    Ok(Header { name: name.to_string(), value: value.to_string() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_parse_with_or_without_space() {
+        let h = parse_header("X-Token:abc").unwrap();
+        assert_eq!((h.name.as_str(), h.value.as_str()), ("X-Token", "abc"));
+        let h = parse_header("Accept:  text/html ").unwrap();
+        assert_eq!((h.name.as_str(), h.value.as_str()), ("Accept", "text/html"));
+        let h = parse_header("X-Empty:").unwrap();
+        assert_eq!(h.value, "");
+        for bad in ["NoColon", ": v", "Bad Name: v"] {
+            assert!(parse_header(bad).is_err(), "{bad}");
+        }
+    }
+}

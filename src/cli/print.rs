@@ -1,0 +1,172 @@
+//! A run on the command line: [`run_and_report`] runs one test with a [`Printer`] observer that
+//! prints as it goes (wrk's header once load starts, a line per interval, the status line on a
+//! terminal, the HdrHistogram log, the report and the thresholds' outcomes at the end), then
+//! writes the result files. The verdicts are the run's; this only prints them.
+
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::AtomicBool;
+
+use super::{CliError, EXIT_FAILED, EXIT_OK, EXIT_THRESHOLDS};
+use crate::config::Config;
+use crate::report::hdrlog::HdrLog;
+use crate::report::{self, Output, Outputs};
+use crate::run::proxy::ProxyRow;
+use crate::run::{Failure, Observer, RunConfig, RunResult};
+use crate::stats::interval::IntervalRow;
+use crate::verdict::Threshold;
+
+/// Prints a run as it goes: wrk's header once load starts, a line per interval (with
+/// `--interval`, rate mode and proxy tests), the status line on a terminal, the HdrHistogram
+/// log, and the reports at the end.
+struct Printer<'a> {
+    config: &'a Config,
+    outputs: &'a Outputs,
+    /// wrk's text; on stderr when stdout carries the JSON, so the two never mix.
+    text: Box<dyn Write>,
+    hdr_log: Option<HdrLog<std::io::BufWriter<std::fs::File>>>,
+    log_error: Option<std::io::Error>,
+    /// The line redrawn each interval when stderr is a terminal (not with `--quiet`). Plain
+    /// `--interval` lines and messages scroll above it; it is erased before the report.
+    status: Option<report::live::StatusLine>,
+}
+
+impl Printer<'_> {
+    /// Prints a line on stderr during the run, above the status line (redrawn after it).
+    fn say(&mut self, line: &str) {
+        if let Some(status) = self.status.as_mut() {
+            status.clear();
+        }
+        eprintln!("{line}");
+    }
+}
+
+impl Observer for Printer<'_> {
+    fn started(&mut self) {
+        // The header follows what the scripts' init() printed, as in wrk.
+        let _ = self.text.write_all(report::text::header(self.config).as_bytes());
+        let _ = self.text.flush();
+    }
+
+    fn interval(&mut self, row: &IntervalRow, latency: &hdrhistogram::Histogram<u64>, proxy: Option<&ProxyRow>) {
+        if self.outputs.progress {
+            self.say(&match proxy {
+                None => report::live::line(row),
+                Some(p) => report::proxy::line(row, p),
+            });
+        }
+        if let Some(log) = self.hdr_log.as_mut() {
+            if let Err(e) = log.interval(row.start_s, row.length_s, latency, None) {
+                self.log_error.get_or_insert(e);
+            }
+        }
+        if let Some(status) = self.status.as_mut() {
+            let total_s = self.config.duration.as_secs_f64();
+            status.draw(&report::live::status(
+                row,
+                total_s,
+                proxy.map(|p| p.hit_ratio),
+                report::live::StatusLine::width(),
+            ));
+        }
+    }
+
+    fn aborting(&mut self, t: &Threshold) {
+        self.say(&format!("strain: threshold '{}' can no longer pass: stopping the run", t.text));
+    }
+
+    fn finished(&mut self, result: &RunResult) {
+        // Nothing more is drawn: what follows (report, JSON, script output) starts on a clean line.
+        if let Some(mut status) = self.status.take() {
+            status.clear();
+        }
+        if let Some(e) = self.log_error.take().or_else(|| self.hdr_log.as_mut().and_then(|l| l.flush().err())) {
+            eprintln!("strain: writing the HdrHistogram log failed: {e}");
+        }
+        if let Some(Failure::NothingConnected { why }) = &result.failure {
+            eprintln!("strain: no connection to {} succeeded: {why}", result.addr);
+        }
+        if let Some(advice) = report::text::port_range_advice(&result.summary, self.config, result.addr) {
+            eprintln!("{advice}");
+        }
+        let _ = self
+            .text
+            .write_all(report::text::body(&result.summary, self.config, result.protocol, self.outputs.text).as_bytes());
+        if let Some(p) = &result.proxy {
+            let _ = self.text.write_all(report::proxy::summary(&result.summary.total, p).as_bytes());
+        }
+        for o in &result.outcomes {
+            let _ = writeln!(self.text, "{}", report::text::outcome(o));
+        }
+        let _ = self.text.flush();
+    }
+}
+
+/// Runs one test, printing as it goes, then writes the result files; returns the exit code and
+/// the result.
+pub fn run_and_report(test: RunConfig, outputs: &Outputs, stop: &AtomicBool) -> Result<(i32, RunResult), CliError> {
+    let config = test.load.clone();
+    let text: Box<dyn Write> =
+        if outputs.json == Some(Output::Stdout) { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };
+    let hdr_log = match &outputs.hdr_log {
+        Some(path) => Some(open_hdr_log(path)?),
+        None => None,
+    };
+    let status = (!outputs.quiet && std::io::stderr().is_terminal()).then(report::live::StatusLine::new);
+    let mut printer = Printer { config: &config, outputs, text, hdr_log, log_error: None, status };
+    let result = crate::run::run(test, stop, &mut printer)?;
+    if let Some(Failure::Script(e)) = &result.failure {
+        eprintln!("strain: {e}");
+    }
+    let json = report::json::render_result(&result, &config, &outputs.command);
+    write_result(&json, &config, outputs)?;
+    Ok((exit_code(&result), result))
+}
+
+/// A finished run's exit code: failed, a threshold failed, or fine.
+pub fn exit_code(result: &RunResult) -> i32 {
+    if !result.succeeded() {
+        EXIT_FAILED
+    } else if result.outcomes.iter().any(|o| !o.passed) {
+        EXIT_THRESHOLDS
+    } else {
+        EXIT_OK
+    }
+}
+
+/// Writes a result's JSON and HTML page where `config` asks for them.
+pub(crate) fn write_result(json: &str, config: &Config, outputs: &Outputs) -> Result<(), CliError> {
+    if let Some(path) = &outputs.html {
+        // The page is drawn from the JSON, as `strain report` draws saved results.
+        let doc: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
+        let label = config.target.url.clone();
+        write_file(path, &report::html::render(&[(label, doc)]))?;
+    }
+    match &outputs.json {
+        Some(Output::Stdout) if config.segment.is_split() => {
+            // A segment's result on stdout is one line: `kubectl logs` of N pods is then N JSON
+            // lines (between the reports' text), which `strain merge -` reads.
+            let line =
+                serde_json::from_str::<serde_json::Value>(json).map_or_else(|_| json.to_string(), |v| v.to_string());
+            let _ = writeln!(std::io::stdout(), "{line}");
+        }
+        Some(Output::Stdout) => {
+            let _ = std::io::stdout().write_all(json.as_bytes());
+        }
+        Some(Output::File(path)) => write_file(path, json)?,
+        None => {}
+    }
+    Ok(())
+}
+
+/// Writes a report file.
+pub(crate) fn write_file(path: &std::path::Path, text: &str) -> Result<(), CliError> {
+    std::fs::write(path, text)
+        .map_err(|source| CliError::Io { what: format!("cannot write {}", path.display()), source })
+}
+
+/// Creates the `--hdr-log` file before the run, so a bad path is an error before any load.
+fn open_hdr_log(path: &std::path::Path) -> Result<HdrLog<std::io::BufWriter<std::fs::File>>, CliError> {
+    let io = |source| CliError::Io { what: format!("cannot write {}", path.display()), source };
+    let file = std::fs::File::create(path).map_err(io)?;
+    HdrLog::new(std::io::BufWriter::new(file), std::time::SystemTime::now()).map_err(io)
+}
