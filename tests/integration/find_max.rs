@@ -217,3 +217,63 @@ fn a_proxy_workload_is_searched_with_its_hit_ratio_per_step() {
     assert_eq!(bad.code, 2, "{}", bad.stderr);
     assert!(bad.stderr.contains("--slo is the capacity search's: add --find-max"), "{}", bad.stderr);
 }
+
+#[test]
+fn proxy_find_max_refuses_the_flags_of_a_single_run() {
+    // Issue 18: every flag proxy --find-max accepts is honoured; the ones a search cannot honour
+    // (it chooses each step's rate and length, judges by --slo, prints a table) are refused by
+    // the parser, in one line, before anything starts.
+    let refused = [
+        "-d 5s",
+        "-R 100",
+        "--stages 1s:100",
+        "--segment 0/2",
+        "--segments 2",
+        "--start-at 2030-01-01T00:00:00Z",
+        "-L",
+        "-U",
+        "--interval 1s",
+        "--quiet",
+        "--hdr-log /tmp/strain-never-written.hlog",
+        "--threshold p99<1s --abort-on-fail",
+        "--threshold p99<1s",
+    ];
+    for flag in refused {
+        let mut a = args("proxy --find-max --slo p99<100ms --start 100 --max 100");
+        a.extend(args(flag));
+        let run = strain_raw(&a);
+        assert_eq!(run.code, 2, "{flag}: {}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{flag}: {}", run.stderr);
+        assert!(run.stderr.contains("cannot be used with"), "{flag}: {}", run.stderr);
+        assert!(run.elapsed < Duration::from_secs(2), "{flag}: {:?}", run.elapsed);
+    }
+    assert!(!std::path::Path::new("/tmp/strain-never-written.hlog").exists());
+    // Search flags without --find-max would be dropped: refused too.
+    for flag in ["--start 100", "--max 100", "--precision 5%", "--warmup 1s", "--step-duration 1s", "--watch-pid 1"] {
+        let run = strain_raw(&args(&format!("proxy -d 1s {flag}")));
+        assert_eq!(run.code, 2, "{flag}: {}", run.stderr);
+        let name = flag.split(' ').next().unwrap();
+        assert!(run.stderr.contains(&format!("{name} is the capacity search's: add --find-max")), "{}", run.stderr);
+    }
+}
+
+#[test]
+fn proxy_find_max_honours_the_load_flags_it_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("search.html");
+    let mut a = args(
+        "proxy --find-max --slo p99<500ms --start 100 --max 100 --warmup 200ms --step-duration 500ms -c 3 -t 1 -T 1500ms --tick 0 --http2 -m 2 --source-addr 127.0.0.1 --hotset 10 --html",
+    );
+    a.push(page.to_str().unwrap());
+    let run = strain(&a);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let j = json(&run);
+    assert_eq!(j["max_rate"], 100.0, "{}", run.stdout);
+    let step = &j["steps"][0]["result"];
+    assert_eq!(step["config"]["connections"], 3);
+    assert_eq!(step["config"]["threads"], 1);
+    assert_eq!(step["config"]["timeout_s"], 1.5);
+    assert_eq!(step["protocol"], "h2c");
+    assert_eq!(step["http2"]["streams_per_connection"], 2);
+    assert!(std::fs::read_to_string(&page).unwrap().contains("<svg"), "--html is the search's page");
+}

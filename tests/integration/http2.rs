@@ -240,6 +240,37 @@ fn https_without_a_flag_speaks_what_the_server_chooses() {
 }
 
 #[test]
+fn find_max_and_proxy_tests_over_https_speak_what_a_run_speaks() {
+    // Issue 18: the protocol is chosen in one place, when a run starts, for every command: an
+    // https server that prefers h2 gets h2 from a search's steps and a proxy test too.
+    let both = Nginx::start_h2("", "keepalive_requests 1000000; location / { return 200 \"ok\\n\"; }", true);
+    let only_h1 = Nginx::start("location / { return 200 \"ok\\n\"; }", true);
+    for (nginx, want) in [(&both, "h2"), (&only_h1, "http/1.1")] {
+        let url = format!("https://127.0.0.1:{}/", nginx.port);
+        let run = strain(&["-k", "-c", "1", "-t", "1", "-d", "300ms", &url]);
+        assert_eq!(run.json.as_ref().unwrap()["protocol"], want, "{}", run.stdout);
+        let search = "find-max -k -c 2 -t 1 --slo p99<1s --start 50 --max 50 --warmup 100ms --step-duration 300ms";
+        let mut a = args(search);
+        a.push(&url);
+        let run = strain(&a);
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+        let steps = run.json.as_ref().unwrap()["steps"].as_array().unwrap().clone();
+        assert!(!steps.is_empty() && steps.iter().all(|s| s["result"]["protocol"] == want), "{}", run.stdout);
+    }
+    // A proxy test over TLS to nginx (forwarding to the in-process origin) negotiates h2 too.
+    let origin_port = crate::harness::free_port();
+    let body = format!("location / {{ proxy_pass http://127.0.0.1:{origin_port}; proxy_http_version 1.1; }}");
+    let proxy = Nginx::start_h2("", &body, true);
+    let line = format!(
+        "proxy --listen 127.0.0.1:{origin_port} --proxy 127.0.0.1:{} --proxy-tls -k -c 2 -t 1 -d 500ms --hotset 20",
+        proxy.port
+    );
+    let run = strain(&args(&line));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.json.as_ref().unwrap()["protocol"], "h2", "{}", run.stdout);
+}
+
+#[test]
 fn a_proxy_test_talks_https_and_http2_to_the_proxy() {
     // nginx terminates TLS and HTTP/2 and forwards to strain's in-process origin over HTTP/1.1.
     let origin_port = crate::harness::free_port();
