@@ -3,6 +3,7 @@
 //! and the protocol's error handling are nghttp2's and strain owns only the I/O around them.
 
 mod body;
+mod callbacks;
 pub mod request;
 pub mod session;
 

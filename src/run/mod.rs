@@ -201,42 +201,11 @@ fn client(
         }
         main_script = Some(main);
     }
-    let mut budget = checks.abort_on_fail.then(|| Budget::new(load));
-    let out = engine::run(&plan, load, stop, &mut |progress| match progress {
-        Progress::Started => observer.started(),
-        Progress::Interval(row, h) => {
-            match tracker.as_mut() {
-                Some(t) => observer.interval(row, h, Some(&t.interval(row))),
-                None => observer.interval(row, h, None),
-            }
-            let give_up = budget.as_mut().and_then(|b| b.add(row, &checks.thresholds));
-            if let Some(t) = give_up.filter(|_| !stop.load(Ordering::Relaxed)) {
-                observer.aborting(t);
-                stop.store(true, Ordering::Relaxed);
-            }
-        }
-    })?;
-    let summary = Summary::new(&out.recorders, out.elapsed, out.started);
-    let failure = match &out.script_error {
-        Some(e) => Some(Failure::Script(e.clone())),
-        None if summary.total.connections == 0 => Some(Failure::NothingConnected {
-            why: summary.total.first_connect_error.clone().unwrap_or_else(|| "no attempt finished".into()),
-        }),
-        None => None,
-    };
-    let proxy = tracker.map(|t| t.finish(&summary.total));
-    let mut result = RunResult {
-        summary,
-        series: out.series,
-        addr: out.addr,
-        protocol: plan.protocol(),
-        proxy,
-        origin_served: None,
-        failure,
-        outcomes: Vec::new(),
-        thread_cpu: out.thread_cpu,
-        thread_waited: out.thread_waited,
-    };
+    let budget = checks.abort_on_fail.then(|| Budget::new(load));
+    let mut watch = Watch { observer: &mut *observer, tracker, budget, thresholds: &checks.thresholds, stop };
+    let mut out = engine::run(&plan, load, stop, &mut |progress| watch.progress(progress))?;
+    let tracker = watch.tracker.take();
+    let mut result = measured(&plan, &mut out, tracker);
     result.outcomes = checks.thresholds.iter().map(|t| t.judge(&result)).collect();
     observer.finished(&result);
     if let Some(main) = &main_script {
@@ -250,6 +219,60 @@ fn client(
         }
     }
     Ok(result)
+}
+
+/// What the engine's progress means to the caller: each interval goes to the observer (with
+/// the proxy columns in proxy tests), and `--abort-on-fail` stops the run once a threshold can
+/// no longer pass.
+struct Watch<'a, 'o> {
+    observer: &'a mut (dyn Observer + 'o),
+    tracker: Option<ProxyTracker<'a>>,
+    budget: Option<Budget>,
+    thresholds: &'a [Threshold],
+    stop: &'a AtomicBool,
+}
+
+impl Watch<'_, '_> {
+    fn progress(&mut self, progress: Progress) {
+        let (row, h) = match progress {
+            Progress::Started => return self.observer.started(),
+            Progress::Interval(row, h) => (row, h),
+        };
+        match self.tracker.as_mut() {
+            Some(t) => self.observer.interval(row, h, Some(&t.interval(row))),
+            None => self.observer.interval(row, h, None),
+        }
+        let give_up = self.budget.as_mut().and_then(|b| b.add(row, self.thresholds));
+        if let Some(t) = give_up.filter(|_| !self.stop.load(Ordering::Relaxed)) {
+            self.observer.aborting(t);
+            self.stop.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The result of a run that went: the threads' recorders merged, and why it did not succeed
+/// (the series and CPU times are taken out of `out`; its script globals stay for `done()`).
+fn measured(plan: &engine::Plan, out: &mut engine::RunOutput, tracker: Option<ProxyTracker>) -> RunResult {
+    let summary = Summary::new(&out.recorders, out.elapsed, out.started);
+    let failure = match &out.script_error {
+        Some(e) => Some(Failure::Script(e.clone())),
+        None if summary.total.connections == 0 => Some(Failure::NothingConnected {
+            why: summary.total.first_connect_error.clone().unwrap_or_else(|| "no attempt finished".into()),
+        }),
+        None => None,
+    };
+    RunResult {
+        proxy: tracker.map(|t| t.finish(&summary.total)),
+        summary,
+        series: std::mem::take(&mut out.series),
+        addr: out.addr,
+        protocol: plan.protocol(),
+        origin_served: None,
+        failure,
+        outcomes: Vec::new(),
+        thread_cpu: std::mem::take(&mut out.thread_cpu),
+        thread_waited: std::mem::take(&mut out.thread_waited),
+    }
 }
 
 /// The result of a run that never started load (its script's `setup` failed).
