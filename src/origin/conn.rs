@@ -169,30 +169,10 @@ impl<'r> Conn<'r> {
             }
             match self.state {
                 State::Open => {}
-                State::Closing { linger } => {
-                    if !self.out.is_empty() {
-                        return Next::Wait;
-                    }
-                    match linger {
-                        Linger::No => return Next::Close,
-                        Linger::IfUnread => match self.stream.read(buf) {
-                            // Nothing unread, so closing sends FIN, not RST.
-                            Ok(0) => return Next::Close,
-                            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Next::Close,
-                            Ok(n) => ctx.counters.bytes_read.add(n as u64),
-                            Err(_) => return Next::Close,
-                        },
-                        Linger::Always => {}
-                    }
-                    // Closing with unread input makes the kernel send RST, which can destroy
-                    // the response before the client reads it. Send FIN instead and drain what
-                    // the client still sends, as nginx's lingering close does.
-                    if self.stream.shutdown(Shutdown::Write).is_err() {
-                        return Next::Close;
-                    }
-                    self.state = State::Lingering { until: Instant::now() + LINGER, discarded: 0 };
-                    continue;
-                }
+                State::Closing { linger } => match self.close_step(linger, buf, ctx) {
+                    Some(next) => return next,
+                    None => continue,
+                },
                 State::Lingering { .. } => return self.discard(buf, ctx.counters),
             }
             if self.out.pending > MAX_PENDING {
@@ -220,43 +200,79 @@ impl<'r> Conn<'r> {
             if !self.readable {
                 return Next::Wait;
             }
-            match self.stream.read(buf) {
-                Ok(0) => {
-                    self.readable = false;
-                    self.eof = true;
-                }
-                Ok(n) => {
-                    ctx.counters.bytes_read.add(n as u64);
-                    if self.fresh {
-                        self.fresh = false;
-                        if h2::is_preface(&buf[..n]) {
-                            return self.switch_to_h2(n, buf, ctx);
-                        }
-                    }
-                    // A short read means the socket buffer was emptied: treat it as drained
-                    // and save the read that would return WouldBlock (tokio does the same).
-                    // Bytes arriving later raise a new edge, so nothing is missed.
-                    if n < buf.len() && self.stream.short_read_drains() {
-                        self.readable = false;
-                    }
-                    let arrived = ctx.site.answers_wait().then(Instant::now);
-                    let mut answer = Answer { ctx: &mut *ctx, out: &mut self.out, served: &mut self.served, arrived };
-                    match self.parser.feed(&buf[..n], &mut answer) {
-                        Flow::Upgrade => return self.upgrade_to_h2(buf, ctx),
-                        flow => {
-                            if let Some(linger) = flow.linger() {
-                                self.state = State::Closing { linger };
-                            }
-                        }
-                    }
-                }
-                Err(e) => match e.kind() {
-                    io::ErrorKind::WouldBlock => self.readable = false,
-                    io::ErrorKind::Interrupted => {}
-                    _ => return Next::Close,
-                },
+            if let Some(next) = self.read_step(buf, ctx) {
+                return next;
             }
         }
+    }
+
+    /// Closing: once the output is out, close, or half-close and linger. `None`: go on driving
+    /// (the connection now lingers).
+    fn close_step(&mut self, linger: Linger, buf: &mut [u8], ctx: &mut Ctx<'r>) -> Option<Next> {
+        if !self.out.is_empty() {
+            return Some(Next::Wait);
+        }
+        match linger {
+            Linger::No => return Some(Next::Close),
+            Linger::IfUnread => match self.stream.read(buf) {
+                // Nothing unread, so closing sends FIN, not RST.
+                Ok(0) => return Some(Next::Close),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Some(Next::Close),
+                Ok(n) => ctx.counters.bytes_read.add(n as u64),
+                Err(_) => return Some(Next::Close),
+            },
+            Linger::Always => {}
+        }
+        // Closing with unread input makes the kernel send RST, which can destroy the response
+        // before the client reads it. Send FIN instead and drain what the client still sends,
+        // as nginx's lingering close does.
+        if self.stream.shutdown(Shutdown::Write).is_err() {
+            return Some(Next::Close);
+        }
+        self.state = State::Lingering { until: Instant::now() + LINGER, discarded: 0 };
+        None
+    }
+
+    /// One read and what it asks for. `Some`: driving ends here (closed, or the connection
+    /// became HTTP/2); `None`: go on.
+    fn read_step(&mut self, buf: &mut [u8], ctx: &mut Ctx<'r>) -> Option<Next> {
+        match self.stream.read(buf) {
+            Ok(0) => {
+                self.readable = false;
+                self.eof = true;
+            }
+            Ok(n) => {
+                ctx.counters.bytes_read.add(n as u64);
+                if self.fresh {
+                    self.fresh = false;
+                    if h2::is_preface(&buf[..n]) {
+                        return Some(self.switch_to_h2(n, buf, ctx));
+                    }
+                }
+                // A short read means the socket buffer was emptied: treat it as drained and
+                // save the read that would return WouldBlock (tokio does the same). Bytes
+                // arriving later raise a new edge, so nothing is missed.
+                if n < buf.len() && self.stream.short_read_drains() {
+                    self.readable = false;
+                }
+                let arrived = ctx.site.answers_wait().then(Instant::now);
+                let mut answer = Answer { ctx: &mut *ctx, out: &mut self.out, served: &mut self.served, arrived };
+                match self.parser.feed(&buf[..n], &mut answer) {
+                    Flow::Upgrade => return Some(self.upgrade_to_h2(buf, ctx)),
+                    flow => {
+                        if let Some(linger) = flow.linger() {
+                            self.state = State::Closing { linger };
+                        }
+                    }
+                }
+            }
+            Err(e) => match e.kind() {
+                io::ErrorKind::WouldBlock => self.readable = false,
+                io::ErrorKind::Interrupted => {}
+                _ => return Some(Next::Close),
+            },
+        }
+        None
     }
 
     /// Hands the connection to the HTTP/2 driver, with the first `n` bytes of `buf` read.
