@@ -6,7 +6,6 @@
 use std::fmt;
 
 use crate::config::Config;
-use crate::run::RunResult;
 use crate::stats::interval::IntervalRow;
 use crate::stats::{ErrorKind, Summary};
 
@@ -195,9 +194,9 @@ impl Threshold {
         }
     }
 
-    /// The measured value, if the result has one.
-    pub fn measure(&self, result: &RunResult) -> Option<f64> {
-        let s = &result.summary;
+    /// The measured value, if the result has one: from the run's `summary`, and the hit ratio
+    /// a proxy test measured.
+    pub fn measure(&self, s: &Summary, hit_ratio: Option<f64>) -> Option<f64> {
         let latency = s.latency();
         Some(match self.metric {
             Metric::Percentile(p) => s.latency_percentile_us(p) as f64,
@@ -212,7 +211,7 @@ impl Threshold {
                 failed(s) as f64 / all as f64
             }
             Metric::Rps => s.requests_per_s(),
-            Metric::HitRatio => result.proxy.as_ref()?.hit_ratio?,
+            Metric::HitRatio => hit_ratio?,
             Metric::Late => s.total.pacing.late as f64,
             Metric::LateRate => {
                 let p = &s.total.pacing;
@@ -224,9 +223,10 @@ impl Threshold {
         })
     }
 
-    /// Judges a result: the measured value and whether the rule holds (no value never holds).
-    pub fn judge(&self, result: &RunResult) -> Outcome {
-        let measured = self.measure(result);
+    /// Judges a result (see [`Threshold::measure`]): the measured value and whether the rule
+    /// holds (no value never holds).
+    pub fn judge(&self, s: &Summary, hit_ratio: Option<f64>) -> Outcome {
+        let measured = self.measure(s, hit_ratio);
         Outcome { threshold: self.clone(), measured, passed: measured.is_some_and(|m| self.op.holds(m, self.limit)) }
     }
 }

@@ -63,7 +63,7 @@ pub fn run(f: &MergeFlags) -> Result<i32, CliError> {
         thread_waited: Vec::new(),
     };
     let mut result = result;
-    result.outcomes = thresholds.iter().map(|t| t.judge(&result)).collect();
+    result.outcomes = result.judge(&thresholds);
     // wrk's text goes to stderr when stdout carries the JSON, as for a run.
     let mut text: Box<dyn Write> =
         if outputs.json == Some(Output::Stdout) { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };

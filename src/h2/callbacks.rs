@@ -2,44 +2,11 @@
 //! through nghttp2's `user_data` pointer) or fills a body's frame within its bounds, so none
 //! can touch the session re-entrantly and none can panic across the C frames.
 
-use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 
 use libnghttp2_sys as ng;
 
-use super::session::{Body, Event, RequestHead};
-use crate::http::response::Captured;
-
-/// Most header bytes the server side keeps of one request (name + value sums): beyond it the
-/// stream is reset, so a peer cannot grow memory with endless headers.
-const MAX_REQUEST_HEADER_BYTES: usize = 64 * 1024;
-
-/// What the callbacks leave for the session's owner.
-#[derive(Debug, Default)]
-pub struct Inbox {
-    /// Events in the order they happened; the owner drains them.
-    pub events: Vec<Event>,
-    /// Header block bytes received in HEADERS frames (compressed), for the savings figure.
-    pub header_frame_bytes: u64,
-    /// The same headers decoded: name and value lengths.
-    pub header_bytes: u64,
-    /// Request bodies still being sent, by stream: (stream, body, bytes sent).
-    pub(super) bodies: Vec<(i32, Body, u64)>,
-    /// Server: responses' bodies still being sent.
-    pub(super) server: bool,
-    /// Server: requests whose headers are arriving.
-    pub(super) partial: HashMap<i32, RequestHead>,
-    /// Client: keep each response's headers and body (for a script's `response()` or a
-    /// content check) until [`Session::take_captured`].
-    pub(super) capture: bool,
-    pub(super) captured: HashMap<i32, Captured>,
-    /// The peer's SETTINGS arrived: it speaks HTTP/2 (every endpoint's first frame).
-    pub peer_settings: bool,
-    /// Streams whose body waited for the peer's flow-control window (counted once each).
-    pub(super) stalled: std::collections::HashSet<i32>,
-    /// How many streams ever did.
-    pub flow_stalls: u64,
-}
+use super::events::{Event, Inbox, RequestHead, MAX_REQUEST_HEADER_BYTES};
 
 /// The inbox behind nghttp2's `user_data`.
 ///

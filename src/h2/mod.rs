@@ -4,6 +4,7 @@
 
 mod body;
 mod callbacks;
+mod events;
 pub mod request;
 pub mod session;
 

@@ -13,8 +13,8 @@ use std::ffi::{c_int, c_void, CStr};
 use libnghttp2_sys as ng;
 
 pub use super::body::{Body, Source};
-pub use super::callbacks::Inbox;
 use super::callbacks::{on_begin_headers, on_data_chunk, on_frame_recv, on_header, on_stream_close, read_body};
+pub use super::events::{Event, Inbox, RequestHead};
 use crate::http::response::Captured;
 
 /// An HTTP/2 failure of the session as a whole.
@@ -49,66 +49,6 @@ pub fn code_name(code: u32) -> &'static str {
         0xd => "HTTP_1_1_REQUIRED",
         _ => "UNKNOWN",
     }
-}
-
-/// A request as the server side received it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RequestHead {
-    /// `:method`.
-    pub method: Vec<u8>,
-    /// `:path`.
-    pub path: Vec<u8>,
-    /// `:authority`.
-    pub authority: Vec<u8>,
-    /// The regular header fields, lowercase names.
-    pub headers: Vec<(Vec<u8>, Vec<u8>)>,
-}
-
-impl RequestHead {
-    /// The first value of header `name` (lowercase).
-    pub fn header(&self, name: &[u8]) -> Option<&[u8]> {
-        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_slice())
-    }
-}
-
-/// What happened on the connection.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Event {
-    /// Client: the final response status of `stream` (1xx responses are skipped).
-    Status {
-        /// The stream.
-        stream: i32,
-        /// The status code.
-        status: u16,
-    },
-    /// DATA arrived on `stream`.
-    Data {
-        /// The stream.
-        stream: i32,
-        /// Bytes of body.
-        len: usize,
-    },
-    /// `stream` is closed: `code` 0 when it completed, else the RST_STREAM (or GOAWAY) code.
-    Closed {
-        /// The stream.
-        stream: i32,
-        /// HTTP/2 error code.
-        code: u32,
-    },
-    /// The peer will take no stream above `last_stream`.
-    GoAway {
-        /// The last stream the peer processes.
-        last_stream: i32,
-        /// Why.
-        code: u32,
-    },
-    /// Server: a complete request on `stream` (its body, if any, was counted and dropped).
-    Request {
-        /// The stream.
-        stream: i32,
-        /// Method, path, authority and headers.
-        head: RequestHead,
-    },
 }
 
 /// Connection settings this side announces.

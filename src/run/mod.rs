@@ -206,7 +206,7 @@ fn client(
     let mut out = engine::run(&plan, load, stop, &mut |progress| watch.progress(progress))?;
     let tracker = watch.tracker.take();
     let mut result = measured(&plan, &mut out, tracker);
-    result.outcomes = checks.thresholds.iter().map(|t| t.judge(&result)).collect();
+    result.outcomes = result.judge(&checks.thresholds);
     observer.finished(&result);
     if let Some(main) = &main_script {
         for (i, globals) in out.globals.into_iter().enumerate() {
@@ -295,6 +295,12 @@ impl RunResult {
     /// Whether the run executed and measured something.
     pub fn succeeded(&self) -> bool {
         self.failure.is_none()
+    }
+
+    /// Each of `thresholds` judged on this result.
+    pub fn judge(&self, thresholds: &[Threshold]) -> Vec<Outcome> {
+        let hit_ratio = self.proxy.as_ref().and_then(|p| p.hit_ratio);
+        thresholds.iter().map(|t| t.judge(&self.summary, hit_ratio)).collect()
     }
 }
 

@@ -116,7 +116,7 @@ impl Step {
         watched: Vec<Watched>,
     ) -> Step {
         // The step's run carries its SLO terms judged, in the order given.
-        result.outcomes = slo.iter().map(|t| t.judge(&result)).collect();
+        result.outcomes = result.judge(slo);
         let outcomes = &result.outcomes;
         let s = &result.summary;
         let elapsed = s.elapsed.as_secs_f64();

@@ -1,0 +1,99 @@
+//! What a session tells its owner: the [`Event`]s on its streams, the request heads the server
+//! side received, and the [`Inbox`] nghttp2's callbacks fill (plain data, shared by the
+//! callbacks, which write it, and the session, which drains it).
+
+use std::collections::HashMap;
+
+use super::body::Body;
+use crate::http::response::Captured;
+
+/// A request as the server side received it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestHead {
+    /// `:method`.
+    pub method: Vec<u8>,
+    /// `:path`.
+    pub path: Vec<u8>,
+    /// `:authority`.
+    pub authority: Vec<u8>,
+    /// The regular header fields, lowercase names.
+    pub headers: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+impl RequestHead {
+    /// The first value of header `name` (lowercase).
+    pub fn header(&self, name: &[u8]) -> Option<&[u8]> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_slice())
+    }
+}
+
+/// What happened on the connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// Client: the final response status of `stream` (1xx responses are skipped).
+    Status {
+        /// The stream.
+        stream: i32,
+        /// The status code.
+        status: u16,
+    },
+    /// DATA arrived on `stream`.
+    Data {
+        /// The stream.
+        stream: i32,
+        /// Bytes of body.
+        len: usize,
+    },
+    /// `stream` is closed: `code` 0 when it completed, else the RST_STREAM (or GOAWAY) code.
+    Closed {
+        /// The stream.
+        stream: i32,
+        /// HTTP/2 error code.
+        code: u32,
+    },
+    /// The peer will take no stream above `last_stream`.
+    GoAway {
+        /// The last stream the peer processes.
+        last_stream: i32,
+        /// Why.
+        code: u32,
+    },
+    /// Server: a complete request on `stream` (its body, if any, was counted and dropped).
+    Request {
+        /// The stream.
+        stream: i32,
+        /// Method, path, authority and headers.
+        head: RequestHead,
+    },
+}
+
+/// Most header bytes the server side keeps of one request (name + value sums): beyond it the
+/// stream is reset, so a peer cannot grow memory with endless headers.
+pub(super) const MAX_REQUEST_HEADER_BYTES: usize = 64 * 1024;
+
+/// What the callbacks leave for the session's owner.
+#[derive(Debug, Default)]
+pub struct Inbox {
+    /// Events in the order they happened; the owner drains them.
+    pub events: Vec<Event>,
+    /// Header block bytes received in HEADERS frames (compressed), for the savings figure.
+    pub header_frame_bytes: u64,
+    /// The same headers decoded: name and value lengths.
+    pub header_bytes: u64,
+    /// Request bodies still being sent, by stream: (stream, body, bytes sent).
+    pub(super) bodies: Vec<(i32, Body, u64)>,
+    /// Server: responses' bodies still being sent.
+    pub(super) server: bool,
+    /// Server: requests whose headers are arriving.
+    pub(super) partial: HashMap<i32, RequestHead>,
+    /// Client: keep each response's headers and body (for a script's `response()` or a
+    /// content check) until [`Session::take_captured`].
+    pub(super) capture: bool,
+    pub(super) captured: HashMap<i32, Captured>,
+    /// The peer's SETTINGS arrived: it speaks HTTP/2 (every endpoint's first frame).
+    pub peer_settings: bool,
+    /// Streams whose body waited for the peer's flow-control window (counted once each).
+    pub(super) stalled: std::collections::HashSet<i32>,
+    /// How many streams ever did.
+    pub flow_stalls: u64,
+}
