@@ -6,7 +6,6 @@ use std::io::Write;
 use std::sync::atomic::AtomicBool;
 
 use super::flags::{FindMaxFlags, SearchFlags};
-use super::load::LoadGroups;
 use super::{CliError, EXIT_FAILED, EXIT_OK, EXIT_THRESHOLDS, EXIT_USAGE};
 use crate::config::Config;
 use crate::report::search as text;
@@ -32,14 +31,7 @@ pub fn load(f: &FindMaxFlags) -> Result<(Config, Workload), CliError> {
             )));
         }
     }
-    let groups = LoadGroups {
-        connect: &f.connect,
-        length: None,
-        segment: None,
-        live: None,
-        default_connections: crate::defaults::SEARCH_CONNECTIONS,
-    };
-    let mut config = super::load::load(&f.url, &groups)?;
+    let mut config = super::load::load(&f.url, &f.connect, None, crate::defaults::SEARCH_CONNECTIONS)?;
     let workload = super::load::workload(&mut config, &f.request, &f.url, &f.script_args)?;
     Ok((config, workload))
 }

@@ -258,9 +258,9 @@ fn check_load(args: &[String]) -> Result<Duration, CliError> {
     }
     let Some(url) = cli.load.url.as_deref() else { return usage("the strain arguments after -- need a URL".into()) };
     Target::parse(url)?;
-    let length = match &cli.load.length.stages {
+    let length = match &cli.load.run.length.stages {
         Some(stages) => stages.0.iter().map(|s| s.duration).sum(),
-        None => cli.load.length.duration.0,
+        None => cli.load.run.length.duration.0,
     };
     Ok(length + cli.load.connect.timeout.0)
 }

@@ -4,7 +4,7 @@
 //! thing wherever it is taken. Nothing here does I/O beyond reading the environment for
 //! `--segments`: resolving the host and choosing the protocol happen when the run starts.
 
-use super::flags::{ConnectFlags, LengthFlags, LiveFlags, RequestFlags, ResultFiles, SegmentFlags, TextFlags};
+use super::flags::{ConnectFlags, RequestFlags, RunFlags, SegmentFlags};
 use super::CliError;
 use crate::config::{Config, ProtocolChoice, Segment, Target};
 use crate::http::request::Header;
@@ -13,36 +13,27 @@ use crate::report::{Output, Outputs, TextOptions};
 use crate::run::Workload;
 use crate::verdict::{Checks, Needs, Threshold};
 
-/// The flag groups a command accepts for its load; `None` where it does not take the group
-/// (its defaults then hold).
-pub struct LoadGroups<'a> {
-    /// Connections, threads, timeout, protocol: every load command.
-    pub connect: &'a ConnectFlags,
-    /// Duration and rate.
-    pub length: Option<&'a LengthFlags>,
-    /// Segments of a split test.
-    pub segment: Option<&'a SegmentFlags>,
-    /// Progress interval (the series' row length).
-    pub live: Option<&'a LiveFlags>,
-    /// `-c` when not given (find-max loads with more connections than wrk's 10).
-    pub default_connections: usize,
-}
-
-/// The validated load for `url` from the groups given.
-pub fn load(url: &str, g: &LoadGroups) -> Result<Config, CliError> {
-    let f = g.connect;
+/// The validated load for `url`: how it connects, and for a single run (`None` for a search)
+/// its length, segment and interval. `-c` defaults to `default_connections` (find-max loads
+/// with more connections than wrk's 10).
+pub fn load(
+    url: &str,
+    f: &ConnectFlags,
+    run: Option<&RunFlags>,
+    default_connections: usize,
+) -> Result<Config, CliError> {
     let mut config = Config::new(Target::parse(url)?);
-    config.connections = f.connections.unwrap_or(g.default_connections);
+    config.connections = f.connections.unwrap_or(default_connections);
     config.threads = f.threads;
     config.timeout = f.timeout.0;
     config.insecure = f.insecure;
     config.tick = f.tick.0;
     config.source_addrs = f.source_addrs.clone();
     config.protocol = protocol(f.http2, f.http1, f.max_streams)?;
-    if let Some(interval) = g.live.and_then(|l| l.interval) {
+    if let Some(interval) = run.and_then(|r| r.live.interval) {
         config.interval = interval;
     }
-    if let Some(length) = g.length {
+    if let Some(length) = run.map(|r| &r.length) {
         config.duration = length.duration.0;
         config.schedule = match (length.rate, &length.stages) {
             (rate, Some(stages)) => {
@@ -54,7 +45,7 @@ pub fn load(url: &str, g: &LoadGroups) -> Result<Config, CliError> {
             (None, None) => None,
         };
     }
-    if let Some(s) = g.segment {
+    if let Some(s) = run.map(|r| &r.segment) {
         config.segment = segment(s)?;
         config.start_at = s.start_at;
     }
@@ -130,7 +121,8 @@ pub fn workload(
 
 /// Where a single run's reports go. Progress lines print with `--interval`, in rate mode, and
 /// with `--hdr-log` (which is written interval by interval).
-pub fn outputs(config: &Config, text: &TextFlags, live: &LiveFlags, files: &ResultFiles) -> Outputs {
+pub fn outputs(config: &Config, run: &RunFlags) -> Outputs {
+    let RunFlags { text, live, files, .. } = run;
     Outputs {
         text: TextOptions { latency: text.latency, uncorrected: text.uncorrected },
         progress: live.interval.is_some() || config.schedule.is_some() || live.hdr_log.is_some(),
@@ -168,8 +160,8 @@ pub fn thresholds(exprs: &[String], config: &Config, proxy: bool) -> Result<Vec<
 }
 
 /// The thresholds and `--abort-on-fail` of a single run.
-pub fn checks(exprs: &[String], live: &LiveFlags, config: &Config, proxy: bool) -> Result<Checks, CliError> {
-    Ok(Checks { thresholds: thresholds(exprs, config, proxy)?, abort_on_fail: live.abort_on_fail })
+pub fn checks(run: &RunFlags, config: &Config, proxy: bool) -> Result<Checks, CliError> {
+    Ok(Checks { thresholds: thresholds(&run.checks.thresholds, config, proxy)?, abort_on_fail: run.live.abort_on_fail })
 }
 
 /// Parses `Name: value` (or wrk's dropped `Name:value`).

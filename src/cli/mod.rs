@@ -117,17 +117,10 @@ fn one_line(msg: &str) -> String {
 /// `strain <url>`: the load the flags describe, against `origin`.
 fn run_load(f: &LoadFlags, origin: OriginPlacement) -> Result<i32, CliError> {
     let url = f.url.as_deref().ok_or_else(|| CliError::Usage("a URL is required".into()))?;
-    let groups = load::LoadGroups {
-        connect: &f.connect,
-        length: Some(&f.length),
-        segment: Some(&f.segment),
-        live: Some(&f.live),
-        default_connections: crate::defaults::CONNECTIONS,
-    };
-    let mut config = load::load(url, &groups)?;
-    let checks = load::checks(&f.checks.thresholds, &f.live, &config, false)?;
+    let mut config = load::load(url, &f.connect, Some(&f.run), crate::defaults::CONNECTIONS)?;
+    let checks = load::checks(&f.run, &config, false)?;
     let workload = load::workload(&mut config, &f.request, url, &f.script_args)?;
-    let outputs = load::outputs(&config, &f.text, &f.live, &f.files);
+    let outputs = load::outputs(&config, &f.run);
     let stop = stop_flag()?;
     let (code, result) = run_and_report(RunConfig { load: config, workload, origin, checks }, &outputs, &stop)?;
     if let Some(served) = result.origin_served {

@@ -7,7 +7,6 @@
 use std::sync::atomic::AtomicBool;
 
 use super::flags::{FormFlag, ProxyFlags};
-use super::load::LoadGroups;
 use super::{CliError, EXIT_OK};
 use crate::engine::proxy::{Form, ProxyPlan};
 use crate::run::{OriginPlacement, RunConfig, Workload};
@@ -126,22 +125,15 @@ fn client(f: &ProxyFlags, origin: &str, stop: &AtomicBool, placement: OriginPlac
     if let Some(flag) = f.search.first_given() {
         return Err(CliError::Usage(format!("{flag} is the capacity search's: add --find-max (or use --threshold)")));
     }
-    let groups = LoadGroups {
-        connect: &f.connect,
-        length: Some(&f.length),
-        segment: Some(&f.segment),
-        live: Some(&f.live),
-        default_connections: crate::defaults::CONNECTIONS,
-    };
-    let config = super::load::load(&url, &groups)?;
+    let config = super::load::load(&url, &f.connect, Some(&f.run), crate::defaults::CONNECTIONS)?;
     if f.new_conn_rate.is_some() && config.schedule.is_some() {
         return Err(CliError::Usage(
             "--new-conn-rate cannot be combined with -R or --stages: arriving connections send their requests at once"
                 .into(),
         ));
     }
-    let checks = super::load::checks(&f.checks.thresholds, &f.live, &config, true)?;
-    let mut outputs = super::load::outputs(&config, &f.text, &f.live, &f.files);
+    let checks = super::load::checks(&f.run, &config, true)?;
+    let mut outputs = super::load::outputs(&config, &f.run);
     // A proxy test prints its hit ratio every interval.
     outputs.progress = true;
     let mut plan = proxy_plan(f, origin)?;
@@ -159,16 +151,9 @@ fn find_max(
     stop: &AtomicBool,
     placement: OriginPlacement,
 ) -> Result<i32, CliError> {
-    let groups = LoadGroups {
-        connect: &f.connect,
-        length: None,
-        segment: None,
-        live: None,
-        default_connections: crate::defaults::CONNECTIONS,
-    };
-    let config = super::load::load(url, &groups)?;
+    let config = super::load::load(url, &f.connect, None, crate::defaults::CONNECTIONS)?;
     let search = super::find_max::search_config(&f.search, config, Workload::Proxy(proxy_plan(f, origin)?))?;
-    let (json, html) = (f.files.json.as_deref(), f.files.html.as_deref());
+    let (json, html) = (f.run.files.json.as_deref(), f.run.files.html.as_deref());
     match placement {
         OriginPlacement::Elsewhere => super::find_max::search_and_report(&search, stop, json, html),
         OriginPlacement::InProcess { listener, config: origin_config } => {

@@ -198,15 +198,10 @@ pub struct ResultFiles {
     pub html: Option<PathBuf>,
 }
 
-/// Flags of `strain <url>`.
+/// What a single run takes besides how it connects: `strain <url>` and `strain proxy` (not a
+/// search, which chooses each step's rate and length, and judges by its SLO).
 #[derive(Debug, Args)]
-pub struct LoadFlags {
-    /// Connections, threads, timeout, protocol.
-    #[command(flatten)]
-    pub connect: ConnectFlags,
-    /// Headers and script.
-    #[command(flatten)]
-    pub request: RequestFlags,
+pub struct RunFlags {
     /// Duration and rate.
     #[command(flatten)]
     pub length: LengthFlags,
@@ -225,6 +220,20 @@ pub struct LoadFlags {
     /// JSON and HTML.
     #[command(flatten)]
     pub files: ResultFiles,
+}
+
+/// Flags of `strain <url>`.
+#[derive(Debug, Args)]
+pub struct LoadFlags {
+    /// Connections, threads, timeout, protocol.
+    #[command(flatten)]
+    pub connect: ConnectFlags,
+    /// Headers and script.
+    #[command(flatten)]
+    pub request: RequestFlags,
+    /// Length, segments, text, progress, thresholds, result files.
+    #[command(flatten)]
+    pub run: RunFlags,
     /// The URL to load: http[s]://host[:port][/path][?query].
     #[arg(value_name = "URL", required = true)]
     pub url: Option<String>,

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use super::{ConnectFlags, LengthFlags, LiveFlags, ResultFiles, SearchFlags, SegmentFlags, TextFlags, ThresholdFlags};
+use super::{ConnectFlags, RunFlags, SearchFlags};
 
 use super::super::units::{self, Dur};
 use crate::defaults;
@@ -264,24 +264,10 @@ pub struct ProxyFlags {
     /// Connections, threads, timeout, protocol.
     #[command(flatten)]
     pub connect: ConnectFlags,
-    /// Duration and rate (not with --find-max).
+    /// Length, segments, text, progress, thresholds (none with --find-max), and the result
+    /// files (with --find-max: every step and the answer).
     #[command(flatten)]
-    pub length: LengthFlags,
-    /// Segments of a split test (not with --find-max).
-    #[command(flatten)]
-    pub segment: SegmentFlags,
-    /// What the text shows (not with --find-max).
-    #[command(flatten)]
-    pub text: TextFlags,
-    /// Progress, status line, HdrHistogram log, abort-on-fail (not with --find-max).
-    #[command(flatten)]
-    pub live: LiveFlags,
-    /// Thresholds (not with --find-max, whose rule is --slo).
-    #[command(flatten)]
-    pub checks: ThresholdFlags,
-    /// JSON and HTML (with --find-max: every step and the answer).
-    #[command(flatten)]
-    pub files: ResultFiles,
+    pub run: RunFlags,
     /// Search for the highest rate the proxy sustains under --slo (as `strain find-max`), which
     /// chooses each step's rate and length: the flags of a single run are refused with it.
     #[arg(long = "find-max", requires = "slo", conflicts_with_all = FIND_MAX_REFUSES)]
