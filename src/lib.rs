@@ -1,15 +1,21 @@
 //! strain: an HTTP load generator.
 //!
 //! A tour, from the command line inwards:
-//! - [`cli`] turns raw, wrk-compatible flags into a [`run::RunConfig`]; nothing below it sees
-//!   the flag parser. [`run::run`] runs one test of any kind and returns a typed result.
-//! - [`engine`] runs one event loop per thread over that thread's connections and returns each
-//!   thread's [`stats::Recorder`]; [`net`] gives it sockets (TCP, TLS), [`http`] the wire format.
+//! - [`cli`] turns raw, wrk-compatible flags (each defined once, in groups) into a
+//!   [`run::RunConfig`] and the [`report::Outputs`] the caller wants; nothing below it sees the
+//!   flag parser. [`config`] is the load alone; [`defaults`] names every default.
+//! - [`run::run`] runs one test of any kind and returns a typed result with its [`verdict`]s
+//!   (thresholds judged, `--abort-on-fail`); [`search`] loops over it for `strain find-max`.
+//! - [`engine`] settles the plan before any load (address, protocol by ALPN, TLS, requests;
+//!   pacing from [`plan`], scripts from [`script`], proxy workloads from [`workload`]), runs one
+//!   event loop per thread over that thread's connections and returns each thread's
+//!   [`stats::Recorder`]; [`net`] gives it sockets (TCP, TLS), [`http`] and [`h2`] the wire.
 //! - [`stats`] merges the recorders into a [`stats::Summary`], which [`report`] renders as wrk's
-//!   text or as JSON.
+//!   text, JSON, HTML, live lines and a search's table.
 //! - [`origin`] is the built-in origin server (the demo target and the tests' server).
 //! - [`compare`] judges two sets of result JSONs against each other (`strain compare`).
 //! - [`merge`] adds the results of one test's segments into one result (`strain merge`).
+//! - [`rng`] and [`b64`] are small leaves shared by the rest.
 
 pub mod b64;
 pub mod cli;
