@@ -9,7 +9,9 @@ pub mod interval;
 mod recorder;
 mod summary;
 
-pub use recorder::{ConnectCause, H2Counts, Pacing, Recorder, LATE_SEND_US, MAX_CONTENT_FAILURES};
+pub use recorder::{
+    latency_histogram, unused_histogram, ConnectCause, H2Counts, Pacing, Recorder, LATE_SEND_US, MAX_CONTENT_FAILURES,
+};
 pub use summary::{Distribution, Summary};
 
 /// Highest latency the histograms track: one hour, in microseconds.

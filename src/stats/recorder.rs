@@ -154,11 +154,20 @@ impl Default for Recorder {
 impl Recorder {
     /// An empty recorder.
     pub fn new() -> Recorder {
+        Recorder::for_run(true, true)
+    }
+
+    /// An empty recorder for a worker: the uncorrected latency is kept only when requests
+    /// are `paced`, first bytes only when timed (`first_bytes`). A full-range histogram is
+    /// ~190 KiB whose every page is written when it is made, so the ones a run never records
+    /// into are the smallest possible.
+    pub fn for_run(paced: bool, first_bytes: bool) -> Recorder {
+        let sized = |used: bool| if used { latency_histogram() } else { unused_histogram() };
         Recorder {
-            latency_us: new_histogram(MAX_LATENCY_US),
-            uncorrected_us: new_histogram(MAX_LATENCY_US),
+            latency_us: latency_histogram(),
+            uncorrected_us: sized(paced),
             pacing: Pacing::default(),
-            ttfb_us: new_histogram(MAX_LATENCY_US),
+            ttfb_us: sized(first_bytes),
             aborted: 0,
             content_failures: Vec::new(),
             arrivals_dropped: 0,
@@ -308,6 +317,16 @@ impl Pacing {
         self.late_max_us = self.late_max_us.max(o.late_max_us);
         self.unsent += o.unsent;
     }
+}
+
+/// An empty latency histogram: 1 µs to [`MAX_LATENCY_US`].
+pub fn latency_histogram() -> Histogram<u64> {
+    new_histogram(MAX_LATENCY_US)
+}
+
+/// The smallest histogram, for a series nothing is recorded into (others add into it fine).
+pub fn unused_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 2, 1).unwrap_or_else(|_| latency_histogram())
 }
 
 fn new_histogram(high: u64) -> Histogram<u64> {

@@ -11,7 +11,7 @@
 //! first attempt. A read or protocol error fails every stream in flight on the link and
 //! replaces it.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 use super::*;
 use crate::h2::{Event, H2Request, Session, Settings};
@@ -84,8 +84,8 @@ pub(super) struct Links {
     fixed: H2Request,
     /// The link being read: sends made while its events are handled wait for one flush.
     reading: Option<usize>,
-    /// Connect deadlines: (at, link, generation), in time order (one timeout for all).
-    deadlines: VecDeque<(u64, u32, u32)>,
+    /// Connect deadlines, one per link.
+    deadlines: Deadlines,
     /// Reconnects after a failed connect, with backoff: (at, link, generation).
     retries: std::collections::BinaryHeap<Reverse<(u64, u32, u32)>>,
     /// Events taken out of a session while they are handled (kept for its capacity).
@@ -100,7 +100,7 @@ impl Links {
             links: (0..count).map(|_| Link::new()).collect(),
             fixed,
             reading: None,
-            deadlines: VecDeque::new(),
+            deadlines: Deadlines::new(count),
             retries: std::collections::BinaryHeap::new(),
             events: Vec::new(),
         }
@@ -112,9 +112,10 @@ impl Links {
     }
 
     /// The next connect deadline or reconnect.
-    pub(super) fn next_deadline(&self) -> Option<u64> {
+    pub(super) fn next_deadline(&mut self) -> Option<u64> {
         let retry = self.retries.peek().map(|r| r.0 .0);
-        match (self.deadlines.front().map(|d| d.0), retry) {
+        let links = &self.links;
+        match (self.deadlines.next(|d| connecting(links, d)), retry) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -183,7 +184,7 @@ impl Worker<'_> {
                 link.opening = true;
                 link.goaway = false;
                 let generation = link.generation;
-                links.deadlines.push_back((now + timeout, l as u32, generation));
+                links.deadlines.push(Deadline { at_us: now + timeout, conn: l as u32, generation });
                 self.connecting += 1;
             }
             Err(e) => self.link_connect_failed(l, connect_cause(&e), e.to_string()),
@@ -667,15 +668,16 @@ impl Worker<'_> {
                 self.connect_link(l as usize);
             }
         }
-        while let Some(&(at, l, generation)) = self.links().deadlines.front() {
-            if at > now {
-                return;
-            }
-            self.links().deadlines.pop_front();
-            let link = &self.links().links[l as usize];
-            if link.generation == generation && link.state == LinkState::Connecting {
-                self.link_connect_failed(l as usize, ConnectCause::TimedOut, "connect timed out".into());
-            }
+        loop {
+            let links = self.links();
+            let all = &links.links;
+            let Some(d) = links.deadlines.pop_expired(now, |d| connecting(all, d)) else { return };
+            self.link_connect_failed(d.conn as usize, ConnectCause::TimedOut, "connect timed out".into());
         }
     }
+}
+
+/// Whether a connect deadline still applies to its link.
+fn connecting(links: &[Link], d: &Deadline) -> bool {
+    links.get(d.conn as usize).is_some_and(|k| k.generation == d.generation && k.state == LinkState::Connecting)
 }

@@ -173,10 +173,13 @@ impl<'a> Worker<'a> {
             stop,
             poll,
             conns: (0..conns).map(|_| Conn::new()).collect(),
-            deadlines: Deadlines::default(),
+            deadlines: Deadlines::new(conns),
             timers: BinaryHeap::new(),
             buf: vec![0; READ_BUFFER],
-            rec: Recorder::new(),
+            rec: Recorder::for_run(
+                matches!(plan.when, WhenPlan::Paced { .. }),
+                matches!(plan.send, SendPlan::Proxy(_)),
+            ),
             clock,
             end_us: clock.at(end),
             warm_at_us: Some(clock.at(warm)).filter(|w| *w > 0),
@@ -197,6 +200,11 @@ impl<'a> Worker<'a> {
             index,
             wire,
         })
+    }
+
+    /// An empty recorder for this worker's mode.
+    fn fresh_recorder(&self) -> Recorder {
+        Recorder::for_run(matches!(self.when, When::Paced(_)), matches!(self.send, Send::Proxy(_)))
     }
 
     /// Runs until the end time or the stop flag; returns what was measured.

@@ -3,6 +3,7 @@
 //! arrivals), deadlines, rate samples, interval cuts and the drain at the end.
 
 use super::*;
+use crate::stats::{latency_histogram, unused_histogram};
 
 /// When this thread sends, settled when the worker is made.
 pub(super) enum When<'a> {
@@ -68,7 +69,7 @@ fn share_stride(plan: &Plan) -> usize {
 }
 
 /// The recorder's running totals that an interval is measured against.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Totals {
     requests: u64,
     bytes: u64,
@@ -107,22 +108,17 @@ impl Ival {
     /// Intervals of `every`, sent to `tx`; `ttfb` when first bytes are timed (proxy tests).
     pub(super) fn new(every: Duration, tx: Sender<Snapshot>, ttfb: bool) -> Ival {
         let every_us = every.as_micros().max(1) as u64;
-        let empty = Recorder::new();
         // A full-range histogram is ~190 KiB, copied into every snapshot: where nothing is ever
         // recorded in it, the smallest one does.
-        let ttfb_us = if ttfb {
-            empty.latency_us.clone()
-        } else {
-            hdrhistogram::Histogram::new_with_bounds(1, 2, 1).unwrap_or_else(|_| empty.latency_us.clone())
-        };
+        let ttfb_us = if ttfb { latency_histogram() } else { unused_histogram() };
         Ival {
             every_us,
             next_at_us: every_us,
             start_us: 0,
             index: 0,
-            latency_us: empty.latency_us,
+            latency_us: latency_histogram(),
             ttfb_us,
-            base: Totals::of(&Recorder::new()),
+            base: Totals::default(),
             tx,
         }
     }
@@ -178,7 +174,7 @@ impl Worker<'_> {
         if self.interval.start_us < now {
             self.cut_interval(now);
         }
-        let mut fresh = Recorder::new();
+        let mut fresh = self.fresh_recorder();
         fresh.connections = self.rec.connections;
         fresh.first_connect_error = self.rec.first_connect_error.take();
         fresh.sent = self.in_flight() as u64 * u64::from(self.pipeline);
@@ -208,7 +204,7 @@ impl Worker<'_> {
         } else {
             u64::MAX
         };
-        let link_deadline = match &self.wire {
+        let link_deadline = match &mut self.wire {
             Wire::H2(links) => links.next_deadline().unwrap_or(u64::MAX),
             Wire::H1 => u64::MAX,
         };
