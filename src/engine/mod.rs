@@ -1,9 +1,10 @@
 //! The load engine: one event loop per thread, each owning its connections outright.
 //!
-//! [`run`] settles everything before the threads start (address, TLS client, the rendered
-//! request), starts `config.threads` workers, waits for them and returns their recorders. A
-//! worker first makes its script state (running `init`), one thread after another; the clock
-//! starts once every worker has, as in wrk.
+//! [`prepare`] settles everything before the threads start (address, TLS client, the rendered
+//! request, the protocol) into a [`Plan`]; [`run`] takes only the plan: it starts its worker
+//! threads, waits for them and returns their recorders. A worker first makes its script state
+//! (running `init`), one thread after another; the clock starts once every worker has, as in
+//! wrk. Each worker speaks the plan's protocol through one transport (`worker/transport.rs`).
 //!
 //! Hot-path rules, for everything under this module: per request there are no locks, atomics,
 //! allocations, dynamic dispatch, logging or clock reads beyond the two that time the request.
@@ -18,7 +19,6 @@
 //! the state machine.
 
 mod clock;
-mod conn;
 mod deadlines;
 mod pacer;
 pub mod proxy;
@@ -150,12 +150,31 @@ pub struct Plan {
     pub(crate) request: Vec<u8>,
     pub(crate) timeout_us: u64,
     pub(crate) threads: usize,
+    /// Connections each thread keeps.
+    pub(crate) thread_conns: Vec<usize>,
+    /// How long the load goes and how its time is cut.
+    pub(crate) span: Span,
+    /// Rate mode: the schedule each interval's target comes from.
+    pub(crate) target: Option<crate::plan::Schedule>,
     pub(crate) source_addrs: Vec<std::net::IpAddr>,
     pub(crate) send: SendPlan,
     pub(crate) when: WhenPlan,
     pub(crate) wire: WirePlan,
     /// This process's share of the test: its threads pace every `count`-th request.
     pub(crate) segment: crate::config::Segment,
+}
+
+/// How long a run goes and how its time is cut.
+#[derive(Debug, Clone)]
+pub(crate) struct Span {
+    /// From the start of load to the end of sending, warm-up included.
+    pub(crate) duration: Duration,
+    /// Load before measuring starts.
+    pub(crate) warmup: Duration,
+    /// The time series' interval.
+    pub(crate) interval: Duration,
+    /// When every segment starts (`--start-at`).
+    pub(crate) start_at: Option<SystemTime>,
 }
 
 /// How requests travel, settled before the threads start.
@@ -184,9 +203,9 @@ impl Plan {
 
     /// Makes this a proxy test: each request asks for a document chosen by `proxy`; with a
     /// new-connection rate, connections arrive on that schedule.
-    pub fn with_proxy(mut self, proxy: proxy::ProxyPlan, duration: Duration) -> Plan {
+    pub fn with_proxy(mut self, proxy: proxy::ProxyPlan) -> Plan {
         if let Some(rate) = proxy.new_conn_rate {
-            self.when = WhenPlan::Arrivals(crate::plan::Schedule::constant(rate, duration));
+            self.when = WhenPlan::Arrivals(crate::plan::Schedule::constant(rate, self.span.duration));
         }
         self.send = SendPlan::Proxy(proxy);
         self
@@ -238,6 +257,14 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
         segment: config.segment,
         timeout_us: config.timeout.as_micros() as u64,
         threads: config.threads,
+        thread_conns: (0..config.threads).map(|i| config.connections_for(i)).collect(),
+        span: Span {
+            duration: config.duration,
+            warmup: config.warmup,
+            interval: config.series_interval(),
+            start_at: config.start_at,
+        },
+        target: config.schedule.clone(),
         source_addrs: config.source_addrs.clone(),
         send: SendPlan::Fixed,
         when: match &config.schedule {
@@ -270,74 +297,30 @@ fn settle(config: &Config, addr: std::net::SocketAddr) -> Protocol {
     }
 }
 
-/// Runs the load test described by `config` until its duration passes or `stop` is set.
+/// Runs the load test `plan` describes until its duration passes or `stop` is set.
 /// `progress` hears [`Progress::Started`] once every thread's script has run `init` (in
 /// thread order, as in wrk), just before the clock starts, then each interval's merged row and
 /// latency histogram as the run goes.
-pub fn run(
-    plan: &Plan,
-    config: &Config,
-    stop: &AtomicBool,
-    progress: &mut dyn FnMut(Progress),
-) -> Result<RunOutput, EngineError> {
+pub fn run(plan: &Plan, stop: &AtomicBool, progress: &mut dyn FnMut(Progress)) -> Result<RunOutput, EngineError> {
     let (tx, rx) = mpsc::channel::<Snapshot>();
     // The series' room is taken up front: growing it by doubling mid-run would show as a
     // memory step in a long (soak) run, with nothing leaking.
-    let every = config.series_interval();
-    let rows = (config.duration.as_secs_f64() / every.as_secs_f64().max(1e-6)).min(1e6) as usize + 2;
+    let span = &plan.span;
+    let every = span.interval;
+    let rows = (span.duration.as_secs_f64() / every.as_secs_f64().max(1e-6)).min(1e6) as usize + 2;
     let mut series = Vec::with_capacity(rows);
     let (results, started, start) = std::thread::scope(|scope| {
         // Inside the scope, so a panic drops the senders and no worker waits forever to start.
-        let mut go = Vec::with_capacity(config.threads);
-        let handles: Vec<_> = (0..config.threads)
+        let mut go = Vec::with_capacity(plan.threads);
+        let handles: Vec<_> = (0..plan.threads)
             .map(|i| {
-                let conns = config.connections_for(i);
                 let feed = (every, tx.clone());
                 let (ready_tx, ready_rx) = mpsc::channel::<()>();
                 let (go_tx, go_rx) = mpsc::channel::<Instant>();
                 go.push(go_tx);
                 let handle = std::thread::Builder::new()
                     .name(format!("strain-worker-{i}"))
-                    .spawn_scoped(scope, move || {
-                        let script = worker::thread_script(plan, i);
-                        let _ = ready_tx.send(());
-                        // No start time: the run was abandoned before it began.
-                        let Ok(start) = go_rx.recv() else {
-                            return Ok(WorkerOutput {
-                                rec: Recorder::new(),
-                                globals: Vec::new(),
-                                script_error: None,
-                                cpu: Duration::ZERO,
-                                waited: Duration::ZERO,
-                            });
-                        };
-                        let share = worker::Share {
-                            index: i,
-                            conns,
-                            start,
-                            warm: start + config.warmup,
-                            end: start + config.duration,
-                            series: feed,
-                        };
-                        match script
-                            .map_err(EngineError::Script)
-                            .and_then(|script| worker::Worker::new(plan, stop, share, script))
-                        {
-                            Ok(w) => w.run(),
-                            // init() or the first request() failed: the run ends, with what was measured.
-                            Err(EngineError::Script(e)) => {
-                                stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                                Ok(WorkerOutput {
-                                    rec: Recorder::new(),
-                                    globals: Vec::new(),
-                                    script_error: Some(e),
-                                    cpu: Duration::ZERO,
-                                    waited: Duration::ZERO,
-                                })
-                            }
-                            Err(e) => Err(e),
-                        }
-                    })
+                    .spawn_scoped(scope, move || worker_thread(plan, stop, i, ready_tx, go_rx, feed))
                     .map_err(EngineError::Thread);
                 // One thread's init at a time, so what the scripts print comes in thread order.
                 // An error means the thread is gone; the others carry on.
@@ -346,7 +329,7 @@ pub fn run(
             })
             .collect();
         progress(Progress::Started);
-        if let Some(at) = config.start_at {
+        if let Some(at) = span.start_at {
             wait_until(at, stop);
         }
         let (started, start) = (SystemTime::now(), Instant::now());
@@ -354,7 +337,7 @@ pub fn run(
             let _ = g.send(start);
         }
         drop(tx);
-        collect_intervals(&rx, config, &mut series, &mut |row, h| progress(Progress::Interval(row, h)));
+        collect_intervals(&rx, plan, &mut series, &mut |row, h| progress(Progress::Interval(row, h)));
         let results: Vec<Result<WorkerOutput, EngineError>> = handles
             .into_iter()
             .map(|h| h.and_then(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
@@ -362,13 +345,13 @@ pub fn run(
         (results, started, start)
     });
     // A run stopped during its warm-up measured nothing, over no time.
-    let elapsed = start.elapsed().saturating_sub(config.warmup);
+    let elapsed = start.elapsed().saturating_sub(span.warmup);
     let outputs = results.into_iter().collect::<Result<Vec<_>, _>>()?;
     let script_error = outputs.iter().find_map(|o| o.script_error.clone());
     let thread_cpu = outputs.iter().map(|o| o.cpu).collect();
     let thread_waited = outputs.iter().map(|o| o.waited).collect();
     let (recorders, globals) = outputs.into_iter().map(|o| (o.rec, o.globals)).unzip();
-    let started = started + config.warmup;
+    let started = started + span.warmup;
     Ok(RunOutput {
         recorders,
         started,
@@ -380,6 +363,38 @@ pub fn run(
         globals,
         script_error,
     })
+}
+
+/// Worker thread `i`: makes its script state and says it is ready, waits for the start, then
+/// runs its share of the load.
+fn worker_thread(
+    plan: &Plan,
+    stop: &AtomicBool,
+    i: usize,
+    ready: mpsc::Sender<()>,
+    go: mpsc::Receiver<Instant>,
+    series: (Duration, mpsc::Sender<Snapshot>),
+) -> Result<WorkerOutput, EngineError> {
+    let script = worker::thread_script(plan, i);
+    let _ = ready.send(());
+    // No start time: the run was abandoned before it began.
+    let Ok(start) = go.recv() else { return Ok(WorkerOutput::empty(None)) };
+    let share = worker::Share {
+        index: i,
+        conns: plan.thread_conns.get(i).copied().unwrap_or(0),
+        start,
+        warm: start + plan.span.warmup,
+        end: start + plan.span.duration,
+        series,
+    };
+    match script.map_err(EngineError::Script).and_then(|s| worker::run(plan, stop, share, s)) {
+        // init() or the first request() failed: the run ends, with what was measured.
+        Err(EngineError::Script(e)) => {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            Ok(WorkerOutput::empty(Some(e)))
+        }
+        other => other,
+    }
 }
 
 /// Sleeps until the wall clock reaches `at` (every segment of a test starts at the same
@@ -394,17 +409,17 @@ fn wait_until(at: SystemTime, stop: &AtomicBool) {
 /// Merges the threads' snapshots interval by interval, in order, until every worker is done.
 fn collect_intervals(
     rx: &mpsc::Receiver<Snapshot>,
-    config: &Config,
+    plan: &Plan,
     series: &mut Vec<IntervalRow>,
     on_interval: &mut dyn FnMut(&IntervalRow, &Histogram<u64>),
 ) {
     let mut pending: BTreeMap<u32, Vec<Snapshot>> = BTreeMap::new();
-    let warm_us = config.warmup.as_micros() as u64;
+    let warm_us = plan.span.warmup.as_micros() as u64;
+    let share = 1.0 / f64::from(plan.segment.count.max(1));
     let mut emit = |parts: Vec<Snapshot>, series: &mut Vec<IntervalRow>| {
         let (start, end) = (parts.iter().map(|p| p.start_us).min(), parts.iter().map(|p| p.end_us).max());
-        let target = config.schedule.as_ref().zip(start.zip(end)).map(|(s, (a, b))| {
+        let target = plan.target.as_ref().zip(start.zip(end)).map(|(s, (a, b))| {
             let (a, b) = (a as f64 / 1e6, (b as f64 / 1e6).min(s.duration().as_secs_f64()));
-            let share = config.segment_fraction();
             if b > a {
                 (s.due_by(b) - s.due_by(a)) / (b - a) * share
             } else {
@@ -412,7 +427,7 @@ fn collect_intervals(
             }
         });
         let (mut row, h) = IntervalRow::merge(&parts, target);
-        if config.segment.is_split() {
+        if plan.segment.is_split() {
             row.latency_histogram = Some(crate::stats::codec::encode_histogram(&h));
         }
         on_interval(&row, &h);
@@ -425,7 +440,7 @@ fn collect_intervals(
         let index = snap.index;
         let parts = pending.entry(index).or_default();
         parts.push(snap);
-        if parts.len() == config.threads {
+        if parts.len() == plan.threads {
             // Earlier intervals cannot still be missing parts: each thread sends in order.
             while let Some((&first, _)) = pending.first_key_value() {
                 if first > index {

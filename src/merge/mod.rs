@@ -246,7 +246,7 @@ pub fn merge(docs: Vec<(String, Value)>, force: bool) -> Result<Merged, MergeErr
     let started = parts.iter().map(|p| p.started).min().unwrap_or(first.started);
     let end = parts.iter().filter_map(|p| p.started.checked_add(p.elapsed)).max().unwrap_or(started);
     let recorders: Vec<Recorder> = parts.iter().map(|p| p.recorder.clone()).collect();
-    let mut summary = Summary::new(&recorders, end.duration_since(started).unwrap_or_default(), started);
+    let mut summary = Summary::new(recorders, end.duration_since(started).unwrap_or_default(), started);
     let interval_us = interval_us(parts.iter().map(|p| &p.doc));
     // Each merged row: the segments' snapshots that land in it, and their targets added.
     let mut by_index: BTreeMap<u32, (Vec<Snapshot>, Option<f64>)> = BTreeMap::new();

@@ -68,7 +68,7 @@ fn segment(url: &str, index: u32, count: u32, values: &[u64]) -> Value {
         })
         .collect();
     let started = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
-    let summary = Summary::new(&[rec], Duration::from_millis(2_010), started);
+    let summary = Summary::new(vec![rec], Duration::from_millis(2_010), started);
     let mut config = Config::new(Target::parse(url).unwrap());
     config.connections = 9;
     config.threads = 1;

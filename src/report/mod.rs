@@ -99,7 +99,7 @@ pub(crate) fn fixed() -> (crate::stats::Summary, crate::config::Config) {
     r.errors[ErrorKind::Read as usize] = 2;
     r.errors[ErrorKind::Parse as usize] = 3;
     r.errors[ErrorKind::Timeout as usize] = 4;
-    let summary = Summary::new(&[r], Duration::from_micros(10_003_000), UNIX_EPOCH);
+    let summary = Summary::new(vec![r], Duration::from_micros(10_003_000), UNIX_EPOCH);
     let mut config = Config::new(Target::parse("http://127.0.0.1:8080/index.html").unwrap());
     config.connections = 100;
     config.threads = 4;

@@ -191,7 +191,7 @@ fn client(
             None => OriginView::Remote(p.origin.clone()),
         };
         tracker = Some(ProxyTracker::new(view, load.warmup));
-        plan = plan.with_proxy(p, load.duration);
+        plan = plan.with_proxy(p);
     }
     let mut main_script = None;
     if let Some((mut main, source, url)) = script {
@@ -203,7 +203,7 @@ fn client(
     }
     let budget = checks.abort_on_fail.then(|| Budget::new(load));
     let mut watch = Watch { observer: &mut *observer, tracker, budget, thresholds: &checks.thresholds, stop };
-    let mut out = engine::run(&plan, load, stop, &mut |progress| watch.progress(progress))?;
+    let mut out = engine::run(&plan, stop, &mut |progress| watch.progress(progress))?;
     let tracker = watch.tracker.take();
     let mut result = measured(&plan, &mut out, tracker);
     result.outcomes = result.judge(&checks.thresholds);
@@ -253,7 +253,7 @@ impl Watch<'_, '_> {
 /// The result of a run that went: the threads' recorders merged, and why it did not succeed
 /// (the series and CPU times are taken out of `out`; its script globals stay for `done()`).
 fn measured(plan: &engine::Plan, out: &mut engine::RunOutput, tracker: Option<ProxyTracker>) -> RunResult {
-    let summary = Summary::new(&out.recorders, out.elapsed, out.started);
+    let summary = Summary::new(std::mem::take(&mut out.recorders), out.elapsed, out.started);
     let failure = match &out.script_error {
         Some(e) => Some(Failure::Script(e.clone())),
         None if summary.total.connections == 0 => Some(Failure::NothingConnected {
@@ -278,7 +278,7 @@ fn measured(plan: &engine::Plan, out: &mut engine::RunOutput, tracker: Option<Pr
 /// The result of a run that never started load (its script's `setup` failed).
 fn unrun(plan: &engine::Plan, failure: Failure) -> RunResult {
     RunResult {
-        summary: Summary::new(&[], std::time::Duration::ZERO, std::time::SystemTime::now()),
+        summary: Summary::new(Vec::new(), std::time::Duration::ZERO, std::time::SystemTime::now()),
         series: Vec::with_capacity(0),
         addr: plan.addr(),
         protocol: plan.protocol(),

@@ -217,7 +217,11 @@ mod tests {
         r.connections = 10;
         RunResult {
             protocol: crate::config::Protocol::Http1,
-            summary: crate::stats::Summary::new(&[r], std::time::Duration::from_secs(1), std::time::SystemTime::now()),
+            summary: crate::stats::Summary::new(
+                vec![r],
+                std::time::Duration::from_secs(1),
+                std::time::SystemTime::now(),
+            ),
             series: Vec::new(),
             addr: "127.0.0.1:1".parse().unwrap(),
             proxy: None,

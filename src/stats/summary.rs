@@ -69,11 +69,14 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Merges the threads' recorders.
-    pub fn new(recorders: &[Recorder], elapsed: Duration, started: SystemTime) -> Summary {
-        let mut total = Recorder::new();
-        for r in recorders {
-            total.merge(r);
+    /// Merges the threads' recorders (into the first: a fresh total's histograms would be
+    /// most of the memory a run's end takes).
+    pub fn new(recorders: Vec<Recorder>, elapsed: Duration, started: SystemTime) -> Summary {
+        let mut all = recorders.into_iter();
+        let mut total = all.next().unwrap_or_default();
+        total.widen();
+        for r in all {
+            total.merge(&r);
         }
         Summary { total, elapsed, started }
     }

@@ -1,105 +1,68 @@
-//! How a worker opens connections: a queue of slots to open and a window of connections being
-//! opened (see [`OPENING_WINDOW`]), retries with backoff, and connect failures by cause.
+//! How a worker opens connections, whatever the protocol: a queue of slots whose connection is
+//! to be opened and a window of connections being opened (see [`OPENING_WINDOW`]), retries with
+//! backoff, and connect failures by cause.
 
 use super::*;
 
-impl Worker<'_> {
-    /// Connection `i` is no longer being opened (answered, idle, or gone): its place in the
-    /// window goes to the next queued connection.
-    pub(super) fn opened(&mut self, i: usize) {
-        let c = &mut self.conns[i];
-        if c.opening {
-            c.opening = false;
-            self.connecting -= 1;
-            self.open_queued();
+/// Slots waiting for their connection to be opened, and the window of connections being opened.
+pub(super) struct Opening {
+    /// Slots to open, in order.
+    pub(super) queue: std::collections::VecDeque<u32>,
+    /// Connections being opened now.
+    connecting: usize,
+    /// How many may be: this thread's share of [`OPENING_WINDOW`].
+    max: usize,
+}
+
+impl Opening {
+    /// A window for `slots` slots on one of `threads` threads.
+    pub(super) fn new(slots: usize, threads: usize) -> Opening {
+        Opening {
+            queue: std::collections::VecDeque::with_capacity(slots),
+            connecting: 0,
+            max: (OPENING_WINDOW / threads.max(1)).max(MIN_OPENING_PER_THREAD),
         }
     }
 
-    /// Opens queued connections while fewer than this thread's share of [`OPENING_WINDOW`] are
-    /// being opened.
+    /// A connection starts opening.
+    pub(super) fn started(&mut self) {
+        self.connecting += 1;
+    }
+
+    /// A connection is no longer being opened (answered, idle, or gone).
+    pub(super) fn ended(&mut self) {
+        self.connecting -= 1;
+    }
+
+    /// A queued slot could be opened now.
+    pub(super) fn can_open(&self) -> bool {
+        !self.queue.is_empty() && self.connecting < self.max
+    }
+}
+
+impl<T: Transport> Worker<'_, T> {
+    /// A connection that was being opened no longer is: its place in the window goes to the
+    /// next queued slot.
+    pub(super) fn opened(&mut self) {
+        self.opening.ended();
+        self.open_queued();
+    }
+
+    /// Opens queued slots' connections while fewer than this thread's share of
+    /// [`OPENING_WINDOW`] are being opened.
     pub(super) fn open_queued(&mut self) {
         let start = self.clock.now_us();
-        while self.connecting < self.max_connecting && !self.draining {
+        while self.opening.connecting < self.opening.max && !self.draining {
             if self.clock.now_us().saturating_sub(start) > OPEN_BUDGET_US {
                 // The loop comes back at once (see next_wake) after serving what is ready.
                 return;
             }
-            let Some(i) = self.to_open.pop_front() else { return };
+            let Some(i) = self.opening.queue.pop_front() else { return };
             // A slot is queued only while closed; one that moved on since was opened already.
-            if self.conns[i as usize].state == State::Closed {
-                self.open(i as usize);
+            if self.slots[i as usize].state == State::Closed {
+                T::open(self, i as usize);
             }
         }
-    }
-
-    /// Opens (or reopens) connection `i` (over HTTP/2: slot `i`'s link).
-    pub(super) fn open(&mut self, i: usize) {
-        if let Wire::H2(_) = self.wire {
-            return self.h2_open(i);
-        }
-        let now = self.clock.now_us();
-        let sources = &self.plan.source_addrs;
-        let source = (!sources.is_empty()).then(|| sources[(i + self.index) % sources.len()]);
-        let result = Stream::connect(self.addr, source, self.plan.tls.as_ref()).and_then(|mut s| {
-            self.poll
-                .registry()
-                .register(s.socket(), Token(i), Interest::READABLE | Interest::WRITABLE)
-                .map_err(ConnectError::Io)?;
-            Ok(s)
-        });
-        let c = &mut self.conns[i];
-        c.generation = c.generation.wrapping_add(1);
-        c.parser.reset();
-        c.uses = 0;
-        match result {
-            Ok(s) => {
-                c.stream = Some(s);
-                c.state = State::Connecting;
-                c.opening = true;
-                self.connecting += 1;
-                let d = Deadline { at_us: now + self.plan.timeout_us, conn: i as u32, generation: c.generation };
-                self.deadlines.push(d);
-            }
-            Err(e) => self.connect_failed(i, connect_cause(&e), e.to_string()),
-        }
-    }
-
-    /// An event on a connecting socket: connected (the first request goes out), still
-    /// connecting, or failed.
-    pub(super) fn connecting_event(&mut self, i: usize, writable: bool) {
-        let c = &mut self.conns[i];
-        let Some(stream) = c.stream.as_mut() else { return };
-        match stream.poll_connect(writable) {
-            Ok(true) => {
-                c.failures = 0;
-                self.rec.connections += 1;
-                self.next_request(i);
-                if !matches!(self.conns[i].state, State::Writing | State::Reading) {
-                    // Nothing sent at once (rate mode, a delay): a response cannot prove it.
-                    self.opened(i);
-                }
-            }
-            Ok(false) => {}
-            Err(e) => self.connect_failed(i, connect_cause(&e), e.to_string()),
-        }
-    }
-
-    /// Counts a failed connect and schedules the slot's retry (arrivals: frees the slot).
-    pub(super) fn connect_failed(&mut self, i: usize, cause: ConnectCause, why: String) {
-        let addr = self.addr;
-        self.rec.connect_error(cause, || format!("connect to {addr} failed: {why}"));
-        self.opened(i);
-        let c = &mut self.conns[i];
-        c.stream = None;
-        c.state = State::Closed;
-        c.generation = c.generation.wrapping_add(1);
-        c.failures = c.failures.saturating_add(1);
-        if let When::Arrivals(a) = &mut self.when {
-            a.free.push(i as u32);
-            return;
-        }
-        let backoff = retry_backoff_us(c.failures);
-        self.timers.push(Reverse((self.clock.now_us() + backoff, i as u32, c.generation)));
     }
 
     /// Reconnects and delayed sends whose time has come.
@@ -107,52 +70,41 @@ impl Worker<'_> {
         if self.draining {
             return;
         }
-        while let Some(&Reverse((at, i, generation))) = self.timers.peek() {
+        while let Some(&Reverse((at, i, generation))) = self.due.timers.peek() {
             if at > now {
                 return;
             }
-            self.timers.pop();
-            let c = &self.conns[i as usize];
-            if c.generation != generation {
+            self.due.timers.pop();
+            let s = &self.slots[i as usize];
+            if s.generation != generation {
                 continue;
             }
-            match c.state {
-                State::Closed => self.to_open.push_back(i),
+            match s.state {
+                State::Closed => self.opening.queue.push_back(i),
                 State::Delayed => self.send(i as usize, at),
                 _ => {}
             }
         }
     }
 
-    /// Closes connection `i` and, unless the test is over, opens a new one in its slot (over
-    /// HTTP/2 the slot just goes on).
-    pub(super) fn reopen(&mut self, i: usize) {
-        if let Wire::H2(_) = self.wire {
-            return self.h2_free(i);
-        }
-        self.close(i);
-        if let When::Arrivals(a) = &mut self.when {
-            // Arriving connections are not replaced: the slot waits for the next arrival.
-            a.free.push(i as u32);
-        } else if !self.draining {
-            self.to_open.push_back(i as u32);
-            self.open_queued();
-        }
+    /// The address a new connection of this thread starts from (`--source-addr`), by its
+    /// number `n`.
+    pub(super) fn source(&self, n: usize) -> Option<std::net::IpAddr> {
+        let sources = &self.plan.source_addrs;
+        (!sources.is_empty()).then(|| sources[(n + self.index) % sources.len()])
     }
 
-    /// Closes connection `i`, leaving its slot empty.
-    pub(super) fn close(&mut self, i: usize) {
-        let c = &mut self.conns[i];
-        // Dropping the stream closes its fd, which takes it out of epoll (it is never dup'ed):
-        // no `epoll_ctl` per close, which counts when every response closes its connection.
-        c.stream = None;
-        c.state = State::Closed;
-        if c.opening {
-            // Not `opened`: a closing slot must not start another connect from inside `close`.
-            c.opening = false;
-            self.connecting -= 1;
-        }
-        c.generation = c.generation.wrapping_add(1);
+    /// Starts a connection for source number `n`, registered with the poller as `token`.
+    pub(super) fn connect(&mut self, n: usize, token: usize) -> Result<Stream, ConnectError> {
+        let mut s = Stream::connect(self.addr, self.source(n), self.plan.tls.as_ref())?;
+        self.poll.registry().register(s.socket(), Token(token), Interest::READABLE | Interest::WRITABLE)?;
+        Ok(s)
+    }
+
+    /// Counts a failed connect.
+    pub(super) fn count_connect_error(&mut self, cause: ConnectCause, why: String) {
+        let addr = self.addr;
+        self.meter.rec.connect_error(cause, || format!("connect to {addr} failed: {why}"));
     }
 }
 

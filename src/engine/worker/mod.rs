@@ -1,8 +1,9 @@
-//! A worker thread's event loop: its connections, its deadlines, its recorder. This file is
-//! the loop and the I/O of one connection (write a request, read and frame responses); what is
-//! sent is [`send::Send`]'s, when it is sent [`schedule::When`]'s, and how connections are opened
-//! `connect.rs`'s. Every mode is settled when the worker is made, so the loop never asks which
-//! combination of options is on.
+//! A worker thread's event loop: its request slots, its deadlines, its counters. This file is
+//! the loop; how a slot's request travels is its [`transport::Transport`]'s (HTTP/1.1 in
+//! `h1.rs`, HTTP/2 in `h2/`), what is sent is [`requests::Requests`]'s, when it is sent
+//! [`schedule::When`]'s, what is counted [`meter::Meter`]'s, and how connections are opened
+//! `connect.rs`'s. Every mode and the protocol are settled when the worker is made, so the loop
+//! never asks which combination of options is on.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -14,28 +15,32 @@ use std::time::{Duration, Instant};
 use mio::{Events, Interest, Poll, Token};
 
 mod connect;
+mod h1;
 mod h2;
-
-use connect::{connect_cause, retry_backoff_us};
+mod meter;
+mod requests;
 mod schedule;
-mod send;
+mod slot;
+mod transport;
 
-pub use send::thread_script;
+pub use requests::thread_script;
 
 use crate::engine::clock::Clock;
-use crate::engine::conn::{Conn, State};
 use crate::engine::deadlines::{Deadline, Deadlines};
 use crate::engine::pacer::Pacer;
 use crate::engine::proxy::ProxyClient;
 use crate::engine::timer::Timer;
-use crate::engine::{EngineError, Plan, SendPlan, WhenPlan};
+use crate::engine::{EngineError, Plan, SendPlan, WhenPlan, WirePlan};
 use crate::net::stream::{ConnectError, Stream};
 use crate::script::{ScriptError, ThreadScript};
 use crate::stats::interval::Snapshot;
-use crate::stats::{ConnectCause, ErrorKind, Recorder, RATE_SAMPLE_MS};
-use h2::{Links, Wire, LINK_BASE};
-use schedule::{Ival, When};
-use send::Send;
+use crate::stats::{ConnectCause, ErrorKind, Recorder};
+use connect::{connect_cause, retry_backoff_us, Opening};
+use meter::Meter;
+use requests::Requests;
+use schedule::When;
+use slot::{Slot, State};
+use transport::Transport;
 
 /// Bytes read per `read` call; one buffer per thread serves every connection, since responses
 /// are parsed in place and bodies are skipped, never stored.
@@ -65,53 +70,52 @@ const MIN_OPENING_PER_THREAD: usize = 16;
 /// (TIME_WAIT from earlier runs) one `connect` can take a millisecond of kernel port search, so
 /// a turn stops opening after this and serves the connections already open before going on.
 const OPEN_BUDGET_US: u64 = 2_000;
-/// Poll token of the pacing timer (connections use their index).
+/// Poll token of the pacing timer (a transport's sources use their index).
 const TIMER: Token = Token(usize::MAX - 1);
 
-/// One thread's share of the load.
-pub struct Worker<'a> {
+/// One thread's share of the load, over transport `T`.
+struct Worker<'a, T: Transport> {
     plan: &'a Plan,
     stop: &'a AtomicBool,
     poll: Poll,
-    conns: Vec<Conn>,
-    deadlines: Deadlines,
-    /// Connections waiting for a time: a reconnect after a failed connect (state Closed) or a
-    /// script's `delay()` (state Delayed). Entries are (at_us, conn, generation).
-    timers: BinaryHeap<Reverse<(u64, u32, u32)>>,
-    buf: Vec<u8>,
-    rec: Recorder,
     clock: Clock,
     end_us: u64,
-    /// When the warm-up ends and measuring starts; `None` once measuring (or with no warm-up).
-    warm_at_us: Option<u64>,
-    /// This thread's CPU time and run-queue wait when measuring started.
-    cpu_at_start: Duration,
-    waited_at_start: Duration,
     /// Past the end: no new requests; in-flight ones may still finish (or time out).
     draining: bool,
-    sample_at_us: u64,
-    sample_requests: u64,
+    /// The request slots; a slot's index names it to the transport.
+    slots: Vec<Slot>,
+    /// The connections, and what the protocol keeps about each.
+    transport: T,
+    /// What comes due by time alone.
+    due: Due,
+    /// One read buffer for every connection of the thread: responses are parsed in place and
+    /// bodies skipped, never stored.
+    buf: Vec<u8>,
+    /// The counters.
+    meter: Meter,
     /// What is sent, and the script's hooks.
-    send: Send<'a>,
-    /// When it is sent.
-    when: When<'a>,
-    /// The live time series.
-    interval: Ival,
-    /// The address this thread loads (a script's `setup` may choose it).
-    addr: std::net::SocketAddr,
+    requests: Requests<'a>,
     /// Responses expected per write (a script may pipeline several requests in one).
     pipeline: u32,
-    /// The first script error; it ends the run.
-    script_error: Option<ScriptError>,
-    /// Connections waiting to be opened, how many are being opened now, and how many may be
-    /// (this thread's share of [`OPENING_WINDOW`], see there).
-    to_open: std::collections::VecDeque<u32>,
-    connecting: usize,
-    max_connecting: usize,
+    /// When it is sent.
+    when: When<'a>,
+    /// Connections waiting to be opened and the window of those being opened.
+    opening: Opening,
+    /// The address this thread loads (a script's `setup` may choose it).
+    addr: std::net::SocketAddr,
     /// This thread's index, to spread its connections over `--source-addr` addresses.
     index: usize,
-    /// HTTP/1 connections, or HTTP/2 links carrying the slots as streams.
-    wire: Wire,
+    /// The first script error; it ends the run.
+    script_error: Option<ScriptError>,
+}
+
+/// Slots waiting for a time.
+struct Due {
+    /// Each slot's request or connect deadline.
+    deadlines: Deadlines,
+    /// A reconnect after a failed connect (state Closed) or a script's `delay()` (state
+    /// Delayed): (at_us, slot, generation).
+    timers: BinaryHeap<Reverse<(u64, u32, u32)>>,
 }
 
 /// What a worker hands back when it ends.
@@ -126,6 +130,19 @@ pub struct WorkerOutput {
     pub cpu: Duration,
     /// Time it waited for a CPU while measuring.
     pub waited: Duration,
+}
+
+impl WorkerOutput {
+    /// A worker that measured nothing, ended by `script_error` if any.
+    pub fn empty(script_error: Option<ScriptError>) -> WorkerOutput {
+        WorkerOutput {
+            rec: Recorder::new(),
+            globals: Vec::new(),
+            script_error,
+            cpu: Duration::ZERO,
+            waited: Duration::ZERO,
+        }
+    }
 }
 
 /// Where a worker runs in the whole: its index, connections, time span and interval feed.
@@ -144,82 +161,78 @@ pub struct Share {
     pub series: (Duration, Sender<Snapshot>),
 }
 
-impl<'a> Worker<'a> {
-    /// A worker for its share of the load, with the script state [`thread_script`] made for it.
-    pub fn new(
+/// Runs thread `share.index`'s share of the load over the protocol the plan settled, with
+/// the script state [`thread_script`] made for it.
+pub fn run(
+    plan: &Plan,
+    stop: &AtomicBool,
+    share: Share,
+    script: Option<ThreadScript>,
+) -> Result<WorkerOutput, EngineError> {
+    match &plan.wire {
+        WirePlan::Http1 => {
+            let transport = h1::Http1::new(share.conns);
+            Worker::new(plan, stop, share, script, transport)?.run()
+        }
+        WirePlan::Http2 { streams, fixed } => {
+            let transport = h2::Http2::new(share.conns, *streams, fixed.clone());
+            Worker::new(plan, stop, share, script, transport)?.run()
+        }
+    }
+}
+
+impl<'a, T: Transport> Worker<'a, T> {
+    /// A worker for its share of the load.
+    fn new(
         plan: &'a Plan,
         stop: &'a AtomicBool,
         share: Share,
         script: Option<ThreadScript>,
-    ) -> Result<Worker<'a>, EngineError> {
-        let Share { index, conns, start, warm, end, series } = share;
+        mut transport: T,
+    ) -> Result<Worker<'a, T>, EngineError> {
+        let Share { index, start, warm, end, series, .. } = share;
         let clock = Clock::new(start);
         let poll = Poll::new().map_err(EngineError::Poll)?;
         let addr = match &plan.send {
             SendPlan::Script(s) => s.setups.get(index).and_then(|s| s.addr).unwrap_or(plan.addr),
             _ => plan.addr,
         };
-        let (send, pipeline) = Send::new(plan, index, script)?;
-        let (wire, slots) = match &plan.wire {
-            crate::engine::WirePlan::Http1 => (Wire::H1, conns),
-            crate::engine::WirePlan::Http2 { streams, fixed } => {
-                (Wire::H2(Links::new(conns, *streams, fixed.clone())), conns * streams)
-            }
-        };
-        let conns = slots;
-        let when = When::new(plan, index, conns, &poll)?;
+        let slots = transport.slots();
+        let (requests, pipeline) = Requests::new(plan, index, slots, script)?;
+        transport.capture(requests.captures());
+        let when = When::new(plan, index, slots, &poll)?;
+        let paced = matches!(when, When::Paced(_));
+        let meter = Meter::new(&clock, warm, series, paced, requests.times_first_bytes());
         Ok(Worker {
             plan,
             stop,
             poll,
-            conns: (0..conns).map(|_| Conn::new()).collect(),
-            deadlines: Deadlines::new(conns),
-            timers: BinaryHeap::new(),
-            buf: vec![0; READ_BUFFER],
-            rec: Recorder::for_run(
-                matches!(plan.when, WhenPlan::Paced { .. }),
-                matches!(plan.send, SendPlan::Proxy(_)),
-            ),
             clock,
             end_us: clock.at(end),
-            warm_at_us: Some(clock.at(warm)).filter(|w| *w > 0),
-            cpu_at_start: thread_cpu(),
-            waited_at_start: thread_waited(),
             draining: false,
-            sample_at_us: RATE_SAMPLE_MS * 1000,
-            sample_requests: 0,
-            send,
-            when,
-            interval: Ival::new(series.0, series.1, matches!(plan.send, SendPlan::Proxy(_))),
-            addr,
+            slots: (0..slots).map(|_| Slot::new()).collect(),
+            transport,
+            due: Due { deadlines: Deadlines::new(slots), timers: BinaryHeap::new() },
+            buf: vec![0; READ_BUFFER],
+            meter,
+            requests,
             pipeline,
-            script_error: None,
-            to_open: std::collections::VecDeque::with_capacity(conns),
-            connecting: 0,
-            max_connecting: (OPENING_WINDOW / plan.threads.max(1)).max(MIN_OPENING_PER_THREAD),
+            when,
+            opening: Opening::new(slots, plan.threads),
+            addr,
             index,
-            wire,
+            script_error: None,
         })
     }
 
-    /// An empty recorder for this worker's mode.
-    fn fresh_recorder(&self) -> Recorder {
-        Recorder::for_run(matches!(self.when, When::Paced(_)), matches!(self.send, Send::Proxy(_)))
-    }
-
     /// Runs until the end time or the stop flag; returns what was measured.
-    pub fn run(mut self) -> Result<WorkerOutput, EngineError> {
+    fn run(mut self) -> Result<WorkerOutput, EngineError> {
         let mut events = Events::with_capacity(EVENTS_PER_POLL);
-        if self.send.captures() {
-            for c in &mut self.conns {
-                c.parser.set_capture(true);
-            }
-        }
-        if self.send.lua().is_some_and(|s| s.stop_requested()) {
+        if self.requests.lua().is_some_and(|s| s.stop_requested()) {
             self.start_drain();
         } else if !matches!(self.when, When::Arrivals(_)) {
             // Arriving connections open as they arrive (see `arrive`).
-            self.to_open.extend(0..self.conns.len() as u32);
+            self.opening.queue.extend(0..self.slots.len() as u32);
         }
         loop {
             let now = self.clock.now_us();
@@ -240,21 +253,7 @@ impl<'a> Worker<'a> {
             if self.draining && self.in_flight() == 0 {
                 break;
             }
-            self.expire(now);
-            self.retry_due(now);
-            self.open_queued();
-            if now >= self.sample_at_us {
-                self.sample_rate(now);
-            }
-            if now >= self.interval.next_at_us && self.interval.next_at_us < self.end_us {
-                self.cut_interval(now);
-            }
-            if self.warm_at_us.is_some_and(|w| now >= w) {
-                self.end_warmup(now);
-            }
-            self.arrive(now);
-            self.dispatch(now);
-            self.arm_timer(now);
+            self.turn(now);
             let wake = self.next_wake(now);
             let wait = Duration::from_micros(wake.saturating_sub(now).min(MAX_POLL_WAIT_US));
             if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
@@ -278,220 +277,68 @@ impl<'a> Worker<'a> {
                 } else {
                     Readable::No
                 };
-                self.on_event(ev.token().0, readable, ev.is_writable() || ev.is_error());
+                T::event(&mut self, ev.token().0, readable, ev.is_writable() || ev.is_error());
             }
         }
+        Ok(self.finish())
+    }
+
+    /// What one loop turn does before it polls: whatever time made due.
+    fn turn(&mut self, now: u64) {
+        self.expire(now);
+        self.retry_due(now);
+        self.open_queued();
+        if now >= self.meter.sample_at_us {
+            self.meter.sample_rate(now);
+        }
+        if now >= self.meter.interval.next_at_us && self.meter.interval.next_at_us < self.end_us {
+            self.cut_interval(now);
+        }
+        if self.meter.warm_at_us.is_some_and(|w| now >= w) {
+            self.end_warmup(now);
+        }
+        self.arrive(now);
+        self.dispatch(now);
+        self.arm_timer(now);
+    }
+
+    /// The run is over: the last interval, the counts the connections hold, the output.
+    fn finish(mut self) -> WorkerOutput {
         // The last interval runs to the end of the drain, so no sliver of an interval is left.
         let now = self.clock.now_us();
         self.cut_interval(now);
-        if self.rec.rate_samples.is_empty() && self.rec.requests > 0 {
+        let rec = &mut self.meter.rec;
+        if rec.rate_samples.is_empty() && rec.requests > 0 {
             // A run shorter than one sampling interval still gets a real Req/Sec row.
-            self.rec.rate_sample(self.rec.requests * 1_000_000 / now.max(1));
+            rec.rate_sample(rec.requests * 1_000_000 / now.max(1));
         }
-        self.finish_links();
-        let globals = self.send.lua().map(|s| s.globals()).unwrap_or_default();
-        let cpu = thread_cpu().saturating_sub(self.cpu_at_start);
-        let waited = thread_waited().saturating_sub(self.waited_at_start);
-        Ok(WorkerOutput { rec: self.rec, globals, script_error: self.script_error, cpu, waited })
+        T::finish(&mut self);
+        let globals = self.requests.lua().map(|s| s.globals()).unwrap_or_default();
+        let (cpu, waited) = self.meter.used();
+        WorkerOutput { rec: self.meter.rec, globals, script_error: self.script_error, cpu, waited }
     }
 
-    fn on_event(&mut self, i: usize, readable: Readable, writable: bool) {
-        if i >= LINK_BASE {
-            return self.link_event(i - LINK_BASE, readable, writable);
-        }
-        let Some(c) = self.conns.get(i) else { return };
-        match c.state {
-            State::Closed => {}
-            State::Connecting => self.connecting_event(i, writable),
-            State::Writing => {
-                if writable {
-                    self.write(i);
-                }
-                if readable != Readable::No && self.conns[i].state != State::Closed {
-                    self.read(i, readable);
-                }
-            }
-            State::Reading | State::Idle | State::Delayed => {
-                if readable != Readable::No {
-                    self.read(i, readable);
-                }
-            }
-        }
-    }
-
-    /// Writes what is left of the request; moves to Reading once all of it is on the wire.
-    fn write(&mut self, i: usize) {
-        let c = &mut self.conns[i];
-        let Some(stream) = c.stream.as_mut() else { return };
-        let req = match &self.send {
-            Send::Fixed(r) => r.as_slice(),
-            Send::Script(s) if !s.builds => &s.fixed,
-            _ => &c.req,
-        };
-        while c.written < req.len() {
-            match stream.write(&req[c.written..]) {
-                Ok(0) => return self.fail(i, ErrorKind::Write),
-                Ok(n) => c.written += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return self.fail(i, ErrorKind::Write),
-            }
-        }
-        match stream.flush() {
-            Ok(true) => c.state = State::Reading,
-            Ok(false) => {}
-            Err(_) => self.fail(i, ErrorKind::Write),
-        }
-    }
-
-    /// Reads until the socket is drained, completing responses as they end.
-    fn read(&mut self, i: usize, how: Readable) {
-        // The buffer is lent out for the loop so the connection and recorder stay borrowable.
-        let mut buf = std::mem::take(&mut self.buf);
-        while let Some(stream) = self.conns[i].stream.as_mut() {
-            match stream.read(&mut buf) {
-                Ok(0) => {
-                    self.closed_by_peer(i);
-                    break;
-                }
-                Ok(n) => {
-                    self.rec.bytes += n as u64;
-                    // A plain socket that returned less than asked is drained for now: epoll will
-                    // report the next arrival, so the extra read that would see EAGAIN is skipped.
-                    // Not when the event also said the peer closed: that FIN will not be
-                    // reported again, so read on to see it.
-                    let drained = n < buf.len() && stream.short_read_drains() && how != Readable::UntilEof;
-                    if !self.consume(i, &buf[..n]) || drained {
-                        break;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) if matches!(self.conns[i].state, State::Idle | State::Delayed) => {
-                    // A reset on a connection with nothing in flight loses nothing: it is the
-                    // same as the close in `closed_by_peer`.
-                    self.reopen(i);
-                    break;
-                }
-                Err(_) => {
-                    self.fail(i, ErrorKind::Read);
-                    break;
-                }
-            }
-        }
-        self.buf = buf;
-    }
-
-    /// Feeds bytes to the parser; returns false when the connection was replaced or closed.
-    fn consume(&mut self, i: usize, mut data: &[u8]) -> bool {
-        while !data.is_empty() {
-            let c = &mut self.conns[i];
-            if c.state == State::Closed {
-                // The run is draining and closed the connection after its last response: what
-                // follows answers nothing that was sent, so no request failed.
-                return false;
-            }
-            if c.state != State::Reading {
-                // Bytes nobody asked for (or a response before the request was written):
-                // the server is not speaking HTTP/1 request-response.
-                self.fail(i, ErrorKind::Parse);
-                return false;
-            }
-            if !c.first_byte && matches!(self.send, Send::Proxy(_)) {
-                c.first_byte = true;
-                let ttfb = self.clock.now_us().saturating_sub(c.sent_us).clamp(1, crate::stats::MAX_LATENCY_US);
-                self.rec.ttfb_us.saturating_record(ttfb);
-                self.interval.ttfb_us.saturating_record(ttfb);
-            }
-            let fed = match c.parser.feed(data) {
-                Ok(fed) => fed,
-                Err(_) => {
-                    self.fail(i, ErrorKind::Parse);
-                    return false;
-                }
-            };
-            data = &data[fed.used..];
-            let Some(done) = fed.complete else {
-                if c.sent.abort && !c.parser.is_idle() {
-                    // --client-abort-rate: walk away mid-response, as a browser does.
-                    self.rec.aborted += 1;
-                    self.reopen(i);
-                    return false;
-                }
-                continue;
-            };
-            if c.opening {
-                self.opened(i);
-            }
-            let c = &mut self.conns[i];
-            c.pending = c.pending.saturating_sub(1);
-            if c.pending > 0 {
-                // A pipelined response: counted now, timed with the last one of its write.
-                self.rec.counted(done.status);
-                if !self.run_response_hook(i, done.status) {
-                    return false;
-                }
-                continue;
-            }
-            self.record(i, done.status);
-            if !self.run_response_hook(i, done.status) {
-                return false;
-            }
-            if !self.check_proxy_response(i, done.status) {
-                return false;
-            }
-            if !done.keep_alive {
-                self.reopen(i);
-                return false;
-            }
-            self.next_request(i);
-        }
-        self.conns[i].state != State::Closed
-    }
-
-    /// Records the response that just completed on connection `i`.
+    /// Records the response that just completed on slot `i`.
     fn record(&mut self, i: usize, status: u16) {
         let now = self.clock.now_us();
-        let c = &self.conns[i];
+        let s = &self.slots[i];
+        let rec = &mut self.meter.rec;
         let latency = if matches!(self.when, When::Paced(_)) {
-            let (corrected, uncorrected) = (now.saturating_sub(c.intended_us), now.saturating_sub(c.sent_us));
-            self.rec.paced_response(status, corrected, uncorrected);
+            let (corrected, uncorrected) = (now.saturating_sub(s.intended_us), now.saturating_sub(s.sent_us));
+            rec.paced_response(status, corrected, uncorrected);
             corrected
         } else {
-            let latency = now.saturating_sub(c.sent_us);
-            self.rec.response(status, latency);
+            let latency = now.saturating_sub(s.sent_us);
+            rec.response(status, latency);
             latency
         };
-        self.interval.latency_us.saturating_record(latency.clamp(1, crate::stats::MAX_LATENCY_US));
-    }
-
-    fn closed_by_peer(&mut self, i: usize) {
-        let c = &mut self.conns[i];
-        if matches!(c.state, State::Idle | State::Delayed) {
-            // A server may close a kept-alive connection it considers idle; nothing was lost.
-            self.reopen(i);
-        } else if let Some(done) = c.parser.finish_on_close() {
-            self.record(i, done.status);
-            self.reopen(i);
-        } else {
-            // The request in flight is lost, as wrk counts it.
-            self.fail(i, ErrorKind::Read);
-        }
-    }
-
-    /// Counts a failed request and replaces the connection (over HTTP/2: resets the stream).
-    fn fail(&mut self, i: usize, kind: ErrorKind) {
-        if let Wire::H2(_) = self.wire {
-            return self.h2_fail(i, kind);
-        }
-        self.rec.error(kind);
-        self.reopen(i);
+        self.meter.interval.latency_us.saturating_record(latency.clamp(1, crate::stats::MAX_LATENCY_US));
     }
 }
 
 /// What a poll event says about reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Readable {
+pub(super) enum Readable {
     /// Nothing to read.
     No,
     /// Data arrived.
@@ -500,30 +347,9 @@ enum Readable {
     UntilEof,
 }
 
-/// Time the calling thread has spent ready to run but waiting for a CPU (the run-queue wait in
-/// `/proc/thread-self/schedstat`; zero where the kernel does not keep it). A generator thread
-/// that is busy or waiting for a CPU all the time is at its limit, even when a shared machine
-/// gives it only part of a core.
-pub fn thread_waited() -> Duration {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .map_or(Duration::ZERO, Duration::from_nanos)
-}
-
-/// CPU time the calling thread has used (zero if the clock cannot be read).
-pub fn thread_cpu() -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
-    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
-        return Duration::ZERO;
-    }
-    Duration::new(ts.tv_sec.max(0) as u64, ts.tv_nsec.clamp(0, 999_999_999) as u32)
-}
-
-/// Whether a deadline still applies to its connection.
-fn live(conns: &[Conn], d: &Deadline) -> bool {
-    conns.get(d.conn as usize).is_some_and(|c| {
-        c.generation == d.generation && matches!(c.state, State::Connecting | State::Writing | State::Reading)
+/// Whether a deadline still applies to its slot.
+fn live(slots: &[Slot], d: &Deadline) -> bool {
+    slots.get(d.conn as usize).is_some_and(|s| {
+        s.generation == d.generation && matches!(s.state, State::Connecting | State::Writing | State::Reading)
     })
 }

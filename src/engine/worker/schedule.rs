@@ -3,7 +3,6 @@
 //! arrivals), deadlines, rate samples, interval cuts and the drain at the end.
 
 use super::*;
-use crate::stats::{latency_histogram, unused_histogram};
 
 /// When this thread sends, settled when the worker is made.
 pub(super) enum When<'a> {
@@ -68,151 +67,42 @@ fn share_stride(plan: &Plan) -> usize {
     plan.segment.count.max(1) as usize * plan.threads
 }
 
-/// The recorder's running totals that an interval is measured against.
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Totals {
-    requests: u64,
-    bytes: u64,
-    errors: [u64; crate::stats::ErrorKind::COUNT],
-    status_errors: u64,
-    late: u64,
-    connections: u64,
-}
-
-impl Totals {
-    fn of(rec: &Recorder) -> Totals {
-        Totals {
-            requests: rec.requests,
-            bytes: rec.bytes,
-            errors: rec.errors,
-            status_errors: rec.status_errors,
-            late: rec.pacing.late,
-            connections: rec.connections,
-        }
-    }
-}
-
-/// Interval bookkeeping: the current interval's histograms and the totals at its start.
-pub(super) struct Ival {
-    every_us: u64,
-    pub(super) next_at_us: u64,
-    start_us: u64,
-    index: u32,
-    pub(super) latency_us: hdrhistogram::Histogram<u64>,
-    pub(super) ttfb_us: hdrhistogram::Histogram<u64>,
-    base: Totals,
-    tx: Sender<Snapshot>,
-}
-
-impl Ival {
-    /// Intervals of `every`, sent to `tx`; `ttfb` when first bytes are timed (proxy tests).
-    pub(super) fn new(every: Duration, tx: Sender<Snapshot>, ttfb: bool) -> Ival {
-        let every_us = every.as_micros().max(1) as u64;
-        // A full-range histogram is ~190 KiB, copied into every snapshot: where nothing is ever
-        // recorded in it, the smallest one does.
-        let ttfb_us = if ttfb { latency_histogram() } else { unused_histogram() };
-        Ival {
-            every_us,
-            next_at_us: every_us,
-            start_us: 0,
-            index: 0,
-            latency_us: latency_histogram(),
-            ttfb_us,
-            base: Totals::default(),
-            tx,
-        }
-    }
-}
-
-impl Worker<'_> {
+impl<T: Transport> Worker<'_, T> {
     /// Sends this thread's measurements of the interval ending now and starts the next one.
     pub(super) fn cut_interval(&mut self, now: u64) {
-        let open = match &self.wire {
-            Wire::H1 => self.conns.iter().filter(|c| !matches!(c.state, State::Closed | State::Connecting)).count(),
-            Wire::H2(links) => links.open(),
-        } as u64;
-        let now_totals = Totals::of(&self.rec);
-        let iv = &mut self.interval;
-        let (then, was) = (now_totals, iv.base);
-        let mut errors_by_kind = then.errors;
-        for (a, b) in errors_by_kind.iter_mut().zip(was.errors) {
-            *a -= b;
-        }
-        let snap = Snapshot {
-            index: iv.index,
-            start_us: iv.start_us,
-            end_us: now,
-            latency_us: iv.latency_us.clone(),
-            ttfb_us: iv.ttfb_us.clone(),
-            bytes: then.bytes - was.bytes,
-            requests: then.requests - was.requests,
-            errors: errors_by_kind.iter().sum(),
-            errors_by_kind,
-            status_errors: then.status_errors - was.status_errors,
-            late: then.late - was.late,
-            open,
-            connects: then.connections - was.connections,
-        };
-        // The coordinator only goes away when the run is over.
-        let _ = iv.tx.send(snap);
-        iv.latency_us.reset();
-        iv.ttfb_us.reset();
-        iv.base = now_totals;
-        iv.index += 1;
-        iv.start_us = now;
-        iv.next_at_us += iv.every_us;
-        while iv.next_at_us <= now {
-            iv.next_at_us += iv.every_us;
-        }
+        let open = T::open_connections(self);
+        self.meter.cut(now, open);
     }
 
-    /// Ends the warm-up: its last interval is cut and everything measured so far is dropped
-    /// but the connections (so a run whose connections all opened while warming up still shows
-    /// that it connected). Requests in flight now count as sent in the measured part, so every
-    /// sent request still ends as exactly one outcome.
+    /// Ends the warm-up: its last interval is cut and the counts start again (see
+    /// [`Meter::end_warmup`]).
     pub(super) fn end_warmup(&mut self, now: u64) {
-        if self.interval.start_us < now {
+        if self.meter.interval.start_us < now {
             self.cut_interval(now);
         }
-        let mut fresh = self.fresh_recorder();
-        fresh.connections = self.rec.connections;
-        fresh.first_connect_error = self.rec.first_connect_error.take();
-        fresh.sent = self.in_flight() as u64 * u64::from(self.pipeline);
-        self.rec = fresh;
-        self.interval.base = Totals::of(&self.rec);
-        self.sample_requests = 0;
-        self.sample_at_us = now + RATE_SAMPLE_MS * 1000;
-        self.cpu_at_start = thread_cpu();
-        self.waited_at_start = thread_waited();
-        self.warm_at_us = None;
+        let in_flight = self.in_flight() as u64 * u64::from(self.pipeline);
+        self.meter.end_warmup(now, in_flight);
     }
 
     /// The earliest moment something is due: end, rate sample, deadline or retry.
     pub(super) fn next_wake(&mut self, now: u64) -> u64 {
-        let conns = &self.conns;
-        let deadline = self.deadlines.next(|d| live(conns, d)).unwrap_or(u64::MAX);
-        let retry = self.timers.peek().map_or(u64::MAX, |r| r.0 .0);
+        let slots = &self.slots;
+        let deadline = self.due.deadlines.next(|d| live(slots, d)).unwrap_or(u64::MAX);
+        let retry = self.due.timers.peek().map_or(u64::MAX, |r| r.0 .0);
         let end = if self.draining { u64::MAX } else { self.end_us };
-        let cut = self.interval.next_at_us;
+        let cut = self.meter.interval.next_at_us;
         let arrival = match &self.when {
             When::Arrivals(a) if !self.draining => a.pacer.next_due().unwrap_or(u64::MAX),
             _ => u64::MAX,
         };
         // Connections still to open are opened on the next turn, without sleeping.
-        let open = if !self.to_open.is_empty() && self.connecting < self.max_connecting && !self.draining {
-            now
-        } else {
-            u64::MAX
-        };
-        let link_deadline = match &mut self.wire {
-            Wire::H2(links) => links.next_deadline().unwrap_or(u64::MAX),
-            Wire::H1 => u64::MAX,
-        };
+        let open = if self.opening.can_open() && !self.draining { now } else { u64::MAX };
+        let transport = self.transport.next_deadline().unwrap_or(u64::MAX);
         end.min(cut)
-            .min(link_deadline)
-            .min(self.warm_at_us.unwrap_or(u64::MAX))
+            .min(transport)
+            .min(self.meter.warm_at_us.unwrap_or(u64::MAX))
             .min(arrival)
-            .min(self.sample_at_us)
+            .min(self.meter.sample_at_us)
             .min(deadline)
             .min(retry)
             .min(self.next_send())
@@ -254,8 +144,8 @@ impl Worker<'_> {
                 _ => return,
             }
             match a.free.pop() {
-                Some(i) => self.open(i as usize),
-                None => self.rec.arrivals_dropped += 1,
+                Some(i) => T::open(self, i as usize),
+                None => self.meter.rec.arrivals_dropped += 1,
             }
         }
     }
@@ -277,7 +167,7 @@ impl Worker<'_> {
                 return;
             };
             let i = i as usize;
-            if self.conns[i].state != State::Idle {
+            if self.slots[i].state != State::Idle {
                 continue;
             }
             p.pacer.take();
@@ -290,48 +180,31 @@ impl Worker<'_> {
     /// answered; connections with nothing in flight close now.
     pub(super) fn start_drain(&mut self) {
         self.draining = true;
-        self.timers.clear();
-        self.to_open.clear();
+        self.due.timers.clear();
+        self.opening.queue.clear();
         if let When::Paced(p) = &self.when {
             // A run stopped early never meant to send what was due after the stop.
-            self.rec.pacing.unsent = p.pacer.left_before(self.clock.now_us().min(self.end_us));
+            self.meter.rec.pacing.unsent = p.pacer.left_before(self.clock.now_us().min(self.end_us));
         }
-        for i in 0..self.conns.len() {
-            if matches!(self.conns[i].state, State::Connecting | State::Closed | State::Idle | State::Delayed) {
-                self.close(i);
+        for i in 0..self.slots.len() {
+            if !self.slots[i].in_flight() {
+                T::close(self, i);
             }
         }
     }
 
     /// Connections with a request written (or being written) and no complete response yet.
     pub(super) fn in_flight(&self) -> usize {
-        self.conns.iter().filter(|c| matches!(c.state, State::Writing | State::Reading)).count()
-    }
-
-    /// Records one `Req/Sec` sample: responses per second since the last sample.
-    pub(super) fn sample_rate(&mut self, now: u64) {
-        let interval_us = RATE_SAMPLE_MS * 1000;
-        let elapsed_us = now - (self.sample_at_us - interval_us);
-        let done = self.rec.requests - self.sample_requests;
-        self.rec.rate_sample(done * 1_000_000 / elapsed_us.max(1));
-        self.sample_requests = self.rec.requests;
-        self.sample_at_us = now + interval_us;
+        self.slots.iter().filter(|s| s.in_flight()).count()
     }
 
     /// Fails every request (or connect) whose deadline has passed.
     pub(super) fn expire(&mut self, now: u64) {
-        if let Wire::H2(_) = self.wire {
-            self.expire_links(now);
-        }
+        T::expire(self, now);
         loop {
-            let conns = &self.conns;
-            let Some(d) = self.deadlines.pop_expired(now, |d| live(conns, d)) else { return };
-            let i = d.conn as usize;
-            if self.conns[i].state == State::Connecting {
-                self.connect_failed(i, ConnectCause::TimedOut, "connect timed out".to_string());
-            } else {
-                self.fail(i, ErrorKind::Timeout);
-            }
+            let slots = &self.slots;
+            let Some(d) = self.due.deadlines.pop_expired(now, |d| live(slots, d)) else { return };
+            T::timed_out(self, d.conn as usize);
         }
     }
 }

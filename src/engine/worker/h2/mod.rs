@@ -1,5 +1,5 @@
-//! A worker's HTTP/2 connections ("links"). Over HTTP/2 the worker's slots (`conns`) are
-//! request slots, `-m` per link: slot `i` rides link `i / m`. Everything about *when* a slot
+//! HTTP/2: a worker's connections ("links") carry its request slots as streams, `-m` per
+//! link: slot `i` rides link `i / m`. Everything about *when* a slot
 //! sends (closed loop, paced dispatch to any free slot, deadlines, drain) is the same code as
 //! over HTTP/1; this file is only how a slot's request reaches the wire and how its end comes
 //! back: submit to the link's nghttp2 session, flush, read, and turn the session's events into
@@ -15,9 +15,10 @@ use std::collections::HashMap;
 
 use super::*;
 use crate::h2::{Event, H2Request, Session, Settings};
+use crate::http::response::Captured;
 
-/// Poll tokens from here up are links (below: HTTP/1 connections).
-pub(super) const LINK_BASE: usize = usize::MAX / 4;
+mod streams;
+mod transport;
 /// RST_STREAM code of a stream the client gives up on.
 const CANCEL: u32 = 0x8;
 /// RST_STREAM code of a stream the server did not process.
@@ -57,7 +58,7 @@ pub(super) struct Link {
 }
 
 impl Link {
-    fn new() -> Link {
+    pub(super) fn new() -> Link {
         Link {
             stream: None,
             session: None,
@@ -75,11 +76,15 @@ impl Link {
     }
 }
 
-/// A worker's links and what they share.
-pub(super) struct Links {
+/// A worker's links, what they share, and what each slot's stream holds.
+pub(super) struct Http2 {
     /// Slots per link (`-m`).
-    pub(super) streams: usize,
+    streams: usize,
     links: Vec<Link>,
+    /// Per slot: its stream.
+    slots: Vec<SlotStream>,
+    /// Responses are kept whole for a hook or a content check.
+    capture: bool,
     /// The request every slot sends.
     fixed: H2Request,
     /// The link being read: sends made while its events are handled wait for one flush.
@@ -92,12 +97,28 @@ pub(super) struct Links {
     events: Vec<Event>,
 }
 
-impl Links {
+/// What a slot's current stream holds.
+#[derive(Default)]
+struct SlotStream {
+    /// The stream carrying the current request.
+    id: i32,
+    /// The current response's status, once its headers arrived.
+    status: u16,
+    /// The request was refused unprocessed (GOAWAY) and goes again on the next connection.
+    retry: bool,
+    /// The response just completed, kept whole for a hook or a content check.
+    capture: Option<Box<Captured>>,
+}
+
+impl Http2 {
     /// `count` links of `streams` slots each, sending `fixed`.
-    pub(super) fn new(count: usize, streams: usize, fixed: H2Request) -> Links {
-        Links {
+    pub(in crate::engine::worker) fn new(count: usize, streams: usize, fixed: H2Request) -> Http2 {
+        let streams = streams.max(1);
+        Http2 {
             streams,
             links: (0..count).map(|_| Link::new()).collect(),
+            slots: (0..count * streams).map(|_| SlotStream::default()).collect(),
+            capture: false,
             fixed,
             reading: None,
             deadlines: Deadlines::new(count),
@@ -122,38 +143,17 @@ impl Links {
     }
 }
 
-/// How a worker speaks to its server.
-pub(super) enum Wire {
-    /// Each slot is an HTTP/1.1 connection.
-    H1,
-    /// Slots are streams on links.
-    H2(Links),
-}
-
-/// The links of an HTTP/2 worker (borrowing only its wire, so the recorder stays usable).
-fn links_of(wire: &mut Wire) -> &mut Links {
-    match wire {
-        Wire::H2(l) => l,
-        // Only HTTP/2 paths call this: the wire is settled when the worker is made.
-        Wire::H1 => unreachable!("an HTTP/2 path on an HTTP/1 worker"),
-    }
-}
-
-impl Worker<'_> {
-    fn links(&mut self) -> &mut Links {
-        links_of(&mut self.wire)
-    }
-
+impl Worker<'_, Http2> {
     /// Slot `i` wants to send: opens its link if it is closed, or starts the slot if it is up.
     pub(super) fn h2_open(&mut self, i: usize) {
-        let m = self.links().streams;
+        let m = self.transport.streams;
         let l = i / m;
-        let goaway = self.links().links[l].goaway;
-        match self.links().links[l].state {
+        let goaway = self.transport.links[l].goaway;
+        match self.transport.links[l].state {
             // A link going away takes no new stream: the slot waits for its replacement.
             LinkState::Open if goaway => {}
             LinkState::Open => {
-                if self.conns[i].state == State::Closed {
+                if self.slots[i].state == State::Closed {
                     self.slot_ready(i);
                 }
             }
@@ -162,19 +162,11 @@ impl Worker<'_> {
         }
     }
 
-    fn connect_link(&mut self, l: usize) {
+    pub(super) fn connect_link(&mut self, l: usize) {
         let now = self.clock.now_us();
-        let sources = &self.plan.source_addrs;
-        let source = (!sources.is_empty()).then(|| sources[(l + self.index) % sources.len()]);
-        let result = Stream::connect(self.addr, source, self.plan.tls.as_ref()).and_then(|mut s| {
-            self.poll
-                .registry()
-                .register(s.socket(), Token(LINK_BASE + l), Interest::READABLE | Interest::WRITABLE)
-                .map_err(ConnectError::Io)?;
-            Ok(s)
-        });
+        let result = self.connect(l, l);
         let timeout = self.plan.timeout_us;
-        let links = self.links();
+        let links = &mut self.transport;
         let link = &mut links.links[l];
         link.generation = link.generation.wrapping_add(1);
         match result {
@@ -185,7 +177,7 @@ impl Worker<'_> {
                 link.goaway = false;
                 let generation = link.generation;
                 links.deadlines.push(Deadline { at_us: now + timeout, conn: l as u32, generation });
-                self.connecting += 1;
+                self.opening.started();
             }
             Err(e) => self.link_connect_failed(l, connect_cause(&e), e.to_string()),
         }
@@ -193,7 +185,7 @@ impl Worker<'_> {
 
     /// A poll event on link `l`.
     pub(super) fn link_event(&mut self, l: usize, readable: Readable, writable: bool) {
-        let Some(link) = self.links().links.get_mut(l) else { return };
+        let Some(link) = self.transport.links.get_mut(l) else { return };
         match link.state {
             LinkState::Closed => {}
             LinkState::Connecting => {
@@ -216,9 +208,9 @@ impl Worker<'_> {
     }
 
     /// Link `l` connected: its session starts and its slots send.
-    fn link_up(&mut self, l: usize) {
+    pub(super) fn link_up(&mut self, l: usize) {
         let tls = self.plan.tls.is_some();
-        let links = links_of(&mut self.wire);
+        let links = &mut self.transport;
         let link = &mut links.links[l];
         if tls && link.stream.as_ref().and_then(|s| s.alpn()) != Some(b"h2".as_slice()) {
             let why = "the server did not choose HTTP/2 (ALPN h2); drop --http2 for HTTP/1.1".to_string();
@@ -229,7 +221,7 @@ impl Worker<'_> {
             Err(e) => return self.link_connect_failed(l, ConnectCause::Other, e.to_string()),
         };
         let mut session = session;
-        session.set_capture(self.send.captures());
+        session.set_capture(links.capture);
         link.session = Some(session);
         link.uses = 0;
         link.confirmed = false;
@@ -239,12 +231,12 @@ impl Worker<'_> {
         let m = links.streams;
         links.reading = Some(l);
         for i in l * m..(l + 1) * m {
-            if self.conns[i].state == State::Closed {
+            if self.slots[i].state == State::Closed {
                 self.slot_ready(i);
             }
         }
-        self.links().reading = None;
-        if self.links().links[l].by_stream.is_empty() {
+        self.transport.reading = None;
+        if self.transport.links[l].by_stream.is_empty() {
             // Nothing sent at once (rate mode): a response cannot prove the server took it.
             self.link_opened(l);
         }
@@ -253,14 +245,14 @@ impl Worker<'_> {
 
     /// Slot `i`'s link is up and the slot is free: a request the server refused unprocessed
     /// goes again (as first planned); otherwise the slot takes its next request.
-    fn slot_ready(&mut self, i: usize) {
-        if std::mem::take(&mut self.conns[i].retry) && !self.draining {
-            let c = &mut self.conns[i];
-            c.generation = c.generation.wrapping_add(1);
-            c.state = State::Writing;
-            self.rec.sent += 1;
+    pub(super) fn slot_ready(&mut self, i: usize) {
+        if std::mem::take(&mut self.transport.slots[i].retry) && !self.draining {
+            let s = &mut self.slots[i];
+            s.bump();
+            s.state = State::Writing;
+            self.meter.rec.sent += 1;
             let at_us = self.clock.now_us() + self.plan.timeout_us;
-            self.deadlines.push(Deadline { at_us, conn: i as u32, generation: c.generation });
+            self.due.deadlines.push(Deadline { at_us, conn: i as u32, generation: s.generation });
             self.h2_submit(i);
         } else {
             self.next_request(i);
@@ -269,31 +261,26 @@ impl Worker<'_> {
 
     /// Puts slot `i`'s request on its link as a new stream.
     pub(super) fn h2_submit(&mut self, i: usize) {
-        let m = self.links().streams;
+        let m = self.transport.streams;
         let l = i / m;
         // A script's or a proxy test's request is built as HTTP/1 bytes and converted here.
-        let built = match &self.send {
-            Send::Fixed(_) => None,
-            Send::Script(s) if !s.builds => Some(&s.fixed),
-            _ => Some(&self.conns[i].req),
-        };
-        let converted = match built {
+        let converted = match self.requests.built(i) {
             None => None,
             Some(bytes) => {
                 let scheme = if self.plan.tls.is_some() { "https" } else { "http" };
                 match crate::h2::from_http1(bytes, scheme, &self.addr.to_string()) {
                     Ok(r) => Some(r),
                     Err(why) => {
-                        self.rec.sent = self.rec.sent.saturating_sub(1);
-                        let c = &mut self.conns[i];
-                        c.state = State::Closed;
-                        c.generation = c.generation.wrapping_add(1);
+                        self.meter.rec.sent = self.meter.rec.sent.saturating_sub(1);
+                        let s = &mut self.slots[i];
+                        s.state = State::Closed;
+                        s.bump();
                         return self.script_failed(ScriptError::Runtime { hook: "request", message: why });
                     }
                 }
             }
         };
-        let links = links_of(&mut self.wire);
+        let links = &mut self.transport;
         let link = &mut links.links[l];
         let request = converted.as_ref().unwrap_or(&links.fixed);
         let submitted = match (&mut link.session, link.state, link.goaway) {
@@ -317,10 +304,10 @@ impl Worker<'_> {
         };
         link.by_stream.insert(id, i as u32);
         let reading = links.reading == Some(l);
-        let c = &mut self.conns[i];
-        c.stream_id = id;
-        c.status = 0;
-        c.state = State::Reading;
+        let stream = &mut links.slots[i];
+        stream.id = id;
+        stream.status = 0;
+        self.slots[i].state = State::Reading;
         if !reading {
             self.flush_link(l);
         }
@@ -328,7 +315,7 @@ impl Worker<'_> {
 
     /// Writes what link `l`'s session has to send.
     pub(super) fn flush_link(&mut self, l: usize) {
-        let links = self.links();
+        let links = &mut self.transport;
         let link = &mut links.links[l];
         let (Some(session), Some(stream)) = (link.session.as_mut(), link.stream.as_mut()) else { return };
         if link.out_at == link.out.len() {
@@ -354,17 +341,17 @@ impl Worker<'_> {
             // nghttp2 ended the connection itself (a protocol, compression or flow-control
             // error by the server) and its GOAWAY is out: the streams in flight are lost.
             if link.confirmed {
-                self.rec.h2.protocol_errors += 1;
+                self.meter.rec.h2.protocol_errors += 1;
             }
             self.link_failed(l, ErrorKind::Parse);
         }
     }
 
     /// Reads link `l` until drained, handling what its session makes of the bytes.
-    fn read_link(&mut self, l: usize, how: Readable) {
+    pub(super) fn read_link(&mut self, l: usize, how: Readable) {
         let mut buf = std::mem::take(&mut self.buf);
         loop {
-            let links = links_of(&mut self.wire);
+            let links = &mut self.transport;
             let link = &mut links.links[l];
             let (Some(stream), Some(session)) = (link.stream.as_mut(), link.session.as_mut()) else { break };
             match stream.read(&mut buf) {
@@ -374,10 +361,10 @@ impl Worker<'_> {
                 }
                 Ok(n) => {
                     let drained = n < buf.len() && stream.short_read_drains() && how != Readable::UntilEof;
-                    self.rec.bytes += n as u64;
+                    self.meter.rec.bytes += n as u64;
                     if session.receive(&buf[..n]).is_err() {
                         if link.confirmed {
-                            self.rec.h2.protocol_errors += 1;
+                            self.meter.rec.h2.protocol_errors += 1;
                         }
                         self.link_failed(l, ErrorKind::Parse);
                         break;
@@ -385,7 +372,7 @@ impl Worker<'_> {
                     if !link.confirmed && session.peer_spoke() {
                         link.confirmed = true;
                         link.failures = 0;
-                        self.rec.connections += 1;
+                        self.meter.rec.connections += 1;
                     }
                     if !self.handle_events(l) || drained {
                         break;
@@ -400,158 +387,8 @@ impl Worker<'_> {
             }
         }
         self.buf = buf;
-        if self.links().links.get(l).is_some_and(|k| k.state == LinkState::Open) {
+        if self.transport.links.get(l).is_some_and(|k| k.state == LinkState::Open) {
             self.flush_link(l);
-        }
-    }
-
-    /// Turns link `l`'s session events into completions; false when the link went away.
-    fn handle_events(&mut self, l: usize) -> bool {
-        let links = self.links();
-        let Some(session) = links.links[l].session.as_mut() else { return false };
-        let mut events = std::mem::take(&mut links.events);
-        events.append(session.events());
-        links.reading = Some(l);
-        // A GOAWAY holds for the whole batch: a response completed before it in the batch must
-        // not start a stream the server has already said it will refuse.
-        if events.iter().any(|e| matches!(e, Event::GoAway { .. })) {
-            links.links[l].goaway = true;
-        }
-        for e in events.drain(..) {
-            match e {
-                Event::Status { stream, status } => {
-                    if let Some(&i) = self.links().links[l].by_stream.get(&stream) {
-                        let c = &mut self.conns[i as usize];
-                        c.status = status;
-                        if matches!(self.send, Send::Proxy(_)) {
-                            let ttfb =
-                                self.clock.now_us().saturating_sub(c.sent_us).clamp(1, crate::stats::MAX_LATENCY_US);
-                            self.rec.ttfb_us.saturating_record(ttfb);
-                            self.interval.ttfb_us.saturating_record(ttfb);
-                        }
-                    }
-                }
-                Event::Data { stream, .. } => {
-                    // --client-abort-rate: walk away once the body starts.
-                    let Some(&i) = self.links().links[l].by_stream.get(&stream) else { continue };
-                    if self.conns[i as usize].sent.abort {
-                        self.rec.aborted += 1;
-                        self.abandon(l, i as usize);
-                    }
-                }
-                Event::Closed { stream, code } => self.stream_closed(l, stream, code),
-                Event::GoAway { .. } => self.rec.h2.goaways += 1,
-                Event::Request { .. } => {}
-            }
-        }
-        let links = self.links();
-        links.events = events;
-        links.reading = None;
-        let link = &links.links[l];
-        if link.goaway && link.by_stream.is_empty() {
-            self.retire_link(l);
-            return false;
-        }
-        true
-    }
-
-    /// Stream `stream` of link `l` ended with `code`.
-    fn stream_closed(&mut self, l: usize, stream: i32, code: u32) {
-        let links = self.links();
-        let goaway = links.links[l].goaway;
-        // A stream this side reset (a timeout) was already let go of.
-        let Some(i) = links.links[l].by_stream.remove(&stream) else { return };
-        let i = i as usize;
-        match code {
-            0 if self.conns[i].status != 0 => {
-                if self.links().links[l].opening {
-                    self.link_opened(l);
-                }
-                let captured = self.links().links[l].session.as_mut().and_then(|s| s.take_captured(stream));
-                self.conns[i].capture = captured.map(Box::new);
-                let status = self.conns[i].status;
-                self.record(i, status);
-                if self.run_response_hook(i, status) && self.check_proxy_response(i, status) {
-                    self.next_request(i);
-                }
-            }
-            0 => {
-                // Ended without a final status: not a response.
-                self.rec.error(ErrorKind::Parse);
-                self.next_request(i);
-            }
-            REFUSED_STREAM if goaway => {
-                // Not processed: it goes again on the next connection.
-                self.requeue(i);
-                self.rec.h2.retried += 1;
-            }
-            code => {
-                self.rec.error(ErrorKind::Reset);
-                self.rec.h2.resets[(code as usize).min(14)] += 1;
-                self.next_request(i);
-            }
-        }
-    }
-
-    /// Slot `i`'s request never reached a server that took it: it is not counted as sent and
-    /// goes again, as first planned, once the slot's link is up (see [`Worker::slot_ready`]).
-    fn requeue(&mut self, i: usize) {
-        let c = &mut self.conns[i];
-        c.state = State::Closed;
-        c.retry = true;
-        c.generation = c.generation.wrapping_add(1);
-        self.rec.sent = self.rec.sent.saturating_sub(1);
-    }
-
-    /// Resets slot `i`'s stream on link `l` and frees the slot (nothing is counted here).
-    fn abandon(&mut self, l: usize, i: usize) {
-        let id = self.conns[i].stream_id;
-        let link = &mut self.links().links[l];
-        link.by_stream.remove(&id);
-        if let Some(s) = link.session.as_mut() {
-            s.reset(id, CANCEL);
-            s.take_captured(id);
-        }
-        self.h2_free(i);
-    }
-
-    /// A proxy test's keep-alive limit over HTTP/2: after `limit` responses the link takes no
-    /// new stream and is replaced once its streams end. True: slot `i` may go on.
-    pub(super) fn h2_count_use(&mut self, i: usize, limit: u64) -> bool {
-        let m = self.links().streams;
-        let link = &mut self.links().links[i / m];
-        link.uses += 1;
-        if limit > 0 && link.uses >= limit {
-            link.goaway = true;
-        }
-        true
-    }
-
-    /// Slot `i` gives up its request (a timeout, or a failure of its own): the stream is reset
-    /// and the slot goes on; the link stays.
-    pub(super) fn h2_fail(&mut self, i: usize, kind: ErrorKind) {
-        let m = self.links().streams;
-        let l = i / m;
-        let in_flight = matches!(self.conns[i].state, State::Writing | State::Reading);
-        if in_flight {
-            self.rec.error(kind);
-            self.abandon(l, i);
-            self.flush_link(l);
-            return;
-        }
-        self.h2_free(i);
-    }
-
-    /// Slot `i` is free: it sends again if its link is up, else waits for it.
-    pub(super) fn h2_free(&mut self, i: usize) {
-        let m = self.links().streams;
-        let up = self.links().links[i / m].state == LinkState::Open;
-        let c = &mut self.conns[i];
-        c.generation = c.generation.wrapping_add(1);
-        if up && !self.draining {
-            self.next_request(i);
-        } else {
-            c.state = State::Closed;
         }
     }
 
@@ -559,8 +396,8 @@ impl Worker<'_> {
     /// Before the server spoke HTTP/2 it is a failed connect instead: its requests were never
     /// taken, so they wait for the next connection.
     pub(super) fn link_failed(&mut self, l: usize, kind: ErrorKind) {
-        if !self.links().links[l].confirmed {
-            let waiting: Vec<u32> = self.links().links[l].by_stream.drain().map(|(_, i)| i).collect();
+        if !self.transport.links[l].confirmed {
+            let waiting: Vec<u32> = self.transport.links[l].by_stream.drain().map(|(_, i)| i).collect();
             for i in waiting {
                 self.requeue(i as usize);
             }
@@ -571,57 +408,55 @@ impl Worker<'_> {
             };
             return self.link_connect_failed(l, ConnectCause::Other, why.to_string());
         }
-        let lost: Vec<u32> = self.links().links[l].by_stream.drain().map(|(_, i)| i).collect();
+        let lost: Vec<u32> = self.transport.links[l].by_stream.drain().map(|(_, i)| i).collect();
         for i in lost {
-            self.rec.error(kind);
-            let c = &mut self.conns[i as usize];
-            c.state = State::Closed;
-            c.generation = c.generation.wrapping_add(1);
+            self.meter.rec.error(kind);
+            let s = &mut self.slots[i as usize];
+            s.state = State::Closed;
+            s.bump();
         }
         self.retire_link(l);
     }
 
     /// Closes link `l` (its streams are done or lost) and, unless the run is over, opens a new
     /// connection in its place.
-    fn retire_link(&mut self, l: usize) {
+    pub(super) fn retire_link(&mut self, l: usize) {
         self.close_link(l);
-        let m = self.links().streams;
+        let m = self.transport.streams;
         for i in l * m..(l + 1) * m {
-            if self.conns[i].state == State::Idle {
-                self.conns[i].state = State::Closed;
+            if self.slots[i].state == State::Idle {
+                self.slots[i].state = State::Closed;
             }
         }
         // A closed slot stands for the link in the opening queue; when none is closed, the
         // link reopens when one of its slots next sends.
-        let closed = (l * m..(l + 1) * m).find(|&i| self.conns[i].state == State::Closed);
+        let closed = (l * m..(l + 1) * m).find(|&i| self.slots[i].state == State::Closed);
         if let Some(i) = closed.filter(|_| !self.draining) {
-            self.to_open.push_back(i as u32);
+            self.opening.queue.push_back(i as u32);
             self.open_queued();
         }
     }
 
     /// Adds link `l`'s header byte counts to the recorder (when its session ends).
-    fn count_headers(&mut self, l: usize) {
-        let counts = self.links().links[l].session.as_ref().map(|s| (s.header_bytes(), s.flow_stalls()));
+    pub(super) fn count_headers(&mut self, l: usize) {
+        let counts = self.transport.links[l].session.as_ref().map(|s| (s.header_bytes(), s.flow_stalls()));
         if let Some(((compressed, decoded), stalls)) = counts {
-            self.rec.h2.header_frame_bytes += compressed;
-            self.rec.h2.header_bytes += decoded;
-            self.rec.h2.flow_control_stalls += stalls;
+            self.meter.rec.h2.header_frame_bytes += compressed;
+            self.meter.rec.h2.header_bytes += decoded;
+            self.meter.rec.h2.flow_control_stalls += stalls;
         }
     }
 
     /// Counts what the links still open received (at the end of the run).
     pub(super) fn finish_links(&mut self) {
-        if let Wire::H2(links) = &self.wire {
-            for l in 0..links.links.len() {
-                self.count_headers(l);
-            }
+        for l in 0..self.transport.links.len() {
+            self.count_headers(l);
         }
     }
 
-    fn close_link(&mut self, l: usize) {
+    pub(super) fn close_link(&mut self, l: usize) {
         self.count_headers(l);
-        let links = self.links();
+        let links = &mut self.transport;
         let link = &mut links.links[l];
         link.stream = None;
         link.session = None;
@@ -631,24 +466,22 @@ impl Worker<'_> {
         link.out_at = 0;
         link.generation = link.generation.wrapping_add(1);
         if std::mem::take(&mut link.opening) {
-            self.connecting -= 1;
+            self.opening.ended();
         }
     }
 
     /// Link `l` proved the server took it: its place in the opening window goes on.
-    fn link_opened(&mut self, l: usize) {
-        if std::mem::take(&mut self.links().links[l].opening) {
-            self.connecting -= 1;
-            self.open_queued();
+    pub(super) fn link_opened(&mut self, l: usize) {
+        if std::mem::take(&mut self.transport.links[l].opening) {
+            self.opened();
         }
     }
 
-    fn link_connect_failed(&mut self, l: usize, cause: ConnectCause, why: String) {
-        let addr = self.addr;
-        self.rec.connect_error(cause, || format!("connect to {addr} failed: {why}"));
+    pub(super) fn link_connect_failed(&mut self, l: usize, cause: ConnectCause, why: String) {
+        self.count_connect_error(cause, why);
         self.close_link(l);
         let now = self.clock.now_us();
-        let links = self.links();
+        let links = &mut self.transport;
         let link = &mut links.links[l];
         link.failures = link.failures.saturating_add(1);
         let backoff = retry_backoff_us(link.failures);
@@ -658,18 +491,18 @@ impl Worker<'_> {
 
     /// Fails the connects whose time ran out and reconnects the links whose backoff ended.
     pub(super) fn expire_links(&mut self, now: u64) {
-        while let Some(&Reverse((at, l, generation))) = self.links().retries.peek() {
+        while let Some(&Reverse((at, l, generation))) = self.transport.retries.peek() {
             if at > now {
                 break;
             }
-            self.links().retries.pop();
-            let link = &self.links().links[l as usize];
+            self.transport.retries.pop();
+            let link = &self.transport.links[l as usize];
             if link.generation == generation && link.state == LinkState::Closed && !self.draining {
                 self.connect_link(l as usize);
             }
         }
         loop {
-            let links = self.links();
+            let links = &mut self.transport;
             let all = &links.links;
             let Some(d) = links.deadlines.pop_expired(now, |d| connecting(all, d)) else { return };
             self.link_connect_failed(d.conn as usize, ConnectCause::TimedOut, "connect timed out".into());

@@ -1,0 +1,73 @@
+//! HTTP/2 as a worker's transport: each trait call routes a slot to its link.
+
+use super::*;
+
+impl Transport for Http2 {
+    fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
+    fn capture(&mut self, on: bool) {
+        self.capture = on;
+    }
+
+    fn open(w: &mut Worker<'_, Self>, i: usize) {
+        w.h2_open(i);
+    }
+
+    fn submit(w: &mut Worker<'_, Self>, i: usize) {
+        w.h2_submit(i);
+    }
+
+    fn fail(w: &mut Worker<'_, Self>, i: usize, kind: ErrorKind) {
+        w.h2_fail(i, kind);
+    }
+
+    /// A stream's deadline passed (a link's connect deadline is the link's own): the stream
+    /// is reset and the connection kept.
+    fn timed_out(w: &mut Worker<'_, Self>, i: usize) {
+        w.h2_fail(i, ErrorKind::Timeout);
+    }
+
+    /// The slot goes on; its link stays.
+    fn reopen(w: &mut Worker<'_, Self>, i: usize) {
+        w.h2_free(i);
+    }
+
+    fn close(w: &mut Worker<'_, Self>, i: usize) {
+        let s = &mut w.slots[i];
+        s.state = State::Closed;
+        s.bump();
+    }
+
+    fn event(w: &mut Worker<'_, Self>, l: usize, readable: Readable, writable: bool) {
+        w.link_event(l, readable, writable);
+    }
+
+    /// nghttp2 frames each request from its fields, HEAD included.
+    fn head_request(&mut self, _: usize, _: bool) {}
+
+    fn captured(&self, i: usize) -> Option<&Captured> {
+        self.slots.get(i)?.capture.as_deref()
+    }
+
+    fn count_use(w: &mut Worker<'_, Self>, i: usize, limit: u64) -> bool {
+        w.h2_count_use(i, limit)
+    }
+
+    fn open_connections(w: &Worker<'_, Self>) -> u64 {
+        w.transport.open() as u64
+    }
+
+    fn next_deadline(&mut self) -> Option<u64> {
+        Http2::next_deadline(self)
+    }
+
+    fn expire(w: &mut Worker<'_, Self>, now: u64) {
+        w.expire_links(now);
+    }
+
+    fn finish(w: &mut Worker<'_, Self>) {
+        w.finish_links();
+    }
+}

@@ -1,0 +1,199 @@
+//! A worker's counters: the recorder, the current interval's histograms and the totals it is
+//! measured against, the `Req/Sec` samples, the warm-up's end and the thread's CPU use.
+
+use super::*;
+use crate::stats::{latency_histogram, unused_histogram, RATE_SAMPLE_MS};
+
+/// Everything a worker counts.
+pub(super) struct Meter {
+    /// The run's measurements.
+    pub(super) rec: Recorder,
+    /// The live time series.
+    pub(super) interval: Ival,
+    /// When the next `Req/Sec` sample is taken, and the responses at the last one.
+    pub(super) sample_at_us: u64,
+    sample_requests: u64,
+    /// When the warm-up ends and measuring starts; `None` once measuring (or with no warm-up).
+    pub(super) warm_at_us: Option<u64>,
+    /// This thread's CPU time and run-queue wait when measuring started.
+    cpu_at_start: Duration,
+    waited_at_start: Duration,
+    /// Rate mode: the uncorrected latency is kept too.
+    paced: bool,
+    /// Proxy tests: first bytes are timed.
+    first_bytes: bool,
+}
+
+impl Meter {
+    /// Counters for a worker whose warm-up ends at `warm`, cutting intervals into `series`.
+    pub(super) fn new(
+        clock: &Clock,
+        warm: Instant,
+        series: (Duration, Sender<Snapshot>),
+        paced: bool,
+        first_bytes: bool,
+    ) -> Meter {
+        Meter {
+            rec: Recorder::for_run(paced, first_bytes),
+            interval: Ival::new(series.0, series.1, first_bytes),
+            sample_at_us: RATE_SAMPLE_MS * 1000,
+            sample_requests: 0,
+            warm_at_us: Some(clock.at(warm)).filter(|w| *w > 0),
+            cpu_at_start: thread_cpu(),
+            waited_at_start: thread_waited(),
+            paced,
+            first_bytes,
+        }
+    }
+
+    /// CPU time used and run-queue wait since measuring started.
+    pub(super) fn used(&self) -> (Duration, Duration) {
+        (thread_cpu().saturating_sub(self.cpu_at_start), thread_waited().saturating_sub(self.waited_at_start))
+    }
+
+    /// Records one `Req/Sec` sample: responses per second since the last sample.
+    pub(super) fn sample_rate(&mut self, now: u64) {
+        let interval_us = RATE_SAMPLE_MS * 1000;
+        let elapsed_us = now - (self.sample_at_us - interval_us);
+        let done = self.rec.requests - self.sample_requests;
+        self.rec.rate_sample(done * 1_000_000 / elapsed_us.max(1));
+        self.sample_requests = self.rec.requests;
+        self.sample_at_us = now + interval_us;
+    }
+
+    /// Sends the interval ending `now`, with `open` connections, and starts the next one.
+    pub(super) fn cut(&mut self, now: u64, open: u64) {
+        let now_totals = Totals::of(&self.rec);
+        self.interval.cut(now, open, now_totals);
+    }
+
+    /// Ends the warm-up (its last interval already cut): everything measured so far is
+    /// dropped but the connections (so a run whose connections all opened while warming up
+    /// still shows that it connected); `in_flight` requests count as sent in the measured part,
+    /// so every sent request still ends as exactly one outcome.
+    pub(super) fn end_warmup(&mut self, now: u64, in_flight: u64) {
+        let mut fresh = Recorder::for_run(self.paced, self.first_bytes);
+        fresh.connections = self.rec.connections;
+        fresh.first_connect_error = self.rec.first_connect_error.take();
+        fresh.sent = in_flight;
+        self.rec = fresh;
+        self.interval.base = Totals::of(&self.rec);
+        self.sample_requests = 0;
+        self.sample_at_us = now + RATE_SAMPLE_MS * 1000;
+        self.cpu_at_start = thread_cpu();
+        self.waited_at_start = thread_waited();
+        self.warm_at_us = None;
+    }
+}
+
+/// The recorder's running totals that an interval is measured against.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Totals {
+    requests: u64,
+    bytes: u64,
+    errors: [u64; crate::stats::ErrorKind::COUNT],
+    status_errors: u64,
+    late: u64,
+    connections: u64,
+}
+
+impl Totals {
+    fn of(rec: &Recorder) -> Totals {
+        Totals {
+            requests: rec.requests,
+            bytes: rec.bytes,
+            errors: rec.errors,
+            status_errors: rec.status_errors,
+            late: rec.pacing.late,
+            connections: rec.connections,
+        }
+    }
+}
+
+/// Interval bookkeeping: the current interval's histograms and the totals at its start.
+pub(super) struct Ival {
+    every_us: u64,
+    pub(super) next_at_us: u64,
+    pub(super) start_us: u64,
+    index: u32,
+    pub(super) latency_us: hdrhistogram::Histogram<u64>,
+    pub(super) ttfb_us: hdrhistogram::Histogram<u64>,
+    base: Totals,
+    tx: Sender<Snapshot>,
+}
+
+impl Ival {
+    /// Intervals of `every`, sent to `tx`; `ttfb` when first bytes are timed (proxy tests).
+    fn new(every: Duration, tx: Sender<Snapshot>, ttfb: bool) -> Ival {
+        let every_us = every.as_micros().max(1) as u64;
+        // A full-range histogram is ~190 KiB, copied into every snapshot: where nothing is ever
+        // recorded in it, the smallest one does.
+        let ttfb_us = if ttfb { latency_histogram() } else { unused_histogram() };
+        Ival {
+            every_us,
+            next_at_us: every_us,
+            start_us: 0,
+            index: 0,
+            latency_us: latency_histogram(),
+            ttfb_us,
+            base: Totals::default(),
+            tx,
+        }
+    }
+
+    /// Sends the interval ending `now` (totals `then`) and starts the next one.
+    fn cut(&mut self, now: u64, open: u64, then: Totals) {
+        let was = self.base;
+        let mut errors_by_kind = then.errors;
+        for (a, b) in errors_by_kind.iter_mut().zip(was.errors) {
+            *a -= b;
+        }
+        let snap = Snapshot {
+            index: self.index,
+            start_us: self.start_us,
+            end_us: now,
+            latency_us: self.latency_us.clone(),
+            ttfb_us: self.ttfb_us.clone(),
+            bytes: then.bytes - was.bytes,
+            requests: then.requests - was.requests,
+            errors: errors_by_kind.iter().sum(),
+            errors_by_kind,
+            status_errors: then.status_errors - was.status_errors,
+            late: then.late - was.late,
+            open,
+            connects: then.connections - was.connections,
+        };
+        // The coordinator only goes away when the run is over.
+        let _ = self.tx.send(snap);
+        self.latency_us.reset();
+        self.ttfb_us.reset();
+        self.base = then;
+        self.index += 1;
+        self.start_us = now;
+        self.next_at_us += self.every_us;
+        while self.next_at_us <= now {
+            self.next_at_us += self.every_us;
+        }
+    }
+}
+
+/// Time the calling thread has spent ready to run but waiting for a CPU (the run-queue wait in
+/// `/proc/thread-self/schedstat`; zero where the kernel does not keep it). A generator thread
+/// that is busy or waiting for a CPU all the time is at its limit, even when a shared machine
+/// gives it only part of a core.
+fn thread_waited() -> Duration {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(Duration::ZERO, Duration::from_nanos)
+}
+
+/// CPU time the calling thread has used (zero if the clock cannot be read).
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec.max(0) as u64, ts.tv_nsec.clamp(0, 999_999_999) as u32)
+}

@@ -1,0 +1,281 @@
+//! What a worker sends: the request of each send (fixed bytes, a script's `request()`, a proxy
+//! test's next document) and the script's hooks around it (`delay`, `response`, `thread:stop`).
+//! The mode is a [`Requests`] value settled when the worker is made; the loop only asks it for
+//! bytes.
+
+use super::*;
+use crate::engine::proxy::Sent;
+
+/// What this thread sends, and the hooks that come with it.
+pub(super) enum Requests<'a> {
+    /// The rendered request, the same every time.
+    Fixed(Vec<u8>),
+    /// A wrk Lua script.
+    Script(Scripted),
+    /// A proxy test's document chooser.
+    Proxy(Proxied<'a>),
+}
+
+/// A thread's script: its Lua state and how its requests are made.
+pub(super) struct Scripted {
+    /// The thread's Lua state.
+    pub(super) lua: ThreadScript,
+    /// The request written each time when the script has no `request()`.
+    fixed: Vec<u8>,
+    /// What `request()` built for each slot (empty when the script has none).
+    built: Vec<Vec<u8>>,
+    /// The request `request()` returned when its pipeline depth was measured: sent first, so
+    /// the script sees no call wasted.
+    first: Option<Vec<u8>>,
+}
+
+/// A proxy test's chooser, and the request in flight on each slot.
+pub(super) struct Proxied<'a> {
+    pub(super) client: ProxyClient<'a>,
+    /// Per slot: the request bytes and what they asked for.
+    built: Vec<(Vec<u8>, Sent)>,
+}
+
+impl<'a> Requests<'a> {
+    /// This thread's sending mode for `slots` slots, and the responses to expect per write.
+    pub(super) fn new(
+        plan: &'a Plan,
+        index: usize,
+        slots: usize,
+        script: Option<ThreadScript>,
+    ) -> Result<(Requests<'a>, u32), EngineError> {
+        match (&plan.send, script) {
+            (SendPlan::Script(_), Some(lua)) => {
+                let fixed = lua.fixed_request().map_or_else(|| plan.request.clone(), <[u8]>::to_vec);
+                let (pipeline, first) = pipeline_depth(&lua, &fixed)?;
+                let built = if lua.builds_requests() { (0..slots).map(|_| Vec::new()).collect() } else { Vec::new() };
+                Ok((Requests::Script(Scripted { lua, fixed, built, first }), pipeline))
+            }
+            (SendPlan::Proxy(p), _) => {
+                let client = ProxyClient::new(p, process_stream(index));
+                let built = (0..slots).map(|_| (Vec::new(), Sent::default())).collect();
+                Ok((Requests::Proxy(Proxied { client, built }), 1))
+            }
+            _ => Ok((Requests::Fixed(plan.request.clone()), 1)),
+        }
+    }
+
+    /// The Lua state, when running a script.
+    pub(super) fn lua(&self) -> Option<&ThreadScript> {
+        match self {
+            Requests::Script(s) => Some(&s.lua),
+            _ => None,
+        }
+    }
+
+    /// Whether responses are kept whole for a hook or a content check.
+    pub(super) fn captures(&self) -> bool {
+        match self {
+            Requests::Fixed(_) => false,
+            Requests::Script(s) => s.lua.wants_responses(),
+            Requests::Proxy(p) => p.client.checks_content(),
+        }
+    }
+
+    /// Slot `i`'s current request as HTTP/1 bytes.
+    pub(super) fn bytes(&self, i: usize) -> &[u8] {
+        self.built(i).unwrap_or(match self {
+            Requests::Fixed(r) => r,
+            _ => &[],
+        })
+    }
+
+    /// Slot `i`'s current request when it is not the URL's fixed one (a script's or a proxy
+    /// test's), as HTTP/1 bytes.
+    pub(super) fn built(&self, i: usize) -> Option<&[u8]> {
+        match self {
+            Requests::Fixed(_) => None,
+            Requests::Script(s) if s.built.is_empty() => Some(&s.fixed),
+            Requests::Script(s) => s.built.get(i).map(Vec::as_slice),
+            Requests::Proxy(p) => p.built.get(i).map(|b| b.0.as_slice()),
+        }
+    }
+
+    /// Whether slot `i`'s response is to be walked away from once its body starts
+    /// (`--client-abort-rate`).
+    pub(super) fn aborts(&self, i: usize) -> bool {
+        matches!(self, Requests::Proxy(p) if p.built.get(i).is_some_and(|b| b.1.abort))
+    }
+
+    /// Whether first bytes are timed (proxy tests).
+    pub(super) fn times_first_bytes(&self) -> bool {
+        matches!(self, Requests::Proxy(_))
+    }
+
+    /// Builds slot `i`'s next request; returns whether it is a HEAD.
+    fn build(&mut self, i: usize) -> Result<bool, ScriptError> {
+        match self {
+            Requests::Fixed(r) => Ok(r.starts_with(b"HEAD ")),
+            Requests::Proxy(p) => {
+                let Some((req, sent)) = p.built.get_mut(i) else { return Ok(false) };
+                *sent = p.client.build(req);
+                Ok(false)
+            }
+            Requests::Script(s) => {
+                let Some(req) = s.built.get_mut(i) else { return Ok(s.fixed.starts_with(b"HEAD ")) };
+                match s.first.take() {
+                    Some(first) => *req = first,
+                    None => s.lua.request(req)?,
+                }
+                Ok(req.starts_with(b"HEAD "))
+            }
+        }
+    }
+}
+
+impl<T: Transport> Worker<'_, T> {
+    /// Slot `i` is ready for another request: closed loop sends it at once (after a script's
+    /// `delay()`); rate mode parks it until a request comes due.
+    pub(super) fn next_request(&mut self, i: usize) {
+        if self.draining {
+            return T::close(self, i);
+        }
+        let now = self.clock.now_us();
+        if let When::Paced(p) = &mut self.when {
+            self.slots[i].state = State::Idle;
+            p.idle.push(i as u32);
+            return self.dispatch(now);
+        }
+        let delay_ms = match self.requests.lua().filter(|s| s.has_delay()).map(|s| s.delay_ms()) {
+            None => 0.0,
+            Some(Ok(ms)) => ms,
+            Some(Err(e)) => return self.script_failed(e),
+        };
+        if delay_ms > 0.0 {
+            let s = &mut self.slots[i];
+            s.state = State::Delayed;
+            s.bump();
+            self.due.timers.push(Reverse((now + (delay_ms * 1000.0) as u64, i as u32, s.generation)));
+        } else {
+            self.send(i, now);
+        }
+    }
+
+    /// Starts the next request on slot `i`; it should have started at `intended_us`.
+    pub(super) fn send(&mut self, i: usize, intended_us: u64) {
+        let now = self.clock.now_us();
+        if let When::Paced(p) = &self.when {
+            self.meter.rec.pacing.sent(now.saturating_sub(intended_us), p.starved);
+        }
+        match self.requests.build(i) {
+            // A script may send HEAD, whose responses have no body whatever they announce.
+            Ok(head) => self.transport.head_request(i, head),
+            Err(e) => return self.script_failed(e),
+        }
+        let s = &mut self.slots[i];
+        s.bump();
+        s.sent_us = now;
+        s.intended_us = intended_us.min(now);
+        s.pending = self.pipeline;
+        s.first_byte = false;
+        s.state = State::Writing;
+        self.meter.rec.sent += u64::from(self.pipeline);
+        self.due.deadlines.push(Deadline {
+            at_us: now + self.plan.timeout_us,
+            conn: i as u32,
+            generation: s.generation,
+        });
+        T::submit(self, i);
+    }
+
+    /// The first byte of slot `i`'s response arrived: timed in proxy tests.
+    pub(super) fn first_byte(&mut self, i: usize) {
+        let s = &mut self.slots[i];
+        if s.first_byte || !self.requests.times_first_bytes() {
+            return;
+        }
+        s.first_byte = true;
+        let ttfb = self.clock.now_us().saturating_sub(s.sent_us).clamp(1, crate::stats::MAX_LATENCY_US);
+        self.meter.rec.ttfb_us.saturating_record(ttfb);
+        self.meter.interval.ttfb_us.saturating_record(ttfb);
+    }
+
+    /// A response completed on slot `i`: the script's `response()` hook; false when the
+    /// thread must stop sending.
+    pub(super) fn run_response_hook(&mut self, i: usize, status: u16) -> bool {
+        let Some(lua) = self.requests.lua().filter(|s| s.wants_responses()) else { return true };
+        if let Err(e) = lua.response(status, self.transport.captured(i)) {
+            self.script_failed(e);
+            return false;
+        }
+        if lua.stop_requested() && !self.draining {
+            // wrk.thread:stop(): this thread sends nothing more; the run ends once all have stopped.
+            self.start_drain();
+        }
+        true
+    }
+
+    /// A proxy test's checks of a complete response: its content, and the client keep-alive
+    /// limit. False when the connection was replaced.
+    pub(super) fn check_proxy_response(&mut self, i: usize, status: u16) -> bool {
+        let Requests::Proxy(p) = &self.requests else { return true };
+        let Some((_, sent)) = p.built.get(i) else { return true };
+        if let Some(why) = p.client.check(sent, status, self.transport.captured(i)) {
+            self.meter.rec.content_error(why);
+        }
+        let limit = p.client.keepalive();
+        T::count_use(self, i, limit)
+    }
+
+    /// Slot `i`'s response is complete (the last of its write): recorded, hooks run, and the
+    /// slot goes on unless `keep_alive` is false. False when the slot did not go on.
+    pub(super) fn completed(&mut self, i: usize, status: u16, keep_alive: bool) -> bool {
+        self.record(i, status);
+        if !self.run_response_hook(i, status) || !self.check_proxy_response(i, status) {
+            return false;
+        }
+        if !keep_alive {
+            T::reopen(self, i);
+            return false;
+        }
+        self.next_request(i);
+        true
+    }
+
+    /// A hook failed: remember the first error and end the whole run.
+    pub(super) fn script_failed(&mut self, e: ScriptError) {
+        self.script_error.get_or_insert(e);
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Thread `index`'s script state, its `init` run (called on the worker's own thread: a Lua
+/// state stays on the thread that made it).
+pub fn thread_script(plan: &Plan, index: usize) -> Result<Option<ThreadScript>, ScriptError> {
+    let SendPlan::Script(s) = &plan.send else { return Ok(None) };
+    let setup = s.setups.get(index).cloned().unwrap_or_default();
+    let addr = setup.addr.unwrap_or(plan.addr);
+    ThreadScript::new(&s.source, &s.url, &setup, addr).map(Some)
+}
+
+/// Responses to expect per write: the number of requests in the script's request bytes
+/// (wrk counts them once, from the first request). Returns the first built request too.
+fn pipeline_depth(script: &ThreadScript, fixed: &[u8]) -> Result<(u32, Option<Vec<u8>>), EngineError> {
+    let mut sample = Vec::new();
+    let bytes = if script.builds_requests() {
+        script.request(&mut sample)?;
+        &sample
+    } else {
+        fixed
+    };
+    let n = crate::http::request::count_requests(bytes).map_err(|why| {
+        EngineError::Script(ScriptError::Runtime {
+            hook: "request",
+            message: format!("the request is not HTTP/1: {why}"),
+        })
+    })?;
+    let first = script.builds_requests().then(|| sample.clone());
+    Ok((n.min(u32::MAX as usize) as u32, first))
+}
+
+/// A stream number for thread `index` that differs between processes too, so proxy tests run
+/// from several processes never repeat each other's misses.
+fn process_stream(index: usize) -> u64 {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    crate::workload::gen::mix(u64::from(std::process::id()) << 32 ^ nanos) ^ index as u64
+}
