@@ -51,6 +51,11 @@ taken in the same invocation*, interleaved in time:
    calls by the number of requests.  strace slows the tools down a lot; only
    the calls-per-request figure means anything here.
 
+4. With ``--baseline PATH`` (an earlier strain build) every throughput round,
+   memory run and syscall run also runs that build as ``baseline``, and the
+   summary adds strain/baseline ratios: the way to show that a change to the
+   engine keeps the speed and memory of the build before it.
+
 Reading the output
 ------------------
 Every run prints one line as it finishes.  At the end comes a Markdown
@@ -152,16 +157,22 @@ def syscall_run(tool, binary, args, nginx, tmpdir):
 
 def summarize(args, info, tp_runs, mem_runs, sc_runs, cmds):
     """The Markdown summary and the summary numbers for --json."""
+    names = cli.contenders(args, TOOLS)
     rep = report.Report()
     rep.header(info, info["wrk"], info["nginx"])
     rep.para("Throughput per CPU (%d rounds, -t1 -c%d -d%s, generator on CPU %d, nginx on "
              "CPU %d):" % (args.rounds, args.connections, fmt_dur(args.duration), args.gen_cpu,
                            args.server_cpu))
-    tp, wall = report.ratio_table(rep, tp_runs, "tool", TOOLS, "req_per_cpu_s", "wrk",
+    tp, wall = report.ratio_table(rep, tp_runs, "tool", names, "req_per_cpu_s", "wrk",
                                   ("req/CPU-s per run", "median req/CPU-s"))
     result = {"median_req_per_cpu_s": tp["medians"], "median_rps": wall["medians"],
               "ratio_req_per_cpu_s": tp["ratios"]["strain"], "ratio_rps": wall["ratios"]["strain"],
               "paired_ratios_req_per_cpu_s": tp["paired"]["strain"]}
+    if args.baseline:
+        result["ratio_req_per_cpu_s_vs_baseline"] = ratio(tp["medians"].get("strain"),
+                                                          tp["medians"].get("baseline"))
+        rep.para("strain/baseline (%s) median req/CPU-s: %s" % (
+            args.baseline, f_ratio(result["ratio_req_per_cpu_s_vs_baseline"])))
     rep.para("Per run (in the order run):")
     rep.table(["round", "tool", "requests", "CPU s (user+sys)", "req/CPU-s", "req/s", "gen CPU",
                "nginx CPU", "other CPU", "problems"],
@@ -176,6 +187,8 @@ def summarize(args, info, tp_runs, mem_runs, sc_runs, cmds):
     if mem_runs:
         rss = {r["tool"]: r["maxrss_kb"] for r in mem_runs}
         result.update(maxrss_kb=rss, ratio_maxrss=ratio(rss.get("strain"), rss.get("wrk")))
+        if args.baseline:
+            result["ratio_maxrss_vs_baseline"] = ratio(rss.get("strain"), rss.get("baseline"))
         rep.para("Memory (-t1 -c%d -d%s):" % (args.mem_connections, fmt_dur(args.mem_duration)))
         rep.table(["tool", "peak RSS", "ratio vs wrk", "VmHWM sampled", "established mid-run",
                    "requests", "problems"],
@@ -232,8 +245,9 @@ def main(stack):
     info = cli.machine_info({"wrk": ["wrk", "-v"], "nginx": ["nginx", "-v"],
                              "strain": [args.strain, "--version"]})
     info["rlimit_nofile"] = nofile
-    binaries = {"wrk": "wrk", "strain": args.strain}
-    names = {args.strain: "STRAIN"}
+    binaries = {"wrk": "wrk", "strain": args.strain, "baseline": args.baseline}
+    names = {args.strain: "STRAIN", args.baseline: "BASELINE"} if args.baseline else {args.strain: "STRAIN"}
+    contenders = cli.contenders(args, TOOLS)
     tmpdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="strain-bench-"))
     nginx, cmd = hello_nginx(stack, args.server_cpu, nofile)
     cmds = [cmd]
@@ -245,7 +259,7 @@ def main(stack):
     log("throughput: %d rounds of wrk then strain, -t1 -c%d -d%s" % (
         args.rounds, args.connections, fmt_dur(args.duration)))
     tp_runs = []
-    for i, tool in measure.schedule(args.rounds, TOOLS, alternate=False):
+    for i, tool in measure.schedule(args.rounds, contenders, alternate=False):
         argv = gen_argv(binaries[tool], args, args.connections, args.duration) + [nginx.url]
         run = tools.measured_wrk(argv, args.duration + 30, args.settle,
                                  {"nginx_cpu": nginx.cpu_seconds})
@@ -263,13 +277,13 @@ def main(stack):
     mem_runs, sc_runs = [], []
     if args.mem_connections:
         log("memory: -t1 -c%d -d%s" % (args.mem_connections, fmt_dur(args.mem_duration)))
-        for tool in TOOLS:
+        for tool in contenders:
             mem_runs.append(memory_run(tool, binaries[tool], args, nginx, tmpdir))
             cmds.append(proc.display(mem_runs[-1]["argv"], dict(
                 names, **{os.path.join(tmpdir, "time-%s.txt" % tool): "FILE"})))
     if args.syscalls:
         log("syscalls: strace -c -f, -d%s" % fmt_dur(args.syscall_duration))
-        for tool in TOOLS:
+        for tool in contenders:
             sc_runs.append(syscall_run(tool, binaries[tool], args, nginx, tmpdir))
             cmds.append(proc.display(sc_runs[-1]["argv"], dict(
                 names, **{os.path.join(tmpdir, "strace-%s.txt" % tool): "FILE"})))

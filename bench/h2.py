@@ -90,8 +90,8 @@ ISSUE_FIGURES = {1: 91000, 10: 86000}
 
 def gen_argv(tool, args, connections, streams, duration):
     """A closed-loop HTTP/2 command line of `tool` without its URL, pinned to --gen-cpu."""
-    if tool == "strain":
-        argv = [args.strain, "--http2", "-t1", "-c%d" % connections, "-m%d" % streams,
+    if tool in ("strain", "baseline"):
+        argv = [args.strain if tool == "strain" else args.baseline, "--http2", "-t1", "-c%d" % connections, "-m%d" % streams,
                 "-d%s" % fmt_dur(duration)]
     else:
         argv = [args.h2load, "-t1", "-c%d" % connections, "-m%d" % streams,
@@ -102,7 +102,7 @@ def gen_argv(tool, args, connections, streams, duration):
 def parse(tool, run):
     """(requests completed, duration the tool reports) of a closed-loop or
     memory run; what went wrong goes to run["problems"]."""
-    if tool == "strain":
+    if tool in ("strain", "baseline"):
         parsed = tools.parse_wrk(run["stdout"])
         run["problems"] = tools.problems(run, parsed)
         return parsed.get("requests"), parsed.get("elapsed")
@@ -174,24 +174,30 @@ def summarize_closed(rep, args, runs):
         ms = [r for r in runs if r["streams"] == m]
         rep.para("Closed loop -t1 -c%d -m%d, %s per run, %d rounds; requests per generator "
                  "CPU-second:" % (args.connections, m, fmt_dur(args.duration), args.rounds))
-        fig, wall = report.ratio_table(rep, ms, "tool", TOOLS, "req_per_cpu_s", "h2load",
+        names = cli.contenders(args, TOOLS)
+        fig, wall = report.ratio_table(rep, ms, "tool", names, "req_per_cpu_s", "h2load",
                                        ("req/CPU-s per run", "median req/CPU-s"))
         nginx = report.median([r["nginx_cpu_share"] for r in ms])
         out[m] = {"median_req_per_cpu_s": fig["medians"], "median_rps": wall["medians"],
                   "ratio_req_per_cpu_s": fig["ratios"]["strain"],
                   "paired_ratios_req_per_cpu_s": fig["paired"]["strain"],
                   "median_nginx_cpu_share": nginx}
+        if args.baseline:
+            out[m]["ratio_req_per_cpu_s_vs_baseline"] = ratio(fig["medians"].get("strain"),
+                                                              fig["medians"].get("baseline"))
+            rep.para("strain/baseline median req/CPU-s: %s." % f_ratio(
+                out[m]["ratio_req_per_cpu_s_vs_baseline"]))
         rep.para("Paired per-round ratios strain/h2load: %s; median nginx CPU %s." % (
             ", ".join(f_ratio(p) for p in fig["paired"]["strain"]), pct(nginx, "%.0f%%")))
         quiet = {t: [r["req_per_cpu_s"] for r in ms if r["tool"] == t
                      and r["other_cpu_share"] is not None and r["other_cpu_share"] <= QUIET]
-                 for t in TOOLS}
+                 for t in names}
         qmed = {t: report.median(v) for t, v in quiet.items()}
         out[m]["quiet_median_req_per_cpu_s"] = qmed
         out[m]["quiet_ratio_req_per_cpu_s"] = ratio(qmed["strain"], qmed["h2load"])
         rep.para("Quiet runs only (other CPU <= %.0f%%): %s; ratio of medians strain/h2load "
                  "%s." % (100 * QUIET, "; ".join(
-                     "%s %s (%d runs)" % (t, f_num(qmed[t]), len(quiet[t])) for t in TOOLS),
+                     "%s %s (%d runs)" % (t, f_num(qmed[t]), len(quiet[t])) for t in names),
                           f_ratio(out[m]["quiet_ratio_req_per_cpu_s"])))
     rep.para("Closed-loop runs (in the order run):")
     rep.table(["-m", "round", "tool", "requests", "CPU s (user+sys)", "req/CPU-s", "req/s",
@@ -252,6 +258,9 @@ def summarize(args, info, closed, rated, mem, cmds):
         rss = {r["tool"]: r["maxrss_kb"] for r in mem}
         result["memory"] = {"maxrss_kb": rss,
                             "ratio_maxrss": ratio(rss.get("strain"), rss.get("h2load"))}
+        if args.baseline:
+            result["memory"]["ratio_maxrss_vs_baseline"] = ratio(rss.get("strain"),
+                                                                 rss.get("baseline"))
         rep.para("Memory, -t1 -c%d -m%d for %s (peak RSS = ru_maxrss via GNU time):" % (
             args.mem_connections, args.mem_streams, fmt_dur(args.mem_duration)))
         rep.table(["tool", "peak RSS", "ratio vs h2load", "established mid-run", "requests",
@@ -318,6 +327,8 @@ def main(stack):
     nginx, cmd = hello_nginx(stack, args.server_cpu, nofile, h2c=True)
     cmds = [cmd]
     names = {args.strain: "STRAIN", args.h2load: "h2load"}
+    if args.baseline:
+        names[args.baseline] = "BASELINE"
     if args.warmup > 0:
         log("warm-up: h2load %s" % fmt_dur(args.warmup))
         proc.run(gen_argv("h2load", args, args.connections, 1, args.warmup) + [nginx.url],
@@ -327,7 +338,7 @@ def main(stack):
     for m in args.streams:
         log("closed loop: %d rounds of h2load and strain, -t1 -c%d -m%d %s" % (
             args.rounds, args.connections, m, fmt_dur(args.duration)))
-        for i, tool in measure.schedule(args.rounds, TOOLS):
+        for i, tool in measure.schedule(args.rounds, cli.contenders(args, TOOLS)):
             closed.append(closed_run(tool, args, m, nginx, i))
             if i == 1:
                 cmds.append(proc.display(closed[-1]["argv"], names))
@@ -348,7 +359,7 @@ def main(stack):
     if args.mem_connections:
         log("memory: -t1 -c%d -m%d %s" % (args.mem_connections, args.mem_streams,
                                           fmt_dur(args.mem_duration)))
-        for tool in TOOLS:
+        for tool in cli.contenders(args, TOOLS):
             mem.append(memory_run(tool, args, nginx, tmpdir))
             cmds.append(proc.display(mem[-1]["argv"], names))
 

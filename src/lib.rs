@@ -8,8 +8,9 @@
 //!   (thresholds judged, `--abort-on-fail`); [`search`] loops over it for `strain find-max`.
 //! - [`engine`] settles the plan before any load (address, protocol by ALPN, TLS, requests;
 //!   pacing from [`plan`], scripts from [`script`], proxy workloads from [`workload`]), runs one
-//!   event loop per thread over that thread's connections and returns each thread's
-//!   [`stats::Recorder`]; [`net`] gives it sockets (TCP, TLS), [`http`] and [`h2`] the wire.
+//!   event loop per thread, generic over one transport per protocol (HTTP/1.1, HTTP/2), and
+//!   returns each thread's [`stats::Recorder`]; [`net`] gives it sockets (TCP, TLS), [`http`]
+//!   and [`h2`] the wire.
 //! - [`stats`] merges the recorders into a [`stats::Summary`], which [`report`] renders as wrk's
 //!   text, JSON, HTML, live lines and a search's table.
 //! - [`origin`] is the built-in origin server (the demo target and the tests' server).
@@ -30,6 +31,7 @@ pub mod net;
 pub mod origin;
 pub mod plan;
 pub mod report;
+pub mod result;
 pub mod rng;
 pub mod run;
 pub mod script;

@@ -365,7 +365,7 @@ mod tests {
             max_us,
             errors: errors + 100,
             status_errors: 0,
-            errors_by_kind: [("read", errors), ("connect", 100)].into_iter().collect(),
+            errors_by_kind: [("read".to_string(), errors), ("connect".to_string(), 100)].into_iter().collect(),
             open_connections: 0,
             new_connections: 0,
             late,

@@ -85,6 +85,9 @@ def parser(description, *common, **defaults):
     ap.add_argument("--gen-cpu", type=int, default=0, help="CPU for the load generator")
     ap.add_argument("--server-cpu", type=int, default=1, help="CPU for the server(s)")
     ap.add_argument("--json", metavar="OUT", help="write raw numbers to OUT")
+    ap.add_argument("--baseline", metavar="PATH",
+                    help="an earlier strain build, run as 'baseline' in the same rounds as "
+                         "strain, so a change is measured against the build before it")
     return ap
 
 
@@ -99,7 +102,16 @@ def parse(ap, needs_strain=True):
     if needs_strain and not (os.path.isfile(args.strain) and os.access(args.strain, os.X_OK)):
         raise SetupError("strain binary not found or not executable: %s (build it with "
                          "cargo build --release, or pass --strain PATH)" % args.strain)
+    if getattr(args, "baseline", None):
+        args.baseline = os.path.abspath(args.baseline)
+        if not (os.path.isfile(args.baseline) and os.access(args.baseline, os.X_OK)):
+            raise SetupError("baseline binary not found or not executable: %s" % args.baseline)
     return args
+
+
+def contenders(args, tools):
+    """The contenders of a script: its `tools`, plus 'baseline' with --baseline."""
+    return tuple(tools) + (("baseline",) if getattr(args, "baseline", None) else ())
 
 
 def require(tools, hint):

@@ -144,11 +144,11 @@ pub fn search_and_report(
     let _ = printer.out.write_all(b"\n");
     let _ = printer.out.write_all(text::answer(&result.answer, config.load.connections).as_bytes());
     let _ = printer.out.flush();
-    let doc = text::json(config, &result, &super::load::command_line());
+    let found = text::document(config, &result, &super::load::command_line());
     if let Some(path) = html {
-        let value: serde_json::Value = serde_json::from_str(&doc).unwrap_or_default();
-        super::write_file(path, &crate::report::html::render_search(&value))?;
+        super::write_file(path, &crate::report::html::render_search(&found))?;
     }
+    let doc = found.to_json();
     match json {
         Some(_) if to_stdout => {
             let _ = std::io::stdout().write_all(doc.as_bytes());

@@ -78,6 +78,6 @@ pub fn run(f: &MergeFlags) -> Result<i32, CliError> {
     if nothing_connected {
         eprintln!("strain: no segment connected to {}", config.target.url);
     }
-    super::write_result(&report::json::render_result(&result, &config, &outputs.command), &config, &outputs)?;
+    super::write_result(&report::json::document(&result, &config, &outputs.command), &config, &outputs)?;
     Ok(super::print::exit_code(&result))
 }

@@ -25,6 +25,7 @@ use clap::Parser;
 use crate::config::ConfigError;
 use crate::origin::{self, OriginConfig, OriginError};
 use crate::report;
+use crate::result;
 use crate::run::{OriginPlacement, RunConfig, RunError};
 use flags::{Cli, Command, DemoFlags, LoadFlags, OriginFlags};
 
@@ -146,21 +147,25 @@ fn run_report(f: &flags::ReportFlags) -> Result<i32, CliError> {
     if f.labels.len() > f.results.len() {
         return Err(CliError::Usage(format!("{} labels for {} results", f.labels.len(), f.results.len())));
     }
-    let mut results = Vec::with_capacity(f.results.len());
-    for (i, path) in f.results.iter().enumerate() {
-        let label = f.labels.get(i).cloned().unwrap_or_else(|| file_name(path));
-        results.push((label, load_json(path, |d| is_result(d) || is_search(d), "a strain result or search (--json)")?));
-    }
     // A search's page has its own layout (rate on the x axis), so it cannot share one with runs.
-    let page = match results.as_slice() {
-        [(_, doc)] if is_search(doc) => report::html::render_search(doc),
-        _ if results.iter().any(|(_, d)| is_search(d)) => {
-            return Err(CliError::Usage(format!(
-                "a find-max search gets a page of its own: give its JSON alone ({} files given)",
-                results.len()
-            )))
+    let page = match f.results.as_slice() {
+        [path] if read_doc(path, result::kind_of)? == result::Kind::FindMax => {
+            report::html::render_search(&read_doc(path, result::find_max::FindMaxDoc::parse)?)
         }
-        _ => report::html::render(&results),
+        paths => {
+            let mut results = Vec::with_capacity(paths.len());
+            for (i, path) in paths.iter().enumerate() {
+                if read_doc(path, result::kind_of)? == result::Kind::FindMax {
+                    return Err(CliError::Usage(format!(
+                        "a find-max search gets a page of its own: give its JSON alone ({} files given)",
+                        paths.len()
+                    )));
+                }
+                let label = f.labels.get(i).cloned().unwrap_or_else(|| file_name(path));
+                results.push((label, load_result(path)?));
+            }
+            report::html::render(&results)
+        }
     };
     write_file(&f.output, &page)?;
     Ok(EXIT_OK)
@@ -171,33 +176,17 @@ pub(crate) fn file_name(path: &std::path::Path) -> String {
     path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
 }
 
-/// Reads a result written with `--json`, for the HTML page.
-pub(crate) fn load_result(path: &std::path::Path) -> Result<serde_json::Value, CliError> {
-    load_json(path, is_result, "a strain result (--json)")
+/// Reads a result written with `--json`.
+pub(crate) fn load_result(path: &std::path::Path) -> Result<result::RunDoc, CliError> {
+    read_doc(path, result::RunDoc::parse)
 }
 
-/// Whether a document is one run's result.
-fn is_result(d: &serde_json::Value) -> bool {
-    d.get("intervals").is_some()
-}
-
-/// Whether a document is a capacity search (`find-max --json`).
-fn is_search(d: &serde_json::Value) -> bool {
-    d["kind"] == "find-max"
-}
-
-/// Reads a JSON document strain wrote, refusing one that `accept` does not take for `what`.
-fn load_json(
-    path: &std::path::Path,
-    accept: impl Fn(&serde_json::Value) -> bool,
-    what: &str,
-) -> Result<serde_json::Value, CliError> {
+/// Reads a document strain wrote with `parse`; an unreadable or unfit file is one line
+/// naming it.
+fn read_doc<T>(path: &std::path::Path, parse: impl Fn(&str) -> Result<T, result::ResultError>) -> Result<T, CliError> {
     let text = std::fs::read_to_string(path)
         .map_err(|source| CliError::Io { what: format!("cannot read {}", path.display()), source })?;
-    serde_json::from_str(&text)
-        .ok()
-        .filter(|d: &serde_json::Value| d.get("schema_version").is_some() && accept(d))
-        .ok_or_else(|| CliError::Usage(format!("{} is not {what}", path.display())))
+    parse(&text).map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))
 }
 
 fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {

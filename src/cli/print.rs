@@ -10,6 +10,7 @@ use super::{CliError, EXIT_FAILED, EXIT_OK, EXIT_THRESHOLDS};
 use crate::config::Config;
 use crate::report::hdrlog::HdrLog;
 use crate::report::{self, Output, Outputs};
+use crate::result::RunDoc;
 use crate::run::proxy::ProxyRow;
 use crate::run::{Failure, Observer, RunConfig, RunResult};
 use crate::stats::interval::IntervalRow;
@@ -117,8 +118,7 @@ pub fn run_and_report(test: RunConfig, outputs: &Outputs, stop: &AtomicBool) -> 
     if let Some(Failure::Script(e)) = &result.failure {
         eprintln!("strain: {e}");
     }
-    let json = report::json::render_result(&result, &config, &outputs.command);
-    write_result(&json, &config, outputs)?;
+    write_result(&report::json::document(&result, &config, &outputs.command), &config, outputs)?;
     Ok((exit_code(&result), result))
 }
 
@@ -133,26 +133,26 @@ pub fn exit_code(result: &RunResult) -> i32 {
     }
 }
 
-/// Writes a result's JSON and HTML page where `config` asks for them.
-pub(crate) fn write_result(json: &str, config: &Config, outputs: &Outputs) -> Result<(), CliError> {
+/// Writes a result's JSON and HTML page where `outputs` asks for them.
+pub(crate) fn write_result(doc: &RunDoc, config: &Config, outputs: &Outputs) -> Result<(), CliError> {
     if let Some(path) = &outputs.html {
-        // The page is drawn from the JSON, as `strain report` draws saved results.
-        let doc: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
+        // The page is drawn from the same document as the JSON, as `strain report` draws
+        // saved results.
         let label = config.target.url.clone();
-        write_file(path, &report::html::render(&[(label, doc)]))?;
+        write_file(path, &report::html::render(&[(label, doc.clone())]))?;
     }
     match &outputs.json {
         Some(Output::Stdout) if config.segment.is_split() => {
             // A segment's result on stdout is one line: `kubectl logs` of N pods is then N JSON
-            // lines (between the reports' text), which `strain merge -` reads.
-            let line =
-                serde_json::from_str::<serde_json::Value>(json).map_or_else(|_| json.to_string(), |v| v.to_string());
-            let _ = writeln!(std::io::stdout(), "{line}");
+            // lines (between the reports' text), which `strain merge -` reads. Keys sorted, as
+            // this line has always been written.
+            let line = serde_json::to_value(doc).map_or_else(|_| doc.to_json(), |v| v.to_string());
+            let _ = writeln!(std::io::stdout(), "{}", line.trim_end());
         }
         Some(Output::Stdout) => {
-            let _ = std::io::stdout().write_all(json.as_bytes());
+            let _ = std::io::stdout().write_all(doc.to_json().as_bytes());
         }
-        Some(Output::File(path)) => write_file(path, json)?,
+        Some(Output::File(path)) => write_file(path, &doc.to_json())?,
         None => {}
     }
     Ok(())

@@ -34,8 +34,8 @@ pub enum CompareError {
         /// The OS error.
         source: std::io::Error,
     },
-    /// The file is not a strain result.
-    #[error("{path} is not a strain result: {why}")]
+    /// The file is not a result this strain reads.
+    #[error("{path}: {why}")]
     NotResult {
         /// The file.
         path: String,
@@ -86,30 +86,22 @@ impl Interval {
 
 /// Parses one strain result JSON into its interval series.
 pub fn parse_result(path: &str, text: &str) -> Result<Vec<Interval>, CompareError> {
-    let bad = |why: &str| CompareError::NotResult { path: path.to_string(), why: why.to_string() };
-    let json: serde_json::Value = serde_json::from_str(text).map_err(|e| bad(&format!("invalid JSON ({e})")))?;
-    if json.get("requests_per_s").and_then(|v| v.as_f64()).is_none() {
-        return Err(bad("no requests_per_s"));
-    }
-    let rows = json.get("intervals").and_then(|v| v.as_array()).ok_or_else(|| bad("no intervals array"))?;
-    rows.iter()
-        .enumerate()
-        .map(|(i, row)| {
-            let num = |key: &str| {
-                row.get(key).and_then(|v| v.as_f64()).ok_or_else(|| bad(&format!("interval {i} has no {key}")))
-            };
-            Ok(Interval {
-                length_s: num("length_s")?,
-                achieved_per_s: num("achieved_per_s")?,
-                p50_us: num("p50_us")?,
-                p90_us: num("p90_us")?,
-                p99_us: num("p99_us")?,
-                requests: num("requests")?,
-                errors: num("errors")?,
-                status_errors: num("status_errors")?,
-            })
+    let doc = crate::result::RunDoc::parse(text)
+        .map_err(|e| CompareError::NotResult { path: path.to_string(), why: e.to_string() })?;
+    Ok(doc
+        .intervals
+        .iter()
+        .map(|r| Interval {
+            length_s: r.length_s,
+            achieved_per_s: r.achieved_per_s,
+            p50_us: r.p50_us as f64,
+            p90_us: r.p90_us as f64,
+            p99_us: r.p99_us as f64,
+            requests: r.requests as f64,
+            errors: r.errors as f64,
+            status_errors: r.status_errors as f64,
         })
-        .collect()
+        .collect())
 }
 
 /// The intervals that count as samples: without the first (warm-up: connections opening,
@@ -357,19 +349,21 @@ mod tests {
 
     #[test]
     fn parse_rejects_what_is_not_a_result() {
-        let ok = r#"{"requests_per_s": 1.0, "intervals": [{"length_s": 1.0, "achieved_per_s": 5.0,
-            "p50_us": 1, "p90_us": 2, "p99_us": 3, "requests": 5, "errors": 1, "status_errors": 1}]}"#;
-        let rows = parse_result("a.json", ok).unwrap();
-        assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0].error_rate(), 0.2);
+        let golden =
+            std::fs::read_to_string(format!("{}/tests/golden/json_closed_loop.json", env!("CARGO_MANIFEST_DIR")))
+                .unwrap();
+        let rows = parse_result("a.json", &golden).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].error_rate(), 3.0 / 502.0);
+        let newer = golden.replace("\"schema_version\": 1", "\"schema_version\": 2");
         for (text, why) in [
-            ("nope", "invalid JSON"),
-            ("{}", "no requests_per_s"),
-            (r#"{"requests_per_s": 1}"#, "no intervals array"),
-            (r#"{"requests_per_s": 1, "intervals": [{}]}"#, "interval 0 has no length_s"),
+            ("nope", "expected ident"),
+            ("{}", "not a strain result or search"),
+            (r#"{"schema_version": 1, "intervals": [{}]}"#, "missing field"),
+            (newer.as_str(), "result schema_version 2 is not supported (this strain reads 1)"),
         ] {
             let e = parse_result("a.json", text).unwrap_err().to_string();
-            assert!(e.starts_with("a.json is not a strain result: ") && e.contains(why), "{e}");
+            assert!(e.starts_with("a.json: ") && e.contains(why), "{e}");
         }
     }
 }

@@ -50,7 +50,15 @@ pub enum MergeError {
         /// The input.
         name: String,
     },
-    /// A field is missing or has the wrong type.
+    /// A result from an incompatible version, or with a field missing or of the wrong type.
+    #[error("{name}: {why}")]
+    Result {
+        /// The input.
+        name: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A field's value is out of range.
     #[error("{name}: missing or malformed field {field}")]
     Field {
         /// The input.
@@ -183,12 +191,12 @@ pub fn parse_stream(name: &str, text: &str) -> Result<(Vec<(String, Value)>, usi
 pub fn check(parts: &[Part]) -> Result<(), MergeError> {
     let first = parts.first().ok_or(MergeError::Empty)?;
     for p in &parts[1..] {
-        let same = |what: &'static str, ptr: &str| {
-            let (a, b) = (&first.doc.pointer(ptr), &p.doc.pointer(ptr));
+        // Shown as JSON shows them (a URL in quotes), "none" when absent.
+        let same = |what: &'static str, a: Option<Value>, b: Option<Value>| {
             if a == b {
                 return Ok(());
             }
-            let show = |v: &Option<&Value>| v.map_or_else(|| "none".to_string(), |v| v.to_string());
+            let show = |v: Option<Value>| v.map_or_else(|| "none".to_string(), |v| v.to_string());
             Err(MergeError::Different {
                 what,
                 first: first.name.clone(),
@@ -197,7 +205,8 @@ pub fn check(parts: &[Part]) -> Result<(), MergeError> {
                 b: show(b),
             })
         };
-        same("URL", "/config/url")?;
+        let (x, y) = (&first.doc, &p.doc);
+        same("URL", Some(x.config.url.clone().into()), Some(y.config.url.clone().into()))?;
         if p.segment.count != first.segment.count {
             return Err(MergeError::Different {
                 what: "segment count",
@@ -207,9 +216,10 @@ pub fn check(parts: &[Part]) -> Result<(), MergeError> {
                 b: p.segment.count.to_string(),
             });
         }
-        same("connections", "/config/connections")?;
-        same("duration", "/config/duration_s")?;
-        same("rate", "/rate/target_per_s")?;
+        same("connections", Some(x.config.connections.into()), Some(y.config.connections.into()))?;
+        same("duration", Some(x.config.duration_s.into()), Some(y.config.duration_s.into()))?;
+        let rate = |d: &crate::result::RunDoc| d.rate.as_ref().map(|r| r.target_per_s.into());
+        same("rate", rate(x), rate(y))?;
     }
     let count = first.segment.count;
     let mut seen: BTreeMap<u32, &Part> = BTreeMap::new();
@@ -270,10 +280,10 @@ pub fn merge(docs: Vec<(String, Value)>, force: bool) -> Result<Merged, MergeErr
     let config = whole_config(&parts, Duration::from_micros(interval_us))?;
     let thread_cpu = parts
         .iter()
-        .flat_map(|p| p.doc["thread_cpu_s"].as_array().cloned().unwrap_or_default())
-        .filter_map(|v| v.as_f64().and_then(|s| Duration::try_from_secs_f64(s).ok()))
+        .flat_map(|p| p.doc.thread_cpu_s.iter())
+        .filter_map(|s| Duration::try_from_secs_f64(*s).ok())
         .collect();
-    let proxy_dropped = parts.iter().any(|p| p.doc.get("proxy").is_some());
+    let proxy_dropped = parts.iter().any(|p| p.doc.proxy.is_some());
     // The segments spoke what their JSON names (merging refuses results of different tests).
     let protocol = match config.protocol {
         ProtocolChoice::Http2 { streams } => Protocol::Http2 { streams },
@@ -284,12 +294,8 @@ pub fn merge(docs: Vec<(String, Value)>, force: bool) -> Result<Merged, MergeErr
 
 /// Length of the series' intervals: the first full row's, rounded to 10 ms (the shortest
 /// interval allowed), since a row is cut a few microseconds after its due time.
-fn interval_us<'a>(docs: impl Iterator<Item = &'a Value>) -> u64 {
-    let lengths: Vec<f64> = docs
-        .filter_map(|d| d["intervals"].as_array())
-        .filter_map(|rows| rows.first())
-        .filter_map(|r| r["length_s"].as_f64())
-        .collect();
+fn interval_us<'a>(docs: impl Iterator<Item = &'a crate::result::RunDoc>) -> u64 {
+    let lengths: Vec<f64> = docs.filter_map(|d| d.intervals.first()).map(|r| r.length_s).collect();
     let s = lengths.iter().copied().fold(0.0f64, f64::max);
     let us = ((s * 100.0).round() * 10_000.0) as u64;
     if us == 0 {
@@ -305,9 +311,8 @@ fn rate_samples(parts: &[Part], total: &mut Recorder) {
     total.rate_samples.reset();
     for p in parts {
         let threads = p.threads.max(1) as u64;
-        for r in p.doc["intervals"].as_array().into_iter().flatten() {
-            let (per_s, length_s) =
-                (r["achieved_per_s"].as_f64().unwrap_or(0.0), r["length_s"].as_f64().unwrap_or(0.0));
+        for r in &p.doc.intervals {
+            let (per_s, length_s) = (r.achieved_per_s, r.length_s);
             let samples =
                 ((length_s * 1000.0 / crate::stats::RATE_SAMPLE_MS as f64).round() as u64).saturating_mul(threads);
             let _ = total.rate_samples.record_n((per_s / threads as f64).round() as u64, samples);
@@ -323,32 +328,25 @@ fn whole_config(parts: &[Part], interval: Duration) -> Result<Config, MergeError
     let bad = |field: &str| MergeError::Field { name: n.into(), field: field.into() };
     let doc = &first.doc;
     let mut config = Config::new(Target::parse(first.url()).map_err(|_| bad("/config/url"))?);
-    config.connections =
-        doc.pointer("/config/connections").and_then(Value::as_u64).ok_or_else(|| bad("/config/connections"))? as usize;
+    config.connections = doc.config.connections;
     config.threads = parts.iter().map(|p| p.threads).fold(0, usize::saturating_add).max(1);
-    let secs = |ptr: &str| {
-        doc.pointer(ptr)
-            .and_then(Value::as_f64)
-            .and_then(|s| Duration::try_from_secs_f64(s).ok())
-            .ok_or_else(|| bad(ptr))
-    };
-    config.duration = secs("/config/duration_s")?;
-    config.timeout = secs("/config/timeout_s")?;
+    let secs = |s: f64, field: &str| Duration::try_from_secs_f64(s).map_err(|_| bad(field));
+    config.duration = secs(doc.config.duration_s, "/config/duration_s")?;
+    config.timeout = secs(doc.config.timeout_s, "/config/timeout_s")?;
     config.warmup = first.warmup;
-    config.insecure = doc.pointer("/config/insecure").and_then(Value::as_bool).unwrap_or(false);
+    config.insecure = doc.config.insecure;
     config.headers = doc
-        .pointer("/config/headers")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|h| h.as_str()?.split_once(": "))
+        .config
+        .headers
+        .iter()
+        .filter_map(|h| h.split_once(": "))
         .map(|(name, value)| crate::http::request::Header { name: name.into(), value: value.into() })
         .collect();
-    if let Some(streams) = doc.pointer("/http2/streams_per_connection").and_then(Value::as_u64) {
-        config.protocol = ProtocolChoice::Http2 { streams: u32::try_from(streams).map_err(|_| bad("/http2"))? };
+    if let Some(h2) = &doc.http2 {
+        config.protocol = ProtocolChoice::Http2 { streams: h2.streams_per_connection };
     }
-    config.start_at = doc["start_at"].as_str().and_then(|s| humantime::parse_rfc3339_weak(s).ok());
-    if let Some(target) = doc.pointer("/rate/target_per_s").and_then(Value::as_f64) {
+    config.start_at = doc.start_at.as_deref().and_then(|s| humantime::parse_rfc3339_weak(s).ok());
+    if let Some(target) = doc.rate.as_ref().map(|r| r.target_per_s) {
         let count = f64::from(first.segment.count.max(1));
         config.schedule = Some(Schedule::constant(target * count, config.duration));
         config.interval = interval;

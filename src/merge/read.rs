@@ -1,7 +1,8 @@
-//! One segment's result JSON read back into the values strain measured: a [`Recorder`], its
+//! One segment's result read back into the values strain measured: a [`Recorder`], its
 //! interval rows as [`Snapshot`]s (so [`crate::stats::interval::IntervalRow::merge`] adds them
-//! as it adds threads), and what the checks compare. Every field is looked up by name and a
-//! missing or malformed one is an error naming the file and the field, never a panic.
+//! as it adds threads), and what the checks compare. The document is read typed
+//! ([`RunDoc`]); a value out of range (a count beyond any real run, a bad histogram) is an
+//! error naming the file and the field, never a panic.
 
 use std::time::{Duration, SystemTime};
 
@@ -10,16 +11,17 @@ use serde_json::Value;
 
 use super::MergeError;
 use crate::config::Segment;
+use crate::result::{Http2Doc, ResultError, RunDoc};
 use crate::stats::interval::Snapshot;
-use crate::stats::{ConnectCause, ErrorKind, Recorder};
+use crate::stats::{latency_histogram, unused_histogram, ConnectCause, ErrorKind, Recorder};
 
 /// A result, parsed as far as merging needs.
 #[derive(Debug, Clone)]
 pub struct Part {
     /// Where it came from (a file name, or `stdin result 2`).
     pub name: String,
-    /// The document as written.
-    pub doc: Value,
+    /// The document.
+    pub doc: RunDoc,
     /// Which share of the test it is (0/1 for an unsplit run).
     pub segment: Segment,
     /// When its measured load started.
@@ -39,118 +41,47 @@ pub struct Part {
 /// results far from overflowing.
 const MAX_COUNT: u64 = 1 << 40;
 
-/// A count that may be absent (zero), capped at [`MAX_COUNT`].
-fn capped(v: Option<&Value>) -> u64 {
-    v.and_then(Value::as_u64).unwrap_or(0).min(MAX_COUNT)
+/// Checks a value read from result `name` at `field`: `ok` or an error naming both.
+fn valid<T>(name: &str, field: &str, v: Option<T>) -> Result<T, MergeError> {
+    v.ok_or_else(|| MergeError::Field { name: name.into(), field: field.into() })
 }
 
-/// A field of `doc`, or an error naming it.
-fn field<'a>(name: &str, doc: &'a Value, pointer: &str) -> Result<&'a Value, MergeError> {
-    doc.pointer(pointer).ok_or_else(|| MergeError::Field { name: name.into(), field: pointer.into() })
+/// A count of result `name`, refused above [`MAX_COUNT`].
+fn count(name: &str, field: &str, n: u64) -> Result<u64, MergeError> {
+    valid(name, field, Some(n).filter(|n| *n <= MAX_COUNT))
 }
 
-fn count(name: &str, doc: &Value, pointer: &str) -> Result<u64, MergeError> {
-    field(name, doc, pointer)?
-        .as_u64()
-        .filter(|n| *n <= MAX_COUNT)
-        .ok_or_else(|| MergeError::Field { name: name.into(), field: pointer.into() })
-}
-
-fn seconds(name: &str, doc: &Value, pointer: &str) -> Result<Duration, MergeError> {
-    field(name, doc, pointer)?
-        .as_f64()
-        .and_then(|s| Duration::try_from_secs_f64(s).ok())
-        .ok_or_else(|| MergeError::Field { name: name.into(), field: pointer.into() })
-}
-
-fn instant(name: &str, doc: &Value, pointer: &str) -> Result<SystemTime, MergeError> {
-    field(name, doc, pointer)?
-        .as_str()
-        .and_then(|s| humantime::parse_rfc3339_weak(s).ok())
-        .ok_or_else(|| MergeError::Field { name: name.into(), field: pointer.into() })
+fn seconds(name: &str, field: &str, s: f64) -> Result<Duration, MergeError> {
+    valid(name, field, Duration::try_from_secs_f64(s).ok())
 }
 
 /// Adds a histogram written by `report::json::encode_histogram` into `into`.
-fn add_histogram(name: &str, text: &Value, into: &mut Histogram<u64>, pointer: &str) -> Result<(), MergeError> {
-    let bad = || MergeError::Field { name: name.into(), field: pointer.into() };
-    let h = text.as_str().and_then(crate::report::json::decode_histogram).ok_or_else(bad)?;
-    into.add(&h).map_err(|_| bad())
+fn add_histogram(name: &str, text: &str, into: &mut Histogram<u64>, field: &str) -> Result<(), MergeError> {
+    let h = valid(name, field, crate::report::json::decode_histogram(text))?;
+    into.add(&h).map_err(|_| MergeError::Field { name: name.into(), field: field.into() })
 }
 
 impl Part {
     /// Reads one result document.
-    pub fn read(name: String, doc: Value) -> Result<Part, MergeError> {
+    pub fn read(name: String, value: Value) -> Result<Part, MergeError> {
+        let doc = RunDoc::from_value(value).map_err(|e| match e {
+            ResultError::Other(_) => MergeError::NotAResult { name: name.clone() },
+            e => MergeError::Result { name: name.clone(), why: e.to_string() },
+        })?;
         let n = name.as_str();
-        if doc.get("schema_version").is_none() || doc.get("intervals").is_none() {
-            return Err(MergeError::NotAResult { name });
-        }
-        let segment = match doc.get("segment") {
+        let segment = match doc.segment {
             None => Segment::default(),
-            Some(_) => {
-                let index = u32::try_from(count(n, &doc, "/segment/index")?);
-                let total = u32::try_from(count(n, &doc, "/segment/count")?);
-                match (index, total) {
-                    (Ok(index), Ok(count)) if index < count => Segment { index, count },
-                    _ => return Err(MergeError::Field { name, field: "/segment".into() }),
-                }
-            }
+            Some(s) if s.index < s.count => Segment { index: s.index, count: s.count },
+            Some(_) => return Err(MergeError::Field { name, field: "/segment".into() }),
         };
-        let mut r = Recorder::new();
-        r.sent = count(n, &doc, "/sent")?;
-        r.requests = count(n, &doc, "/requests")?;
-        r.bytes = count(n, &doc, "/bytes")?;
-        r.connections = count(n, &doc, "/connections_opened")?;
-        for kind in ErrorKind::ALL {
-            // `reset` is written only when non-zero.
-            r.errors[kind as usize] = match doc.pointer(&format!("/errors/{}", kind.name())) {
-                None if kind == ErrorKind::Reset => 0,
-                _ => count(n, &doc, &format!("/errors/{}", kind.name()))?,
-            };
-        }
-        for cause in ConnectCause::ALL {
-            r.connect_causes[cause as usize] = count(n, &doc, &format!("/errors/connect_causes/{}", cause.name()))?;
-        }
-        let status = field(n, &doc, "/status")?
-            .as_object()
-            .ok_or_else(|| MergeError::Field { name: name.clone(), field: "/status".into() })?;
-        for (code, v) in status {
-            let bad = || MergeError::Field { name: name.clone(), field: format!("/status/{code}") };
-            let code: usize = code.parse().map_err(|_| bad())?;
-            let slot = r.status.get_mut(code).ok_or_else(bad)?;
-            *slot = v.as_u64().filter(|n| *n <= MAX_COUNT).ok_or_else(bad)?;
-            if code > 399 {
-                r.status_errors += *slot;
-            }
-        }
-        add_histogram(n, field(n, &doc, "/latency_histogram")?, &mut r.latency_us, "/latency_histogram")?;
-        if let Some(h) = doc.get("uncorrected_latency_histogram") {
-            add_histogram(n, h, &mut r.uncorrected_us, "/uncorrected_latency_histogram")?;
-        }
-        if doc.get("rate").is_some() {
-            let p = &mut r.pacing;
-            p.sent = count(n, &doc, "/rate/sent")?;
-            p.late = count(n, &doc, "/rate/late")?;
-            p.late_no_connection = count(n, &doc, "/rate/late_no_connection")?;
-            p.late_max_us = count(n, &doc, "/rate/late_max_us")?;
-            p.unsent = count(n, &doc, "/rate/unsent")?;
-            let mean = field(n, &doc, "/rate/late_mean_us")?.as_f64().unwrap_or(0.0);
-            // The file keeps the mean; the sum it came from is back to within a microsecond.
-            p.late_sum_us = ((mean * p.late as f64).round() as u64).min(MAX_COUNT << 10);
-        }
-        if doc.get("http2").is_some() {
-            read_h2(n, &doc, &mut r.h2)?;
-        }
-        let threads = usize::try_from(count(n, &doc, "/config/threads")?).unwrap_or(usize::MAX);
-        let warmup = match doc.pointer("/config/warmup_s") {
-            None => Duration::ZERO,
-            Some(_) => seconds(n, &doc, "/config/warmup_s")?,
-        };
+        let recorder = recorder(n, &doc)?;
+        let threads = usize::try_from(count(n, "/config/threads", doc.config.threads as u64)?).unwrap_or(usize::MAX);
         Ok(Part {
-            started: instant(n, &doc, "/started")?,
-            elapsed: seconds(n, &doc, "/duration_s")?,
-            warmup,
+            started: valid(n, "/started", humantime::parse_rfc3339_weak(&doc.started).ok())?,
+            elapsed: seconds(n, "/duration_s", doc.duration_s)?,
+            warmup: seconds(n, "/config/warmup_s", doc.config.warmup_s)?,
             segment,
-            recorder: r,
+            recorder,
             threads,
             name,
             doc,
@@ -159,7 +90,7 @@ impl Part {
 
     /// The target URL.
     pub fn url(&self) -> &str {
-        self.doc.pointer("/config/url").and_then(Value::as_str).unwrap_or("")
+        &self.doc.config.url
     }
 
     /// The interval rows as snapshots with their target rates, each placed at `start_us` from
@@ -167,64 +98,111 @@ impl Part {
     /// at the same instant to the millisecond, and each cuts its rows a few microseconds apart).
     pub fn snapshots(&self, origin: SystemTime, interval_us: u64) -> Result<Vec<(Snapshot, Option<f64>)>, MergeError> {
         let n = self.name.as_str();
-        let rows = field(n, &self.doc, "/intervals")?
-            .as_array()
-            .ok_or_else(|| MergeError::Field { name: n.into(), field: "/intervals".into() })?;
         let load_start = self.started.checked_sub(self.warmup).unwrap_or(self.started);
         // Offsets before the origin can only come from a forced merge of different tests.
         let offset_us = load_start.duration_since(origin).unwrap_or_default().as_micros() as f64;
-        let empty = Recorder::new();
-        let mut out = Vec::with_capacity(rows.len());
-        for (i, row) in rows.iter().enumerate() {
+        let mut out = Vec::with_capacity(self.doc.intervals.len());
+        for (i, row) in self.doc.intervals.iter().enumerate() {
             let at = |f: &str| format!("/intervals/{i}/{f}");
-            let start_us = seconds(n, &self.doc, &at("start_s"))?.as_micros() as f64 + offset_us;
-            let length_us = seconds(n, &self.doc, &at("length_s"))?.as_micros() as u64;
+            let start_us = seconds(n, &at("start_s"), row.start_s)?.as_micros() as f64 + offset_us;
+            let length_us = seconds(n, &at("length_s"), row.length_s)?.as_micros() as u64;
             let index = (start_us / interval_us.max(1) as f64).round();
             let start_us = (index as u64).saturating_mul(interval_us);
-            let mut latency_us = empty.latency_us.clone();
-            let h = row.get("latency_histogram").ok_or_else(|| MergeError::NoIntervalHistograms { name: n.into() })?;
+            let mut latency_us = latency_histogram();
+            let h =
+                row.latency_histogram.as_deref().ok_or_else(|| MergeError::NoIntervalHistograms { name: n.into() })?;
             add_histogram(n, h, &mut latency_us, &at("latency_histogram"))?;
-            let status_errors = count(n, &self.doc, &at("status_errors"))?;
+            let status_errors = count(n, &at("status_errors"), row.status_errors)?;
             let mut errors_by_kind = [0; ErrorKind::COUNT];
             for kind in ErrorKind::ALL {
-                errors_by_kind[kind as usize] = capped(row["errors_by_kind"].get(kind.name()));
+                errors_by_kind[kind as usize] =
+                    row.errors_by_kind.get(kind.name()).copied().unwrap_or(0).min(MAX_COUNT);
             }
-            let bytes_per_s = row["bytes_per_s"].as_f64().unwrap_or(0.0);
             let snap = Snapshot {
                 index: u32::try_from(index as u64).unwrap_or(u32::MAX),
                 start_us,
                 end_us: start_us.saturating_add(length_us),
                 latency_us,
-                ttfb_us: empty.ttfb_us.clone(),
-                bytes: ((bytes_per_s * length_us as f64 / 1e6).round() as u64).min(MAX_COUNT),
-                requests: count(n, &self.doc, &at("requests"))?,
-                errors: count(n, &self.doc, &at("errors"))?.saturating_sub(status_errors),
+                ttfb_us: unused_histogram(),
+                bytes: ((row.bytes_per_s * length_us as f64 / 1e6).round() as u64).min(MAX_COUNT),
+                requests: count(n, &at("requests"), row.requests)?,
+                errors: count(n, &at("errors"), row.errors)?.saturating_sub(status_errors),
                 errors_by_kind,
                 status_errors,
-                late: count(n, &self.doc, &at("late"))?,
-                open: count(n, &self.doc, &at("open_connections"))?,
-                connects: count(n, &self.doc, &at("new_connections"))?,
+                late: count(n, &at("late"), row.late)?,
+                open: count(n, &at("open_connections"), row.open_connections)?,
+                connects: count(n, &at("new_connections"), row.new_connections)?,
             };
-            out.push((snap, row["target_per_s"].as_f64()));
+            out.push((snap, row.target_per_s));
         }
         Ok(out)
     }
 }
 
-/// The HTTP/2 counters; resets come back from their code names.
-fn read_h2(n: &str, doc: &Value, h2: &mut crate::stats::H2Counts) -> Result<(), MergeError> {
-    h2.header_bytes = count(n, doc, "/http2/header_bytes")?;
-    h2.header_frame_bytes = count(n, doc, "/http2/header_frame_bytes")?;
-    h2.goaways = count(n, doc, "/http2/goaways")?;
-    h2.retried = count(n, doc, "/http2/retried")?;
-    h2.protocol_errors = count(n, doc, "/http2/protocol_errors")?;
-    h2.flow_control_stalls = capped(doc.pointer("/http2/flow_control_stalls"));
-    if let Some(resets) = doc.pointer("/http2/resets").and_then(Value::as_object) {
-        for (code_name, v) in resets {
-            let slot = (0..h2.resets.len()).find(|&c| crate::h2::code_name(c as u32) == code_name);
-            let last = h2.resets.len() - 1;
-            h2.resets[slot.unwrap_or(last)] += capped(Some(v));
+/// The counters and whole histograms of result `n`.
+fn recorder(n: &str, doc: &RunDoc) -> Result<Recorder, MergeError> {
+    let mut r = Recorder::new();
+    r.sent = count(n, "/sent", doc.sent)?;
+    r.requests = count(n, "/requests", doc.requests)?;
+    r.bytes = count(n, "/bytes", doc.bytes)?;
+    r.connections = count(n, "/connections_opened", doc.connections_opened)?;
+    let e = &doc.errors;
+    for (kind, v) in [
+        (ErrorKind::Connect, e.connect),
+        (ErrorKind::Read, e.read),
+        (ErrorKind::Write, e.write),
+        (ErrorKind::Timeout, e.timeout),
+        (ErrorKind::Parse, e.parse),
+        (ErrorKind::Content, e.content),
+        (ErrorKind::Reset, e.reset),
+    ] {
+        r.errors[kind as usize] = count(n, &format!("/errors/{}", kind.name()), v)?;
+    }
+    for cause in ConnectCause::ALL {
+        let field = format!("/errors/connect_causes/{}", cause.name());
+        r.connect_causes[cause as usize] =
+            count(n, &field, valid(n, &field, e.connect_causes.get(cause.name()).copied())?)?;
+    }
+    for (code, v) in &doc.status {
+        let field = format!("/status/{code}");
+        let slot = valid(n, &field, code.parse::<usize>().ok().and_then(|c| r.status.get_mut(c)))?;
+        *slot = count(n, &field, *v)?;
+        if code.parse::<usize>().is_ok_and(|c| c > 399) {
+            r.status_errors += *slot;
         }
+    }
+    add_histogram(n, &doc.latency_histogram, &mut r.latency_us, "/latency_histogram")?;
+    if let Some(h) = &doc.uncorrected_latency_histogram {
+        add_histogram(n, h, &mut r.uncorrected_us, "/uncorrected_latency_histogram")?;
+    }
+    if let Some(rate) = &doc.rate {
+        let p = &mut r.pacing;
+        p.sent = count(n, "/rate/sent", rate.sent)?;
+        p.late = count(n, "/rate/late", rate.late)?;
+        p.late_no_connection = count(n, "/rate/late_no_connection", rate.late_no_connection)?;
+        p.late_max_us = count(n, "/rate/late_max_us", rate.late_max_us)?;
+        p.unsent = count(n, "/rate/unsent", rate.unsent)?;
+        // The file keeps the mean; the sum it came from is back to within a microsecond.
+        p.late_sum_us = ((rate.late_mean_us * p.late as f64).round() as u64).min(MAX_COUNT << 10);
+    }
+    if let Some(h2) = &doc.http2 {
+        read_h2(n, h2, &mut r.h2)?;
+    }
+    Ok(r)
+}
+
+/// The HTTP/2 counters; resets come back from their code names.
+fn read_h2(n: &str, doc: &Http2Doc, h2: &mut crate::stats::H2Counts) -> Result<(), MergeError> {
+    h2.header_bytes = count(n, "/http2/header_bytes", doc.header_bytes)?;
+    h2.header_frame_bytes = count(n, "/http2/header_frame_bytes", doc.header_frame_bytes)?;
+    h2.goaways = count(n, "/http2/goaways", doc.goaways)?;
+    h2.retried = count(n, "/http2/retried", doc.retried)?;
+    h2.protocol_errors = count(n, "/http2/protocol_errors", doc.protocol_errors)?;
+    h2.flow_control_stalls = doc.flow_control_stalls.min(MAX_COUNT);
+    for (code_name, v) in &doc.resets {
+        let slot = (0..h2.resets.len()).find(|&c| crate::h2::code_name(c as u32) == code_name);
+        let last = h2.resets.len() - 1;
+        h2.resets[slot.unwrap_or(last)] += (*v).min(MAX_COUNT);
     }
     Ok(())
 }

@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use serde_json::Value;
+use crate::result::{IntervalRow, RunDoc};
 
 use super::json::decode_histogram;
 use super::units::time_us;
@@ -52,32 +52,10 @@ fn chart(
     y_label: &dyn Fn(f64) -> String,
     x_range: Option<(f64, f64)>,
 ) -> String {
-    let all = series.iter().flat_map(|s| s.points.iter()).filter(|(x, y)| x.is_finite() && y.is_finite());
-    let (mut x0, mut x1, mut y1, mut any) = (f64::MAX, f64::MIN, 0.0f64, false);
-    for &(x, y) in all {
-        (x0, x1, y1, any) = (x0.min(x), x1.max(x), y1.max(y), true);
-    }
-    if let Some((a, b)) = x_range {
-        (x0, x1) = (a, b);
-    } else if !any {
-        (x0, x1) = (0.0, 1.0);
-    } else if x0 >= x1 {
-        x1 = x0 + 1.0;
-    }
-    let y1 = if y1 > 0.0 { y1 * 1.08 } else { 1.0 };
-    // Legend entries flow in rows under the title; the plot starts below them.
+    let (x0, x1, y1, any) = bounds(series, x_range);
     let shown: Vec<&Series> = series.iter().filter(|s| !s.points.is_empty()).collect();
-    let mut places = Vec::with_capacity(shown.len());
-    let (mut lx, mut row) = (ML, 0.0);
-    for s in &shown {
-        let width = 30.0 + 6.2 * s.name.chars().count() as f64;
-        if lx + width > W - MR && lx > ML {
-            (lx, row) = (ML, row + 1.0);
-        }
-        places.push((lx, 32.0 + row * ROW));
-        lx += width;
-    }
-    let top = MT + ROW * (row + 1.0);
+    let (places, rows) = legend(&shown);
+    let top = MT + ROW * rows;
     let px = |x: f64| ML + (x - x0) / (x1 - x0) * (W - ML - MR);
     let py = |y: f64| H - MB - y / y1 * (H - top - MB);
     let mut out = format!(
@@ -142,15 +120,48 @@ fn chart(
     out
 }
 
-/// The middle of each interval, with a value from its row.
-fn over_time(doc: &Value, key: &str, field: &str, scale: f64) -> Vec<(f64, f64)> {
-    let rows = doc.pointer(key).and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
-    rows.iter()
-        .filter_map(|r| {
-            let t = r["start_s"].as_f64()? + r["length_s"].as_f64().unwrap_or(0.0) / 2.0;
-            Some((t, r[field].as_f64()? * scale))
-        })
-        .collect()
+/// The axes' ranges (x0, x1, y1) and whether there is any point to draw.
+fn bounds(series: &[Series], x_range: Option<(f64, f64)>) -> (f64, f64, f64, bool) {
+    let all = series.iter().flat_map(|s| s.points.iter()).filter(|(x, y)| x.is_finite() && y.is_finite());
+    let (mut x0, mut x1, mut y1, mut any) = (f64::MAX, f64::MIN, 0.0f64, false);
+    for &(x, y) in all {
+        (x0, x1, y1, any) = (x0.min(x), x1.max(x), y1.max(y), true);
+    }
+    if let Some((a, b)) = x_range {
+        (x0, x1) = (a, b);
+    } else if !any {
+        (x0, x1) = (0.0, 1.0);
+    } else if x0 >= x1 {
+        x1 = x0 + 1.0;
+    }
+    (x0, x1, if y1 > 0.0 { y1 * 1.08 } else { 1.0 }, any)
+}
+
+/// Where each legend entry goes: entries flow in rows under the title, and the plot starts
+/// below them; returns the places and the number of rows.
+fn legend(shown: &[&Series]) -> (Vec<(f64, f64)>, f64) {
+    let mut places = Vec::with_capacity(shown.len());
+    let (mut lx, mut row) = (ML, 0.0);
+    for s in shown {
+        let width = 30.0 + 6.2 * s.name.chars().count() as f64;
+        if lx + width > W - MR && lx > ML {
+            (lx, row) = (ML, row + 1.0);
+        }
+        places.push((lx, 32.0 + row * ROW));
+        lx += width;
+    }
+    (places, row + 1.0)
+}
+
+/// The middle of each interval, with a value from its row (rows without one are left out).
+fn over_time(rows: &[IntervalRow], value: impl Fn(&IntervalRow) -> Option<f64>, scale: f64) -> Vec<(f64, f64)> {
+    rows.iter().filter_map(|r| Some((r.start_s + r.length_s / 2.0, value(r)? * scale))).collect()
+}
+
+/// A proxy test's rows over time, each at its interval's start (its rows carry no length).
+fn proxy_over_time(d: &RunDoc, value: impl Fn(&crate::result::ProxyRow) -> Option<f64>, scale: f64) -> Vec<(f64, f64)> {
+    let rows = d.proxy.as_ref().map_or(&[][..], |p| p.intervals.as_slice());
+    rows.iter().filter_map(|r| Some((r.start_s, value(r)? * scale))).collect()
 }
 
 /// The percentile spectrum of an encoded histogram: x = log10(1 / (1 - p)), y = milliseconds.
@@ -171,112 +182,45 @@ fn ms(v: f64) -> String {
     time_us(v * 1000.0)
 }
 
-/// Renders results (label, result JSON) as one page.
-pub fn render(results: &[(String, Value)]) -> String {
-    let colour = |i: usize| COLOURS[i % COLOURS.len()];
+/// A row's value to draw.
+type Field<T> = fn(&T) -> u64;
+
+/// A series maker: result index, label, document.
+type Make<'a> = &'a dyn Fn(usize, &String, &RunDoc) -> Vec<Series>;
+
+/// Renders results (label, result) as one page.
+pub fn render(results: &[(String, RunDoc)]) -> String {
     let secs = |v: f64| format!("{v:.1}s");
-    let mut charts = Vec::new();
-    let series = |make: &dyn Fn(usize, &String, &Value) -> Vec<Series>| -> Vec<Series> {
-        results.iter().enumerate().flat_map(|(i, (l, d))| make(i, l, d)).collect()
-    };
-    let marks: Vec<f64> = results
-        .iter()
-        .flat_map(|(_, d)| d["stage_ends_s"].as_array().cloned().unwrap_or_default())
-        .filter_map(|v| v.as_f64())
-        .collect();
-    let named = |l: &String, what: &str| if results.len() > 1 { format!("{l} {what}") } else { what.to_string() };
-    let rate = series(&|i, l, d| {
-        let mut s = vec![Series {
-            name: named(l, "achieved"),
-            colour: colour(i),
-            dash: "",
-            width: 2.0,
-            points: over_time(d, "/intervals", "achieved_per_s", 1.0),
-        }];
-        let target = over_time(d, "/intervals", "target_per_s", 1.0);
-        if !target.is_empty() {
-            s.push(Series { name: named(l, "target"), colour: colour(i), dash: "6 4", width: 1.0, points: target });
-        }
-        s
-    });
     let count = |v: f64| if v < 10.0 { format!("{v:.1}") } else { format!("{v:.0}") };
+    let series =
+        |make: Make| -> Vec<Series> { results.iter().enumerate().flat_map(|(i, (l, d))| make(i, l, d)).collect() };
+    let marks: Vec<f64> = results.iter().flat_map(|(_, d)| d.stage_ends_s.clone().unwrap_or_default()).collect();
+    let named = |l: &String, what: &str| if results.len() > 1 { format!("{l} {what}") } else { what.to_string() };
+    let mut charts = Vec::new();
+    let rate = series(&|i, l, d| rate_series(i, l, d, &named));
     charts.push(chart("Requests per second", &rate, &marks, &secs, &count, None));
     let latency = series(&|i, l, d| {
-        [
-            ("p50_us", "p50", "2 3", 1.0),
-            ("p90_us", "p90", "6 3", 1.2),
-            ("p99_us", "p99", "", 2.0),
-            ("max_us", "max", "1 4", 1.0),
-        ]
-        .iter()
-        .map(|&(f, n, dash, width)| Series {
-            name: named(l, n),
-            colour: colour(i),
-            dash,
-            width,
-            points: over_time(d, "/intervals", f, 0.001),
-        })
-        .collect()
-    });
-    charts.push(chart("Latency over time (ms; stage boundaries marked)", &latency, &marks, &secs, &ms, None));
-    let errors = series(&|i, l, d| {
-        let rows = d["intervals"].as_array().cloned().unwrap_or_default();
-        let mut kinds: Vec<String> = rows
+        let lines: [(Field<IntervalRow>, &str, &'static str, f64); 4] = [
+            (|r| r.p50_us, "p50", "2 3", 1.0),
+            (|r| r.p90_us, "p90", "6 3", 1.2),
+            (|r| r.p99_us, "p99", "", 2.0),
+            (|r| r.max_us, "max", "1 4", 1.0),
+        ];
+        lines
             .iter()
-            .flat_map(|r| {
-                r["errors_by_kind"].as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()).unwrap_or_default()
-            })
-            .collect();
-        kinds.sort();
-        kinds.dedup();
-        kinds
-            .iter()
-            .enumerate()
-            .map(|(k, kind)| Series {
-                name: named(l, kind),
-                colour: COLOURS[(i + k + 1) % COLOURS.len()],
-                dash: if k % 2 == 0 { "" } else { "4 2" },
-                width: 1.5,
-                points: rows
-                    .iter()
-                    .filter_map(|r| {
-                        Some((
-                            r["start_s"].as_f64()? + r["length_s"].as_f64()? / 2.0,
-                            r["errors_by_kind"][kind].as_f64().unwrap_or(0.0),
-                        ))
-                    })
-                    .collect(),
+            .map(|&(f, n, dash, width)| Series {
+                name: named(l, n),
+                colour: colour(i),
+                dash,
+                width,
+                points: over_time(&d.intervals, |r| Some(f(r) as f64), 0.001),
             })
             .collect()
     });
+    charts.push(chart("Latency over time (ms; stage boundaries marked)", &latency, &marks, &secs, &ms, None));
+    let errors = series(&|i, l, d| error_series(i, l, d, &named));
     charts.push(chart("Errors per interval, by kind", &errors, &marks, &secs, &count, None));
-    let pct = |x: f64| {
-        let p = 100.0 * (1.0 - 10f64.powf(-x));
-        if x < 0.5 {
-            "0%".to_string()
-        } else {
-            format!("{}%", (p * 1000.0).round() / 1000.0)
-        }
-    };
-    let spectra = series(&|i, l, d| {
-        let mut s = vec![Series {
-            name: named(l, if d.get("uncorrected_latency_histogram").is_some() { "corrected" } else { "latency" }),
-            colour: colour(i),
-            dash: "",
-            width: 2.0,
-            points: spectrum(d["latency_histogram"].as_str()),
-        }];
-        if let Some(u) = d["uncorrected_latency_histogram"].as_str() {
-            s.push(Series {
-                name: named(l, "uncorrected"),
-                colour: colour(i),
-                dash: "5 3",
-                width: 1.2,
-                points: spectrum(Some(u)),
-            });
-        }
-        s
-    });
+    let spectra = series(&|i, l, d| spectrum_series(i, l, d, &named));
     charts.push(chart(
         "Latency by percentile (ms; x is 1/(1-p))",
         &spectra,
@@ -285,15 +229,10 @@ pub fn render(results: &[(String, Value)]) -> String {
         &ms,
         Some((0.0, SPECTRUM_MAX_X)),
     ));
-    if results.iter().any(|(_, d)| d.get("proxy").is_some()) {
+    if results.iter().any(|(_, d)| d.proxy.is_some()) {
         let hit = series(&|i, l, d| {
-            vec![Series {
-                name: named(l, "hit ratio"),
-                colour: colour(i),
-                dash: "",
-                width: 2.0,
-                points: over_time(d, "/proxy/intervals", "hit_ratio", 1.0),
-            }]
+            let points = proxy_over_time(d, |r| r.hit_ratio, 1.0);
+            vec![Series { name: named(l, "hit ratio"), colour: colour(i), dash: "", width: 2.0, points }]
         });
         charts.push(chart("Hit ratio per interval", &hit, &marks, &secs, &|v| format!("{v:.2}"), None));
         let fb = series(&|i, l, d| {
@@ -303,20 +242,92 @@ pub fn render(results: &[(String, Value)]) -> String {
                     colour: colour(i),
                     dash: "4 2",
                     width: 1.5,
-                    points: over_time(d, "/proxy/intervals", "first_byte_p99_us", 0.001),
+                    points: proxy_over_time(d, |r| Some(r.first_byte_p99_us as f64), 0.001),
                 },
                 Series {
                     name: named(l, "full response p99"),
                     colour: colour(i),
                     dash: "",
                     width: 2.0,
-                    points: over_time(d, "/intervals", "p99_us", 0.001),
+                    points: over_time(&d.intervals, |r| Some(r.p99_us as f64), 0.001),
                 },
             ]
         });
         charts.push(chart("First byte and full response, p99 (ms)", &fb, &marks, &secs, &ms, None));
     }
     page(results, &charts)
+}
+
+/// Result `i`'s colour.
+fn colour(i: usize) -> &'static str {
+    COLOURS[i % COLOURS.len()]
+}
+
+/// A percentile's tick label from x = log10(1 / (1 - p)).
+fn pct(x: f64) -> String {
+    let p = 100.0 * (1.0 - 10f64.powf(-x));
+    if x < 0.5 {
+        "0%".to_string()
+    } else {
+        format!("{}%", (p * 1000.0).round() / 1000.0)
+    }
+}
+
+/// Achieved requests per second, and the target in rate mode.
+fn rate_series(i: usize, l: &String, d: &RunDoc, named: &dyn Fn(&String, &str) -> String) -> Vec<Series> {
+    let mut s = vec![Series {
+        name: named(l, "achieved"),
+        colour: colour(i),
+        dash: "",
+        width: 2.0,
+        points: over_time(&d.intervals, |r| Some(r.achieved_per_s), 1.0),
+    }];
+    let target = over_time(&d.intervals, |r| r.target_per_s, 1.0);
+    if !target.is_empty() {
+        s.push(Series { name: named(l, "target"), colour: colour(i), dash: "6 4", width: 1.0, points: target });
+    }
+    s
+}
+
+/// One line per error kind seen in any interval.
+fn error_series(i: usize, l: &String, d: &RunDoc, named: &dyn Fn(&String, &str) -> String) -> Vec<Series> {
+    let rows = &d.intervals;
+    let mut kinds: Vec<&String> = rows.iter().flat_map(|r| r.errors_by_kind.keys()).collect();
+    kinds.sort();
+    kinds.dedup();
+    kinds
+        .iter()
+        .enumerate()
+        .map(|(k, kind)| Series {
+            name: named(l, kind),
+            colour: COLOURS[(i + k + 1) % COLOURS.len()],
+            dash: if k % 2 == 0 { "" } else { "4 2" },
+            width: 1.5,
+            points: over_time(rows, |r| Some(r.errors_by_kind.get(*kind).copied().unwrap_or(0) as f64), 1.0),
+        })
+        .collect()
+}
+
+/// The latency spectrum, and the uncorrected one in rate mode.
+fn spectrum_series(i: usize, l: &String, d: &RunDoc, named: &dyn Fn(&String, &str) -> String) -> Vec<Series> {
+    let corrected = d.uncorrected_latency_histogram.is_some();
+    let mut s = vec![Series {
+        name: named(l, if corrected { "corrected" } else { "latency" }),
+        colour: colour(i),
+        dash: "",
+        width: 2.0,
+        points: spectrum(Some(&d.latency_histogram)),
+    }];
+    if let Some(u) = &d.uncorrected_latency_histogram {
+        s.push(Series {
+            name: named(l, "uncorrected"),
+            colour: colour(i),
+            dash: "5 3",
+            width: 1.2,
+            points: spectrum(Some(u)),
+        });
+    }
+    s
 }
 
 /// The page's head and style, and its heading.
@@ -342,23 +353,21 @@ fn head(title: &str) -> String {
 }
 
 /// The page around the charts: what ran, the summary table, status codes.
-fn page(results: &[(String, Value)], charts: &[String]) -> String {
+fn page(results: &[(String, RunDoc)], charts: &[String]) -> String {
     let mut out = head("strain report");
     for (i, (label, d)) in results.iter().enumerate() {
-        let command = d["command"]
-            .as_array()
-            .map_or_else(String::new, |a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" "));
+        let command = d.command.join(" ");
         let _ = writeln!(
             out,
             "<p><b style=\"color:{}\">{}</b>: <code>{}</code><br>strain {}, {} cores, started {}, {} connections, {} threads</p>",
-            COLOURS[i % COLOURS.len()],
+            colour(i),
             esc(label),
-            esc(if command.is_empty() { d["config"]["url"].as_str().unwrap_or("") } else { &command }),
-            esc(d["strain_version"].as_str().unwrap_or("?")),
-            d["host_cores"].as_u64().unwrap_or(0),
-            esc(d["started"].as_str().unwrap_or("?")),
-            d["config"]["connections"].as_u64().unwrap_or(0),
-            d["config"]["threads"].as_u64().unwrap_or(0),
+            esc(if command.is_empty() { &d.config.url } else { &command }),
+            esc(&d.strain_version),
+            d.host_cores,
+            esc(&d.started),
+            d.config.connections,
+            d.config.threads,
         );
     }
     out.push_str(
@@ -366,24 +375,18 @@ fn page(results: &[(String, Value)], charts: &[String]) -> String {
          <th>max</th><th>errors</th><th>hit ratio</th><th>status codes</th></tr>\n",
     );
     for (label, d) in results {
-        let p = |k: &str| d["latency_us"]["percentiles"][k].as_f64().map_or_else(|| "-".into(), time_us);
-        let errors: u64 = d["errors"]
-            .as_object()
-            .map(|o| o.iter().filter(|(k, _)| *k != "connect_causes").filter_map(|(_, v)| v.as_u64()).sum())
-            .unwrap_or(0);
-        let status = d["status"]
-            .as_object()
-            .map(|o| o.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", "))
-            .unwrap_or_default();
-        let hit = d["proxy"]["hit_ratio"].as_f64().map_or_else(|| "-".into(), |h| format!("{h:.3}"));
+        let p = |k: &str| d.latency_us.at(k).map_or_else(|| "-".into(), |v| time_us(v as f64));
+        let errors = d.error_total();
+        let status = d.status.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", ");
+        let hit = d.proxy.as_ref().and_then(|p| p.hit_ratio).map_or_else(|| "-".into(), |h| format!("{h:.3}"));
         let _ = writeln!(
             out,
             "<tr><td>{}</td><td data-metric=\"requests\">{}</td><td data-metric=\"requests_per_s\">{:.2}</td>\
              <td>{}</td><td>{}</td><td data-metric=\"p99\">{}</td><td>{}</td><td>{}</td><td data-metric=\"errors\">{errors}</td>\
              <td>{hit}</td><td>{}</td></tr>",
             esc(label),
-            d["requests"].as_u64().unwrap_or(0),
-            d["requests_per_s"].as_f64().unwrap_or(0.0),
+            d.requests,
+            d.requests_per_s,
             p("50"),
             p("90"),
             p("99"),

@@ -3,18 +3,14 @@
 
 use std::fmt::Write as _;
 
-use serde::Serialize;
-
+use crate::result::find_max::{Answer as AnswerDoc, FindMaxDoc, Knee, Limit, SearchSettings, StepDoc};
+use crate::result::{ThresholdDoc, SCHEMA_VERSION};
 use crate::search::plan::End;
 use crate::search::step::{Step, Verdict};
-use crate::search::watch::Watched;
 use crate::search::{Answer, SearchConfig, SearchResult};
 use crate::verdict::Outcome;
 
 use super::units::time_us;
-
-/// Version of the find-max JSON layout (schema/find-max.schema.json).
-pub const SCHEMA_VERSION: u32 = 1;
 
 /// A rate with thousands grouped: `16,000`.
 pub fn rate(r: f64) -> String {
@@ -143,87 +139,6 @@ pub fn answer(a: &Answer, connections: usize) -> String {
     out
 }
 
-#[derive(Serialize)]
-struct Doc<'a> {
-    schema_version: u32,
-    strain_version: &'static str,
-    kind: &'static str,
-    /// The highest rate that met the SLO, requests/s (null when none did).
-    max_rate: Option<f64>,
-    answer: AnswerOut<'a>,
-    config: ConfigOut<'a>,
-    probe_per_s: Option<f64>,
-    steps: Vec<StepOut<'a>>,
-    #[serde(skip_serializing_if = "<[String]>::is_empty")]
-    command: &'a [String],
-    host_cores: usize,
-}
-
-#[derive(Serialize)]
-struct AnswerOut<'a> {
-    end: &'static str,
-    max_rate: Option<f64>,
-    first_fail: Option<f64>,
-    failed_terms: &'a [String],
-    knee: Option<Knee>,
-    limit: Option<LimitOut>,
-}
-
-#[derive(Serialize)]
-struct Knee {
-    rate: f64,
-    latency_us: f64,
-}
-
-#[derive(Serialize)]
-struct LimitOut {
-    kind: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    late_share: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cpu_share: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    suggest_connections: Option<usize>,
-}
-
-#[derive(Serialize)]
-struct ConfigOut<'a> {
-    url: &'a str,
-    connections: usize,
-    threads: usize,
-    slo: Vec<&'a str>,
-    start: Option<f64>,
-    max: Option<f64>,
-    precision: f64,
-    warmup_s: f64,
-    step_s: f64,
-    watch_pids: &'a [u32],
-}
-
-#[derive(Serialize)]
-struct StepOut<'a> {
-    target_per_s: f64,
-    achieved_per_s: f64,
-    p50_us: u64,
-    p90_us: u64,
-    p99_us: u64,
-    max_us: u64,
-    errors: u64,
-    late: u64,
-    verdict: &'static str,
-    slo: Vec<SloOut<'a>>,
-    cpu_share: f64,
-    watched: &'a [Watched],
-    result: serde_json::Value,
-}
-
-#[derive(Serialize)]
-struct SloOut<'a> {
-    expr: &'a str,
-    passed: bool,
-    value: Option<f64>,
-}
-
 fn end_name(e: End) -> &'static str {
     match e {
         End::Converged => "converged",
@@ -245,81 +160,84 @@ fn verdict_name(v: &Verdict) -> &'static str {
     }
 }
 
-fn slo_out(o: &[Outcome]) -> Vec<SloOut<'_>> {
-    o.iter().map(|o| SloOut { expr: &o.threshold.text, passed: o.passed, value: o.measured }).collect()
+fn slo_docs(o: &[Outcome]) -> Vec<ThresholdDoc> {
+    o.iter().map(|o| ThresholdDoc { expr: o.threshold.text.clone(), passed: o.passed, value: o.measured }).collect()
 }
 
-/// The search as pretty JSON.
-pub fn json(c: &SearchConfig, r: &SearchResult, command: &[String]) -> String {
-    let a = &r.answer;
+/// The search as its document.
+pub fn document(c: &SearchConfig, r: &SearchResult, command: &[String]) -> FindMaxDoc {
     let steps = r
         .steps
         .iter()
-        .map(|s| {
-            let load = c.step_load(s.target);
-            let text = super::json::render_result(&s.result, &load, command);
-            StepOut {
-                target_per_s: s.target,
-                achieved_per_s: s.achieved,
-                p50_us: s.p50_us,
-                p90_us: s.p90_us,
-                p99_us: s.p99_us,
-                max_us: s.max_us,
-                errors: s.errors,
-                late: s.late,
-                verdict: verdict_name(&s.verdict),
-                slo: slo_out(&s.result.outcomes),
-                cpu_share: s.cpu_share,
-                watched: &s.watched,
-                result: serde_json::from_str(&text).unwrap_or_default(),
-            }
+        .map(|s| StepDoc {
+            target_per_s: s.target,
+            achieved_per_s: s.achieved,
+            p50_us: s.p50_us,
+            p90_us: s.p90_us,
+            p99_us: s.p99_us,
+            max_us: s.max_us,
+            errors: s.errors,
+            late: s.late,
+            verdict: verdict_name(&s.verdict).to_string(),
+            slo: slo_docs(&s.result.outcomes),
+            cpu_share: s.cpu_share,
+            watched: s.watched.clone(),
+            result: super::json::document(&s.result, &c.step_load(s.target), command),
         })
         .collect();
-    let doc = Doc {
+    FindMaxDoc {
         schema_version: SCHEMA_VERSION,
-        strain_version: env!("CARGO_PKG_VERSION"),
-        kind: "find-max",
-        max_rate: a.max_rate,
-        answer: AnswerOut {
-            end: end_name(a.end),
-            max_rate: a.max_rate,
-            first_fail: a.first_fail,
-            failed_terms: &a.failed_terms,
-            knee: a.knee.map(|(rate, latency_us)| Knee { rate, latency_us }),
-            limit: a.limit.as_ref().and_then(|v| match v {
-                Verdict::Generator { late_share, cpu_share } => Some(LimitOut {
-                    kind: "generator",
-                    late_share: Some(*late_share),
-                    cpu_share: Some(*cpu_share),
-                    suggest_connections: None,
-                }),
-                Verdict::Connections { suggest } => Some(LimitOut {
-                    kind: "connections",
-                    late_share: None,
-                    cpu_share: None,
-                    suggest_connections: Some(*suggest),
-                }),
-                _ => None,
-            }),
-        },
-        config: ConfigOut {
-            url: &c.load.target.url,
+        strain_version: env!("CARGO_PKG_VERSION").to_string(),
+        kind: "find-max".to_string(),
+        max_rate: r.answer.max_rate,
+        answer: answer_doc(&r.answer),
+        config: SearchSettings {
+            url: c.load.target.url.clone(),
             connections: c.load.connections,
             threads: c.load.threads,
-            slo: c.slo.iter().map(|t| t.text.as_str()).collect(),
+            slo: c.slo.iter().map(|t| t.text.clone()).collect(),
             start: c.start,
             max: c.max,
             precision: c.precision,
             warmup_s: c.warmup.as_secs_f64(),
             step_s: c.step.as_secs_f64(),
-            watch_pids: &c.watch,
+            watch_pids: c.watch.clone(),
         },
         probe_per_s: r.probe_per_s,
         steps,
-        command,
+        command: command.to_vec(),
         host_cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
-    serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+    }
+}
+
+fn answer_doc(a: &Answer) -> AnswerDoc {
+    AnswerDoc {
+        end: end_name(a.end).to_string(),
+        max_rate: a.max_rate,
+        first_fail: a.first_fail,
+        failed_terms: a.failed_terms.clone(),
+        knee: a.knee.map(|(rate, latency_us)| Knee { rate, latency_us }),
+        limit: a.limit.as_ref().and_then(|v| match v {
+            Verdict::Generator { late_share, cpu_share } => Some(Limit {
+                kind: "generator".to_string(),
+                late_share: Some(*late_share),
+                cpu_share: Some(*cpu_share),
+                suggest_connections: None,
+            }),
+            Verdict::Connections { suggest } => Some(Limit {
+                kind: "connections".to_string(),
+                late_share: None,
+                cpu_share: None,
+                suggest_connections: Some(*suggest),
+            }),
+            _ => None,
+        }),
+    }
+}
+
+/// The search as pretty JSON.
+pub fn json(c: &SearchConfig, r: &SearchResult, command: &[String]) -> String {
+    document(c, r, command).to_json()
 }
 
 #[cfg(test)]

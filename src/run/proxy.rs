@@ -4,8 +4,6 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
-
 use crate::origin::OriginLive;
 use crate::stats::interval::IntervalRow;
 use crate::stats::Recorder;
@@ -19,7 +17,7 @@ pub enum OriginView<'a> {
 }
 
 /// The origin's request and connection counts so far.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
 pub struct OriginCounts {
     /// Requests answered.
     pub requests: u64,
@@ -62,8 +60,8 @@ fn remote_counts(addr: &str) -> Option<OriginCounts> {
     let mut text = String::new();
     s.take(64 * 1024).read_to_string(&mut text).ok()?;
     let body = text.split_once("\r\n\r\n")?.1;
-    let v: serde_json::Value = serde_json::from_str(body).ok()?;
-    Some(OriginCounts { requests: v["requests"].as_u64()?, connections: v["connections"].as_u64()? })
+    // The origin's stats page has more fields; these two are read.
+    serde_json::from_str(body).ok()
 }
 
 /// Hit ratio measured from request counts: the share of successful client responses the origin
@@ -75,22 +73,7 @@ pub fn hit_ratio(successes: u64, origin_requests: u64) -> Option<f64> {
     (successes > 0).then(|| (1.0 - origin_requests as f64 / successes as f64).clamp(0.0, 1.0))
 }
 
-/// One interval of a proxy test: what the origin saw, and the hit ratio.
-#[derive(Debug, Clone, Serialize)]
-pub struct ProxyRow {
-    /// Seconds from the start to the interval's start.
-    pub start_s: f64,
-    /// Requests the origin answered in the interval (`None`: its counters could not be read).
-    pub origin_requests: Option<u64>,
-    /// Connections the origin accepted in the interval.
-    pub origin_new_connections: Option<u64>,
-    /// The interval's hit ratio (`None` without successful responses or origin counters).
-    pub hit_ratio: Option<f64>,
-    /// Mean time to first byte, microseconds.
-    pub first_byte_mean_us: f64,
-    /// 99th percentile time to first byte, microseconds.
-    pub first_byte_p99_us: u64,
-}
+pub use crate::result::ProxyRow;
 
 /// A proxy test's totals.
 #[derive(Debug, Clone)]

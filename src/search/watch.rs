@@ -11,16 +11,7 @@ pub struct Sample {
     ticks: u64,
 }
 
-/// One watched process over one step.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Watched {
-    /// The process id.
-    pub pid: u32,
-    /// CPU time over wall time, in percent (100 per busy core); `None` if it could not be read.
-    pub cpu_pct: Option<f64>,
-    /// Resident memory at the end of the step, bytes.
-    pub rss_bytes: Option<u64>,
-}
+pub use crate::result::find_max::Watched;
 
 /// Why a process cannot be watched.
 #[derive(Debug, thiserror::Error)]

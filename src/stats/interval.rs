@@ -37,7 +37,7 @@ pub struct Snapshot {
 }
 
 /// All threads' measurements over one interval.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct IntervalRow {
     /// Seconds from the start to the interval's start.
     pub start_s: f64,
@@ -64,7 +64,7 @@ pub struct IntervalRow {
     /// Responses with a status above 399 (also in `errors`, as `status` in `errors_by_kind`).
     pub status_errors: u64,
     /// Errors by kind, named.
-    pub errors_by_kind: std::collections::BTreeMap<&'static str, u64>,
+    pub errors_by_kind: std::collections::BTreeMap<String, u64>,
     /// Connections open at the end.
     pub open_connections: u64,
     /// Connections established during the interval.
@@ -79,7 +79,7 @@ pub struct IntervalRow {
     pub ttfb_p99_us: u64,
     /// Segmented runs: the interval's whole latency histogram (HdrHistogram V2, deflated,
     /// base64), so `strain merge` adds intervals exactly.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_histogram: Option<String>,
 }
 
@@ -132,9 +132,9 @@ impl IntervalRow {
             status_errors,
             errors_by_kind: crate::stats::ErrorKind::ALL
                 .iter()
-                .map(|k| k.name())
+                .map(|k| k.name().to_string())
                 .zip(by_kind)
-                .chain([("status", status_errors)])
+                .chain([("status".to_string(), status_errors)])
                 .filter(|(_, n)| *n > 0)
                 .collect(),
             open_connections: open,

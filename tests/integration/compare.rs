@@ -142,15 +142,29 @@ fn bad_inputs_are_usage_errors_with_one_line() {
     };
     let not_json = write("notes.txt", "hello");
     let other = write("other.json", r#"{"name": "x"}"#);
-    let row = r#"{"start_s": 0, "length_s": 1, "achieved_per_s": 5, "requests": 5, "p50_us": 1,
-        "p90_us": 1, "p99_us": 1, "errors": 0, "status_errors": 0}"#;
-    let short = write("short.json", &format!(r#"{{"requests_per_s": 5, "intervals": [{row}, {row}]}}"#));
-    let good = write("good.json", &format!(r#"{{"requests_per_s": 5, "intervals": [{row}, {row}, {row}]}}"#));
+    // Real results, from the golden file, with two and three interval rows.
+    let golden: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/json_closed_loop.json")).unwrap(),
+    )
+    .unwrap();
+    let with_rows = |n: usize| {
+        let mut d = golden.clone();
+        let row = d["intervals"][0].clone();
+        d["intervals"] = serde_json::Value::Array(vec![row; n]);
+        d
+    };
+    let short = write("short.json", &with_rows(2).to_string());
+    let good = write("good.json", &with_rows(3).to_string());
+    let mut newer = with_rows(3);
+    newer["schema_version"] = 9.into();
+    newer["added_later"] = true.into();
+    let newer = write("newer.json", &newer.to_string());
     let missing = p(&dir.path().join("missing.json"));
     let rows: &[(Vec<&str>, &str)] = &[
         (vec![&missing, &short], "cannot read "),
-        (vec![&not_json, &short], "notes.txt is not a strain result: invalid JSON"),
-        (vec![&good, &other], "other.json is not a strain result: no requests_per_s"),
+        (vec![&not_json, &short], "notes.txt: expected value at line 1 column 1"),
+        (vec![&good, &other], "other.json: not a strain result or search (--json)"),
+        (vec![&good, &newer], "newer.json: result schema_version 9 is not supported (this strain reads 1)"),
         (vec![&good, &short], "short.json has no usable intervals"),
         (vec![&short], "compare takes BASE NEW"),
         (vec![&short, &short, &short], "compare takes BASE NEW"),

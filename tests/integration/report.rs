@@ -74,3 +74,60 @@ fn text_report_has_wrk_lines() {
     assert!(lines[12].starts_with("Transfer/sec: "), "{}", lines[12]);
     assert_eq!(lines.len(), 13, "{}", run.stdout);
 }
+
+/// A result file as a newer strain might write it: `version`, and fields this one does not know.
+fn golden_as(dir: &std::path::Path, name: &str, version: u64) -> String {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/json_closed_loop.json")).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    doc["schema_version"] = version.into();
+    doc["added_later"] = serde_json::json!({"by": "a newer strain"});
+    doc["intervals"][0]["added_later"] = 1.into();
+    doc["config"]["added_later"] = "x".into();
+    let path = dir.join(name);
+    std::fs::write(&path, doc.to_string()).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn results_with_unknown_fields_are_read_and_other_versions_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("page.html");
+    let page = page.to_str().unwrap();
+    // Fields this strain does not know are ignored.
+    let known = golden_as(dir.path(), "known.json", 1);
+    let run = strain_raw(&["report", &known, "-o", page]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(std::fs::read_to_string(page).unwrap().contains("<td data-metric=\"requests\">1007</td>"));
+    // A layout this strain does not read: one line naming the file and the version, exit 2,
+    // from every command that reads results.
+    let newer = golden_as(dir.path(), "newer.json", 7);
+    let search = dir.path().join("search.json");
+    std::fs::write(&search, r#"{"schema_version": 3, "kind": "find-max", "steps": []}"#).unwrap();
+    let search = search.to_str().unwrap();
+    let merged = dir.path().join("merged.json");
+    let merged = merged.to_str().unwrap();
+    let cases: [(Vec<&str>, String); 4] = [
+        (
+            vec!["report", &newer, "-o", page],
+            format!("{newer}: result schema_version 7 is not supported (this strain reads 1)"),
+        ),
+        (
+            vec!["report", search, "-o", page],
+            format!("{search}: find-max schema_version 3 is not supported (this strain reads 1)"),
+        ),
+        (
+            vec!["compare", &newer, &known],
+            format!("{newer}: result schema_version 7 is not supported (this strain reads 1)"),
+        ),
+        (
+            vec!["merge", &newer, "--json", merged],
+            format!("{newer}: result schema_version 7 is not supported (this strain reads 1)"),
+        ),
+    ];
+    for (args, want) in cases {
+        let run = strain_raw(&args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stderr, format!("strain: {want}\n"), "{args:?}");
+    }
+}

@@ -5,35 +5,33 @@
 
 use std::fmt::Write;
 
-use serde_json::Value;
-
-use super::{chart, esc, head, Series, COLOURS};
+use super::{chart, esc, head, Field, Series, COLOURS};
 use crate::report::search::rate;
 use crate::report::units::time_us;
+use crate::result::find_max::{Answer, FindMaxDoc, StepDoc};
 use crate::verdict::Threshold;
 
 /// A capacity search (`find-max --json`) as one page: the answer, the latency-vs-rate curves
 /// with the highest passing rate marked, and the steps.
-pub fn render_search(doc: &Value) -> String {
+pub fn render_search(doc: &FindMaxDoc) -> String {
     let mut out = head("strain find-max");
-    let slo = strings(&doc["config"]["slo"]);
-    let steps = doc["steps"].as_array().map_or(&[][..], Vec::as_slice);
+    let slo: Vec<&str> = doc.config.slo.iter().map(String::as_str).collect();
+    let steps = &doc.steps;
+    let verdicts: Vec<(f64, &str)> = steps.iter().map(|s| (s.target_per_s, s.verdict.as_str())).collect();
     let _ = writeln!(
         out,
         "<p><code>{}</code><br>SLO: <b>{}</b>; {} connections, {} thread(s)</p>\n<p>{}</p>",
-        esc(doc["config"]["url"].as_str().unwrap_or("")),
+        esc(&doc.config.url),
         esc(&slo.join(", ")),
-        doc["config"]["connections"].as_u64().unwrap_or(0),
-        doc["config"]["threads"].as_u64().unwrap_or(0),
-        search_answer(doc, steps),
+        doc.config.connections,
+        doc.config.threads,
+        search_answer(doc.max_rate, &doc.answer, &verdicts),
     );
-    let mut sorted: Vec<&Value> = steps.iter().collect();
-    sorted.sort_by(|x, y| {
-        x["target_per_s"].as_f64().unwrap_or(0.0).total_cmp(&y["target_per_s"].as_f64().unwrap_or(0.0))
-    });
+    let mut sorted: Vec<&StepDoc> = steps.iter().collect();
+    sorted.sort_by(|x, y| x.target_per_s.total_cmp(&y.target_per_s));
     // Steps that measured strain's own limit say nothing about the service's curve.
-    sorted.retain(|s| !s["verdict"].as_str().is_some_and(|v| v.ends_with("_limit")));
-    let max_rate = doc["max_rate"].as_f64();
+    sorted.retain(|s| !s.verdict.ends_with("_limit"));
+    let max_rate = doc.max_rate;
     let marks: Vec<f64> = max_rate.into_iter().collect();
     out.push_str("<div class=\"charts\">\n");
     out.push_str(&chart(
@@ -47,14 +45,10 @@ pub fn render_search(doc: &Value) -> String {
     // Steps far past the answer stretch the latency axis until the part of the curve where the
     // SLO is decided lies flat at the bottom, and doubling squeezes it into the right edge: that
     // part again, from the knee (where latency turns up) to the first fail, on its own scale.
-    if let Some(fail) = doc["answer"]["first_fail"].as_f64() {
-        let knee = doc["answer"]["knee"]["rate"].as_f64().filter(|k| max_rate.is_some_and(|m| *k <= m));
+    if let Some(fail) = doc.answer.first_fail {
+        let knee = doc.answer.knee.map(|k| k.rate).filter(|k| max_rate.is_some_and(|m| *k <= m));
         let from = knee.unwrap_or(0.0);
-        let near: Vec<&Value> = sorted
-            .iter()
-            .copied()
-            .filter(|s| s["target_per_s"].as_f64().is_some_and(|t| (from..=fail).contains(&t)))
-            .collect();
+        let near: Vec<&StepDoc> = sorted.iter().copied().filter(|s| (from..=fail).contains(&s.target_per_s)).collect();
         if near.len() >= 2 && near.len() < sorted.len() {
             out.push('\n');
             out.push_str(&chart(
@@ -69,15 +63,13 @@ pub fn render_search(doc: &Value) -> String {
     }
     out.push_str("\n</div>\n<table><tr><th>step</th><th>target/s</th><th>achieved/s</th><th>p50</th><th>p90</th><th>p99</th><th>max</th><th>errors</th><th>late</th><th style=\"text-align:left\">verdict</th></tr>\n");
     for (i, s) in steps.iter().enumerate() {
-        let t = |k: &str| s[k].as_f64().map_or_else(|| "-".into(), time_us);
-        let verdict = s["verdict"].as_str().unwrap_or("?");
+        let t = |us: u64| time_us(us as f64);
+        let verdict = s.verdict.as_str();
         // Which terms failed, as the text report says it.
-        let failed: Vec<&str> = s["slo"].as_array().map_or_else(Vec::new, |o| {
-            o.iter().filter(|o| o["passed"] == false).filter_map(|o| o["expr"].as_str()).collect()
-        });
+        let failed: Vec<&str> = s.slo.iter().filter(|o| !o.passed).map(|o| o.expr.as_str()).collect();
         let why =
             if verdict == "slo" && !failed.is_empty() { format!(": {}", failed.join(", ")) } else { String::new() };
-        let target = s["target_per_s"].as_f64().unwrap_or(0.0);
+        let target = s.target_per_s;
         // The answer's own step stands out, so the table reads with the sentence above it.
         let row = if max_rate == Some(target) { " style=\"font-weight:bold\"" } else { "" };
         let _ = writeln!(
@@ -85,13 +77,13 @@ pub fn render_search(doc: &Value) -> String {
             "<tr{row}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\" style=\"text-align:left\">{}</td></tr>",
             i + 1,
             rate(target),
-            rate(s["achieved_per_s"].as_f64().unwrap_or(0.0)),
-            t("p50_us"),
-            t("p90_us"),
-            t("p99_us"),
-            t("max_us"),
-            s["errors"].as_u64().unwrap_or(0),
-            s["late"].as_u64().unwrap_or(0),
+            rate(s.achieved_per_s),
+            t(s.p50_us),
+            t(s.p90_us),
+            t(s.p99_us),
+            t(s.max_us),
+            s.errors,
+            s.late,
             if verdict == "pass" { "pass" } else { "fail" },
             esc(&format!("{verdict}{why}")),
         );
@@ -102,15 +94,21 @@ pub fn render_search(doc: &Value) -> String {
 
 /// p50, p90 and p99 (ms) over `steps` (sorted by rate), and each latency bound of the SLO as a
 /// level line across them.
-fn curves(steps: &[&Value], slo: &[&str]) -> Vec<Series> {
-    let curve = |field: &str| -> Vec<(f64, f64)> {
-        steps.iter().filter_map(|s| Some((s["target_per_s"].as_f64()?, s[field].as_f64()? / 1000.0))).collect()
+fn curves(steps: &[&StepDoc], slo: &[&str]) -> Vec<Series> {
+    let curve = |field: fn(&StepDoc) -> u64| -> Vec<(f64, f64)> {
+        steps.iter().map(|s| (s.target_per_s, field(s) as f64 / 1000.0)).collect()
     };
-    let mut series: Vec<Series> = [("p50", COLOURS[2], "4 2"), ("p90", COLOURS[0], "2 2"), ("p99", COLOURS[1], "")]
+    let lines: [(&str, &'static str, &'static str, Field<StepDoc>); 3] = [
+        ("p50", COLOURS[2], "4 2", |s| s.p50_us),
+        ("p90", COLOURS[0], "2 2", |s| s.p90_us),
+        ("p99", COLOURS[1], "", |s| s.p99_us),
+    ];
+    let mut series: Vec<Series> = lines
         .into_iter()
-        .map(|(k, c, d)| Series { name: k.into(), colour: c, dash: d, width: 2.0, points: curve(&format!("{k}_us")) })
+        .map(|(k, c, d, f)| Series { name: k.into(), colour: c, dash: d, width: 2.0, points: curve(f) })
         .collect();
-    let Some((x0, x1)) = curve("p99_us").first().zip(curve("p99_us").last()).map(|(a, b)| (a.0, b.0)) else {
+    let p99 = curve(|s| s.p99_us);
+    let Some((x0, x1)) = p99.first().zip(p99.last()).map(|(a, b)| (a.0, b.0)) else {
         return series;
     };
     for term in slo {
@@ -124,46 +122,36 @@ fn curves(steps: &[&Value], slo: &[&str]) -> Vec<Series> {
     series
 }
 
-/// A search's answer in sentences, as the text report words it; the max rate is marked for tests.
-fn search_answer(doc: &Value, steps: &[Value]) -> String {
-    let a = &doc["answer"];
-    let limit = a["limit"]["kind"].as_str();
-    let mut out = match doc["max_rate"].as_f64() {
+/// A search's answer in sentences, as the text report words it; the max rate is marked for
+/// tests. `verdicts` are the steps' (target, verdict).
+fn search_answer(max_rate: Option<f64>, a: &Answer, verdicts: &[(f64, &str)]) -> String {
+    let limit = a.limit.as_ref().map(|l| l.kind.as_str());
+    let mut out = match max_rate {
         None => "Max rate: <b data-metric=\"max_rate\">none</b>: no rate tried met the SLO".to_string(),
         Some(r) => {
-            let (before, after) = match (a["end"].as_str(), limit) {
-                (Some("max_passed"), _) => ("at least ", ": the SLO held at --max".to_string()),
+            let (before, after) = match (a.end.as_str(), limit) {
+                ("max_passed", _) => ("at least ", ": the SLO held at --max".to_string()),
                 (_, Some(kind)) => ("at least ", format!(" (strain reached its own {} limit above it)", esc(kind))),
                 _ => ("", " meets the SLO".to_string()),
             };
             format!("Max rate: {before}<b data-metric=\"max_rate\">{}</b> requests/s{after}", rate(r))
         }
     };
-    if let Some(f) = a["first_fail"].as_f64() {
-        let terms = strings(&a["failed_terms"]);
+    if let Some(f) = a.first_fail {
+        let terms = &a.failed_terms;
         // A step that fell behind failed with no term: say so rather than show empty brackets.
         let why = if terms.is_empty() {
-            steps
-                .iter()
-                .find(|s| s["target_per_s"].as_f64() == Some(f))
-                .and_then(|s| s["verdict"].as_str())
-                .unwrap_or("failed")
-                .to_string()
+            verdicts.iter().find(|(t, _)| *t == f).map_or("failed", |(_, v)| *v).to_string()
         } else {
             terms.join(", ")
         };
         let _ = write!(out, "<br>First fail: {} requests/s ({})", rate(f), esc(&why));
     }
-    if let (Some(r), Some(us)) = (a["knee"]["rate"].as_f64(), a["knee"]["latency_us"].as_f64()) {
-        let _ = write!(out, "<br>Knee: latency turns up at {} requests/s ({})", rate(r), time_us(us));
+    if let Some(k) = a.knee {
+        let _ = write!(out, "<br>Knee: latency turns up at {} requests/s ({})", rate(k.rate), time_us(k.latency_us));
     }
-    let _ = write!(out, "<br>The search ended: {}", esc(&a["end"].as_str().unwrap_or("?").replace('_', " ")));
+    let _ = write!(out, "<br>The search ended: {}", esc(&a.end.replace('_', " ")));
     out
-}
-
-/// The strings of a JSON array (none when it is not one).
-fn strings(v: &Value) -> Vec<&str> {
-    v.as_array().map_or_else(Vec::new, |t| t.iter().filter_map(Value::as_str).collect())
 }
 
 /// A latency axis tick in milliseconds, to three digits: ticks are a quarter of the top, not
@@ -181,40 +169,52 @@ fn tick_ms(v: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     #[test]
     fn a_search_answer_reads_as_the_text_report_does() {
-        let behind = [json!({"target_per_s": 2125.0, "verdict": "behind"})];
+        use crate::result::find_max::{Answer, Knee, Limit};
+        let answer = |end: &str, first_fail: Option<f64>, terms: &[&str]| Answer {
+            end: end.into(),
+            max_rate: None,
+            first_fail,
+            failed_terms: terms.iter().map(|t| t.to_string()).collect(),
+            knee: None,
+            limit: None,
+        };
+        let behind = [(2125.0, "behind")];
+        let converged =
+            Answer { knee: Some(Knee { rate: 2000.0, latency_us: 9815.0 }), ..answer("converged", Some(2125.0), &[]) };
+        let limit = Limit { kind: "connections".into(), late_share: None, cpu_share: None, suggest_connections: None };
         let rows = [
             // Converged, the first fail fell behind (no SLO term to name).
             (
-                json!({"max_rate": 2062.5, "answer": {"end": "converged", "first_fail": 2125.0, "failed_terms": [],
-                    "knee": {"rate": 2000.0, "latency_us": 9815.0}}}),
+                Some(2062.5),
+                converged,
                 "Max rate: <b data-metric=\"max_rate\">2,062</b> requests/s meets the SLO<br>First fail: 2,125 requests/s (behind)\
                  <br>Knee: latency turns up at 2,000 requests/s (9.81ms)<br>The search ended: converged",
             ),
             // The SLO held at --max.
             (
-                json!({"max_rate": 4000.0, "answer": {"end": "max_passed"}}),
+                Some(4000.0),
+                answer("max_passed", None, &[]),
                 "Max rate: at least <b data-metric=\"max_rate\">4,000</b> requests/s: the SLO held at --max<br>The search ended: max passed",
             ),
             // strain's own limit came first; the fail names its terms.
             (
-                json!({"max_rate": 900.0, "answer": {"end": "limit", "first_fail": 1000.0, "failed_terms": ["p99<1ms", "errors<1"],
-                    "limit": {"kind": "connections"}}}),
+                Some(900.0),
+                Answer { limit: Some(limit), ..answer("limit", Some(1000.0), &["p99<1ms", "errors<1"]) },
                 "Max rate: at least <b data-metric=\"max_rate\">900</b> requests/s (strain reached its own connections limit above it)\
                  <br>First fail: 1,000 requests/s (p99&lt;1ms, errors&lt;1)<br>The search ended: limit",
             ),
             // Nothing passed.
             (
-                json!({"max_rate": null, "answer": {"end": "nothing_passed", "first_fail": 1.0, "failed_terms": ["p99<1us"]}}),
+                None,
+                answer("nothing_passed", Some(1.0), &["p99<1us"]),
                 "Max rate: <b data-metric=\"max_rate\">none</b>: no rate tried met the SLO<br>First fail: 1 requests/s (p99&lt;1us)\
                  <br>The search ended: nothing passed",
             ),
         ];
-        for (doc, want) in rows {
-            assert_eq!(super::search_answer(&doc, &behind), want);
+        for (max_rate, a, want) in rows {
+            assert_eq!(super::search_answer(max_rate, &a, &behind), want);
         }
     }
 

@@ -1,0 +1,379 @@
+//! The result documents strain writes and reads back, as types: one run's result
+//! ([`RunDoc`], `--json`, pinned by `schema/result.schema.json`) and a capacity search's
+//! ([`find_max::FindMaxDoc`], `find-max --json`, `schema/find-max.schema.json`). Writers build
+//! them from what ran (`report::json`, `report::search`); `compare`, `merge` and the HTML pages
+//! read them typed. Reading tolerates fields it does not know (a newer strain may add some) and
+//! refuses a document whose `schema_version` this build does not read, in one line naming it.
+
+pub mod find_max;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use crate::stats::interval::IntervalRow;
+
+/// Version of the JSON layout. Bump it when a field changes meaning or disappears (adding
+/// fields does not).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Why a document could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultError {
+    /// Not JSON, or a field missing or of the wrong type.
+    #[error("{0}")]
+    Malformed(String),
+    /// Written by a strain whose layout this one does not read.
+    #[error("{kind} schema_version {found} is not supported (this strain reads {SCHEMA_VERSION})")]
+    Version {
+        /// Which document.
+        kind: &'static str,
+        /// The version it has.
+        found: u64,
+    },
+    /// JSON, but not the document asked for.
+    #[error("not {0}")]
+    Other(&'static str),
+}
+
+/// The fields every document strain writes starts with, read before the rest.
+#[derive(Deserialize)]
+struct Probe {
+    schema_version: Option<serde_json::Value>,
+    kind: Option<String>,
+    intervals: Option<serde::de::IgnoredAny>,
+}
+
+/// What kind of document a text holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// One run's result.
+    Run,
+    /// A capacity search.
+    FindMax,
+}
+
+/// The kind of document `text` is, its version checked.
+pub fn kind_of(text: &str) -> Result<Kind, ResultError> {
+    checked(serde_json::from_str(text).map_err(malformed)?)
+}
+
+/// The kind of document a probe found, its version checked.
+fn checked(probe: Probe) -> Result<Kind, ResultError> {
+    let kind = match (probe.kind.as_deref(), &probe.intervals) {
+        (Some("find-max"), _) => Kind::FindMax,
+        (_, Some(_)) => Kind::Run,
+        _ => return Err(ResultError::Other("a strain result or search (--json)")),
+    };
+    let name = if kind == Kind::FindMax { "find-max" } else { "result" };
+    match probe.schema_version.as_ref().and_then(serde_json::Value::as_u64) {
+        Some(v) if v == u64::from(SCHEMA_VERSION) => Ok(kind),
+        Some(v) => Err(ResultError::Version { kind: name, found: v }),
+        None => Err(ResultError::Malformed("no schema_version".into())),
+    }
+}
+
+fn malformed(e: serde_json::Error) -> ResultError {
+    ResultError::Malformed(e.to_string())
+}
+
+/// One run's result, as `--json` writes it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunDoc {
+    /// The layout's version ([`SCHEMA_VERSION`]).
+    pub schema_version: u32,
+    /// The strain that wrote it.
+    pub strain_version: String,
+    /// The load.
+    pub config: ConfigDoc,
+    /// When measuring started (RFC 3339).
+    pub started: String,
+    /// Measured wall time, drain included.
+    pub duration_s: f64,
+    /// Requests written; each ends as one of `requests`, a read, write or parse error, or a
+    /// timeout.
+    pub sent: u64,
+    /// Responses completed.
+    pub requests: u64,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Completed requests per second.
+    pub requests_per_s: f64,
+    /// Bytes read per second.
+    pub bytes_per_s: f64,
+    /// Connections established.
+    pub connections_opened: u64,
+    /// Errors by kind.
+    pub errors: Errors,
+    /// Responses by status code.
+    pub status: BTreeMap<String, u64>,
+    /// Latency (corrected in rate mode).
+    pub latency_us: Latency,
+    /// Latency from the actual send; equal to `latency_us` in closed loop.
+    pub uncorrected_latency_us: Latency,
+    /// Per-thread request rate samples.
+    pub thread_requests_per_s: Spread,
+    /// Rate mode: the target and how sends kept to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    /// The live time series, one row per interval.
+    pub intervals: Vec<IntervalRow>,
+    /// Proxy tests: the hit ratio and what the origin saw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<ProxyDoc>,
+    /// `--threshold` rules and how they came out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<ThresholdDoc>,
+    /// The whole latency histogram (corrected in rate mode): HdrHistogram V2, deflated, base64.
+    pub latency_histogram: String,
+    /// Rate mode: the uncorrected one, the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uncorrected_latency_histogram: Option<String>,
+    /// Rate mode: when each stage ends, seconds from the start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage_ends_s: Option<Vec<f64>>,
+    /// The command line (absent for a library call).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
+    /// CPUs of the machine that ran the test.
+    pub host_cores: usize,
+    /// Segmented runs: which share of the test this is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment: Option<SegmentDoc>,
+    /// `--start-at`: when every segment was to start (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_at: Option<String>,
+    /// The protocol spoken: `http/1.1`, `h2` (TLS) or `h2c`.
+    #[serde(default = "http1")]
+    pub protocol: String,
+    /// HTTP/2 runs: what the protocol counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http2: Option<Http2Doc>,
+    /// CPU seconds each worker thread used while measuring.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thread_cpu_s: Vec<f64>,
+}
+
+fn http1() -> String {
+    "http/1.1".into()
+}
+
+impl RunDoc {
+    /// Reads a run's result from its JSON.
+    pub fn parse(text: &str) -> Result<RunDoc, ResultError> {
+        match kind_of(text)? {
+            Kind::Run => serde_json::from_str(text).map_err(malformed),
+            Kind::FindMax => Err(ResultError::Other("a run's result (this is a find-max search)")),
+        }
+    }
+
+    /// Reads a run's result from a JSON value (one of several in a stream).
+    pub fn from_value(value: serde_json::Value) -> Result<RunDoc, ResultError> {
+        match checked(Probe::deserialize(&value).map_err(malformed)?)? {
+            Kind::Run => RunDoc::deserialize(value).map_err(malformed),
+            Kind::FindMax => Err(ResultError::Other("a run's result (this is a find-max search)")),
+        }
+    }
+
+    /// The document as `--json` writes it: pretty, ending in a newline.
+    pub fn to_json(&self) -> String {
+        // Plain structs with string keys always serialize.
+        serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
+    }
+
+    /// Every error counted, responses with a status above 399 included.
+    pub fn error_total(&self) -> u64 {
+        let e = &self.errors;
+        e.connect + e.read + e.write + e.timeout + e.parse + e.status + e.content + e.reset
+    }
+}
+
+/// The load a result was measured under.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ConfigDoc {
+    /// Target URL.
+    pub url: String,
+    /// Connections (of the whole test, for a segment).
+    pub connections: usize,
+    /// Worker threads.
+    pub threads: usize,
+    /// Load time, warm-up included.
+    pub duration_s: f64,
+    /// Request timeout.
+    pub timeout_s: f64,
+    /// Extra headers, `Name: value`.
+    pub headers: Vec<String>,
+    /// Certificates not checked.
+    pub insecure: bool,
+    /// Load before measuring started, part of `duration_s`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub warmup_s: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
+fn is_zero_count(v: &u64) -> bool {
+    *v == 0
+}
+
+/// Errors by kind.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Errors {
+    /// Failed connects.
+    pub connect: u64,
+    /// Reads that failed or ended before the response did.
+    pub read: u64,
+    /// Writes that failed.
+    pub write: u64,
+    /// Requests without a response within the timeout.
+    pub timeout: u64,
+    /// Responses that were not HTTP.
+    pub parse: u64,
+    /// Responses with a status above 399.
+    pub status: u64,
+    /// Proxy tests: bodies that did not match their URL.
+    pub content: u64,
+    /// HTTP/2 streams the server reset.
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub reset: u64,
+    /// Connect errors by cause; they sum to `connect`.
+    pub connect_causes: BTreeMap<String, u64>,
+}
+
+/// A distribution's spread.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Spread {
+    /// Smallest.
+    pub min: u64,
+    /// Mean.
+    pub mean: f64,
+    /// Standard deviation.
+    pub stdev: f64,
+    /// Largest.
+    pub max: u64,
+    /// Share of values within one standard deviation of the mean, percent.
+    pub within_stdev_pct: f64,
+}
+
+/// A latency distribution: its spread and percentiles (keys "50" … "99.99", "100").
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Latency {
+    /// Its spread.
+    #[serde(flatten)]
+    pub spread: Spread,
+    /// Value at each percentile, microseconds.
+    pub percentiles: BTreeMap<String, u64>,
+}
+
+impl Latency {
+    /// The value at percentile `key` ("50", "99.9", "100"…), if written.
+    pub fn at(&self, key: &str) -> Option<u64> {
+        self.percentiles.get(key).copied()
+    }
+}
+
+/// Rate mode: the target and how sends kept to it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Rate {
+    /// Requests per second asked for (this segment's share).
+    pub target_per_s: f64,
+    /// Requests sent on schedule or late.
+    pub sent: u64,
+    /// Sent more than a millisecond late.
+    pub late: u64,
+    /// Late for want of a free connection.
+    pub late_no_connection: u64,
+    /// Mean lateness of the late ones.
+    pub late_mean_us: f64,
+    /// Largest lateness.
+    pub late_max_us: u64,
+    /// Due but never sent (the run was stopped).
+    pub unsent: u64,
+}
+
+/// Proxy tests: the hit ratio and what the origin saw.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProxyDoc {
+    /// Share of responses the proxy served without the origin.
+    pub hit_ratio: Option<f64>,
+    /// Requests the origin answered.
+    pub origin_requests: Option<u64>,
+    /// Connections the origin accepted.
+    pub origin_connections: Option<u64>,
+    /// Responses abandoned mid-body on purpose.
+    pub aborted: u64,
+    /// Arrivals dropped with every connection busy.
+    pub arrivals_dropped: u64,
+    /// The first content mismatches, explained.
+    pub content_failures: Vec<String>,
+    /// Time to first byte.
+    pub first_byte_us: Latency,
+    /// Per interval.
+    pub intervals: Vec<ProxyRow>,
+}
+
+/// One interval of a proxy test: what the origin saw, and the hit ratio.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProxyRow {
+    /// Seconds from the start to the interval's start.
+    pub start_s: f64,
+    /// Requests the origin answered in the interval (`None`: its counters could not be read).
+    pub origin_requests: Option<u64>,
+    /// Connections the origin accepted in the interval.
+    pub origin_new_connections: Option<u64>,
+    /// The interval's hit ratio (`None` without successful responses or origin counters).
+    pub hit_ratio: Option<f64>,
+    /// Mean time to first byte, microseconds.
+    pub first_byte_mean_us: f64,
+    /// 99th percentile time to first byte, microseconds.
+    pub first_byte_p99_us: u64,
+}
+
+/// A `--threshold` rule and how it came out.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ThresholdDoc {
+    /// The rule as written.
+    pub expr: String,
+    /// Whether it held.
+    pub passed: bool,
+    /// In the metric's unit: microseconds, a share from 0 to 1, a count or requests/s.
+    pub value: Option<f64>,
+}
+
+/// Which share of a segmented test a result is.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct SegmentDoc {
+    /// This segment, from 0.
+    pub index: u32,
+    /// Of how many.
+    pub count: u32,
+}
+
+/// What HTTP/2 counted.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Http2Doc {
+    /// `h2` (TLS, ALPN) or `h2c` (prior knowledge).
+    pub protocol: String,
+    /// Requests in flight per connection (`-m`).
+    pub streams_per_connection: u32,
+    /// Header bytes received, decoded.
+    pub header_bytes: u64,
+    /// The same as sent (HPACK).
+    pub header_frame_bytes: u64,
+    /// Streams the server reset, by error code name.
+    pub resets: BTreeMap<String, u64>,
+    /// GOAWAY frames received.
+    pub goaways: u64,
+    /// Requests refused unprocessed after a GOAWAY and sent again.
+    pub retried: u64,
+    /// Connections ended for the server's protocol errors.
+    pub protocol_errors: u64,
+    /// Requests whose body waited for the server's flow-control window.
+    #[serde(default)]
+    pub flow_control_stalls: u64,
+}
+
+#[cfg(test)]
+mod tests;
