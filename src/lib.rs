@@ -13,6 +13,8 @@
 //!   and [`h2`] the wire.
 //! - [`stats`] merges the recorders into a [`stats::Summary`], which [`report`] renders as wrk's
 //!   text, JSON, HTML, live lines and a search's table.
+//! - [`result`] is the result JSON as a type ([`result::RunDoc`], and a search's document),
+//!   written by [`report`] and read back typed by [`compare`], [`merge`] and the HTML pages.
 //! - [`origin`] is the built-in origin server (the demo target and the tests' server).
 //! - [`compare`] judges two sets of result JSONs against each other (`strain compare`).
 //! - [`merge`] adds the results of one test's segments into one result (`strain merge`).
