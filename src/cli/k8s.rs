@@ -154,54 +154,8 @@ impl Job {
     fn tree(&self) -> Y {
         let n = self.segments as u64;
         let labels = || Y::map([(APP_LABEL, Y::str("strain")), (INSTANCE_LABEL, Y::str(&self.name))]);
-        // Preferred, not required: with required anti-affinity, segments beyond the node count
-        // would stay Pending and the Job would never complete; a shared node still runs them
-        // (the pods' CPU requests keep them from crowding one node).
-        let spread = Y::map([(
-            "podAntiAffinity",
-            Y::map([(
-                "preferredDuringSchedulingIgnoredDuringExecution",
-                Y::List(vec![Y::map([
-                    ("weight", Y::Int(100)),
-                    (
-                        "podAffinityTerm",
-                        Y::map([
-                            ("topologyKey", Y::str("kubernetes.io/hostname")),
-                            (
-                                "labelSelector",
-                                Y::map([("matchLabels", Y::map([(INSTANCE_LABEL, Y::str(&self.name))]))]),
-                            ),
-                        ]),
-                    ),
-                ])]),
-            )]),
-        )]);
-        let container = Y::map([
-            ("name", Y::str("strain")),
-            ("image", Y::str(&self.image)),
-            // The image's entrypoint is strain; Kubernetes sets JOB_COMPLETION_INDEX in every
-            // pod of an Indexed Job, which is how --segments finds its share.
-            ("args", Y::List(self.args.iter().map(|a| Y::str(a)).collect())),
-            (
-                "resources",
-                // No CPU limit: CFS throttling would stall the generator mid-request and show
-                // up as latency. The memory limit makes a runaway pod fail alone.
-                Y::map([
-                    ("requests", Y::map([("cpu", Y::str(&self.cpu)), ("memory", Y::str(&self.memory))])),
-                    ("limits", Y::map([("memory", Y::str(&self.memory))])),
-                ]),
-            ),
-            (
-                "securityContext",
-                Y::map([
-                    ("allowPrivilegeEscalation", Y::Bool(false)),
-                    ("readOnlyRootFilesystem", Y::Bool(true)),
-                    ("runAsNonRoot", Y::Bool(true)),
-                    ("runAsUser", Y::Int(RUN_AS_USER)),
-                    ("capabilities", Y::map([("drop", Y::List(vec![Y::str("ALL")]))])),
-                ]),
-            ),
-        ]);
+        let spread = self.spread();
+        let container = self.container();
         Y::map([
             ("apiVersion", Y::str("batch/v1")),
             ("kind", Y::str("Job")),
@@ -230,6 +184,62 @@ impl Job {
                             ),
                         ]),
                     ),
+                ]),
+            ),
+        ])
+    }
+
+    /// Segments spread over nodes where they can be. Preferred, not required: with required
+    /// anti-affinity, segments beyond the node count would stay Pending and the Job would never
+    /// complete; a shared node still runs them (the pods' CPU requests keep them from crowding
+    /// one node).
+    fn spread(&self) -> Y {
+        Y::map([(
+            "podAntiAffinity",
+            Y::map([(
+                "preferredDuringSchedulingIgnoredDuringExecution",
+                Y::List(vec![Y::map([
+                    ("weight", Y::Int(100)),
+                    (
+                        "podAffinityTerm",
+                        Y::map([
+                            ("topologyKey", Y::str("kubernetes.io/hostname")),
+                            (
+                                "labelSelector",
+                                Y::map([("matchLabels", Y::map([(INSTANCE_LABEL, Y::str(&self.name))]))]),
+                            ),
+                        ]),
+                    ),
+                ])]),
+            )]),
+        )])
+    }
+
+    /// The container every segment runs.
+    fn container(&self) -> Y {
+        Y::map([
+            ("name", Y::str("strain")),
+            ("image", Y::str(&self.image)),
+            // The image's entrypoint is strain; Kubernetes sets JOB_COMPLETION_INDEX in every
+            // pod of an Indexed Job, which is how --segments finds its share.
+            ("args", Y::List(self.args.iter().map(|a| Y::str(a)).collect())),
+            (
+                "resources",
+                // No CPU limit: CFS throttling would stall the generator mid-request and show
+                // up as latency. The memory limit makes a runaway pod fail alone.
+                Y::map([
+                    ("requests", Y::map([("cpu", Y::str(&self.cpu)), ("memory", Y::str(&self.memory))])),
+                    ("limits", Y::map([("memory", Y::str(&self.memory))])),
+                ]),
+            ),
+            (
+                "securityContext",
+                Y::map([
+                    ("allowPrivilegeEscalation", Y::Bool(false)),
+                    ("readOnlyRootFilesystem", Y::Bool(true)),
+                    ("runAsNonRoot", Y::Bool(true)),
+                    ("runAsUser", Y::Int(RUN_AS_USER)),
+                    ("capabilities", Y::map([("drop", Y::List(vec![Y::str("ALL")]))])),
                 ]),
             ),
         ])

@@ -300,7 +300,9 @@ impl<'r> Conn<'r> {
     }
 
     /// Makes all the progress the socket and the clock allow on an HTTP/2 connection: submit the
-    /// answers that are due, write, read, answer, repeat.
+    /// answers that are due, write, read, answer, repeat. One loop, a line over the usual
+    /// length: writing and reading take turns until the socket or the session stops them, and
+    /// each half's exits are the other's.
     fn drive_h2(&mut self, buf: &mut [u8], ctx: &mut Ctx<'r>) -> Next {
         let Some(h2) = self.h2.as_deref_mut() else { return Next::Close };
         if self.stream.flush_pending().is_err() {

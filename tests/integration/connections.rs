@@ -6,7 +6,7 @@ use std::net::TcpListener;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::harness::{exclusive, strain, strain_raw, Nginx};
+use crate::harness::{exclusive, strain, strain_raw, FakeServer, Nginx};
 
 /// Requests in wrk's "N requests in T" line.
 fn wrk_requests(text: &str) -> u64 {
@@ -62,19 +62,18 @@ fn refused_connects_are_reported_by_cause() {
 
 #[test]
 fn source_addresses_are_taken_in_turn() {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let seen = std::thread::spawn(move || {
-        let mut peers = Vec::new();
-        for _ in 0..4 {
-            let (mut s, peer) = listener.accept().unwrap();
-            peers.push(peer.ip().to_string());
-            // Answer one request, then close, so each slot reconnects at most a few times.
-            let mut buf = [0u8; 1024];
-            let _ = s.read(&mut buf);
+    // The first four connections' source addresses.
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = seen.clone();
+    let server = FakeServer::start(move |mut s, n| {
+        if n < 4 {
+            kept.lock().unwrap().push(s.peer_addr().unwrap().ip().to_string());
         }
-        peers
+        // Read one request, then close, so each slot reconnects at most a few times.
+        let mut buf = [0u8; 1024];
+        let _ = s.read(&mut buf);
     });
+    let addr = server.addr;
     let run = strain(&[
         "-t",
         "1",
@@ -90,7 +89,7 @@ fn source_addresses_are_taken_in_turn() {
         "127.0.0.3",
         &format!("http://{addr}/"),
     ]);
-    let mut peers = seen.join().unwrap();
+    let mut peers = seen.lock().unwrap().clone();
     peers.sort();
     assert_eq!(peers, ["127.0.0.2", "127.0.0.2", "127.0.0.3", "127.0.0.3"], "{}", run.stderr);
 }

@@ -85,9 +85,9 @@ fn body_until_close(mut s: std::net::TcpStream) {
 
 #[test]
 fn chunked_and_read_to_close_bodies_complete() {
-    use crate::harness::RawServer;
+    use crate::harness::FakeServer;
     // Chunked with an extension and a trailer: 83 bytes per response, all on kept-alive connections.
-    let server = RawServer::start(chunked_with_trailers);
+    let server = FakeServer::serving(chunked_with_trailers);
     let run = strain(&["-t", "1", "-c", "2", "-d", "300ms", &server.url()]);
     let requests = run.num("/requests");
     assert!(requests > 100, "{:?}", run.json);
@@ -96,7 +96,7 @@ fn chunked_and_read_to_close_bodies_complete() {
     assert_eq!(run.num("/errors/read") + run.num("/errors/parse"), 0);
 
     // No length: each response ends at close, and the connection is replaced.
-    let server = RawServer::start(body_until_close);
+    let server = FakeServer::serving(body_until_close);
     let run = strain(&["-t", "1", "-c", "2", "-d", "300ms", &server.url()]);
     let requests = run.num("/requests");
     assert!(requests > 20, "{:?}", run.json);

@@ -3,7 +3,7 @@
 use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
 
-use crate::harness::{read_head, send, strain, Origin, RawServer};
+use crate::harness::{read_head, send, strain, FakeServer, Origin};
 
 #[test]
 fn closed_port_counts_connect_errors_and_says_nothing_connected() {
@@ -32,7 +32,7 @@ fn close_mid_body(mut s: TcpStream) {
 
 #[test]
 fn server_closing_mid_body_counts_read_errors() {
-    let server = RawServer::start(close_mid_body);
+    let server = FakeServer::serving(close_mid_body);
     let run = strain(&["-t", "1", "-c", "2", "-d", "500ms", &server.url()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.num("/errors/read") > 10, "{:?}", run.json);
@@ -47,7 +47,7 @@ fn never_answer(mut s: TcpStream) {
 
 #[test]
 fn silent_server_counts_timeouts_and_the_run_ends_on_time() {
-    let server = RawServer::start(never_answer);
+    let server = FakeServer::serving(never_answer);
     let run = strain(&["-t", "1", "-c", "3", "-d", "1500ms", "-T", "400ms", &server.url()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     // Three connections time out about every 400 ms.
@@ -87,7 +87,7 @@ fn bad_chunk_size(mut s: TcpStream) {
 #[test]
 fn malformed_responses_are_parse_errors_not_panics() {
     for handler in [bad_status_line as fn(TcpStream), bad_chunk_size] {
-        let server = RawServer::start(handler);
+        let server = FakeServer::serving(handler);
         let run = strain(&["-t", "1", "-c", "2", "-d", "500ms", &server.url()]);
         assert_eq!(run.code, 0, "{}", run.stderr);
         let parse = run.num("/errors/parse");

@@ -8,7 +8,7 @@ use std::os::fd::AsRawFd;
 use std::thread;
 use std::time::Duration;
 
-use crate::harness::{exclusive, free_port, read_head, script, send, strain, Origin, RawServer, Run};
+use crate::harness::{exclusive, free_port, read_head, script, send, strain, FakeServer, Origin, Run};
 
 /// Start-up and exit of a debug binary on a busy machine, beyond duration plus timeout.
 const SLACK: Duration = Duration::from_millis(1200);
@@ -69,7 +69,7 @@ fn reset_mid_body(mut s: TcpStream) {
 fn a_close_in_the_headers_or_a_reset_in_the_body_is_a_read_error() {
     let (d, t) = (Duration::from_millis(600), Duration::from_secs(1));
     for handler in [close_mid_headers as fn(TcpStream), reset_mid_body] {
-        let server = RawServer::start(handler);
+        let server = FakeServer::serving(handler);
         let run = strain(&["-t", "1", "-c", "4", "-d", "600ms", "-T", "1s", &server.url()]);
         assert_accounted(&run);
         assert_on_time(&run, d, t);
@@ -96,7 +96,7 @@ fn close_delimited(mut s: TcpStream) {
 
 #[test]
 fn close_delimited_http10_bodies_are_whole_responses() {
-    let server = RawServer::start(close_delimited);
+    let server = FakeServer::serving(close_delimited);
     let run = strain(&["-t", "1", "-c", "4", "-d", "600ms", &server.url()]);
     assert_accounted(&run);
     let requests = run.num("/requests");
@@ -137,7 +137,7 @@ fn never_answer(mut s: TcpStream) {
 fn slow_deaf_and_silent_servers_time_requests_out() {
     let (d, t) = (Duration::from_millis(1500), Duration::from_millis(400));
     for handler in [one_byte_per_second as fn(TcpStream), never_read, never_answer] {
-        let server = RawServer::start(handler);
+        let server = FakeServer::serving(handler);
         let run = strain(&["-t", "1", "-c", "3", "-d", "1500ms", "-T", "400ms", &server.url()]);
         assert_accounted(&run);
         assert_on_time(&run, d, t);
@@ -154,7 +154,7 @@ fn slow_deaf_and_silent_servers_time_requests_out() {
 fn a_request_the_server_never_reads_times_out_while_being_written() {
     // 4 MB per request is more than loopback buffers hold, so the write itself stalls.
     let (_dir, path) = script("wrk.method = 'POST'\nwrk.body = string.rep('x', 4 * 1024 * 1024)\n");
-    let server = RawServer::start(never_read);
+    let server = FakeServer::serving(never_read);
     let run = strain(&["-t", "1", "-c", "2", "-d", "1s", "-T", "300ms", "-s", &path, &server.url()]);
     assert_accounted(&run);
     assert_on_time(&run, Duration::from_secs(1), Duration::from_millis(300));

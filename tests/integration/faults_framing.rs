@@ -6,14 +6,14 @@
 //! timed out.
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::harness::{bin, exclusive, finish, read_head, send, strain, Run};
+use crate::harness::{bin, exclusive, finish, read_head, send, strain, FakeServer, Run};
 
 /// Test length and request timeout of every run here.
 const DURATION: Duration = Duration::from_millis(800);
@@ -21,46 +21,23 @@ const TIMEOUT: Duration = Duration::from_millis(700);
 /// Scheduling slack on top of duration plus timeout on a busy two-core machine.
 const SLACK: Duration = Duration::from_millis(900);
 
-/// Writes one misbehaving answer to a request.
-type Answer = Arc<dyn Fn(&mut TcpStream) + Send + Sync>;
-
-/// A server that answers every request head it reads with `answer`, counting heads and
-/// connections; it stops accepting when dropped.
+/// A fake server that answers every request head it reads with `answer`, counting heads.
 struct Faulty {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
+    server: FakeServer,
     heads: Arc<AtomicU64>,
-    connections: Arc<AtomicU64>,
 }
 
 impl Faulty {
     fn start(answer: impl Fn(&mut TcpStream) + Send + Sync + 'static) -> Faulty {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let addr = listener.local_addr().unwrap();
-        let (stop, heads, connections) =
-            (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
-        let (flag, seen, accepted) = (Arc::clone(&stop), Arc::clone(&heads), Arc::clone(&connections));
-        let answer: Answer = Arc::new(answer);
-        thread::spawn(move || {
-            while !flag.load(Ordering::Relaxed) {
-                let Ok((mut s, _)) = listener.accept() else {
-                    thread::sleep(Duration::from_millis(2));
-                    continue;
-                };
-                accepted.fetch_add(1, Ordering::Relaxed);
-                let _ = s.set_nonblocking(false);
-                let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
-                let (seen, answer) = (Arc::clone(&seen), Arc::clone(&answer));
-                thread::spawn(move || {
-                    while read_head(&mut s) {
-                        seen.fetch_add(1, Ordering::Relaxed);
-                        answer(&mut s);
-                    }
-                });
+        let heads = Arc::new(AtomicU64::new(0));
+        let seen = Arc::clone(&heads);
+        let server = FakeServer::start(move |mut s, _| {
+            while read_head(&mut s) {
+                seen.fetch_add(1, Ordering::Relaxed);
+                answer(&mut s);
             }
         });
-        Faulty { addr, stop, heads, connections }
+        Faulty { server, heads }
     }
 
     /// A server that sends `bytes` for every request.
@@ -69,19 +46,13 @@ impl Faulty {
     }
 
     fn url(&self) -> String {
-        format!("http://{}/", self.addr)
+        self.server.url()
     }
 
     /// Requests received; read once strain has exited and the server threads caught up.
     fn heads(&self) -> u64 {
         thread::sleep(Duration::from_millis(100));
         self.heads.load(Ordering::Relaxed)
-    }
-}
-
-impl Drop for Faulty {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
     }
 }
 
@@ -117,7 +88,7 @@ fn all_parse_errors(server: Faulty) {
     assert_eq!(run.num("/requests"), 0);
     assert!(run.stdout.contains(&format!("read {parse},")), "{}", run.stdout);
     // A connection that carried a bad response is never used again.
-    let connections = server.connections.load(Ordering::Relaxed);
+    let connections = server.server.connections();
     assert!((parse..=parse + 3).contains(&connections), "{connections} connections for {parse} failures");
 }
 

@@ -8,16 +8,9 @@ use std::net::{SocketAddr, TcpStream};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::harness::Origin;
+use crate::harness::{connect, Origin};
 
 const BAD: &[u8] = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-
-/// A client socket that gives up instead of hanging.
-fn connect(addr: SocketAddr) -> TcpStream {
-    let s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    s
-}
 
 /// Reads until the server closes (a reset counts as a close); panics on the read timeout.
 fn read_to_close(s: &mut TcpStream) -> Vec<u8> {

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use crate::harness::{exclusive, strain_raw, Origin};
+use crate::harness::{exclusive, schema_file, strain_raw, Origin};
 
 /// Each step's measured time, seconds (`--step-duration`).
 pub const STEP_S: f64 = 1.0;
@@ -54,12 +54,6 @@ pub fn search() -> &'static Search {
         let json = serde_json::from_str(&json_text).unwrap();
         Search { json_text, json, html: std::fs::read_to_string(&html_path).unwrap() }
     })
-}
-
-/// A schema file of this repository, parsed.
-fn schema_file(name: &str) -> Value {
-    let text = std::fs::read_to_string(format!("{}/schema/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap();
-    serde_json::from_str(&text).unwrap()
 }
 
 /// find-max's schema, with the result schema its steps refer to registered under its `$id`, so

@@ -7,7 +7,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -363,41 +363,56 @@ pub fn signal_group(pid: u32, sig: &str) {
     unsafe { libc::kill(-(pid as i32), signal_number(sig)) };
 }
 
-/// A raw TCP server whose every connection is handled by `handle` in its own thread; stops
-/// accepting when dropped.
-pub struct RawServer {
+/// A fake server on loopback, the one accept loop of the tests: every connection is handed to
+/// `handle` (with its number, in accept order) in a thread of its own, blocking, with a 5 s
+/// read timeout so a test cannot hang on it; it counts connections and stops accepting when
+/// dropped. [`RecordingServer`] and the fault servers are behaviours over it.
+pub struct FakeServer {
     pub addr: SocketAddr,
     stop: Arc<AtomicBool>,
+    connections: Arc<AtomicU64>,
 }
 
-impl RawServer {
-    pub fn start(handle: fn(TcpStream)) -> RawServer {
+impl FakeServer {
+    pub fn start(handle: impl Fn(TcpStream, usize) + Send + Sync + 'static) -> FakeServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
+        let (stop, connections) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)));
+        let (flag, accepted) = (stop.clone(), connections.clone());
+        let handle = Arc::new(handle);
         thread::spawn(move || {
             while !flag.load(Ordering::Relaxed) {
-                match listener.accept() {
-                    Ok((s, _)) => {
-                        let _ = s.set_nonblocking(false);
-                        let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
-                        thread::spawn(move || handle(s));
-                    }
-                    Err(_) => thread::sleep(Duration::from_millis(2)),
-                }
+                let Ok((s, _)) = listener.accept() else {
+                    thread::sleep(Duration::from_millis(2));
+                    continue;
+                };
+                let n = accepted.fetch_add(1, Ordering::Relaxed) as usize;
+                let _ = s.set_nonblocking(false);
+                let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+                let handle = handle.clone();
+                thread::spawn(move || handle(s, n));
             }
         });
-        RawServer { addr, stop }
+        FakeServer { addr, stop, connections }
+    }
+
+    /// A server that hands every connection to `handle` alone.
+    pub fn serving(handle: fn(TcpStream)) -> FakeServer {
+        FakeServer::start(move |s, _| handle(s))
     }
 
     pub fn url(&self) -> String {
         format!("http://{}/", self.addr)
     }
+
+    /// Connections accepted so far.
+    pub fn connections(&self) -> u64 {
+        self.connections.load(Ordering::Relaxed)
+    }
 }
 
-impl Drop for RawServer {
+impl Drop for FakeServer {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
     }
@@ -444,32 +459,15 @@ impl Seen {
 pub struct RecordingServer {
     pub addr: SocketAddr,
     seen: Arc<std::sync::Mutex<Vec<Seen>>>,
-    stop: Arc<AtomicBool>,
+    _server: FakeServer,
 }
 
 impl RecordingServer {
     pub fn start() -> RecordingServer {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let addr = listener.local_addr().unwrap();
         let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (seen2, stop2) = (seen.clone(), stop.clone());
-        thread::spawn(move || {
-            let mut conn = 0;
-            while !stop2.load(Ordering::Relaxed) {
-                match listener.accept() {
-                    Ok((s, _)) => {
-                        let seen = seen2.clone();
-                        let id = conn;
-                        conn += 1;
-                        thread::spawn(move || serve_recorded(s, id, &seen));
-                    }
-                    Err(_) => thread::sleep(Duration::from_millis(2)),
-                }
-            }
-        });
-        RecordingServer { addr, seen, stop }
+        let kept = seen.clone();
+        let server = FakeServer::start(move |s, conn| serve_recorded(s, conn, &kept));
+        RecordingServer { addr: server.addr, seen, _server: server }
     }
 
     pub fn url(&self) -> String {
@@ -482,14 +480,8 @@ impl RecordingServer {
     }
 }
 
-impl Drop for RecordingServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-}
-
 fn serve_recorded(mut s: TcpStream, conn: usize, seen: &std::sync::Mutex<Vec<Seen>>) {
-    let _ = s.set_nonblocking(false);
+    // Scripts may pause between requests longer than the fake server's usual timeout.
     let _ = s.set_read_timeout(Some(Duration::from_secs(15)));
     let mut buf: Vec<u8> = Vec::new();
     let mut chunk = [0u8; 16384];
@@ -537,6 +529,24 @@ fn serve_recorded(mut s: TcpStream, conn: usize, seen: &std::sync::Mutex<Vec<See
             Ok(n) => buf.extend_from_slice(&chunk[..n]),
         }
     }
+}
+
+/// A schema file of this repository, parsed.
+pub fn schema_file(name: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(format!("{}/schema/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The result schema's validator.
+pub fn schema() -> jsonschema::Validator {
+    jsonschema::validator_for(&schema_file("result.schema.json")).unwrap()
+}
+
+/// A client socket that gives up instead of hanging.
+pub fn connect(addr: SocketAddr) -> TcpStream {
+    let s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s
 }
 
 /// Writes a script into a temporary directory and returns (dir guard, path).

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::harness::{args, exclusive, strain, strain_raw, Nginx, RawServer};
+use crate::harness::{args, exclusive, strain, strain_raw, FakeServer, Nginx};
 
 /// Runs strain with the flags in `line` against `nginx` over `scheme` (http or https).
 fn load(nginx: &Nginx, scheme: &str, line: &str) -> crate::harness::Run {
@@ -73,7 +73,7 @@ fn goaway_at_keepalive_requests_sends_the_refused_requests_again() {
 #[test]
 fn a_timeout_resets_its_stream_and_keeps_the_connection() {
     // An upstream that never answers: nginx holds each stream open.
-    let silent = RawServer::start(|mut s| {
+    let silent = FakeServer::serving(|mut s| {
         let _ = crate::harness::read_head(&mut s);
         std::thread::sleep(Duration::from_secs(4));
     });
@@ -204,7 +204,7 @@ fn malformed_frames_fail_the_connection_cleanly() {
         ("oversized frame", oversized_frame),
         ("window overflow", window_overflow),
     ] {
-        let server = RawServer::start(handler);
+        let server = FakeServer::serving(handler);
         let mut a = args("--http2 -c 1 -m 1 -t 1 -d 1s -T 1s");
         let url = server.url();
         a.push(&url);
@@ -346,7 +346,7 @@ fn no_window(s: std::net::TcpStream) {
 
 #[test]
 fn a_body_held_by_the_servers_window_is_a_flow_control_stall() {
-    let server = RawServer::start(no_window);
+    let server = FakeServer::serving(no_window);
     let (_dir, path) = crate::harness::script(
         "local b = string.rep('x', 200000)\nrequest = function() return wrk.format('POST', '/', nil, b) end\n",
     );

@@ -6,16 +6,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::harness::{bin, exclusive, finish, strain, strain_raw, Origin, Run};
+use crate::harness::{bin, exclusive, finish, schema, strain, strain_raw, Origin, Run};
 
 /// The whole test's rate and length: 6,000 requests.
 const RATE: u64 = 3000;
 const SECONDS: u64 = 2;
-
-fn schema() -> jsonschema::Validator {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/result.schema.json")).unwrap();
-    jsonschema::validator_for(&serde_json::from_str(&text).unwrap()).unwrap()
-}
 
 fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()

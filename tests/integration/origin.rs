@@ -1,18 +1,11 @@
 //! `strain origin` end to end: its jtest-style flags seen by a raw client, and its exit lines.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use crate::harness::{bin, finish, signal, strain_raw, Origin};
-
-/// A client socket that gives up instead of hanging.
-fn connect(addr: SocketAddr) -> TcpStream {
-    let s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    s
-}
+use crate::harness::{bin, connect, finish, signal, strain_raw, Origin};
 
 /// Sends `req` and reads until the server closes.
 fn exchange(addr: SocketAddr, req: &[u8]) -> Vec<u8> {

@@ -1,11 +1,6 @@
 //! Report output as users consume it: the JSON schema, and JSON alone on stdout with `--json -`.
 
-use crate::harness::{strain, strain_raw, Origin};
-
-fn schema() -> jsonschema::Validator {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/result.schema.json")).unwrap();
-    jsonschema::validator_for(&serde_json::from_str(&text).unwrap()).unwrap()
-}
+use crate::harness::{schema, strain, strain_raw, Origin};
 
 #[test]
 fn json_result_follows_the_schema() {

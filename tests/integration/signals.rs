@@ -7,7 +7,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::faults_conn::assert_accounted;
-use crate::harness::{bin, finish, read_head, signal, Origin, RawServer, Run};
+use crate::harness::{bin, finish, read_head, signal, FakeServer, Origin, Run};
 
 /// Starts strain in the background with `--json FILE` in `dir`.
 fn spawn(args: &[&str], dir: &tempfile::TempDir) -> Child {
@@ -75,7 +75,7 @@ fn hold(mut s: TcpStream) {
 
 #[test]
 fn a_second_ctrl_c_exits_at_once() {
-    let server = RawServer::start(hold);
+    let server = FakeServer::serving(hold);
     let dir = tempfile::tempdir().unwrap();
     let start = Instant::now();
     let mut child = spawn(&["-t", "1", "-c", "2", "-d", "30s", "-T", "20s", &server.url()], &dir);
