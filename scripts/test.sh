@@ -14,6 +14,7 @@ command -v wrk >/dev/null 2>&1 || need_pkgs+=(wrk)
 [ -x /usr/bin/chromium ] || need_pkgs+=(chromium)
 { command -v h2load && command -v nghttp; } >/dev/null 2>&1 || need_pkgs+=(nghttp2-client)
 command -v ip >/dev/null 2>&1 || need_pkgs+=(iproute2)
+command -v man >/dev/null 2>&1 || need_pkgs+=(man-db)
 k8s_venv=target/k8s-venv
 if [ ! -x "$k8s_venv/bin/python3" ]; then
     # Debian's python3 makes a venv only with ensurepip, which python3-venv ships.

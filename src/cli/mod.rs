@@ -87,6 +87,11 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    if args.len() <= 1 {
+        eprint!("{SHORT_USAGE}");
+        return Ok(EXIT_USAGE);
+    }
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
@@ -94,7 +99,7 @@ where
             let _ = write!(std::io::stdout(), "{e}");
             return Ok(EXIT_OK);
         }
-        Err(e) => return Err(CliError::Usage(one_line(&e.to_string()))),
+        Err(e) => return Err(CliError::Usage(one_line(&e.render().to_string()))),
     };
     match cli.command {
         Some(Command::Origin(f)) => run_origin(&f),
@@ -105,14 +110,62 @@ where
         Some(Command::FindMax(f)) => find_max::run(&f),
         Some(Command::Merge(f)) => merge::run(&f),
         Some(Command::K8sJob(f)) => k8s::run(&f),
+        Some(Command::Completions { shell }) => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "strain", &mut std::io::stdout());
+            Ok(EXIT_OK)
+        }
+        Some(Command::Man) => {
+            let page = clap_mangen::Man::new(<Cli as clap::CommandFactory>::command());
+            let mut out = Vec::new();
+            page.render(&mut out)
+                .map_err(|source| CliError::Io { what: "cannot render the man page".into(), source })?;
+            let _ = std::io::stdout().write_all(&out);
+            Ok(EXIT_OK)
+        }
         None => run_load(&cli.load, OriginPlacement::Elsewhere),
     }
 }
 
-/// clap's message without its "error: " prefix, usage and hint lines.
+/// The version, with the commit it was built from when the build knew it.
+pub const VERSION: &str = match option_env!("STRAIN_COMMIT") {
+    Some(_) => concat!(env!("CARGO_PKG_VERSION"), " (", env!("STRAIN_COMMIT"), ")"),
+    None => env!("CARGO_PKG_VERSION"),
+};
+
+/// What bare `strain` prints: how to start.
+const SHORT_USAGE: &str = "\
+strain: give a URL to load, or a command
+
+Usage: strain [OPTIONS] <URL>
+       strain <COMMAND> [OPTIONS]
+
+Most used:
+  strain demo                               load strain's built-in server, print the report
+  strain -c 100 -d 30s URL                  load URL over 100 connections for 30 s
+  strain find-max --slo 'p99<100ms' URL     the highest rate that meets an SLO
+
+Every flag and command: strain --help
+";
+
+/// clap's message as one line: without its "error: " prefix, the usage and the pointer to
+/// --help, but with what it lists (the missing arguments) and its tip (a similar flag).
 fn one_line(msg: &str) -> String {
-    let first = msg.lines().find(|l| !l.trim().is_empty()).unwrap_or(msg);
-    first.trim().trim_start_matches("error: ").to_string()
+    let mut lines = msg.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or(msg).trim_start_matches("error: ").to_string();
+    let rest: Vec<&str> =
+        lines.take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information")).collect();
+    let (tips, listed): (Vec<&str>, Vec<&str>) = rest.into_iter().partition(|l| l.starts_with("tip:"));
+    // The "did you mean" tips; not how to pass a flag-like value.
+    let tips = tips.into_iter().filter(|t| t.contains("similar"));
+    let mut out = first;
+    if !listed.is_empty() {
+        out = format!("{} {}", out.trim_end(), listed.join(", "));
+    }
+    for tip in tips {
+        out = format!("{out} ({tip})");
+    }
+    out
 }
 
 /// `strain <url>`: the load the flags describe, against `origin`.

@@ -17,7 +17,12 @@ fn bad_flags_and_urls_exit_2_with_one_line() {
         (&["ftp://127.0.0.1/"], "only http:// and https:// are supported"),
         (&["http://127.0.0.1:99999/"], "invalid port"),
         (&["--no-such-flag", "http://127.0.0.1:1/"], "unexpected argument '--no-such-flag'"),
-        (&[], "the following required arguments were not provided"),
+        (
+            &["--latncy", "http://127.0.0.1:1/"],
+            "strain: unexpected argument '--latncy' found (tip: a similar argument exists: '--latency')",
+        ),
+        (&["find-max"], "strain: the following required arguments were not provided: <URL>"),
+        (&["report", "a.json"], "strain: the following required arguments were not provided: --output <FILE.html>"),
         (&["http://no-such-host.invalid/"], "cannot resolve 'no-such-host.invalid'"),
         (&["origin", "--listen", "nonsense"], "invalid value 'nonsense' for '--listen <ADDR>'"),
     ];
@@ -36,8 +41,51 @@ fn help_and_version_exit_0() {
     let run = strain_raw(&["--help"]);
     assert_eq!(run.code, 0);
     assert!(run.stdout.contains("--connections"));
+    // The version names the commit it was built from (this is a git checkout).
+    let commit = Command::new("git").args(["rev-parse", "--short=12", "HEAD"]).output().unwrap();
+    let commit = String::from_utf8(commit.stdout).unwrap();
     let run = strain_raw(&["-v"]);
-    assert_eq!((run.code, run.stdout.trim()), (0, format!("strain {}", env!("CARGO_PKG_VERSION")).as_str()));
+    let want = format!("strain {} ({})", env!("CARGO_PKG_VERSION"), commit.trim());
+    assert_eq!((run.code, run.stdout.trim()), (0, want.as_str()));
+}
+
+#[test]
+fn bare_strain_says_how_to_start() {
+    let run = strain_raw::<&str>(&[]);
+    assert_eq!(run.code, 2);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    let first: Vec<&str> = run.stderr.lines().take(3).collect();
+    assert_eq!(first, ["strain: give a URL to load, or a command", "", "Usage: strain [OPTIONS] <URL>"]);
+    for common in ["strain demo", "strain -c 100 -d 30s URL", "strain find-max --slo 'p99<100ms' URL", "strain --help"]
+    {
+        assert!(run.stderr.contains(common), "{common}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn completions_parse_and_the_man_page_renders() {
+    let dir = tempfile::tempdir().unwrap();
+    for (shell, check) in [("bash", vec!["bash", "-n"]), ("zsh", vec![]), ("fish", vec![])] {
+        let run = strain_raw(&["completions", shell]);
+        assert_eq!(run.code, 0, "{shell}: {}", run.stderr);
+        assert!(run.stdout.contains("find-max") && run.stdout.contains("--latency"), "{shell}");
+        if let [program, flag] = check.as_slice() {
+            let path = dir.path().join(format!("strain.{shell}"));
+            std::fs::write(&path, &run.stdout).unwrap();
+            let ok = Command::new(program).arg(flag).arg(&path).status().unwrap();
+            assert!(ok.success(), "{shell} rejects its completion script");
+        }
+    }
+    let run = strain_raw(&["man"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let page = dir.path().join("strain.1");
+    std::fs::write(&page, &run.stdout).unwrap();
+    let shown = Command::new("man").arg("-l").arg(&page).env("MANPAGER", "cat").env("COLUMNS", "100").output().unwrap();
+    assert!(shown.status.success(), "{}", String::from_utf8_lossy(&shown.stderr));
+    // man justifies lines: compare with the spaces collapsed.
+    let text = String::from_utf8_lossy(&shown.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(text.contains("NAME strain - HTTP load generator"), "{text}");
+    assert!(text.contains("--connections"), "{text}");
 }
 
 #[test]

@@ -27,12 +27,12 @@ use crate::defaults;
 #[derive(Debug, Parser)]
 #[command(
     name = "strain",
-    version,
+    version = crate::cli::VERSION,
     about = "HTTP load generator: wrk's flags and output, honest latency, a built-in origin server",
     disable_version_flag = true,
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
-    override_usage = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]\n       strain proxy [OPTIONS]\n       strain report RESULT.json... -o FILE.html\n       strain compare BASE NEW\n       strain find-max URL --slo EXPR...\n       strain merge RESULT.json...\n       strain k8s-job --segments N --image IMAGE -- [OPTIONS] <URL>"
+    override_usage = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]\n       strain proxy [OPTIONS]\n       strain report RESULT.json... -o FILE.html\n       strain compare BASE NEW\n       strain find-max URL --slo EXPR...\n       strain merge RESULT.json...\n       strain k8s-job --segments N --image IMAGE -- [OPTIONS] <URL>\n       strain completions SHELL | strain man"
 )]
 pub struct Cli {
     /// A mode other than load testing a URL.
@@ -67,6 +67,14 @@ pub enum Command {
     /// Print a Kubernetes Indexed Job that runs a load as N segments on different nodes.
     #[command(name = "k8s-job")]
     K8sJob(K8sJobFlags),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `strain man > strain.1`, read with `man -l strain.1`.
+    Man,
 }
 
 /// How the load connects and which HTTP it speaks: every command that sends load.
