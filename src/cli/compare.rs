@@ -11,6 +11,9 @@ use crate::compare::{self, render, Interval};
 
 /// Runs `strain compare`.
 pub fn run(f: &CompareFlags) -> Result<i32, CliError> {
+    for path in [&f.files.json, &f.files.html].into_iter().flatten() {
+        super::check_writable(path)?;
+    }
     let (base_files, new_files): (&[PathBuf], &[PathBuf]) = if f.new.is_empty() {
         match f.base.as_slice() {
             [base, new] => (std::slice::from_ref(base), std::slice::from_ref(new)),
@@ -53,8 +56,7 @@ pub fn run(f: &CompareFlags) -> Result<i32, CliError> {
         if to_stdout {
             let _ = std::io::stdout().write_all(json.as_bytes());
         } else {
-            std::fs::write(path, json)
-                .map_err(|source| CliError::Io { what: format!("cannot write {}", path.display()), source })?;
+            super::write_file(path, &json)?;
         }
     }
     if let Some(path) = &f.files.html {

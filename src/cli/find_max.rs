@@ -124,6 +124,9 @@ pub fn search_and_report(
     json: Option<&std::path::Path>,
     html: Option<&std::path::Path>,
 ) -> Result<i32, CliError> {
+    for path in [json, html].into_iter().flatten() {
+        super::check_writable(path)?;
+    }
     let to_stdout = json.is_some_and(|p| p.as_os_str() == "-");
     let out: Box<dyn Write> = if to_stdout { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };
     let mut printer = Printer { out, connections: config.load.connections, watch: &config.watch, table: false };

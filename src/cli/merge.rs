@@ -12,6 +12,9 @@ use crate::run::{Failure, RunResult};
 
 /// Merges, prints and writes; returns the exit code (99 when a threshold fails).
 pub fn run(f: &MergeFlags) -> Result<i32, CliError> {
+    for path in [&f.files.json, &f.files.html].into_iter().flatten() {
+        super::check_writable(path)?;
+    }
     let mut docs = Vec::new();
     let mut stdin_read = false;
     for path in &f.results {

@@ -12,7 +12,7 @@ pub mod print;
 pub mod proxy;
 pub mod units;
 
-pub(crate) use print::{run_and_report, write_file, write_result};
+pub(crate) use print::{check_writable, run_and_report, write_file, write_result};
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -200,6 +200,7 @@ fn run_report(f: &flags::ReportFlags) -> Result<i32, CliError> {
     if f.labels.len() > f.results.len() {
         return Err(CliError::Usage(format!("{} labels for {} results", f.labels.len(), f.results.len())));
     }
+    check_writable(&f.output)?;
     // A search's page has its own layout (rate on the x axis), so it cannot share one with runs.
     let page = match f.results.as_slice() {
         [path] if read_doc(path, result::kind_of)? == result::Kind::FindMax => {

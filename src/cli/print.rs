@@ -4,6 +4,7 @@
 //! writes the result files. The verdicts are the run's; this only prints them.
 
 use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use super::{CliError, EXIT_FAILED, EXIT_OK, EXIT_THRESHOLDS};
@@ -105,6 +106,7 @@ impl Observer for Printer<'_> {
 /// Runs one test, printing as it goes, then writes the result files; returns the exit code and
 /// the result.
 pub fn run_and_report(test: RunConfig, outputs: &Outputs, stop: &AtomicBool) -> Result<(i32, RunResult), CliError> {
+    check_outputs(outputs)?;
     let config = test.load.clone();
     let text: Box<dyn Write> =
         if outputs.json == Some(Output::Stdout) { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };
@@ -158,10 +160,53 @@ pub(crate) fn write_result(doc: &RunDoc, config: &Config, outputs: &Outputs) -> 
     Ok(())
 }
 
-/// Writes a report file.
-pub(crate) fn write_file(path: &std::path::Path, text: &str) -> Result<(), CliError> {
-    std::fs::write(path, text)
-        .map_err(|source| CliError::Io { what: format!("cannot write {}", path.display()), source })
+/// Writes a report file whole or not at all: into a file beside it, renamed over it once
+/// written, so a failure (a full disk, Ctrl-C) leaves no half file.
+pub(crate) fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
+    let tmp = beside(path);
+    let written = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
+    written.map_err(|source| {
+        let _ = std::fs::remove_file(&tmp);
+        cannot_write(path, source)
+    })
+}
+
+/// Checks, before any load, that a report file can be written at `path` (`-` is standard
+/// output): its directory exists and takes a new file, and it is not a directory. A long test's
+/// result is then not lost to a typo found at its end.
+pub(crate) fn check_writable(path: &Path) -> Result<(), CliError> {
+    if path.as_os_str() == "-" {
+        return Ok(());
+    }
+    if path.is_dir() {
+        return Err(CliError::Usage(format!("cannot write {}: it is a directory", path.display())));
+    }
+    let tmp = beside(path);
+    std::fs::File::create(&tmp).map_err(|source| cannot_write(path, source))?;
+    let _ = std::fs::remove_file(&tmp);
+    Ok(())
+}
+
+/// Checks every report file a run will write (see [`check_writable`]).
+pub(crate) fn check_outputs(outputs: &Outputs) -> Result<(), CliError> {
+    let json = match &outputs.json {
+        Some(Output::File(p)) => Some(p.as_path()),
+        _ => None,
+    };
+    for path in [json, outputs.html.as_deref(), outputs.hdr_log.as_deref()].into_iter().flatten() {
+        check_writable(path)?;
+    }
+    Ok(())
+}
+
+/// A hidden file beside `path`, for writing it whole.
+fn beside(path: &Path) -> PathBuf {
+    let name = path.file_name().map_or_else(|| "strain".into(), |n| n.to_string_lossy().into_owned());
+    path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
+}
+
+fn cannot_write(path: &Path, source: std::io::Error) -> CliError {
+    CliError::Io { what: format!("cannot write {}", path.display()), source }
 }
 
 /// Creates the `--hdr-log` file before the run, so a bad path is an error before any load.

@@ -82,8 +82,7 @@ fn dump_urls(f: &ProxyFlags, origin: &str, path: &std::path::Path) -> Result<i32
         }
         out.push('\n');
     }
-    std::fs::write(path, out)
-        .map_err(|source| CliError::Io { what: format!("cannot write {}", path.display()), source })?;
+    super::write_file(path, &out)?;
     Ok(EXIT_OK)
 }
 

@@ -126,3 +126,52 @@ fn results_with_unknown_fields_are_read_and_other_versions_refused_in_one_line()
         assert_eq!(run.stderr, format!("strain: {want}\n"), "{args:?}");
     }
 }
+
+#[test]
+fn an_unwritable_output_path_is_refused_before_anything_is_sent() {
+    let server = crate::harness::FakeServer::serving(|_| {});
+    let url = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    let good = golden_as(dir.path(), "good.json", 1);
+    let nowhere = "/no/such/dir/out";
+    let a_dir = dir.path().to_str().unwrap().to_string();
+    let cases: Vec<(Vec<String>, String)> = [
+        (vec!["-d", "5s", &url, "--json", "/no/such/dir/out.json"], format!("{nowhere}.json")),
+        (vec!["-d", "5s", &url, "--html", "/no/such/dir/out.html"], format!("{nowhere}.html")),
+        (vec!["-d", "5s", &url, "--hdr-log", "/no/such/dir/out.hlog"], format!("{nowhere}.hlog")),
+        (vec!["-R", "100", "-d", "5s", &url, "--json", &a_dir], a_dir.clone()),
+        (vec!["find-max", "--slo", "p99<1s", &url, "--json", "/no/such/dir/out.json"], format!("{nowhere}.json")),
+        (vec!["report", &good, "-o", "/no/such/dir/out.html"], format!("{nowhere}.html")),
+        (vec!["compare", &good, &good, "--json", "/no/such/dir/out.json"], format!("{nowhere}.json")),
+        (vec!["merge", &good, "--json", "/no/such/dir/out.json"], format!("{nowhere}.json")),
+    ]
+    .into_iter()
+    .map(|(a, p)| (a.into_iter().map(String::from).collect(), p))
+    .collect();
+    for (args, path) in cases {
+        let run = strain_raw(&args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{args:?}: {}", run.stderr);
+        let why = if path == a_dir { "it is a directory".to_string() } else { "No such file or directory".to_string() };
+        assert!(run.stderr.starts_with(&format!("strain: cannot write {path}: {why}")), "{args:?}: {}", run.stderr);
+        assert!(run.elapsed < std::time::Duration::from_secs(1), "{args:?}: {:?}", run.elapsed);
+    }
+    // Nothing was sent: not one connection reached the server.
+    assert_eq!(server.connections(), 0);
+}
+
+#[test]
+fn a_result_file_is_replaced_whole() {
+    let origin = Origin::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    std::fs::write(&json, "an older result").unwrap();
+    let run = strain_raw(&["-t", "1", "-c", "1", "-d", "200ms", &origin.url(), "--json", json.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let text = std::fs::read_to_string(&json).unwrap();
+    assert!(text.starts_with("{\n  \"schema_version\": 1,"), "{text}");
+    // No temporary file is left beside it.
+    let names: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(names, ["out.json"]);
+}
