@@ -239,6 +239,10 @@ pub struct Config {
     pub warmup: Duration,
     /// How long a request may wait for its complete response.
     pub timeout: Duration,
+    /// The request's method.
+    pub method: String,
+    /// The request's body, sent as it is with a Content-Length.
+    pub body: Option<Vec<u8>>,
     /// Extra request headers, in order.
     pub headers: Vec<Header>,
     /// Skip TLS certificate verification.
@@ -274,6 +278,8 @@ impl Config {
             duration: DEFAULT_DURATION,
             warmup: Duration::ZERO,
             timeout: DEFAULT_TIMEOUT,
+            method: "GET".to_string(),
+            body: None,
             headers: Vec::new(),
             insecure: false,
             protocol: ProtocolChoice::Negotiate,

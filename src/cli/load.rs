@@ -106,6 +106,21 @@ pub fn workload(
     script_args: &[String],
 ) -> Result<Workload, CliError> {
     config.headers = f.headers.iter().map(|h| parse_header(h)).collect::<Result<_, _>>()?;
+    if let Some(m) = &f.method {
+        // A method is an HTTP token; lower case is the user's, not a method of its own.
+        if m.is_empty() || !m.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-' || b == b'_') {
+            return Err(CliError::Usage(format!("invalid method '{m}': expected a word such as GET or POST")));
+        }
+        config.method = m.to_ascii_uppercase();
+    }
+    config.body = match (&f.body, &f.body_file) {
+        (Some(text), _) => Some(text.clone().into_bytes()),
+        (None, Some(path)) => Some(
+            std::fs::read(path)
+                .map_err(|source| CliError::Io { what: format!("cannot read {}", path.display()), source })?,
+        ),
+        (None, None) => None,
+    };
     match &f.script {
         Some(path) => {
             let mut args = vec![url.to_string()];

@@ -238,7 +238,8 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
         Scheme::Http => None,
         Scheme::Https => Some(TlsSetup::new(&target.host, config.insecure, alpn).map_err(NetError::Tls)?),
     };
-    let request = request::render("GET", &target.path, &target.host_header(), &config.headers, None);
+    let request =
+        request::render(&config.method, &target.path, &target.host_header(), &config.headers, config.body.as_deref());
     let wire = match protocol {
         Protocol::Http1 => WirePlan::Http1,
         Protocol::Http2 { streams } => {

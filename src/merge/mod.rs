@@ -335,6 +335,7 @@ fn whole_config(parts: &[Part], interval: Duration) -> Result<Config, MergeError
     config.timeout = secs(doc.config.timeout_s, "/config/timeout_s")?;
     config.warmup = first.warmup;
     config.insecure = doc.config.insecure;
+    config.method = doc.config.method.clone();
     config.headers = doc
         .config
         .headers

@@ -117,6 +117,8 @@ fn config_doc(config: &Config) -> ConfigDoc {
         timeout_s: config.timeout.as_secs_f64(),
         headers: config.headers.iter().map(|h| format!("{}: {}", h.name, h.value)).collect(),
         insecure: config.insecure,
+        method: config.method.clone(),
+        body_bytes: config.body.as_ref().map(|b| b.len() as u64),
         warmup_s: config.warmup.as_secs_f64(),
     }
 }

@@ -205,9 +205,23 @@ pub struct ConfigDoc {
     pub headers: Vec<String>,
     /// Certificates not checked.
     pub insecure: bool,
+    /// The request's method, when not GET.
+    #[serde(default = "get", skip_serializing_if = "is_get")]
+    pub method: String,
+    /// The request body's size, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_bytes: Option<u64>,
     /// Load before measuring started, part of `duration_s`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub warmup_s: f64,
+}
+
+fn get() -> String {
+    "GET".into()
+}
+
+fn is_get(m: &String) -> bool {
+    m == "GET"
 }
 
 fn is_zero(v: &f64) -> bool {

@@ -26,6 +26,7 @@ mod progress;
 mod proxy;
 mod rate;
 mod report;
+mod requests;
 mod script;
 mod segments;
 mod signals;

@@ -121,6 +121,16 @@ pub struct RequestFlags {
     /// Run a wrk Lua script (setup, init, delay, request, response, done).
     #[arg(short = 's', long = "script", value_name = "FILE")]
     pub script: Option<PathBuf>,
+    /// The request's method (GET, POST, PUT, DELETE, HEAD, ...).
+    #[arg(short = 'X', long = "method", value_name = "M", conflicts_with = "script")]
+    pub method: Option<String>,
+    /// Send this body with every request (a Content-Length from its size; set Content-Type
+    /// with -H).
+    #[arg(long = "body", value_name = "STRING", conflicts_with_all = ["script", "body_file"])]
+    pub body: Option<String>,
+    /// Send this file's bytes, as they are, as every request's body.
+    #[arg(long = "body-file", value_name = "FILE", conflicts_with = "script")]
+    pub body_file: Option<PathBuf>,
 }
 
 /// How long the load runs and at what rate (not find-max, which chooses both per step).

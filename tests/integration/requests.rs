@@ -1,0 +1,111 @@
+//! Requests from flags (issue 19): -X, --body and --body-file against real nginx, whose access
+//! log (method, path, Content-Length, request length, status) is the truth.
+
+use crate::harness::{args, exclusive, script, strain, strain_raw, Nginx};
+
+/// Logs every request's method, path, Content-Length header, whole length and status.
+const LOG: &str = "log_format reqs '$request_method $uri $http_content_length $request_length $status';";
+
+fn nginx(h2: bool) -> Nginx {
+    let server = "access_log requests.log reqs; location / { return 200 \"ok\\n\"; }";
+    if h2 {
+        Nginx::start_h2(LOG, server, false)
+    } else {
+        Nginx::start_with_http(LOG, server)
+    }
+}
+
+/// (method, path, Content-Length, request length, status) of each request nginx logged.
+fn logged(nginx: &mut Nginx) -> Vec<(String, String, String, u64, u16)> {
+    nginx.stop();
+    let text = std::fs::read_to_string(nginx.dir.path().join("requests.log")).unwrap_or_default();
+    text.lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (f[0].into(), f[1].into(), f[2].into(), f[3].parse().unwrap(), f[4].parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn method_and_body_flags_reach_the_server_as_given() {
+    let _alone = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("body.bin");
+    let bytes: Vec<u8> = (0..1000u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&file, &bytes).unwrap();
+    let file = file.to_str().unwrap().to_string();
+    // (flags, method nginx saw, Content-Length it saw)
+    let rows: Vec<(Vec<&str>, &str, &str)> = vec![
+        (vec!["-X", "POST", "--body", "hello", "-H", "Content-Type: text/plain"], "POST", "5"),
+        (vec!["-X", "put", "--body-file", &file], "PUT", "1000"),
+        (vec!["-X", "DELETE"], "DELETE", "-"),
+        (vec!["--body", "{\"a\":1}"], "GET", "7"),
+        (vec!["-X", "HEAD"], "HEAD", "-"),
+    ];
+    for (flags, method, length) in rows {
+        let mut nginx = nginx(false);
+        let url = format!("http://127.0.0.1:{}/api", nginx.port);
+        let mut a = vec!["-t", "1", "-c", "2", "-d", "300ms"];
+        a.extend(flags.iter().copied());
+        a.push(&url);
+        let run = strain(&a);
+        assert_eq!(run.code, 0, "{flags:?}: {}", run.stderr);
+        let requests = run.num("/requests");
+        assert!(requests > 10, "{flags:?}: {requests}");
+        let log = logged(&mut nginx);
+        assert_eq!(log.len() as u64, requests, "{flags:?}: every response strain counted is one nginx logged");
+        for (m, path, cl, _, status) in &log {
+            assert_eq!((m.as_str(), path.as_str(), cl.as_str(), *status), (method, "/api", length, 200), "{flags:?}");
+        }
+        // The body went whole: the request's length is its head plus the body.
+        let lengths: std::collections::BTreeSet<u64> = log.iter().map(|r| r.3).collect();
+        assert_eq!(lengths.len(), 1, "{flags:?}: {lengths:?}");
+        if method != "HEAD" {
+            assert_eq!(run.json.as_ref().unwrap()["config"]["method"].as_str().unwrap_or("GET"), method);
+        }
+    }
+}
+
+#[test]
+fn a_posted_body_holds_a_rate_and_goes_over_http2() {
+    let _alone = exclusive();
+    for h2 in [false, true] {
+        let mut nginx = nginx(h2);
+        let url = format!("http://127.0.0.1:{}/", nginx.port);
+        let mut a = args("-t 1 -c 4 -R 200 -d 1s -X POST --body 0123456789");
+        if h2 {
+            a.push("--http2");
+        }
+        a.push(&url);
+        let run = strain(&a);
+        assert_eq!(run.code, 0, "h2 {h2}: {}", run.stderr);
+        assert_eq!(run.num("/requests"), 200, "h2 {h2}");
+        let log = logged(&mut nginx);
+        assert_eq!(log.len(), 200, "h2 {h2}");
+        assert!(log.iter().all(|r| r.0 == "POST" && r.2 == "10" && r.4 == 200), "h2 {h2}: {:?}", &log[..3]);
+    }
+}
+
+#[test]
+fn bad_request_flags_are_refused_in_one_line_and_nothing_is_sent() {
+    let (_dir, lua) = script("request = function() return wrk.format() end");
+    let rows: &[(&[&str], &str)] = &[
+        (&["-s", &lua, "--body", "x"], "the argument '--script <FILE>' cannot be used with '--body <STRING>'"),
+        (&["-s", &lua, "-X", "POST"], "the argument '--script <FILE>' cannot be used with '--method <M>'"),
+        (
+            &["--body", "x", "--body-file", "f"],
+            "the argument '--body <STRING>' cannot be used with '--body-file <FILE>'",
+        ),
+        (&["-X", "GET /x"], "invalid method 'GET /x': expected a word such as GET or POST"),
+        (&["--body-file", "/no/such/body"], "cannot read /no/such/body: No such file or directory"),
+    ];
+    for (flags, want) in rows {
+        let mut a = flags.to_vec();
+        a.push("http://127.0.0.1:1/");
+        let run = strain_raw(&a);
+        assert_eq!(run.code, 2, "{flags:?}: {}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{flags:?}: {}", run.stderr);
+        assert!(run.stderr.starts_with(&format!("strain: {want}")), "{flags:?}: {}", run.stderr);
+    }
+}
