@@ -88,6 +88,14 @@ pub fn body(summary: &Summary, config: &Config, protocol: Protocol, show: TextOp
     }
     let _ = writeln!(out, "Requests/sec: {:>9.2}", summary.requests_per_s());
     let _ = writeln!(out, "Transfer/sec: {:>10}B", binary(summary.bytes_per_s()));
+    if summary.status_counts().any(|(code, _)| !(200..400).contains(&code)) {
+        // wrk says only how many; which codes is what one wants next.
+        let codes: Vec<String> = summary
+            .status_counts()
+            .map(|(code, n)| format!("{code} \u{d7}{}", crate::report::search::rate(n as f64)))
+            .collect();
+        let _ = writeln!(out, "Status codes: {}", codes.join(", "));
+    }
     if let Protocol::Http2 { streams } = protocol {
         h2_lines(&mut out, summary, protocol.name(config.target.scheme), streams);
     }

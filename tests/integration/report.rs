@@ -175,3 +175,28 @@ fn a_result_file_is_replaced_whole() {
         std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     assert_eq!(names, ["out.json"]);
 }
+
+#[test]
+fn the_text_lists_status_codes_when_some_are_not_2xx_or_3xx() {
+    let origin = Origin::start(&["--status", "404"]);
+    let run = strain_raw(&["-t", "1", "-c", "1", "-d", "200ms", &origin.url()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let n = run.stdout.lines().find_map(|l| l.strip_prefix("  Non-2xx or 3xx responses: ")).unwrap();
+    let count: u64 = n.parse().unwrap();
+    let grouped = count
+        .to_string()
+        .as_bytes()
+        .rchunks(3)
+        .rev()
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect::<Vec<_>>()
+        .join(",");
+    // wrk's lines as wrk writes them, then the codes, after Transfer/sec.
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let at = lines.iter().position(|l| l.starts_with("Transfer/sec:")).unwrap();
+    assert_eq!(lines[at + 1], format!("Status codes: 404 \u{d7}{grouped}"), "{}", run.stdout);
+    // All 2xx: no such line.
+    let ok = Origin::start(&[]);
+    let run = strain_raw(&["-t", "1", "-c", "1", "-d", "200ms", &ok.url()]);
+    assert!(!run.stdout.contains("Status codes"), "{}", run.stdout);
+}
