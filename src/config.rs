@@ -239,6 +239,8 @@ pub struct Config {
     pub warmup: Duration,
     /// How long a request may wait for its complete response.
     pub timeout: Duration,
+    /// `-n`: requests the whole test sends (every segment's together), then it ends.
+    pub requests: Option<u64>,
     /// The request's method.
     pub method: String,
     /// The request's body, sent as it is with a Content-Length.
@@ -278,6 +280,7 @@ impl Config {
             duration: DEFAULT_DURATION,
             warmup: Duration::ZERO,
             timeout: DEFAULT_TIMEOUT,
+            requests: None,
             method: "GET".to_string(),
             body: None,
             headers: Vec::new(),
@@ -365,6 +368,14 @@ impl Config {
     pub fn connections_for(&self, index: usize) -> usize {
         let c = self.segment_connections();
         c / self.threads + usize::from(index < c % self.threads)
+    }
+
+    /// `-n`: the requests thread `index` of this process sends (the test's count split exactly
+    /// over segments, then threads).
+    pub fn requests_for(&self, index: usize) -> Option<u64> {
+        let mine = self.segment.share(usize::try_from(self.requests?).unwrap_or(usize::MAX)) as u64;
+        let t = self.threads.max(1) as u64;
+        Some(mine / t + u64::from((index as u64) < mine % t))
     }
 
     /// The share of the rate schedule this process sends, as a fraction (1 unsplit).

@@ -10,6 +10,8 @@ pub const CONNECTIONS: usize = 10;
 pub const THREADS: usize = 2;
 /// Test length when `-d` is not given (wrk's default).
 pub const DURATION: Duration = Duration::from_secs(10);
+/// Longest a closed-loop `-n` run without `-d` goes on before it stops short of its count.
+pub const REQUESTS_DURATION: Duration = Duration::from_secs(24 * 3600);
 /// Request timeout when `-T` is not given (wrk's default).
 pub const TIMEOUT: Duration = Duration::from_secs(2);
 /// Length of a time-series interval when `--interval` is not given.

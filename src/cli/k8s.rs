@@ -270,7 +270,7 @@ fn check_load(args: &[String]) -> Result<Duration, CliError> {
     Target::parse(url)?;
     let length = match &cli.load.run.length.stages {
         Some(stages) => stages.0.iter().map(|s| s.duration).sum(),
-        None => cli.load.run.length.duration.0,
+        None => cli.load.run.length.duration.map_or(crate::defaults::DURATION, |d| d.0),
     };
     Ok(length + cli.load.connect.timeout.0)
 }

@@ -12,6 +12,7 @@ use crate::plan::Schedule;
 use crate::report::{Output, Outputs, TextOptions};
 use crate::run::Workload;
 use crate::verdict::{Checks, Needs, Threshold};
+use std::time::Duration;
 
 /// The validated load for `url`: how it connects, and for a single run (`None` for a search)
 /// its length, segment and interval. `-c` defaults to `default_connections` (find-max loads
@@ -34,7 +35,17 @@ pub fn load(
         config.interval = interval;
     }
     if let Some(length) = run.map(|r| &r.length) {
-        config.duration = length.duration.0;
+        config.requests = length.requests.map(|n| n as u64);
+        config.duration = match (length.duration, length.requests, length.rate) {
+            (Some(d), None, _) | (Some(d), _, None) => d.0,
+            // At a rate, N requests are due in N / rate: the schedule itself sends exactly N.
+            (d, Some(n), Some(rate)) => {
+                let due = Duration::from_secs_f64(n as f64 / rate.max(1e-9)).max(Duration::from_millis(1));
+                d.map_or(due, |d| d.0.min(due))
+            }
+            (None, Some(_), None) => crate::defaults::REQUESTS_DURATION,
+            (None, None, _) => crate::defaults::DURATION,
+        };
         config.schedule = match (length.rate, &length.stages) {
             (rate, Some(stages)) => {
                 let schedule = Schedule::stages(rate.unwrap_or(0.0), &stages.0);

@@ -152,6 +152,8 @@ pub struct Plan {
     pub(crate) threads: usize,
     /// Connections each thread keeps.
     pub(crate) thread_conns: Vec<usize>,
+    /// `-n`: requests each thread sends before it ends.
+    pub(crate) thread_requests: Vec<Option<u64>>,
     /// How long the load goes and how its time is cut.
     pub(crate) span: Span,
     /// Rate mode: the schedule each interval's target comes from.
@@ -259,6 +261,7 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
         timeout_us: config.timeout.as_micros() as u64,
         threads: config.threads,
         thread_conns: (0..config.threads).map(|i| config.connections_for(i)).collect(),
+        thread_requests: (0..config.threads).map(|i| config.requests_for(i)).collect(),
         span: Span {
             duration: config.duration,
             warmup: config.warmup,
@@ -308,7 +311,8 @@ pub fn run(plan: &Plan, stop: &AtomicBool, progress: &mut dyn FnMut(Progress)) -
     // memory step in a long (soak) run, with nothing leaking.
     let span = &plan.span;
     let every = span.interval;
-    let rows = (span.duration.as_secs_f64() / every.as_secs_f64().max(1e-6)).min(1e6) as usize + 2;
+    // (An -n run without -d may go on for a day: its room beyond a few hours grows as needed.)
+    let rows = (span.duration.as_secs_f64() / every.as_secs_f64().max(1e-6)).min(16_384.0) as usize + 2;
     let mut series = Vec::with_capacity(rows);
     let (results, started, start) = std::thread::scope(|scope| {
         // Inside the scope, so a panic drops the senders and no worker waits forever to start.
@@ -383,6 +387,7 @@ fn worker_thread(
     let share = worker::Share {
         index: i,
         conns: plan.thread_conns.get(i).copied().unwrap_or(0),
+        requests: plan.thread_requests.get(i).copied().flatten(),
         start,
         warm: start + plan.span.warmup,
         end: start + plan.span.duration,

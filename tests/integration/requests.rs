@@ -109,3 +109,39 @@ fn bad_request_flags_are_refused_in_one_line_and_nothing_is_sent() {
         assert!(run.stderr.starts_with(&format!("strain: {want}")), "{flags:?}: {}", run.stderr);
     }
 }
+
+#[test]
+fn minus_n_sends_exactly_n_requests_in_every_mode() {
+    let _alone = exclusive();
+    // (flags, requests the server must see)
+    let rows: &[(&str, u64)] = &[
+        ("-n 1 -c 10", 1),
+        ("-n 7 -t 3 -c 3", 7),
+        ("-n 1000 -t 2 -c 10", 1000),
+        ("-n 1000 -R 2000 -c 10", 1000),
+        ("-n 300 -R 1000 -d 100ms -c 10", 100),
+        ("-n 1000000 -d 300ms -c 2", 0),
+        ("-n 500 -c 4 --http2 -m 5", 500),
+        ("-n 10 -t 1 -c 3 --segment 0/3", 4),
+        ("-n 10 -t 1 -c 3 --segment 2/3", 3),
+    ];
+    for (flags, want) in rows {
+        let mut nginx = nginx(flags.contains("--http2"));
+        let url = format!("http://127.0.0.1:{}/", nginx.port);
+        let mut a = args(flags);
+        a.push(&url);
+        let start = std::time::Instant::now();
+        let run = strain(&a);
+        assert_eq!(run.code, 0, "{flags}: {}", run.stderr);
+        let log = logged(&mut nginx);
+        if *want == 0 {
+            // -d came first: the run ended at its duration, with every request accounted for.
+            assert!(start.elapsed() < std::time::Duration::from_secs(3), "{flags}");
+            assert_eq!(log.len() as u64, run.num("/requests"), "{flags}");
+            continue;
+        }
+        assert_eq!(run.num("/requests"), *want, "{flags}: {}", run.stdout);
+        assert_eq!(run.num("/sent"), *want, "{flags}");
+        assert_eq!(log.len() as u64, *want, "{flags}: nginx saw");
+    }
+}

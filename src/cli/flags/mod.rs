@@ -136,9 +136,12 @@ pub struct RequestFlags {
 /// How long the load runs and at what rate (not find-max, which chooses both per step).
 #[derive(Debug, Args)]
 pub struct LengthFlags {
-    /// Test duration (500ms, 10, 10s, 2m, 1h).
-    #[arg(short = 'd', long = "duration", value_name = "T", default_value_t = Dur(defaults::DURATION), value_parser = units::dur)]
-    pub duration: Dur,
+    /// Test duration (500ms, 10, 10s, 2m, 1h) [default: 10s; with -n: until the N are answered].
+    #[arg(short = 'd', long = "duration", value_name = "T", value_parser = units::dur)]
+    pub duration: Option<Dur>,
+    /// Send exactly N requests, then end (with -R at that rate; with -d whichever comes first).
+    #[arg(short = 'n', long = "requests", value_name = "N", value_parser = units::count, conflicts_with = "stages")]
+    pub requests: Option<usize>,
     /// Hold this many requests per second in total (wrk2's -R); latency then counts from when
     /// each request should have been sent.
     #[arg(short = 'R', long = "rate", value_name = "N", value_parser = units::rate)]

@@ -107,6 +107,8 @@ struct Worker<'a, T: Transport> {
     index: usize,
     /// The first script error; it ends the run.
     script_error: Option<ScriptError>,
+    /// `-n`: requests this thread may still start.
+    budget: Option<u64>,
 }
 
 /// Slots waiting for a time.
@@ -151,6 +153,8 @@ pub struct Share {
     pub index: usize,
     /// Connections it keeps.
     pub conns: usize,
+    /// `-n`: requests it sends before it ends.
+    pub requests: Option<u64>,
     /// When load starts.
     pub start: Instant,
     /// When the warm-up ends (`start` without one).
@@ -190,7 +194,7 @@ impl<'a, T: Transport> Worker<'a, T> {
         script: Option<ThreadScript>,
         mut transport: T,
     ) -> Result<Worker<'a, T>, EngineError> {
-        let Share { index, start, warm, end, series, .. } = share;
+        let Share { index, start, warm, end, series, requests: budget, .. } = share;
         let clock = Clock::new(start);
         let poll = Poll::new().map_err(EngineError::Poll)?;
         let addr = match &plan.send {
@@ -222,6 +226,7 @@ impl<'a, T: Transport> Worker<'a, T> {
             addr,
             index,
             script_error: None,
+            budget,
         })
     }
 
@@ -247,7 +252,8 @@ impl<'a, T: Transport> Worker<'a, T> {
                     self.start_drain();
                 }
             }
-            if now >= self.end_us && !self.draining {
+            // The end of the duration, or the last of -n's requests sent.
+            if (now >= self.end_us || self.budget == Some(0)) && !self.draining {
                 self.start_drain();
             }
             if self.draining && self.in_flight() == 0 {

@@ -158,6 +158,14 @@ impl<T: Transport> Worker<'_, T> {
 
     /// Starts the next request on slot `i`; it should have started at `intended_us`.
     pub(super) fn send(&mut self, i: usize, intended_us: u64) {
+        if let Some(left) = &mut self.budget {
+            // -n: this thread's count is sent; the loop drains and ends.
+            let Some(rest) = left.checked_sub(u64::from(self.pipeline)) else {
+                *left = 0;
+                return T::close(self, i);
+            };
+            *left = rest;
+        }
         let now = self.clock.now_us();
         if let When::Paced(p) = &self.when {
             self.meter.rec.pacing.sent(now.saturating_sub(intended_us), p.starved);
