@@ -239,6 +239,8 @@ pub struct Config {
     pub warmup: Duration,
     /// How long a request may wait for its complete response.
     pub timeout: Duration,
+    /// `--unix-socket`: connect to this Unix-domain socket (the URL gives Host and path).
+    pub unix_socket: Option<std::path::PathBuf>,
     /// `-n`: requests the whole test sends (every segment's together), then it ends.
     pub requests: Option<u64>,
     /// The request's method.
@@ -281,6 +283,7 @@ impl Config {
             warmup: Duration::ZERO,
             timeout: DEFAULT_TIMEOUT,
             requests: None,
+            unix_socket: None,
             method: "GET".to_string(),
             body: None,
             headers: Vec::new(),
@@ -308,6 +311,12 @@ impl Config {
         }
         if self.connections == 0 {
             return invalid("connections must be at least 1");
+        }
+        if self.unix_socket.is_some() && self.target.scheme == Scheme::Https {
+            return invalid("--unix-socket speaks plain HTTP: give an http:// URL (it names Host and path)");
+        }
+        if self.unix_socket.is_some() && !self.source_addrs.is_empty() {
+            return invalid("--source-addr is for TCP: it cannot be used with --unix-socket");
         }
         if self.segment.count == 0 || self.segment.index >= self.segment.count {
             return Err(ConfigError::Invalid(format!(

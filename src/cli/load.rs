@@ -30,6 +30,7 @@ pub fn load(
     config.insecure = f.insecure;
     config.tick = f.tick.0;
     config.source_addrs = f.source_addrs.clone();
+    config.unix_socket = f.unix_socket.clone();
     config.protocol = protocol(f.http2, f.http1, f.max_streams)?;
     if let Some(interval) = run.and_then(|r| r.live.interval) {
         config.interval = interval;

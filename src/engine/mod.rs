@@ -150,6 +150,8 @@ pub struct Plan {
     pub(crate) request: Vec<u8>,
     pub(crate) timeout_us: u64,
     pub(crate) threads: usize,
+    /// `--unix-socket`: connections go to this socket instead of the URL's address.
+    pub(crate) unix_socket: Option<std::path::PathBuf>,
     /// Connections each thread keeps.
     pub(crate) thread_conns: Vec<usize>,
     /// `-n`: requests each thread sends before it ends.
@@ -229,7 +231,11 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
         return Err(EngineError::FileLimit { connections, limit });
     }
     let target = &config.target;
-    let addr = net::resolve(&target.host, target.port, config.timeout)?;
+    let addr = match &config.unix_socket {
+        // The URL still gives Host and path; no name is resolved.
+        Some(_) => std::net::SocketAddr::from(([127, 0, 0, 1], target.port)),
+        None => net::resolve(&target.host, target.port, config.timeout)?,
+    };
     net::check_sources(&config.source_addrs, addr)?;
     let protocol = settle(config, addr);
     let alpn: &[&[u8]] = match protocol {
@@ -260,6 +266,7 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
         segment: config.segment,
         timeout_us: config.timeout.as_micros() as u64,
         threads: config.threads,
+        unix_socket: config.unix_socket.clone(),
         thread_conns: (0..config.threads).map(|i| config.connections_for(i)).collect(),
         thread_requests: (0..config.threads).map(|i| config.requests_for(i)).collect(),
         span: Span {

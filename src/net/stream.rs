@@ -34,6 +34,8 @@ pub enum Stream {
     Plain(TcpStream),
     /// TLS over TCP.
     Tls(Box<TlsStream>),
+    /// A Unix-domain socket (`--unix-socket`), plain.
+    Unix(mio::net::UnixStream),
 }
 
 /// TCP plus a rustls client session.
@@ -64,11 +66,17 @@ impl Stream {
         })
     }
 
+    /// Starts a non-blocking connect to the Unix-domain socket at `path`.
+    pub fn connect_unix(path: &std::path::Path) -> Result<Stream, ConnectError> {
+        Ok(Stream::Unix(mio::net::UnixStream::connect(path)?))
+    }
+
     /// The socket, for registering with the poller.
-    pub fn socket(&mut self) -> &mut TcpStream {
+    pub fn socket(&mut self) -> &mut dyn mio::event::Source {
         match self {
             Stream::Plain(s) => s,
             Stream::Tls(t) => &mut t.sock,
+            Stream::Unix(s) => s,
         }
     }
 
@@ -77,6 +85,7 @@ impl Stream {
     pub fn poll_connect(&mut self, writable: bool) -> Result<bool, ConnectError> {
         match self {
             Stream::Plain(s) => tcp_connected(s, writable),
+            Stream::Unix(s) => unix_connected(s, writable),
             Stream::Tls(t) => {
                 if !t.tcp_up {
                     t.tcp_up = tcp_connected(&t.sock, writable)?;
@@ -92,7 +101,7 @@ impl Stream {
     /// The protocol the server chose by ALPN (TLS only).
     pub fn alpn(&self) -> Option<&[u8]> {
         match self {
-            Stream::Plain(_) => None,
+            Stream::Plain(_) | Stream::Unix(_) => None,
             Stream::Tls(t) => t.tls.alpn_protocol(),
         }
     }
@@ -100,13 +109,14 @@ impl Stream {
     /// Whether a read shorter than the buffer proves the socket is drained (plain TCP: yes;
     /// TLS: no, rustls may hold back a partial record).
     pub fn short_read_drains(&self) -> bool {
-        matches!(self, Stream::Plain(_))
+        matches!(self, Stream::Plain(_) | Stream::Unix(_))
     }
 
     /// Reads plaintext; `Ok(0)` is end of stream.
     pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Stream::Plain(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
             Stream::Tls(t) => t.read(buf),
         }
     }
@@ -116,6 +126,7 @@ impl Stream {
     pub fn write(&mut self, data: &[u8]) -> io::Result<usize> {
         match self {
             Stream::Plain(s) => s.write(data),
+            Stream::Unix(s) => s.write(data),
             Stream::Tls(t) => {
                 let n = t.tls.writer().write(data)?;
                 t.flush()?;
@@ -127,7 +138,7 @@ impl Stream {
     /// Sends buffered ciphertext; `Ok(true)` when nothing is left to send.
     pub fn flush(&mut self) -> io::Result<bool> {
         match self {
-            Stream::Plain(_) => Ok(true),
+            Stream::Plain(_) | Stream::Unix(_) => Ok(true),
             Stream::Tls(t) => t.flush(),
         }
     }
@@ -174,6 +185,20 @@ fn tcp_connected(s: &TcpStream, writable: bool) -> Result<bool, ConnectError> {
         // A connecting socket turns writable once, when the handshake is done; a failure would
         // have been in SO_ERROR. Skipping the getpeername check saves a system call per
         // connection, which counts when every response closes its connection.
+        return Ok(true);
+    }
+    match s.peer_addr() {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn unix_connected(s: &mio::net::UnixStream, writable: bool) -> Result<bool, ConnectError> {
+    if let Some(e) = s.take_error()? {
+        return Err(e.into());
+    }
+    if writable {
         return Ok(true);
     }
     match s.peer_addr() {

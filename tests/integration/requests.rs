@@ -145,3 +145,40 @@ fn minus_n_sends_exactly_n_requests_in_every_mode() {
         assert_eq!(log.len() as u64, *want, "{flags}: nginx saw");
     }
 }
+
+#[test]
+fn a_unix_socket_carries_http1_and_http2_in_every_mode() {
+    let _alone = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("nginx.sock");
+    let sock = sock.to_str().unwrap().to_string();
+    for (h2, flags, want) in [
+        (false, "-t 1 -c 4 -n 100", 100),
+        (false, "-t 2 -c 4 -R 200 -d 1s", 200),
+        (false, "-t 1 -c 2 -n 50 -X POST --body hello", 50),
+        (true, "-t 1 -c 2 -m 4 -n 100 --http2", 100),
+    ] {
+        let _ = std::fs::remove_file(&sock);
+        let server = format!(
+            "listen unix:{sock}{}; access_log requests.log reqs; location / {{ return 200 \"ok\\n\"; }}",
+            if h2 { " http2" } else { "" }
+        );
+        let mut nginx = if h2 { Nginx::start_h2(LOG, &server, false) } else { Nginx::start_with_http(LOG, &server) };
+        // The URL names Host and path; the port is nobody's.
+        let mut a = args(flags);
+        a.extend(["--unix-socket", sock.as_str(), "http://svc.test:1/api"]);
+        let run = strain(&a);
+        assert_eq!(run.code, 0, "{flags}: {}", run.stderr);
+        assert_eq!(run.num("/requests"), want, "{flags}: {}", run.stdout);
+        let log = logged(&mut nginx);
+        assert_eq!(log.len() as u64, want, "{flags}");
+        assert!(log.iter().all(|r| r.1 == "/api" && r.4 == 200), "{flags}");
+    }
+    // Nothing listens there: connect errors that name the socket, exit 1.
+    let run = strain_raw(&["-t", "1", "-c", "1", "-d", "200ms", "--unix-socket", "/no/such.sock", "http://svc.test/"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("connect to /no/such.sock failed: No such file or directory"), "{}", run.stderr);
+    let run = strain_raw(&["--unix-socket", "/tmp/x.sock", "https://svc.test/"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(run.stderr, "strain: --unix-socket speaks plain HTTP: give an http:// URL (it names Host and path)\n");
+}

@@ -99,6 +99,10 @@ pub struct ConnectFlags {
     /// adds a local port range's worth of connections, e.g. 127.0.0.2 for a loopback target.
     #[arg(long = "source-addr", value_name = "IP")]
     pub source_addrs: Vec<std::net::IpAddr>,
+    /// Connect to this Unix-domain socket instead of the URL's host and port (the URL still
+    /// gives Host and path; http:// only).
+    #[arg(long = "unix-socket", value_name = "PATH")]
+    pub unix_socket: Option<PathBuf>,
     /// Speak HTTP/2: h2 by ALPN on https URLs, h2c with prior knowledge on http URLs.
     #[arg(long = "http2")]
     pub http2: bool,

@@ -96,15 +96,21 @@ impl<T: Transport> Worker<'_, T> {
 
     /// Starts a connection for source number `n`, registered with the poller as `token`.
     pub(super) fn connect(&mut self, n: usize, token: usize) -> Result<Stream, ConnectError> {
-        let mut s = Stream::connect(self.addr, self.source(n), self.plan.tls.as_ref())?;
+        let mut s = match &self.plan.unix_socket {
+            Some(path) => Stream::connect_unix(path)?,
+            None => Stream::connect(self.addr, self.source(n), self.plan.tls.as_ref())?,
+        };
         self.poll.registry().register(s.socket(), Token(token), Interest::READABLE | Interest::WRITABLE)?;
         Ok(s)
     }
 
     /// Counts a failed connect.
     pub(super) fn count_connect_error(&mut self, cause: ConnectCause, why: String) {
-        let addr = self.addr;
-        self.meter.rec.connect_error(cause, || format!("connect to {addr} failed: {why}"));
+        let to = match &self.plan.unix_socket {
+            Some(path) => path.display().to_string(),
+            None => self.addr.to_string(),
+        };
+        self.meter.rec.connect_error(cause, || format!("connect to {to} failed: {why}"));
     }
 }
 
