@@ -262,15 +262,30 @@ fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
         tls.check()?;
     }
     crate::net::raise_file_limit();
-    let (listener, addr) = bind(f.listen)?;
+    let (listener, shown): (origin::Listener, String) = match &f.listen {
+        units::ListenAddr::Tcp(addr) => {
+            let (listener, addr) = bind(*addr)?;
+            let scheme = if config.tls.is_some() { "https" } else { "http" };
+            (listener.into(), format!("{scheme}://{addr}/"))
+        }
+        units::ListenAddr::Unix(path) => {
+            let listener = std::os::unix::net::UnixListener::bind(path)
+                .map_err(|source| CliError::Io { what: format!("cannot listen on unix:{}", path.display()), source })?;
+            (origin::Listener::Unix(listener), format!("unix:{}", path.display()))
+        }
+    };
     if let Some(t) = f.threads {
         config.threads = t.max(1);
     }
     let stop = stop_flag()?;
-    let scheme = if config.tls.is_some() { "https" } else { "http" };
-    println!("strain origin listening on {scheme}://{addr}/");
+    println!("strain origin listening on {shown}");
     let _ = std::io::stdout().flush();
-    let stats = origin::run(listener, &config, &stop)?;
+    let served = origin::run(listener, &config, &stop);
+    if let units::ListenAddr::Unix(path) = &f.listen {
+        // The socket file would make the next bind fail.
+        let _ = std::fs::remove_file(path);
+    }
+    let stats = served?;
     println!(
         "strain origin served {} requests on {} connections ({} bytes in, {} bytes out)",
         stats.requests, stats.connections, stats.bytes_read, stats.bytes_written

@@ -71,6 +71,33 @@ pub fn duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// Where `strain origin` listens: a TCP address, or `unix:PATH` for a Unix-domain socket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListenAddr {
+    /// A TCP address.
+    Tcp(std::net::SocketAddr),
+    /// A Unix-domain socket's path.
+    Unix(std::path::PathBuf),
+}
+
+impl std::fmt::Display for ListenAddr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ListenAddr::Tcp(a) => write!(f, "{a}"),
+            ListenAddr::Unix(p) => write!(f, "unix:{}", p.display()),
+        }
+    }
+}
+
+/// `127.0.0.1:8080`, `[::1]:0` or `unix:/run/app.sock`.
+pub fn listen(s: &str) -> Result<ListenAddr, String> {
+    match s.strip_prefix("unix:") {
+        Some("") => Err("a Unix socket needs a path: unix:PATH".into()),
+        Some(path) => Ok(ListenAddr::Unix(path.into())),
+        None => s.parse().map(ListenAddr::Tcp).map_err(|_| "expected IP:PORT or unix:PATH".into()),
+    }
+}
+
 /// Parses a count with an optional metric suffix (`k`, `M`, `G`), as wrk accepts for `-c`.
 pub fn count(s: &str) -> Result<usize, String> {
     let t = s.trim();

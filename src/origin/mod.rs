@@ -45,6 +45,7 @@
 mod config;
 mod conn;
 mod h2;
+mod listen;
 mod live;
 mod output;
 mod requests;
@@ -57,22 +58,22 @@ mod tls;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io;
-use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mio::{Events, Interest, Poll, Token};
+use mio::{Events, Poll, Token};
 
 use crate::http::request_head::Persist;
 use crate::rng::Rng;
 use crate::workload::doc::Doc;
 pub use config::{ContentType, OriginConfig, Service, ServiceDist};
 use conn::{Conn, Expiry, Next};
+pub use listen::Listener;
+use listen::ThreadListener;
 use live::Counters;
 pub use live::OriginLive;
 use respond::Site;
-use tls::ServerStream;
 pub use tls::TlsSource;
 
 /// What the server saw, summed over its threads. Requests to `/_strain/stats` are not
@@ -155,14 +156,18 @@ pub enum OriginError {
 }
 
 /// Serves until `shutdown` becomes true; returns the totals.
-pub fn run(listener: TcpListener, config: &OriginConfig, shutdown: &AtomicBool) -> Result<OriginStats, OriginError> {
+pub fn run(
+    listener: impl Into<Listener>,
+    config: &OriginConfig,
+    shutdown: &AtomicBool,
+) -> Result<OriginStats, OriginError> {
     run_live(listener, config, shutdown, &OriginLive::new())
 }
 
 /// Serves until `shutdown` becomes true, keeping `live` current meanwhile; returns the totals.
 /// `live` must be new: one server per [`OriginLive`].
 pub fn run_live(
-    listener: TcpListener,
+    listener: impl Into<Listener>,
     config: &OriginConfig,
     shutdown: &AtomicBool,
     live: &OriginLive,
@@ -170,16 +175,19 @@ pub fn run_live(
     let site = Site::new(config)?;
     let stall = Stall::new(Instant::now(), config);
     let threads = config.threads.max(1);
-    // O_NONBLOCK lives on the shared file description, so this covers every clone below.
-    listener.set_nonblocking(true).map_err(OriginError::Nonblocking)?;
+    let listener: Listener = listener.into();
+    if matches!(listener, Listener::Unix(_)) && site.tls.is_some() {
+        return Err(OriginError::Tls("a Unix-domain socket serves plain HTTP: drop --tls".into()));
+    }
+    listener.set_nonblocking().map_err(OriginError::Nonblocking)?;
     let counters = live.claim(threads, site.fixed_ok)?;
     // Everything that can fail at start is done here, before any thread runs, so a failure
     // returns at once instead of after the caller's shutdown.
     let mut workers = Vec::new();
     for (i, counters) in counters.iter().enumerate() {
-        let mut listener = mio::net::TcpListener::from_std(listener.try_clone().map_err(OriginError::CloneListener)?);
+        let mut listener = listener.for_thread().map_err(OriginError::CloneListener)?;
         let poll = Poll::new().map_err(OriginError::Poll)?;
-        poll.registry().register(&mut listener, LISTENER, Interest::READABLE).map_err(OriginError::Register)?;
+        listener.register(poll.registry(), LISTENER).map_err(OriginError::Register)?;
         let ctx = Ctx { site: &site, counters, live, rng: Rng::for_thread(config.seed, i) };
         workers.push(Worker::new(poll, listener, ctx, stall));
     }
@@ -315,7 +323,7 @@ type Timer = Reverse<(Instant, usize, u64)>;
 /// One thread's event loop and the connections it accepted.
 struct Worker<'r> {
     poll: Poll,
-    listener: mio::net::TcpListener,
+    listener: ThreadListener,
     ctx: Ctx<'r>,
     /// Slab indexed by token - 1; `free` lists the empty slots.
     conns: Vec<Option<Conn<'r>>>,
@@ -334,7 +342,7 @@ struct Worker<'r> {
 }
 
 impl<'r> Worker<'r> {
-    fn new(poll: Poll, listener: mio::net::TcpListener, ctx: Ctx<'r>, stall: Option<Stall>) -> Self {
+    fn new(poll: Poll, listener: ThreadListener, ctx: Ctx<'r>, stall: Option<Stall>) -> Self {
         Worker {
             poll,
             listener,
@@ -422,41 +430,37 @@ impl<'r> Worker<'r> {
     fn accept(&mut self) {
         self.accept_stalled = false;
         loop {
-            match self.listener.accept() {
-                Ok((mut stream, _)) => {
-                    // Nagle would hold a small response until the previous one is acknowledged.
-                    let _ = stream.set_nodelay(true);
-                    let idx = match self.free.pop() {
-                        Some(i) => i,
-                        None => {
-                            self.conns.push(None);
-                            self.conns.len() - 1
-                        }
-                    };
-                    let interest = Interest::READABLE | Interest::WRITABLE;
-                    if self.poll.registry().register(&mut stream, Token(idx + 1), interest).is_err() {
-                        self.free.push(idx);
-                        continue;
-                    }
-                    let Some(stream) = ServerStream::new(stream, self.ctx.site.tls.as_ref()) else {
-                        self.free.push(idx);
-                        continue;
-                    };
+            let idx = match self.free.pop() {
+                Some(i) => i,
+                None => {
+                    self.conns.push(None);
+                    self.conns.len() - 1
+                }
+            };
+            match self.listener.accept(self.poll.registry(), Token(idx + 1), self.ctx.site.tls.as_ref()) {
+                Ok(None) => {
+                    self.free.push(idx);
+                    continue;
+                }
+                Ok(Some(stream)) => {
                     self.conns[idx] = Some(Conn::new(stream, self.ctx.site.byte_rate, self.next_generation));
                     self.next_generation += 1;
                     self.ctx.counters.connections.add(1);
                 }
-                Err(e) => match e.kind() {
-                    io::ErrorKind::WouldBlock => return,
-                    // The client gave up before we got to it; the next one may be fine.
-                    io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset => {
-                        continue
+                Err(e) => {
+                    self.free.push(idx);
+                    match e.kind() {
+                        io::ErrorKind::WouldBlock => return,
+                        // The client gave up before we got to it; the next one may be fine.
+                        io::ErrorKind::Interrupted
+                        | io::ErrorKind::ConnectionAborted
+                        | io::ErrorKind::ConnectionReset => continue,
+                        _ => {
+                            self.accept_stalled = true;
+                            return;
+                        }
                     }
-                    _ => {
-                        self.accept_stalled = true;
-                        return;
-                    }
-                },
+                }
             }
         }
     }

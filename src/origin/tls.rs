@@ -85,6 +85,8 @@ pub(super) enum ServerStream {
     Plain(TcpStream),
     /// TLS over TCP.
     Tls(Box<TlsConn>),
+    /// A Unix-domain socket (`--listen unix:PATH`), plain.
+    Unix(mio::net::UnixStream),
 }
 
 /// TCP plus a rustls server session.
@@ -110,14 +112,14 @@ impl ServerStream {
     /// plaintext of one read can be short while more records wait in the socket.
     #[inline]
     pub(super) fn short_read_drains(&self) -> bool {
-        matches!(self, ServerStream::Plain(_))
+        matches!(self, ServerStream::Plain(_) | ServerStream::Unix(_))
     }
 
     /// Writes TLS records left over from an earlier write that the socket did not take.
     #[inline]
     pub(super) fn flush_pending(&mut self) -> io::Result<()> {
         match self {
-            ServerStream::Plain(_) => Ok(()),
+            ServerStream::Plain(_) | ServerStream::Unix(_) => Ok(()),
             ServerStream::Tls(t) => match t.write_tls() {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(()),
                 other => other,
@@ -129,6 +131,7 @@ impl ServerStream {
     pub(super) fn shutdown(&mut self, how: Shutdown) -> io::Result<()> {
         match self {
             ServerStream::Plain(s) => s.shutdown(how),
+            ServerStream::Unix(s) => s.shutdown(how),
             ServerStream::Tls(t) => {
                 t.tls.send_close_notify();
                 // Best effort: the peer learns of the end from the FIN too.
@@ -171,6 +174,7 @@ impl Read for ServerStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let t = match self {
             ServerStream::Plain(s) => return s.read(buf),
+            ServerStream::Unix(s) => return s.read(buf),
             ServerStream::Tls(t) => t,
         };
         loop {
@@ -203,6 +207,7 @@ impl Write for ServerStream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             ServerStream::Plain(s) => s.write(buf),
+            ServerStream::Unix(s) => s.write(buf),
             ServerStream::Tls(t) => t.send(&[IoSlice::new(buf)]),
         }
     }
@@ -210,6 +215,7 @@ impl Write for ServerStream {
     fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
         match self {
             ServerStream::Plain(s) => s.write_vectored(bufs),
+            ServerStream::Unix(s) => s.write_vectored(bufs),
             ServerStream::Tls(t) => t.send(bufs),
         }
     }

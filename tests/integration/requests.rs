@@ -182,3 +182,41 @@ fn a_unix_socket_carries_http1_and_http2_in_every_mode() {
     assert_eq!(run.code, 2);
     assert_eq!(run.stderr, "strain: --unix-socket speaks plain HTTP: give an http:// URL (it names Host and path)\n");
 }
+
+#[test]
+fn the_origin_serves_on_a_unix_socket() {
+    use std::io::{BufRead, BufReader, Read};
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("origin.sock");
+    let sock = sock.to_str().unwrap().to_string();
+    let listen = format!("unix:{sock}");
+    let mut origin = std::process::Command::new(crate::harness::bin())
+        .args(["origin", "--listen", &listen, "-t", "1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(origin.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    assert_eq!(first.trim(), format!("strain origin listening on {listen}"));
+    for flags in ["-t 1 -c 4 -n 300", "-t 1 -c 2 -m 3 -n 200 --http2", "-t 1 -c 2 -n 100 -X POST --body abc"] {
+        let mut a = args(flags);
+        a.extend(["--unix-socket", sock.as_str(), "http://svc.test/"]);
+        let run = strain(&a);
+        assert_eq!(run.code, 0, "{flags}: {}", run.stderr);
+        assert_eq!(run.num("/errors/connect") + run.num("/errors/read") + run.num("/errors/parse"), 0, "{flags}");
+    }
+    crate::harness::signal(origin.id(), "INT");
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    assert!(origin.wait().unwrap().success());
+    assert!(rest.starts_with("strain origin served 600 requests on 8 connections"), "{rest}");
+    // The socket file is gone, so the next origin can bind it.
+    assert!(!std::path::Path::new(&sock).exists());
+    // A taken path is one clear line.
+    std::fs::write(&sock, "").unwrap();
+    let run = strain_raw(&["origin", "--listen", &listen]);
+    assert_eq!(run.code, 2);
+    assert_eq!(run.stderr, format!("strain: cannot listen on {listen}: Address already in use (os error 98)\n"));
+}

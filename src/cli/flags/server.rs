@@ -70,9 +70,10 @@ impl DocumentFlags {
 /// Flags of `strain origin`.
 #[derive(Debug, Args)]
 pub struct OriginFlags {
-    /// Address to listen on (loopback unless told otherwise; port 0 picks a free one).
-    #[arg(long = "listen", value_name = "ADDR", default_value_t = defaults::ORIGIN_LISTEN)]
-    pub listen: SocketAddr,
+    /// Address to listen on (loopback unless told otherwise; port 0 picks a free one), or
+    /// unix:PATH for a Unix-domain socket.
+    #[arg(long = "listen", value_name = "ADDR", default_value_t = units::ListenAddr::Tcp(defaults::ORIGIN_LISTEN), value_parser = units::listen)]
+    pub listen: units::ListenAddr,
     /// Size of the fixed response body (paths other than documents /d/ID/LEN), in bytes.
     #[arg(long = "body-size", value_name = "BYTES", default_value_t = crate::origin::BODY_PATTERN.len(), value_parser = units::count)]
     pub body_size: usize,

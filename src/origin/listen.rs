@@ -1,0 +1,85 @@
+//! Where the origin listens: a TCP port, or a Unix-domain socket (`--listen unix:PATH`). Each
+//! server thread accepts on its own clone; what it accepts becomes a [`ServerStream`].
+
+use std::io;
+use std::sync::Arc;
+
+use mio::net::{TcpListener, UnixListener};
+use mio::{Interest, Registry, Token};
+use rustls::ServerConfig;
+
+use super::tls::ServerStream;
+
+/// A bound listening socket.
+#[derive(Debug)]
+pub enum Listener {
+    /// TCP.
+    Tcp(std::net::TcpListener),
+    /// A Unix-domain socket (plain HTTP only).
+    Unix(std::os::unix::net::UnixListener),
+}
+
+impl From<std::net::TcpListener> for Listener {
+    fn from(l: std::net::TcpListener) -> Listener {
+        Listener::Tcp(l)
+    }
+}
+
+impl Listener {
+    /// Non-blocking accepts (O_NONBLOCK is on the shared file description: it covers every
+    /// clone).
+    pub(super) fn set_nonblocking(&self) -> io::Result<()> {
+        match self {
+            Listener::Tcp(l) => l.set_nonblocking(true),
+            Listener::Unix(l) => l.set_nonblocking(true),
+        }
+    }
+
+    /// A clone for one server thread.
+    pub(super) fn for_thread(&self) -> io::Result<ThreadListener> {
+        Ok(match self {
+            Listener::Tcp(l) => ThreadListener::Tcp(TcpListener::from_std(l.try_clone()?)),
+            Listener::Unix(l) => ThreadListener::Unix(UnixListener::from_std(l.try_clone()?)),
+        })
+    }
+}
+
+/// One server thread's listener.
+pub(super) enum ThreadListener {
+    Tcp(TcpListener),
+    Unix(UnixListener),
+}
+
+impl ThreadListener {
+    /// Registers for accepts with a thread's poller.
+    pub(super) fn register(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
+        match self {
+            ThreadListener::Tcp(l) => registry.register(l, token, Interest::READABLE),
+            ThreadListener::Unix(l) => registry.register(l, token, Interest::READABLE),
+        }
+    }
+
+    /// Accepts one connection, registered with `registry` as `token` (both directions), as a
+    /// stream speaking TLS with `tls`; `Ok(None)` when it had to be dropped (it could not be
+    /// registered, or rustls could not start a session).
+    pub(super) fn accept(
+        &mut self,
+        registry: &Registry,
+        token: Token,
+        tls: Option<&Arc<ServerConfig>>,
+    ) -> io::Result<Option<ServerStream>> {
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        match self {
+            ThreadListener::Tcp(l) => {
+                let (mut s, _) = l.accept()?;
+                // Nagle would hold a small response until the previous one is acknowledged.
+                let _ = s.set_nodelay(true);
+                Ok(registry.register(&mut s, token, interest).ok().and_then(|()| ServerStream::new(s, tls)))
+            }
+            ThreadListener::Unix(l) => {
+                let (mut s, _) = l.accept()?;
+                Ok(registry.register(&mut s, token, interest).ok().map(|()| ServerStream::Unix(s)))
+            }
+        }
+    }
+}
