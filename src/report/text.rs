@@ -84,7 +84,7 @@ pub fn body(summary: &Summary, config: &Config, protocol: Protocol, show: TextOp
         let _ = writeln!(out, "  Non-2xx or 3xx responses: {status}");
     }
     if config.schedule.is_some() {
-        pacing_lines(&mut out, summary, protocol);
+        pacing_lines(&mut out, summary, config, protocol);
     }
     let _ = writeln!(out, "Requests/sec: {:>9.2}", summary.requests_per_s());
     let _ = writeln!(out, "Transfer/sec: {:>10}B", binary(summary.bytes_per_s()));
@@ -165,8 +165,11 @@ pub fn port_range_advice(summary: &Summary, config: &Config, target: std::net::S
 
 /// Rate mode: whether the generator kept to the schedule, so a slow server can be told from a
 /// generator that is too small.
-fn pacing_lines(out: &mut String, summary: &Summary, protocol: Protocol) {
+fn pacing_lines(out: &mut String, summary: &Summary, config: &Config, protocol: Protocol) {
     let p = &summary.total.pacing;
+    out.push_str(
+        "  Latency counts from each request's intended send time (corrected for coordinated omission; -U: uncorrected)\n",
+    );
     if p.late > 0 {
         let mean = p.late_sum_us as f64 / p.late as f64;
         let _ = write!(
@@ -179,11 +182,12 @@ fn pacing_lines(out: &mut String, summary: &Summary, protocol: Protocol) {
             time_us(p.late_max_us as f64)
         );
         if p.late_no_connection > 0 {
-            let remedy = match protocol {
-                Protocol::Http1 => "add connections with -c",
-                Protocol::Http2 { .. } => "add connections with -c or streams with -m",
-            };
-            let _ = write!(out, "; {} found no free connection ({remedy})", p.late_no_connection);
+            let _ = write!(
+                out,
+                "; {} found no free connection ({})",
+                p.late_no_connection,
+                busy(summary, config, protocol)
+            );
         } else {
             out.push_str("; connections were free, so the generator itself was slow (add threads with -t)");
         }
@@ -191,6 +195,38 @@ fn pacing_lines(out: &mut String, summary: &Summary, protocol: Protocol) {
     }
     if p.unsent > 0 {
         let _ = writeln!(out, "  Unsent: {} requests came due but were never sent", p.unsent);
+    }
+}
+
+/// Why sends found every connection busy, and what would help. By Little's law the rate needs
+/// about rate x the server's own (uncorrected) median latency requests in flight: with fewer
+/// slots than that, more connections would have helped; with more, every connection was held
+/// by a slow or stalled server, and more would only queue more requests at it.
+fn busy(summary: &Summary, config: &Config, protocol: Protocol) -> String {
+    let rate = config.schedule.as_ref().map_or(0.0, |s| s.total_requests() / s.duration().as_secs_f64().max(1e-9));
+    let rate = rate * config.segment_fraction();
+    let h = &summary.total.uncorrected_us;
+    let median_s = if h.is_empty() { 0.0 } else { h.value_at_quantile(0.5) as f64 / 1e6 };
+    let slots = config.segment_connections()
+        * match protocol {
+            Protocol::Http1 => 1,
+            Protocol::Http2 { streams } => streams.max(1) as usize,
+        };
+    let needed = rate * median_s;
+    if (slots as f64) < needed * 1.2 {
+        let more = match protocol {
+            Protocol::Http1 => "add connections with -c",
+            Protocol::Http2 { .. } => "add connections with -c or streams with -m",
+        };
+        format!(
+            "{more}: {} req/s at the server's median latency of {} keeps about {} in flight, {slots} can be",
+            crate::report::search::rate(rate),
+            time_us(median_s * 1e6),
+            needed.ceil()
+        )
+    } else {
+        "every connection was waiting on a slow or stalled server; more connections would queue more requests at it"
+            .to_string()
     }
 }
 

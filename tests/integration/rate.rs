@@ -138,3 +138,31 @@ fn hdr_log_has_one_histogram_per_interval() {
     assert_eq!(bad.code, 2);
     assert!(bad.stderr.contains("cannot write /nonexistent/dir/x.hlog"), "{}", bad.stderr);
 }
+
+#[test]
+fn late_sends_say_whether_connections_or_the_server_held_them() {
+    let _alone = crate::harness::exclusive();
+    // Too few connections: 500 req/s at a 10 ms service time keeps 5 in flight; 2 can be.
+    let slow = Origin::start(&["--service-time", "10ms", "--workers", "64", "-t", "1"]);
+    let run = strain(&["-t", "1", "-c", "2", "-R", "500", "-d", "1s", &slow.url()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let late = run.stdout.lines().find(|l| l.starts_with("  Late sends:")).unwrap_or_else(|| panic!("{}", run.stdout));
+    assert!(
+        late.contains(
+            "found no free connection (add connections with -c: 500 req/s at the server's median latency of 10."
+        ),
+        "{late}"
+    );
+    assert!(
+        late.ends_with("keeps about 6 in flight, 2 can be)") || late.ends_with("keeps about 5 in flight, 2 can be)"),
+        "{late}"
+    );
+    // Enough connections, but the server stalls for a second: they all wait on it.
+    let stalled = Origin::start(&["--stall-at", "300ms", "--stall-for", "700ms", "-t", "1"]);
+    let run = strain(&["-t", "1", "-c", "20", "-R", "500", "-d", "1500ms", &stalled.url()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let late = run.stdout.lines().find(|l| l.starts_with("  Late sends:")).unwrap_or_else(|| panic!("{}", run.stdout));
+    assert!(late.ends_with("(every connection was waiting on a slow or stalled server; more connections would queue more requests at it)"), "{late}");
+    // Coordinated omission is named once, where the corrected latency is reported.
+    assert_eq!(run.stdout.matches("coordinated omission").count(), 1, "{}", run.stdout);
+}
