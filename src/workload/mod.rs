@@ -4,3 +4,4 @@
 
 pub mod doc;
 pub mod gen;
+pub mod targets;
