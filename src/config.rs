@@ -239,6 +239,10 @@ pub struct Config {
     pub warmup: Duration,
     /// How long a request may wait for its complete response.
     pub timeout: Duration,
+    /// `--targets`: the requests sent in turn (or at random) instead of the URL's.
+    pub targets: Vec<crate::workload::targets::Target>,
+    /// `--targets-order random`: the seed of the order; `None`: round-robin.
+    pub targets_random: Option<u64>,
     /// `--unix-socket`: connect to this Unix-domain socket (the URL gives Host and path).
     pub unix_socket: Option<std::path::PathBuf>,
     /// `-n`: requests the whole test sends (every segment's together), then it ends.
@@ -284,6 +288,8 @@ impl Config {
             timeout: DEFAULT_TIMEOUT,
             requests: None,
             unix_socket: None,
+            targets: Vec::new(),
+            targets_random: None,
             method: "GET".to_string(),
             body: None,
             headers: Vec::new(),

@@ -170,7 +170,15 @@ fn one_line(msg: &str) -> String {
 
 /// `strain <url>`: the load the flags describe, against `origin`.
 fn run_load(f: &LoadFlags, origin: OriginPlacement) -> Result<i32, CliError> {
-    let url = f.url.as_deref().ok_or_else(|| CliError::Usage("a URL is required".into()))?;
+    // With --targets, the first target names the host when no URL does.
+    let first = match (&f.url, &f.request.targets) {
+        (None, Some(path)) => crate::workload::targets::read(path)
+            .map_err(|e| CliError::Usage(e.to_string()))?
+            .first()
+            .map(|t| t.url.clone()),
+        _ => None,
+    };
+    let url = f.url.as_deref().or(first.as_deref()).ok_or_else(|| CliError::Usage("a URL is required".into()))?;
     let mut config = load::load(url, &f.connect, Some(&f.run), crate::defaults::CONNECTIONS)?;
     let checks = load::checks(&f.run, &config, false)?;
     let workload = load::workload(&mut config, &f.request, url, &f.script_args)?;

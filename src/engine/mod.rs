@@ -105,6 +105,15 @@ pub struct RunOutput {
     pub script_error: Option<ScriptError>,
 }
 
+/// A targets file's requests, rendered, and the order they go in.
+#[derive(Debug, Clone)]
+pub struct TargetsPlan {
+    /// Each target's request as HTTP/1 bytes.
+    pub requests: Vec<Vec<u8>>,
+    /// `--targets-order random`: drawn with this seed; `None`: round-robin.
+    pub random: Option<u64>,
+}
+
 /// What each request is, settled before the threads start.
 pub enum SendPlan {
     /// The rendered request, the same every time.
@@ -113,6 +122,8 @@ pub enum SendPlan {
     Script(ScriptPlan),
     /// A proxy test: each request asks for a document its workload chooses.
     Proxy(proxy::ProxyPlan),
+    /// A targets file's requests.
+    Targets(TargetsPlan),
 }
 
 /// When requests are sent, settled before the threads start.
@@ -277,7 +288,22 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
         },
         target: config.schedule.clone(),
         source_addrs: config.source_addrs.clone(),
-        send: SendPlan::Fixed,
+        send: match config.targets.is_empty() {
+            true => SendPlan::Fixed,
+            false => SendPlan::Targets(TargetsPlan {
+                requests: config
+                    .targets
+                    .iter()
+                    .map(|t| {
+                        let url = crate::config::Target::parse(&t.url).unwrap_or_else(|_| target.clone());
+                        let mut headers = config.headers.clone();
+                        headers.extend(t.headers.iter().cloned());
+                        request::render(&t.method, &url.path, &url.host_header(), &headers, t.body.as_deref())
+                    })
+                    .collect(),
+                random: config.targets_random,
+            }),
+        },
         when: match &config.schedule {
             None => WhenPlan::ClosedLoop,
             Some(s) => WhenPlan::Paced { schedule: s.clone(), tick_us: config.tick.as_micros() as u64 },

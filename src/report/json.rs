@@ -4,7 +4,9 @@
 //! pinned by `schema/result.schema.json`; a test validates real output against it).
 
 use crate::config::{Config, Protocol};
-use crate::result::{ConfigDoc, Errors, Http2Doc, Latency, ProxyDoc, Rate, RunDoc, SegmentDoc, Spread, ThresholdDoc};
+use crate::result::{
+    ConfigDoc, Errors, Http2Doc, Latency, ProxyDoc, Rate, RunDoc, SegmentDoc, Spread, TargetDoc, ThresholdDoc,
+};
 use crate::run::proxy::ProxyResult;
 use crate::run::RunResult;
 use crate::stats::interval::IntervalRow;
@@ -105,7 +107,27 @@ fn document_with(
         start_at: config.start_at.map(|t| humantime::format_rfc3339_millis(t).to_string()),
         protocol: protocol.name(config.target.scheme).to_string(),
         http2: http2(summary, config, protocol),
+        targets: targets(summary, config),
     }
+}
+
+fn targets(summary: &Summary, config: &Config) -> Vec<TargetDoc> {
+    let counts = &summary.total.targets;
+    config
+        .targets
+        .iter()
+        .enumerate()
+        .map(|(k, t)| {
+            let c = counts.get(k).copied().unwrap_or_default();
+            TargetDoc {
+                method: t.method.clone(),
+                url: t.url.clone(),
+                requests: c.requests,
+                latency_mean_us: if c.requests > 0 { c.latency_sum_us as f64 / c.requests as f64 } else { 0.0 },
+                latency_max_us: c.latency_max_us,
+            }
+        })
+        .collect()
 }
 
 fn config_doc(config: &Config) -> ConfigDoc {

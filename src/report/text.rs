@@ -96,6 +96,9 @@ pub fn body(summary: &Summary, config: &Config, protocol: Protocol, show: TextOp
             .collect();
         let _ = writeln!(out, "Status codes: {}", codes.join(", "));
     }
+    if !config.targets.is_empty() {
+        target_lines(&mut out, summary, config);
+    }
     if let Protocol::Http2 { streams } = protocol {
         h2_lines(&mut out, summary, protocol.name(config.target.scheme), streams);
     }
@@ -195,6 +198,24 @@ fn pacing_lines(out: &mut String, summary: &Summary, config: &Config, protocol: 
     }
     if p.unsent > 0 {
         let _ = writeln!(out, "  Unsent: {} requests came due but were never sent", p.unsent);
+    }
+}
+
+/// A targets file's table: each target's responses, mean and largest latency.
+fn target_lines(out: &mut String, summary: &Summary, config: &Config) {
+    out.push_str("Targets:\n    requests      mean       max  target\n");
+    for (k, t) in config.targets.iter().enumerate() {
+        let c = summary.total.targets.get(k).copied().unwrap_or_default();
+        let mean = if c.requests > 0 { c.latency_sum_us as f64 / c.requests as f64 } else { 0.0 };
+        let _ = writeln!(
+            out,
+            "  {:>10}  {:>8}  {:>8}  {} {}",
+            crate::report::search::rate(c.requests as f64),
+            time_us(mean),
+            time_us(c.latency_max_us as f64),
+            t.method,
+            t.url
+        );
     }
 }
 

@@ -152,6 +152,24 @@ pub struct RunDoc {
     /// CPU seconds each worker thread used while measuring.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thread_cpu_s: Vec<f64>,
+    /// `--targets`: each target's responses and latency, in the file's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<TargetDoc>,
+}
+
+/// One target of a targets file: what it is and how it was answered.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TargetDoc {
+    /// Its method.
+    pub method: String,
+    /// Its URL.
+    pub url: String,
+    /// Responses completed.
+    pub requests: u64,
+    /// Their mean latency (corrected in rate mode), microseconds.
+    pub latency_mean_us: f64,
+    /// The largest.
+    pub latency_max_us: u64,
 }
 
 fn http1() -> String {

@@ -10,7 +10,8 @@ mod recorder;
 mod summary;
 
 pub use recorder::{
-    latency_histogram, unused_histogram, ConnectCause, H2Counts, Pacing, Recorder, LATE_SEND_US, MAX_CONTENT_FAILURES,
+    latency_histogram, unused_histogram, ConnectCause, H2Counts, Pacing, Recorder, TargetCount, LATE_SEND_US,
+    MAX_CONTENT_FAILURES,
 };
 pub use summary::{Distribution, Summary};
 

@@ -47,6 +47,20 @@ pub struct Recorder {
     pub connect_causes: [u64; ConnectCause::COUNT],
     /// HTTP/2: resets by code, GOAWAYs, retried streams, header compression.
     pub h2: H2Counts,
+    /// `--targets`: responses and latency per target, in the file's order.
+    pub targets: Vec<TargetCount>,
+}
+
+/// One target's responses and their latency (the run's own latency kind: corrected in rate
+/// mode).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TargetCount {
+    /// Responses completed.
+    pub requests: u64,
+    /// Their latencies added up, microseconds.
+    pub latency_sum_us: u64,
+    /// The largest.
+    pub latency_max_us: u64,
 }
 
 /// What an HTTP/2 run counts besides requests and errors.
@@ -182,6 +196,7 @@ impl Recorder {
             first_connect_error: None,
             connect_causes: [0; ConnectCause::COUNT],
             h2: H2Counts::default(),
+            targets: Vec::new(),
         }
     }
 
@@ -193,6 +208,18 @@ impl Recorder {
                 *h = latency_histogram();
             }
         }
+    }
+
+    /// Counts a response to target `k` (its first one grows the table, once per target).
+    #[inline]
+    pub fn target_done(&mut self, k: usize, latency_us: u64) {
+        if k >= self.targets.len() {
+            self.targets.resize(k + 1, TargetCount::default());
+        }
+        let t = &mut self.targets[k];
+        t.requests += 1;
+        t.latency_sum_us = t.latency_sum_us.saturating_add(latency_us);
+        t.latency_max_us = t.latency_max_us.max(latency_us);
     }
 
     /// Records a complete response.
@@ -280,6 +307,14 @@ impl Recorder {
             *a += b;
         }
         self.h2.merge(&other.h2);
+        if self.targets.len() < other.targets.len() {
+            self.targets.resize(other.targets.len(), TargetCount::default());
+        }
+        for (a, b) in self.targets.iter_mut().zip(&other.targets) {
+            a.requests += b.requests;
+            a.latency_sum_us += b.latency_sum_us;
+            a.latency_max_us = a.latency_max_us.max(b.latency_max_us);
+        }
     }
 }
 

@@ -220,3 +220,106 @@ fn the_origin_serves_on_a_unix_socket() {
     assert_eq!(run.code, 2);
     assert_eq!(run.stderr, format!("strain: cannot listen on {listen}: Address already in use (os error 98)\n"));
 }
+
+#[test]
+fn a_targets_file_goes_round_robin_exactly() {
+    let _alone = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let body = dir.path().join("thing.json");
+    std::fs::write(&body, "{\"a\":1}").unwrap();
+    let mut nginx = nginx(false);
+    let base = format!("http://127.0.0.1:{}", nginx.port);
+    // Five targets, vegeta's HTTP format.
+    let http = dir.path().join("targets.txt");
+    std::fs::write(
+        &http,
+        format!(
+            "# five targets\nGET {base}/one\n\nPOST {base}/two\nContent-Type: application/json\n@{}\n\n\
+             DELETE {base}/three\n\nGET {base}/four\nX-A: 1\n\nPUT {base}/five\n",
+            body.display()
+        ),
+    )
+    .unwrap();
+    let run = strain(&args(&format!("-t 2 -c 4 -n 1000 --targets {}", http.display())));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let log = logged(&mut nginx);
+    assert_eq!(log.len(), 1000);
+    let mut seen = std::collections::BTreeMap::new();
+    for (m, path, cl, _, status) in &log {
+        assert_eq!(*status, 200);
+        *seen.entry((m.clone(), path.clone(), cl.clone())).or_insert(0) += 1;
+    }
+    let want: std::collections::BTreeMap<_, _> = [
+        ("GET", "/one", "-"),
+        ("POST", "/two", "7"),
+        ("DELETE", "/three", "-"),
+        ("GET", "/four", "-"),
+        ("PUT", "/five", "-"),
+    ]
+    .into_iter()
+    .map(|(m, p, c)| ((m.to_string(), p.to_string(), c.to_string()), 200))
+    .collect();
+    assert_eq!(seen, want, "exactly 200 each, round-robin");
+    // The JSON and the text count each target.
+    let targets = run.json.as_ref().unwrap()["targets"].as_array().unwrap().clone();
+    assert_eq!(targets.len(), 5);
+    assert!(targets.iter().all(|t| t["requests"] == 200), "{targets:?}");
+    assert_eq!(targets[1]["method"], "POST");
+    // JSON lines, vegeta's other format; a random order with a seed is the same twice.
+    let mut nginx = crate::requests::nginx(false);
+    let base = format!("http://127.0.0.1:{}", nginx.port);
+    let jsonl = dir.path().join("targets.jsonl");
+    std::fs::write(
+        &jsonl,
+        format!(
+            "{{\"method\":\"POST\",\"url\":\"{base}/p\",\"header\":{{\"X-B\":[\"2\"]}},\"body\":\"aGVsbG8=\"}}\n\
+             {{\"method\":\"GET\",\"url\":\"{base}/g\"}}\n"
+        ),
+    )
+    .unwrap();
+    let counts = |run: &crate::harness::Run| -> Vec<u64> {
+        run.json.as_ref().unwrap()["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["requests"].as_u64().unwrap())
+            .collect()
+    };
+    let a = strain(&args(&format!("-t 1 -c 1 -n 101 --targets {} --targets-order random --seed 7", jsonl.display())));
+    let b = strain(&args(&format!("-t 1 -c 1 -n 101 --targets {} --targets-order random --seed 7", jsonl.display())));
+    assert_eq!(counts(&a), counts(&b));
+    assert_eq!(counts(&a).iter().sum::<u64>(), 101);
+    let log = logged(&mut nginx);
+    assert_eq!(log.len(), 202);
+    assert!(log.iter().all(|r| (r.0 == "POST" && r.1 == "/p" && r.2 == "5") || (r.0 == "GET" && r.1 == "/g")));
+}
+
+#[test]
+fn a_bad_targets_file_is_one_line_and_nothing_is_sent() {
+    let server = crate::harness::FakeServer::serving(|_| {});
+    let url = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let bad_line = write("bad.txt", &format!("GET {url}\nno colon\n"));
+    let two_hosts = write("two.txt", &format!("GET {url}\n\nGET http://127.0.0.2:9/\n"));
+    let rows = [
+        (
+            vec!["--targets", &bad_line],
+            format!("{bad_line}:2: expected a header 'Name: value' or '@body', found 'no colon'"),
+        ),
+        (vec!["--targets", &two_hosts], format!("{two_hosts}: targets on several hosts")),
+        (vec!["--targets", "/no/such/targets"], "cannot read /no/such/targets".to_string()),
+        (vec!["--targets", &bad_line, "-X", "POST"], "cannot be used with".to_string()),
+    ];
+    for (a, want) in rows {
+        let run = strain_raw(&a);
+        assert_eq!(run.code, 2, "{a:?}: {}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{a:?}: {}", run.stderr);
+        assert!(run.stderr.starts_with("strain: ") && run.stderr.contains(&want), "{a:?}: {}", run.stderr);
+    }
+    assert_eq!(server.connections(), 0);
+}

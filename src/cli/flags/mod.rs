@@ -135,6 +135,31 @@ pub struct RequestFlags {
     /// Send this file's bytes, as they are, as every request's body.
     #[arg(long = "body-file", value_name = "FILE", conflicts_with = "script")]
     pub body_file: Option<PathBuf>,
+    /// Send the requests of this file in turn (vegeta's HTTP format, or JSON lines); the URL
+    /// argument is then optional.
+    #[arg(long = "targets", value_name = "FILE", conflicts_with_all = ["script", "method", "body", "body_file"])]
+    pub targets: Option<PathBuf>,
+    /// The targets' order: round-robin (exact over the run) or random.
+    #[arg(
+        long = "targets-order",
+        value_name = "ORDER",
+        value_enum,
+        default_value = "round-robin",
+        requires = "targets"
+    )]
+    pub targets_order: TargetsOrder,
+    /// Seed of a random targets order.
+    #[arg(long = "seed", value_name = "N", default_value_t = 1, requires = "targets")]
+    pub seed: u64,
+}
+
+/// The order a targets file's requests go in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TargetsOrder {
+    /// In the file's order, over and over.
+    RoundRobin,
+    /// Drawn at random (with --seed).
+    Random,
 }
 
 /// How long the load runs and at what rate (not find-max, which chooses both per step).
@@ -259,8 +284,8 @@ pub struct LoadFlags {
     /// Length, segments, text, progress, thresholds, result files.
     #[command(flatten)]
     pub run: RunFlags,
-    /// The URL to load: http[s]://host[:port][/path][?query].
-    #[arg(value_name = "URL", required = true)]
+    /// The URL to load: http[s]://host[:port][/path][?query] (optional with --targets).
+    #[arg(value_name = "URL", required_unless_present = "targets")]
     pub url: Option<String>,
     /// Arguments for the script's init(args), after `--`.
     #[arg(last = true, value_name = "SCRIPT_ARGS")]

@@ -339,6 +339,9 @@ impl<'a, T: Transport> Worker<'a, T> {
             latency
         };
         self.meter.interval.latency_us.saturating_record(latency.clamp(1, crate::stats::MAX_LATENCY_US));
+        if let Some(k) = self.requests.target_of(i) {
+            self.meter.rec.target_done(k, latency);
+        }
     }
 }
 

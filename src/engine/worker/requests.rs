@@ -14,6 +14,22 @@ pub(super) enum Requests<'a> {
     Script(Scripted),
     /// A proxy test's document chooser.
     Proxy(Proxied<'a>),
+    /// A targets file's requests.
+    Targets(Targeted<'a>),
+}
+
+/// A targets file's requests: the one each slot sends now, and this thread's place in the
+/// sequence. Round-robin: thread `t` of segment `s` takes every `N T`-th target of the one
+/// sequence, from `s + N t` (as paced requests are shared), and each connection continues the
+/// thread's sequence, so the mix is exact over the run.
+pub(super) struct Targeted<'a> {
+    all: &'a [Vec<u8>],
+    /// Per slot: the target of its current request.
+    current: Vec<u32>,
+    next: usize,
+    stride: usize,
+    /// `--targets-order random`.
+    rng: Option<crate::rng::Rng>,
 }
 
 /// A thread's script: its Lua state and how its requests are made.
@@ -51,6 +67,17 @@ impl<'a> Requests<'a> {
                 let built = if lua.builds_requests() { (0..slots).map(|_| Vec::new()).collect() } else { Vec::new() };
                 Ok((Requests::Script(Scripted { lua, fixed, built, first }), pipeline))
             }
+            (SendPlan::Targets(t), _) => {
+                let n = plan.segment.count.max(1) as usize;
+                let targeted = Targeted {
+                    all: &t.requests,
+                    current: vec![0; slots],
+                    next: plan.segment.index as usize + n * index,
+                    stride: n * plan.threads.max(1),
+                    rng: t.random.map(|seed| crate::rng::Rng::for_thread(seed ^ u64::from(plan.segment.index), index)),
+                };
+                Ok((Requests::Targets(targeted), 1))
+            }
             (SendPlan::Proxy(p), _) => {
                 let client = ProxyClient::new(p, process_stream(index));
                 let built = (0..slots).map(|_| (Vec::new(), Sent::default())).collect();
@@ -74,6 +101,15 @@ impl<'a> Requests<'a> {
             Requests::Fixed(_) => false,
             Requests::Script(s) => s.lua.wants_responses(),
             Requests::Proxy(p) => p.client.checks_content(),
+            Requests::Targets(_) => false,
+        }
+    }
+
+    /// The target slot `i`'s current request is (targets files).
+    pub(super) fn target_of(&self, i: usize) -> Option<usize> {
+        match self {
+            Requests::Targets(t) => t.current.get(i).map(|&k| k as usize),
+            _ => None,
         }
     }
 
@@ -93,6 +129,7 @@ impl<'a> Requests<'a> {
             Requests::Script(s) if s.built.is_empty() => Some(&s.fixed),
             Requests::Script(s) => s.built.get(i).map(Vec::as_slice),
             Requests::Proxy(p) => p.built.get(i).map(|b| b.0.as_slice()),
+            Requests::Targets(t) => t.current.get(i).and_then(|&k| t.all.get(k as usize)).map(Vec::as_slice),
         }
     }
 
@@ -111,6 +148,21 @@ impl<'a> Requests<'a> {
     fn build(&mut self, i: usize) -> Result<bool, ScriptError> {
         match self {
             Requests::Fixed(r) => Ok(r.starts_with(b"HEAD ")),
+            Requests::Targets(t) => {
+                let len = t.all.len().max(1);
+                let k = match &mut t.rng {
+                    Some(rng) => rng.below(len as u64) as usize,
+                    None => {
+                        let k = t.next % len;
+                        t.next = (t.next + t.stride) % (len * t.stride).max(1);
+                        k
+                    }
+                };
+                if let Some(c) = t.current.get_mut(i) {
+                    *c = k as u32;
+                }
+                Ok(t.all.get(k).is_some_and(|r| r.starts_with(b"HEAD ")))
+            }
             Requests::Proxy(p) => {
                 let Some((req, sent)) = p.built.get_mut(i) else { return Ok(false) };
                 *sent = p.client.build(req);
