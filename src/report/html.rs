@@ -352,6 +352,29 @@ fn head(title: &str) -> String {
     out
 }
 
+/// `--targets` runs: each target's responses and latency.
+fn targets_table(out: &mut String, results: &[(String, RunDoc)]) {
+    if results.iter().all(|(_, d)| d.targets.is_empty()) {
+        return;
+    }
+    out.push_str("<table><tr><th>result</th><th>target</th><th>requests</th><th>mean</th><th>max</th></tr>\n");
+    for (label, d) in results {
+        for t in &d.targets {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{} {}</td><td data-metric=\"target_requests\">{}</td><td>{}</td><td>{}</td></tr>",
+                esc(label),
+                esc(&t.method),
+                esc(&t.url),
+                t.requests,
+                time_us(t.latency_mean_us),
+                time_us(t.latency_max_us as f64),
+            );
+        }
+    }
+    out.push_str("</table>\n");
+}
+
 /// The page around the charts: what ran, the summary table, status codes.
 fn page(results: &[(String, RunDoc)], charts: &[String]) -> String {
     let mut out = head("strain report");
@@ -395,7 +418,9 @@ fn page(results: &[(String, RunDoc)], charts: &[String]) -> String {
             esc(&status),
         );
     }
-    out.push_str("</table>\n<div class=\"charts\">\n");
+    out.push_str("</table>\n");
+    targets_table(&mut out, results);
+    out.push_str("<div class=\"charts\">\n");
     for c in charts {
         out.push_str(c);
         out.push('\n');

@@ -289,8 +289,14 @@ fn a_targets_file_goes_round_robin_exactly() {
     let b = strain(&args(&format!("-t 1 -c 1 -n 101 --targets {} --targets-order random --seed 7", jsonl.display())));
     assert_eq!(counts(&a), counts(&b));
     assert_eq!(counts(&a).iter().sum::<u64>(), 101);
+    // And the HTML page.
+    let html = dir.path().join("page.html");
+    let run = strain(&args(&format!("-t 1 -c 1 -n 10 --targets {} --html {}", jsonl.display(), html.display())));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(page.matches("<td data-metric=\"target_requests\">5</td>").count(), 2, "{page}");
     let log = logged(&mut nginx);
-    assert_eq!(log.len(), 202);
+    assert_eq!(log.len(), 212);
     assert!(log.iter().all(|r| (r.0 == "POST" && r.1 == "/p" && r.2 == "5") || (r.0 == "GET" && r.1 == "/g")));
 }
 
@@ -322,4 +328,13 @@ fn a_bad_targets_file_is_one_line_and_nothing_is_sent() {
         assert!(run.stderr.starts_with("strain: ") && run.stderr.contains(&want), "{a:?}: {}", run.stderr);
     }
     assert_eq!(server.connections(), 0);
+}
+
+#[test]
+fn minus_n_against_a_closed_port_ends_after_the_timeout() {
+    let port = crate::harness::free_port();
+    let start = std::time::Instant::now();
+    let run = strain_raw(&["-t", "1", "-c", "2", "-n", "10", "-T", "500ms", &format!("http://127.0.0.1:{port}/")]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(start.elapsed() < std::time::Duration::from_secs(3), "{:?}", start.elapsed());
 }

@@ -109,6 +109,10 @@ struct Worker<'a, T: Transport> {
     script_error: Option<ScriptError>,
     /// `-n`: requests this thread may still start.
     budget: Option<u64>,
+    /// `-n`: the last time anything moved (a response, a failed request, a connection made),
+    /// and the count it was at: a run whose server cannot be reached at all ends after a
+    /// whole `--timeout` of nothing, instead of retrying connects until its long duration.
+    progress: (u64, u64),
 }
 
 /// Slots waiting for a time.
@@ -227,6 +231,7 @@ impl<'a, T: Transport> Worker<'a, T> {
             index,
             script_error: None,
             budget,
+            progress: (0, 0),
         })
     }
 
@@ -252,8 +257,8 @@ impl<'a, T: Transport> Worker<'a, T> {
                     self.start_drain();
                 }
             }
-            // The end of the duration, or the last of -n's requests sent.
-            if (now >= self.end_us || self.budget == Some(0)) && !self.draining {
+            // The end of the duration, or the last of -n's requests sent, or -n's server gone.
+            if (now >= self.end_us || self.budget == Some(0) || self.stuck(now)) && !self.draining {
                 self.start_drain();
             }
             if self.draining && self.in_flight() == 0 {
@@ -287,6 +292,21 @@ impl<'a, T: Transport> Worker<'a, T> {
             }
         }
         Ok(self.finish())
+    }
+
+    /// `-n` only: nothing has moved for a whole `--timeout` (connects keep failing).
+    fn stuck(&mut self, now: u64) -> bool {
+        if self.budget.is_none() {
+            return false;
+        }
+        let rec = &self.meter.rec;
+        let failed: u64 = rec.errors.iter().sum::<u64>() - rec.errors[ErrorKind::Connect as usize];
+        let count = rec.requests + rec.connections + failed;
+        if count != self.progress.0 {
+            self.progress = (count, now);
+            return false;
+        }
+        now.saturating_sub(self.progress.1) > self.plan.timeout_us
     }
 
     /// What one loop turn does before it polls: whatever time made due.
