@@ -39,9 +39,11 @@ pub fn load(
         config.requests = length.requests.map(|n| n as u64);
         config.duration = match (length.duration, length.requests, length.rate) {
             (Some(d), None, _) | (Some(d), _, None) => d.0,
-            // At a rate, N requests are due in N / rate: the schedule itself sends exactly N.
+            // At a rate, N requests are due in N / rate; one interval more lets the last come
+            // due before the end (the -n budget keeps the count at N).
             (d, Some(n), Some(rate)) => {
-                let due = Duration::from_secs_f64(n as f64 / rate.max(1e-9)).max(Duration::from_millis(1));
+                let rate = rate.max(1e-9);
+                let due = Duration::from_secs_f64((n as f64 + 1.0) / rate).max(Duration::from_millis(1));
                 d.map_or(due, |d| d.0.min(due))
             }
             (None, Some(_), None) => crate::defaults::REQUESTS_DURATION,

@@ -178,7 +178,21 @@ fn connect_from(ip: IpAddr, addr: SocketAddr) -> io::Result<TcpStream> {
 }
 
 fn tcp_connected(s: &TcpStream, writable: bool) -> Result<bool, ConnectError> {
-    if let Some(e) = s.take_error()? {
+    connected(s.take_error(), writable, || s.peer_addr().map(drop))
+}
+
+fn unix_connected(s: &mio::net::UnixStream, writable: bool) -> Result<bool, ConnectError> {
+    connected(s.take_error(), writable, || s.peer_addr().map(drop))
+}
+
+/// Whether a connecting socket is connected: its pending error, the writable edge, or (without
+/// one) whether it has a peer.
+fn connected(
+    error: io::Result<Option<io::Error>>,
+    writable: bool,
+    peer: impl FnOnce() -> io::Result<()>,
+) -> Result<bool, ConnectError> {
+    if let Some(e) = error? {
         return Err(e.into());
     }
     if writable {
@@ -187,22 +201,8 @@ fn tcp_connected(s: &TcpStream, writable: bool) -> Result<bool, ConnectError> {
         // connection, which counts when every response closes its connection.
         return Ok(true);
     }
-    match s.peer_addr() {
-        Ok(_) => Ok(true),
-        Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(false),
-        Err(e) => Err(e.into()),
-    }
-}
-
-fn unix_connected(s: &mio::net::UnixStream, writable: bool) -> Result<bool, ConnectError> {
-    if let Some(e) = s.take_error()? {
-        return Err(e.into());
-    }
-    if writable {
-        return Ok(true);
-    }
-    match s.peer_addr() {
-        Ok(_) => Ok(true),
+    match peer() {
+        Ok(()) => Ok(true),
         Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(false),
         Err(e) => Err(e.into()),
     }

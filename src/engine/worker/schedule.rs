@@ -183,8 +183,11 @@ impl<T: Transport> Worker<'_, T> {
         self.due.timers.clear();
         self.opening.queue.clear();
         if let When::Paced(p) = &self.when {
-            // A run stopped early never meant to send what was due after the stop.
-            self.meter.rec.pacing.unsent = p.pacer.left_before(self.clock.now_us().min(self.end_us));
+            // A run stopped early never meant to send what was due after the stop; one that
+            // sent its -n count left nothing unsent.
+            if self.budget != Some(0) {
+                self.meter.rec.pacing.unsent = p.pacer.left_before(self.clock.now_us().min(self.end_us));
+            }
         }
         for i in 0..self.slots.len() {
             if !self.slots[i].in_flight() {
