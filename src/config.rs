@@ -129,6 +129,18 @@ impl Target {
         })
     }
 
+    /// Whether `other` is the same server (scheme, host and port).
+    pub fn same_origin(&self, other: &Target) -> bool {
+        (self.scheme, &self.host, self.port) == (other.scheme, &other.host, other.port)
+    }
+
+    /// `scheme://host:port`, naming the server in messages.
+    pub fn origin(&self) -> String {
+        let scheme = if self.scheme == Scheme::Https { "https" } else { "http" };
+        let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
+        format!("{scheme}://{host}:{}", self.port)
+    }
+
     /// The `Host` header value wrk sends: brackets for IPv6, `:port` when the URL named one.
     pub fn host_header(&self) -> String {
         let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
@@ -361,6 +373,7 @@ impl Config {
                 )));
             }
         }
+        self.check_origins()?;
         if self.warmup >= self.duration {
             return invalid("the warm-up must be shorter than the duration it is part of");
         }
@@ -369,6 +382,70 @@ impl Config {
         }
         if self.interval < Duration::from_millis(10) {
             return invalid("interval must be at least 10ms");
+        }
+        Ok(())
+    }
+
+    /// The servers the run connects to: the URL's, then each other one a targets file names, in
+    /// the file's order (one server without targets). Targets whose URL does not parse belong
+    /// to the URL's server (they were checked when the file was read).
+    pub fn origins(&self) -> Vec<Target> {
+        let mut origins = vec![self.target.clone()];
+        for t in &self.targets {
+            if let Ok(u) = Target::parse(&t.url) {
+                if !origins.iter().any(|o| o.same_origin(&u)) {
+                    origins.push(u);
+                }
+            }
+        }
+        origins
+    }
+
+    /// Which of [`Config::origins`] each target is on.
+    pub fn target_origins(&self) -> Vec<u16> {
+        let origins = self.origins();
+        let of = |url: &str| {
+            Target::parse(url).ok().and_then(|u| origins.iter().position(|o| o.same_origin(&u))).unwrap_or(0)
+        };
+        self.targets.iter().map(|t| of(&t.url) as u16).collect()
+    }
+
+    /// Targets on several servers: one scheme, none missing the URL's server, a connection
+    /// per server on every thread, TCP.
+    fn check_origins(&self) -> Result<(), ConfigError> {
+        if self.targets.is_empty() {
+            return Ok(());
+        }
+        let origins = self.origins();
+        let on_url = self.targets.iter().any(|t| Target::parse(&t.url).is_ok_and(|u| u.same_origin(&self.target)));
+        if !on_url {
+            return Err(ConfigError::Invalid(format!(
+                "no target is on {} (the URL's server): give a URL of one of the targets' servers, or none",
+                self.target.origin()
+            )));
+        }
+        if let Some(other) = origins.iter().find(|o| o.scheme != self.target.scheme) {
+            return Err(ConfigError::Invalid(format!(
+                "the targets mix {} and {}: one scheme (http or https) per run",
+                self.target.origin(),
+                other.origin()
+            )));
+        }
+        let n = origins.len();
+        if n > 1 && self.unix_socket.is_some() {
+            return Err(ConfigError::Invalid(format!(
+                "--unix-socket reaches one server; the targets name {n} ({} and {})",
+                origins[0].origin(),
+                origins[1].origin()
+            )));
+        }
+        if n > 1 && self.segment_connections() < n * self.threads {
+            return Err(ConfigError::Invalid(format!(
+                "the targets name {n} servers: each thread needs a connection to each (-c at least {} with -t {}{})",
+                n * self.threads * self.segment.count.max(1) as usize,
+                self.threads,
+                if self.segment.is_split() { format!(" and {} segments", self.segment.count) } else { String::new() }
+            )));
         }
         Ok(())
     }

@@ -122,19 +122,8 @@ pub fn workload(
     config.headers = f.headers.iter().map(|h| parse_header(h)).collect::<Result<_, _>>()?;
     if let Some(path) = &f.targets {
         config.targets = crate::workload::targets::read(path).map_err(|e| CliError::Usage(e.to_string()))?;
-        let t = &config.target;
-        for target in &config.targets {
-            let u = Target::parse(&target.url)?;
-            if (u.scheme, &u.host, u.port) != (t.scheme, &t.host, t.port) {
-                return Err(CliError::Usage(format!(
-                    "{}: targets on several hosts ({} and {}): one host per run for now",
-                    path.display(),
-                    t.host_header(),
-                    u.host_header()
-                )));
-            }
-        }
         config.targets_random = (f.targets_order == super::flags::TargetsOrder::Random).then_some(f.seed);
+        config.validate()?;
     }
     if let Some(m) = &f.method {
         // A method is an HTTP token; lower case is the user's, not a method of its own.

@@ -112,6 +112,10 @@ pub struct TargetsPlan {
     pub requests: Vec<Vec<u8>>,
     /// `--targets-order random`: drawn with this seed; `None`: round-robin.
     pub random: Option<u64>,
+    /// The origin (index into the plan's) of each target.
+    pub origin: Vec<u16>,
+    /// How many origins there are.
+    pub origins: usize,
 }
 
 /// What each request is, settled before the threads start.
@@ -151,12 +155,19 @@ pub enum Progress<'a> {
     Interval(&'a IntervalRow, &'a Histogram<u64>),
 }
 
+/// A server the run connects to, resolved, with its TLS client.
+pub(crate) struct Origin {
+    pub(crate) addr: std::net::SocketAddr,
+    pub(crate) tls: Option<TlsSetup>,
+}
+
 /// Everything settled before the threads start, shared by them read-only.
 pub struct Plan {
-    pub(crate) addr: std::net::SocketAddr,
+    /// The servers: the URL's first, then those of a targets file. Each thread's connection
+    /// `c` goes to origin `c mod len`.
+    pub(crate) origins: Vec<Origin>,
     /// The protocol the run speaks, settled from the choice once, before load.
     pub(crate) protocol: Protocol,
-    pub(crate) tls: Option<TlsSetup>,
     /// The request rendered from the URL and headers (a script may replace it).
     pub(crate) request: Vec<u8>,
     pub(crate) timeout_us: u64,
@@ -206,9 +217,14 @@ pub enum WirePlan {
 }
 
 impl Plan {
-    /// The address that will be loaded.
+    /// The address that will be loaded (the URL's server).
     pub fn addr(&self) -> std::net::SocketAddr {
-        self.addr
+        self.origins[0].addr
+    }
+
+    /// Whether connections speak TLS.
+    pub(crate) fn https(&self) -> bool {
+        self.origins[0].tls.is_some()
     }
 
     /// The protocol the run speaks.
@@ -242,21 +258,32 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
         return Err(EngineError::FileLimit { connections, limit });
     }
     let target = &config.target;
-    let addr = match &config.unix_socket {
+    let resolve = |t: &crate::config::Target| match &config.unix_socket {
         // The URL still gives Host and path; no name is resolved.
-        Some(_) => std::net::SocketAddr::from(([127, 0, 0, 1], target.port)),
-        None => net::resolve(&target.host, target.port, config.timeout)?,
+        Some(_) => Ok(std::net::SocketAddr::from(([127, 0, 0, 1], t.port))),
+        None => net::resolve(&t.host, t.port, config.timeout),
     };
-    net::check_sources(&config.source_addrs, addr)?;
-    let protocol = settle(config, addr);
+    let servers = config.origins();
+    let addrs = servers.iter().map(resolve).collect::<Result<Vec<_>, _>>()?;
+    for addr in &addrs {
+        net::check_sources(&config.source_addrs, *addr)?;
+    }
+    let protocol = settle(config, addrs[0]);
     let alpn: &[&[u8]] = match protocol {
         Protocol::Http1 => &[b"http/1.1"],
         Protocol::Http2 { .. } => &[b"h2"],
     };
-    let tls = match target.scheme {
-        Scheme::Http => None,
-        Scheme::Https => Some(TlsSetup::new(&target.host, config.insecure, alpn).map_err(NetError::Tls)?),
-    };
+    let origins = servers
+        .iter()
+        .zip(addrs)
+        .map(|(t, addr)| {
+            let tls = match t.scheme {
+                Scheme::Http => None,
+                Scheme::Https => Some(TlsSetup::new(&t.host, config.insecure, alpn).map_err(NetError::Tls)?),
+            };
+            Ok(Origin { addr, tls })
+        })
+        .collect::<Result<Vec<_>, EngineError>>()?;
     let request =
         request::render(&config.method, &target.path, &target.host_header(), &config.headers, config.body.as_deref());
     let wire = match protocol {
@@ -269,9 +296,8 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
         }
     };
     Ok(Plan {
-        addr,
+        origins,
         protocol,
-        tls,
         request,
         wire,
         segment: config.segment,
@@ -302,6 +328,8 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
                     })
                     .collect(),
                 random: config.targets_random,
+                origin: config.target_origins(),
+                origins: config.origins().len(),
             }),
         },
         when: match &config.schedule {
@@ -396,7 +424,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool, progress: &mut dyn FnMut(Progress)) -
         elapsed,
         thread_cpu,
         thread_waited,
-        addr: plan.addr,
+        addr: plan.addr(),
         series,
         globals,
         script_error,

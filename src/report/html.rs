@@ -357,16 +357,19 @@ fn targets_table(out: &mut String, results: &[(String, RunDoc)]) {
     if results.iter().all(|(_, d)| d.targets.is_empty()) {
         return;
     }
-    out.push_str("<table><tr><th>result</th><th>target</th><th>requests</th><th>mean</th><th>max</th></tr>\n");
+    out.push_str(
+        "<table><tr><th>result</th><th>target</th><th>requests</th><th>errors</th><th>mean</th><th>max</th></tr>\n",
+    );
     for (label, d) in results {
         for t in &d.targets {
             let _ = writeln!(
                 out,
-                "<tr><td>{}</td><td>{} {}</td><td data-metric=\"target_requests\">{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td>{}</td><td>{} {}</td><td data-metric=\"target_requests\">{}</td><td data-metric=\"target_errors\">{}</td><td>{}</td><td>{}</td></tr>",
                 esc(label),
                 esc(&t.method),
                 esc(&t.url),
                 t.requests,
+                t.errors,
                 time_us(t.latency_mean_us),
                 time_us(t.latency_max_us as f64),
             );

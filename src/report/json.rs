@@ -125,6 +125,7 @@ fn targets(summary: &Summary, config: &Config) -> Vec<TargetDoc> {
                 requests: c.requests,
                 latency_mean_us: if c.requests > 0 { c.latency_sum_us as f64 / c.requests as f64 } else { 0.0 },
                 latency_max_us: c.latency_max_us,
+                errors: c.errors,
             }
         })
         .collect()

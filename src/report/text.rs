@@ -201,16 +201,17 @@ fn pacing_lines(out: &mut String, summary: &Summary, config: &Config, protocol: 
     }
 }
 
-/// A targets file's table: each target's responses, mean and largest latency.
+/// A targets file's table: each target's responses, failed requests, mean and largest latency.
 fn target_lines(out: &mut String, summary: &Summary, config: &Config) {
-    out.push_str("Targets:\n    requests      mean       max  target\n");
+    out.push_str("Targets:\n    requests    errors      mean       max  target\n");
     for (k, t) in config.targets.iter().enumerate() {
         let c = summary.total.targets.get(k).copied().unwrap_or_default();
         let mean = if c.requests > 0 { c.latency_sum_us as f64 / c.requests as f64 } else { 0.0 };
         let _ = writeln!(
             out,
-            "  {:>10}  {:>8}  {:>8}  {} {}",
+            "  {:>10}  {:>8}  {:>8}  {:>8}  {} {}",
             crate::report::search::rate(c.requests as f64),
+            crate::report::search::rate(c.errors as f64),
             time_us(mean),
             time_us(c.latency_max_us as f64),
             t.method,

@@ -170,6 +170,9 @@ pub struct TargetDoc {
     pub latency_mean_us: f64,
     /// The largest.
     pub latency_max_us: u64,
+    /// Requests that failed (timeouts, resets, broken connections).
+    #[serde(default)]
+    pub errors: u64,
 }
 
 fn http1() -> String {

@@ -61,6 +61,9 @@ pub struct TargetCount {
     pub latency_sum_us: u64,
     /// The largest.
     pub latency_max_us: u64,
+    /// Requests that failed (timeouts, resets, broken connections; not connects, which carry
+    /// no request).
+    pub errors: u64,
 }
 
 /// What an HTTP/2 run counts besides requests and errors.
@@ -210,6 +213,14 @@ impl Recorder {
         }
     }
 
+    /// Counts a failed request to target `k`.
+    pub fn target_failed(&mut self, k: usize) {
+        if k >= self.targets.len() {
+            self.targets.resize(k + 1, TargetCount::default());
+        }
+        self.targets[k].errors += 1;
+    }
+
     /// Counts a response to target `k` (its first one grows the table, once per target).
     #[inline]
     pub fn target_done(&mut self, k: usize, latency_us: u64) {
@@ -314,6 +325,7 @@ impl Recorder {
             a.requests += b.requests;
             a.latency_sum_us += b.latency_sum_us;
             a.latency_max_us = a.latency_max_us.max(b.latency_max_us);
+            a.errors += b.errors;
         }
     }
 }

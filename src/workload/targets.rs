@@ -106,7 +106,9 @@ fn http_format(
             open = false;
             continue;
         }
-        if !open {
+        // As vegeta, a request line may follow the one before without a blank line (a header
+        // name has no space, so `METHOD URL` cannot be a header).
+        if !open || starts_request(line) {
             let Some((method, url)) = line.split_once(' ') else {
                 return Err(bad(n, format!("expected 'METHOD URL', found '{line}'")));
             };
@@ -131,6 +133,17 @@ fn http_format(
         t.headers.push(Header { name: name.trim().to_string(), value: value.trim().to_string() });
     }
     Ok(out)
+}
+
+/// Whether `line` is `METHOD URL`: an upper-case word, a space, an http(s) URL.
+fn starts_request(line: &str) -> bool {
+    line.split_once(' ').is_some_and(|(m, url)| {
+        !m.is_empty()
+            && m.bytes().all(|b| b.is_ascii_uppercase())
+            && ["http://", "https://"]
+                .iter()
+                .any(|s| url.trim_start().get(..s.len()).is_some_and(|p| p.eq_ignore_ascii_case(s)))
+    })
 }
 
 /// A JSON line, as vegeta writes it.
@@ -196,6 +209,11 @@ mod tests {
         assert_eq!(t[1].headers, [h("Confirmation-Token", "90215"), h("Authorization", "Token DEADBEEF")]);
         assert_eq!(t[2].body.as_deref(), Some(b"{\"a\":1}".as_slice()));
         assert_eq!(t[2].headers, [h("Content-Type", "application/json")]);
+        // Request lines one after another, as vegeta takes them.
+        let t = parse("t.txt", "GET http://a.test/1\nPOST http://b.test/2\nX-A: 1\nGET http://a.test/3\n", &no_files)
+            .unwrap();
+        let got: Vec<_> = t.iter().map(|t| (t.method.as_str(), t.url.as_str(), t.headers.len())).collect();
+        assert_eq!(got, [("GET", "http://a.test/1", 0), ("POST", "http://b.test/2", 1), ("GET", "http://a.test/3", 0)]);
     }
 
     #[test]

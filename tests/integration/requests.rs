@@ -312,12 +312,33 @@ fn a_bad_targets_file_is_one_line_and_nothing_is_sent() {
     };
     let bad_line = write("bad.txt", &format!("GET {url}\nno colon\n"));
     let two_hosts = write("two.txt", &format!("GET {url}\n\nGET http://127.0.0.2:9/\n"));
+    let two_schemes = write("schemes.txt", &format!("GET {url}\n\nGET https://127.0.0.2:9/\n"));
     let rows = [
         (
             vec!["--targets", &bad_line],
             format!("{bad_line}:2: expected a header 'Name: value' or '@body', found 'no colon'"),
         ),
-        (vec!["--targets", &two_hosts], format!("{two_hosts}: targets on several hosts")),
+        (
+            vec!["--targets", &two_hosts, "-t", "2", "-c", "3"],
+            "the targets name 2 servers: each thread needs a connection to each (-c at least 4 with -t 2)".into(),
+        ),
+        (
+            vec!["--targets", &two_hosts, "-c", "2", "-t", "1", "--segment", "0/2"],
+            "the targets name 2 servers: each thread needs a connection to each (-c at least 4 with -t 1 and 2 segments)"
+                .into(),
+        ),
+        (
+            vec!["--targets", &two_hosts, "-c", "2", "-t", "1", "--unix-socket", "/tmp/x.sock"],
+            "--unix-socket reaches one server; the targets name 2".into(),
+        ),
+        (
+            vec!["--targets", &two_schemes, "-c", "2", "-t", "1"],
+            format!("the targets mix {} and https://127.0.0.2:9: one scheme", url.trim_end_matches('/')),
+        ),
+        (
+            vec!["http://127.0.0.3:9/", "--targets", &two_hosts, "-c", "2", "-t", "1"],
+            "no target is on http://127.0.0.3:9 (the URL's server)".into(),
+        ),
         (vec!["--targets", "/no/such/targets"], "cannot read /no/such/targets".to_string()),
         (vec!["--targets", &bad_line, "-X", "POST"], "cannot be used with".to_string()),
     ];
@@ -328,6 +349,90 @@ fn a_bad_targets_file_is_one_line_and_nothing_is_sent() {
         assert!(run.stderr.starts_with("strain: ") && run.stderr.contains(&want), "{a:?}: {}", run.stderr);
     }
     assert_eq!(server.connections(), 0);
+}
+
+/// Real vegeta, built by the test command (scripts/test.sh) into target/go-bin.
+fn vegeta() -> std::path::PathBuf {
+    let built = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/go-bin/vegeta");
+    let path = std::env::var_os("STRAIN_TEST_VEGETA").map_or(built, std::path::PathBuf::from);
+    assert!(path.exists(), "{} is missing: scripts/test.sh builds it", path.display());
+    path
+}
+
+/// (method, path) -> requests, from one nginx's log.
+fn per_path(nginx: &mut Nginx) -> std::collections::BTreeMap<(String, String), u64> {
+    let mut seen = std::collections::BTreeMap::new();
+    for (m, path, _, _, status) in logged(nginx) {
+        assert_eq!(status, 200);
+        *seen.entry((m, path)).or_insert(0) += 1;
+    }
+    seen
+}
+
+#[test]
+fn targets_on_two_hosts_go_round_robin_as_vegeta_sends_them() {
+    let _alone = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let body = dir.path().join("body.txt");
+    std::fs::write(&body, "hello").unwrap();
+    // Five targets on two servers, request lines one after another as vegeta allows.
+    let file = dir.path().join("targets.txt");
+    let run_on_both = |h2: bool, what: &dyn Fn(&str) -> (i32, String)| {
+        let (mut a, mut b) = (nginx(h2), nginx(h2));
+        let (ua, ub) = (format!("http://127.0.0.1:{}", a.port), format!("http://127.0.0.1:{}", b.port));
+        std::fs::write(
+            &file,
+            format!(
+                "GET {ua}/one\nPOST {ub}/two\n@{}\n\nGET {ua}/three\nX-A: 1\n\nDELETE {ub}/four\nGET {ua}/five\n",
+                body.display()
+            ),
+        )
+        .unwrap();
+        let (code, err) = what(file.to_str().unwrap());
+        assert_eq!(code, 0, "{err}");
+        (per_path(&mut a), per_path(&mut b))
+    };
+    let want_a: std::collections::BTreeMap<_, _> = [("GET", "/five"), ("GET", "/one"), ("GET", "/three")]
+        .map(|(m, p)| ((m.to_string(), p.to_string()), 200))
+        .into();
+    let want_b: std::collections::BTreeMap<_, _> =
+        [("DELETE", "/four"), ("POST", "/two")].map(|(m, p)| ((m.to_string(), p.to_string()), 200)).into();
+    // strain, closed loop and at a rate, over HTTP/1.1 and HTTP/2: 1,000 requests, 200 each.
+    for flags in ["-t 2 -c 4 -n 1000", "-t 2 -c 4 -n 1000 -R 2000", "-t 1 -c 2 -n 1000 --http2 -m 4"] {
+        let (a, b) = run_on_both(flags.contains("http2"), &|f| {
+            let run = strain(&args(&format!("{flags} --targets {f}")));
+            (run.code, run.stderr)
+        });
+        assert_eq!((&a, &b), (&want_a, &want_b), "{flags}");
+    }
+    // Real vegeta, the same file: 500/s for 2 s is 1,000 requests, and the same counts.
+    let (a, b) = run_on_both(false, &|f| {
+        let out = std::process::Command::new(vegeta())
+            .args(["attack", "-targets", f, "-rate", "500/1s", "-duration", "2s", "-output", "/dev/null"])
+            .output()
+            .unwrap();
+        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+    });
+    assert_eq!((&a, &b), (&want_a, &want_b), "vegeta");
+}
+
+#[test]
+fn a_targets_failed_requests_are_counted_against_it() {
+    // nginx's 444 closes the connection without a response: each /drop request fails.
+    let server = "access_log requests.log reqs; location /drop { return 444; } location / { return 200 \"ok\\n\"; }";
+    let mut nginx = Nginx::start_with_http(LOG, server);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("targets.txt");
+    let base = format!("http://127.0.0.1:{}", nginx.port);
+    std::fs::write(&file, format!("GET {base}/ok\nGET {base}/drop\n")).unwrap();
+    let run = strain(&args(&format!("-t 1 -c 2 -n 100 --targets {}", file.display())));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let targets = run.json.as_ref().unwrap()["targets"].as_array().unwrap().clone();
+    let got: Vec<(u64, u64)> =
+        targets.iter().map(|t| (t["requests"].as_u64().unwrap(), t["errors"].as_u64().unwrap())).collect();
+    assert_eq!(got, [(50, 0), (0, 50)]);
+    assert!(run.stdout.contains("         0        50"), "{}", run.stdout);
+    assert_eq!(logged(&mut nginx).len(), 100);
 }
 
 #[test]

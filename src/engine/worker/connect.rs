@@ -94,21 +94,23 @@ impl<T: Transport> Worker<'_, T> {
         (!sources.is_empty()).then(|| sources[(n + self.index) % sources.len()])
     }
 
-    /// Starts a connection for source number `n`, registered with the poller as `token`.
+    /// Starts a connection for source number `n`, registered with the poller as `token`; the
+    /// connection numbered `token` goes to origin `token mod origins`.
     pub(super) fn connect(&mut self, n: usize, token: usize) -> Result<Stream, ConnectError> {
+        let o = token % self.addrs.len();
         let mut s = match &self.plan.unix_socket {
             Some(path) => Stream::connect_unix(path)?,
-            None => Stream::connect(self.addr, self.source(n), self.plan.tls.as_ref())?,
+            None => Stream::connect(self.addrs[o], self.source(n), self.plan.origins[o].tls.as_ref())?,
         };
         self.poll.registry().register(s.socket(), Token(token), Interest::READABLE | Interest::WRITABLE)?;
         Ok(s)
     }
 
-    /// Counts a failed connect.
-    pub(super) fn count_connect_error(&mut self, cause: ConnectCause, why: String) {
+    /// Counts a failed connect of the connection numbered `token`.
+    pub(super) fn count_connect_error(&mut self, token: usize, cause: ConnectCause, why: String) {
         let to = match &self.plan.unix_socket {
             Some(path) => path.display().to_string(),
-            None => self.addr.to_string(),
+            None => self.addrs[token % self.addrs.len()].to_string(),
         };
         self.meter.rec.connect_error(cause, || format!("connect to {to} failed: {why}"));
     }

@@ -40,6 +40,10 @@ impl Transport for Http1 {
         self.conns.len()
     }
 
+    fn link(&self, i: usize) -> usize {
+        i
+    }
+
     fn capture(&mut self, on: bool) {
         if on {
             for c in &mut self.conns {
@@ -80,7 +84,7 @@ impl Transport for Http1 {
 
     /// Counts a failed request and replaces the connection.
     fn fail(w: &mut Worker<'_, Self>, i: usize, kind: ErrorKind) {
-        w.meter.rec.error(kind);
+        w.failed(i, kind);
         Self::reopen(w, i);
     }
 
@@ -205,7 +209,7 @@ impl Worker<'_, Http1> {
 
     /// Counts a failed connect and schedules the slot's retry (arrivals: frees the slot).
     fn connect_failed(&mut self, i: usize, cause: ConnectCause, why: String) {
-        self.count_connect_error(cause, why);
+        self.count_connect_error(i, cause, why);
         self.conn_opened(i);
         let c = &mut self.transport.conns[i];
         c.stream = None;

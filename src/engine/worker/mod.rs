@@ -101,8 +101,8 @@ struct Worker<'a, T: Transport> {
     when: When<'a>,
     /// Connections waiting to be opened and the window of those being opened.
     opening: Opening,
-    /// The address this thread loads (a script's `setup` may choose it).
-    addr: std::net::SocketAddr,
+    /// The address of each origin this thread loads (a script's `setup` may choose the one).
+    addrs: Vec<std::net::SocketAddr>,
     /// This thread's index, to spread its connections over `--source-addr` addresses.
     index: usize,
     /// The first script error; it ends the run.
@@ -201,9 +201,9 @@ impl<'a, T: Transport> Worker<'a, T> {
         let Share { index, start, warm, end, series, requests: budget, .. } = share;
         let clock = Clock::new(start);
         let poll = Poll::new().map_err(EngineError::Poll)?;
-        let addr = match &plan.send {
-            SendPlan::Script(s) => s.setups.get(index).and_then(|s| s.addr).unwrap_or(plan.addr),
-            _ => plan.addr,
+        let addrs = match &plan.send {
+            SendPlan::Script(s) => vec![s.setups.get(index).and_then(|s| s.addr).unwrap_or(plan.addr())],
+            _ => plan.origins.iter().map(|o| o.addr).collect(),
         };
         let slots = transport.slots();
         let (requests, pipeline) = Requests::new(plan, index, slots, script)?;
@@ -227,7 +227,7 @@ impl<'a, T: Transport> Worker<'a, T> {
             pipeline,
             when,
             opening: Opening::new(slots, plan.threads),
-            addr,
+            addrs,
             index,
             script_error: None,
             budget,

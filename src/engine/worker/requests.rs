@@ -3,6 +3,7 @@
 //! The mode is a [`Requests`] value settled when the worker is made; the loop only asks it for
 //! bytes.
 
+use super::schedule::Paced;
 use super::*;
 use crate::engine::proxy::Sent;
 
@@ -19,17 +20,52 @@ pub(super) enum Requests<'a> {
 }
 
 /// A targets file's requests: the one each slot sends now, and this thread's place in the
-/// sequence. Round-robin: thread `t` of segment `s` takes every `N T`-th target of the one
-/// sequence, from `s + N t` (as paced requests are shared), and each connection continues the
-/// thread's sequence, so the mix is exact over the run.
+/// round-robin sequence (position `j` is target `j mod len`). Thread `t` of segment `s` takes
+/// position `s + N t`, then every `N T`-th, as it takes a paced schedule's requests, and the
+/// thread's connections take its positions in order, so the mix is exact over the run and
+/// over `-n`. A position's target names its server: with several, a request waits for a
+/// connection to its own (see [`When::Ordered`]). `--targets-order random` keeps each
+/// position's server and draws the target among that server's, so each server's share stays
+/// exact either way.
 pub(super) struct Targeted<'a> {
     all: &'a [Vec<u8>],
+    /// Each target's origin.
+    origin: &'a [u16],
+    /// Each origin's targets, for random draws.
+    by_origin: Vec<Vec<u32>>,
     /// Per slot: the target of its current request.
     current: Vec<u32>,
-    next: usize,
-    stride: usize,
+    next: u64,
+    stride: u64,
     /// `--targets-order random`.
     rng: Option<crate::rng::Rng>,
+}
+
+impl Targeted<'_> {
+    /// The target at the next position.
+    fn at_next(&self) -> usize {
+        (self.next % self.all.len().max(1) as u64) as usize
+    }
+
+    /// The origin of target `k`.
+    fn origin_of(&self, k: usize) -> usize {
+        self.origin.get(k).map_or(0, |&o| usize::from(o))
+    }
+
+    /// The origin the next request goes to.
+    fn next_origin(&self) -> usize {
+        self.origin_of(self.at_next())
+    }
+
+    /// Takes the next position; its target.
+    fn take(&mut self) -> usize {
+        let k = self.at_next();
+        self.next += self.stride;
+        match (&mut self.rng, self.by_origin.get(self.origin.get(k).map_or(0, |&o| usize::from(o)))) {
+            (Some(rng), Some(on)) if !on.is_empty() => on[rng.below(on.len() as u64) as usize] as usize,
+            _ => k,
+        }
+    }
 }
 
 /// A thread's script: its Lua state and how its requests are made.
@@ -68,12 +104,20 @@ impl<'a> Requests<'a> {
                 Ok((Requests::Script(Scripted { lua, fixed, built, first }), pipeline))
             }
             (SendPlan::Targets(t), _) => {
-                let n = plan.segment.count.max(1) as usize;
+                let n = plan.segment.count.max(1) as u64;
+                let mut by_origin = vec![Vec::new(); t.origins.max(1)];
+                for (k, &o) in t.origin.iter().enumerate() {
+                    if let Some(on) = by_origin.get_mut(usize::from(o)) {
+                        on.push(k as u32);
+                    }
+                }
                 let targeted = Targeted {
                     all: &t.requests,
+                    origin: &t.origin,
+                    by_origin,
                     current: vec![0; slots],
-                    next: plan.segment.index as usize + n * index,
-                    stride: n * plan.threads.max(1),
+                    next: u64::from(plan.segment.index) + n * index as u64,
+                    stride: n * plan.threads.max(1) as u64,
                     rng: t.random.map(|seed| crate::rng::Rng::for_thread(seed ^ u64::from(plan.segment.index), index)),
                 };
                 Ok((Requests::Targets(targeted), 1))
@@ -102,6 +146,14 @@ impl<'a> Requests<'a> {
             Requests::Script(s) => s.lua.wants_responses(),
             Requests::Proxy(p) => p.client.checks_content(),
             Requests::Targets(_) => false,
+        }
+    }
+
+    /// The origin the next paced request goes to (0 but with targets on several servers).
+    pub(super) fn next_origin(&self) -> usize {
+        match self {
+            Requests::Targets(t) => t.next_origin(),
+            _ => 0,
         }
     }
 
@@ -149,15 +201,7 @@ impl<'a> Requests<'a> {
         match self {
             Requests::Fixed(r) => Ok(r.starts_with(b"HEAD ")),
             Requests::Targets(t) => {
-                let len = t.all.len().max(1);
-                let k = match &mut t.rng {
-                    Some(rng) => rng.below(len as u64) as usize,
-                    None => {
-                        let k = t.next % len;
-                        t.next = (t.next + t.stride) % (len * t.stride).max(1);
-                        k
-                    }
-                };
+                let k = t.take();
                 if let Some(c) = t.current.get_mut(i) {
                     *c = k as u32;
                 }
@@ -188,9 +232,9 @@ impl<T: Transport> Worker<'_, T> {
             return T::close(self, i);
         }
         let now = self.clock.now_us();
-        if let When::Paced(p) = &mut self.when {
+        if let When::Paced(Paced { idle, .. }) | When::Ordered(idle) = &mut self.when {
             self.slots[i].state = State::Idle;
-            p.idle.push(i as u32);
+            idle[self.transport.link(i) % self.addrs.len()].push(i as u32);
             return self.dispatch(now);
         }
         let delay_ms = match self.requests.lua().filter(|s| s.has_delay()).map(|s| s.delay_ms()) {
@@ -297,6 +341,14 @@ impl<T: Transport> Worker<'_, T> {
         true
     }
 
+    /// Slot `i`'s request failed as `kind`: counted for the run and for its target.
+    pub(super) fn failed(&mut self, i: usize, kind: crate::stats::ErrorKind) {
+        self.meter.rec.error(kind);
+        if let Some(k) = self.requests.target_of(i) {
+            self.meter.rec.target_failed(k);
+        }
+    }
+
     /// A hook failed: remember the first error and end the whole run.
     pub(super) fn script_failed(&mut self, e: ScriptError) {
         self.script_error.get_or_insert(e);
@@ -309,7 +361,7 @@ impl<T: Transport> Worker<'_, T> {
 pub fn thread_script(plan: &Plan, index: usize) -> Result<Option<ThreadScript>, ScriptError> {
     let SendPlan::Script(s) = &plan.send else { return Ok(None) };
     let setup = s.setups.get(index).cloned().unwrap_or_default();
-    let addr = setup.addr.unwrap_or(plan.addr);
+    let addr = setup.addr.unwrap_or(plan.addr());
     ThreadScript::new(&s.source, &s.url, &setup, addr).map(Some)
 }
 

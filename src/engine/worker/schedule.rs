@@ -8,6 +8,11 @@ use super::*;
 pub(super) enum When<'a> {
     /// Each connection sends again as soon as its response completes.
     ClosedLoop,
+    /// Closed loop over several servers (a targets file's): each request, in the sequence's
+    /// order, goes as soon as a connection to its own server is free (per origin, those
+    /// free now), so the targets' mix stays exact; a slow server holds the others back, as
+    /// it does a pool of workers taking targets in turn (vegeta's).
+    Ordered(Vec<Vec<u32>>),
     /// Requests come due on this thread's share of a schedule.
     Paced(Paced<'a>),
     /// Connections arrive on a schedule, each sending at once; at most `-c` open.
@@ -18,7 +23,8 @@ pub(super) enum When<'a> {
 /// wakes the loop when one is due.
 pub(super) struct Paced<'a> {
     pub(super) pacer: Pacer<'a>,
-    pub(super) idle: Vec<u32>,
+    /// Per origin (one but with targets on several servers), its free connections.
+    pub(super) idle: Vec<Vec<u32>>,
     pub(super) timer: Timer,
     /// A request came due while no connection was free.
     pub(super) starved: bool,
@@ -34,6 +40,9 @@ impl<'a> When<'a> {
     /// This thread's timing, with its timer registered on `poll` in rate mode.
     pub(super) fn new(plan: &'a Plan, index: usize, conns: usize, poll: &Poll) -> Result<When<'a>, EngineError> {
         Ok(match &plan.when {
+            WhenPlan::ClosedLoop if plan.origins.len() > 1 => {
+                When::Ordered((0..plan.origins.len()).map(|_| Vec::with_capacity(conns)).collect())
+            }
             WhenPlan::ClosedLoop => When::ClosedLoop,
             WhenPlan::Paced { schedule, tick_us } => {
                 let timer = Timer::new().map_err(EngineError::Poll)?;
@@ -42,7 +51,7 @@ impl<'a> When<'a> {
                     .map_err(EngineError::Poll)?;
                 When::Paced(Paced {
                     pacer: Pacer::new(schedule, share_index(plan, index), share_stride(plan), *tick_us),
-                    idle: Vec::with_capacity(conns),
+                    idle: (0..plan.origins.len()).map(|_| Vec::with_capacity(conns)).collect(),
                     timer,
                     starved: false,
                 })
@@ -113,7 +122,11 @@ impl<T: Transport> Worker<'_, T> {
     /// When the next paced request can go out: its due time, if a connection is free for it.
     pub(super) fn next_send(&self) -> u64 {
         match &self.when {
-            When::Paced(p) if !p.idle.is_empty() && !self.draining => p.pacer.next_due().unwrap_or(u64::MAX),
+            When::Paced(p)
+                if !self.draining && p.idle.get(self.requests.next_origin()).is_some_and(|v| !v.is_empty()) =>
+            {
+                p.pacer.next_due().unwrap_or(u64::MAX)
+            }
             _ => u64::MAX,
         }
     }
@@ -150,28 +163,46 @@ impl<T: Transport> Worker<'_, T> {
         }
     }
 
-    /// Rate mode: sends every request that has come due, on free connections.
+    /// Rate mode: sends every request that has come due, on free connections; several
+    /// servers in closed loop: sends the sequence's next requests while their servers have a
+    /// connection free.
     pub(super) fn dispatch(&mut self, now: u64) {
         if self.draining {
             return;
         }
         loop {
-            let When::Paced(p) = &mut self.when else { return };
-            let Some(due) = p.pacer.next_due() else { return };
-            if due > now {
-                p.starved = false;
-                return;
-            }
-            let Some(i) = p.idle.pop() else {
-                p.starved = true;
-                return;
+            let o = self.requests.next_origin();
+            let (i, due) = match &mut self.when {
+                When::Paced(p) => {
+                    let Some(due) = p.pacer.next_due() else { return };
+                    if due > now {
+                        p.starved = false;
+                        return;
+                    }
+                    // The request waits for a connection to its own server.
+                    let Some(i) = p.idle.get_mut(o).and_then(Vec::pop) else {
+                        p.starved = true;
+                        return;
+                    };
+                    if self.slots[i as usize].state != State::Idle {
+                        continue;
+                    }
+                    p.pacer.take();
+                    (i, due)
+                }
+                When::Ordered(idle) => {
+                    let Some(i) = idle.get_mut(o).and_then(Vec::pop) else { return };
+                    if self.slots[i as usize].state != State::Idle {
+                        continue;
+                    }
+                    (i, now)
+                }
+                When::ClosedLoop | When::Arrivals(_) => return,
             };
-            let i = i as usize;
-            if self.slots[i].state != State::Idle {
-                continue;
+            self.send(i as usize, due);
+            if self.draining {
+                return;
             }
-            p.pacer.take();
-            self.send(i, due);
         }
     }
 

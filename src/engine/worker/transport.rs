@@ -16,6 +16,8 @@ use crate::stats::ErrorKind;
 pub(super) trait Transport: Sized {
     /// Request slots it carries (one per HTTP/1.1 connection, `-m` per HTTP/2 connection).
     fn slots(&self) -> usize;
+    /// The connection slot `i` travels on (its number, which picks its origin).
+    fn link(&self, i: usize) -> usize;
     /// Keeps each response whole for a hook or a content check.
     fn capture(&mut self, on: bool);
     /// Slot `i` needs its connection: opens it (or, when it is up, the slot sends).

@@ -209,7 +209,7 @@ impl Worker<'_, Http2> {
 
     /// Link `l` connected: its session starts and its slots send.
     pub(super) fn link_up(&mut self, l: usize) {
-        let tls = self.plan.tls.is_some();
+        let tls = self.plan.https();
         let links = &mut self.transport;
         let link = &mut links.links[l];
         if tls && link.stream.as_ref().and_then(|s| s.alpn()) != Some(b"h2".as_slice()) {
@@ -267,8 +267,8 @@ impl Worker<'_, Http2> {
         let converted = match self.requests.built(i) {
             None => None,
             Some(bytes) => {
-                let scheme = if self.plan.tls.is_some() { "https" } else { "http" };
-                match crate::h2::from_http1(bytes, scheme, &self.addr.to_string()) {
+                let scheme = if self.plan.https() { "https" } else { "http" };
+                match crate::h2::from_http1(bytes, scheme, &self.addrs[l % self.addrs.len()].to_string()) {
                     Ok(r) => Some(r),
                     Err(why) => {
                         self.meter.rec.sent = self.meter.rec.sent.saturating_sub(1);
@@ -401,7 +401,7 @@ impl Worker<'_, Http2> {
             for i in waiting {
                 self.requeue(i as usize);
             }
-            let why = if self.plan.tls.is_some() {
+            let why = if self.plan.https() {
                 "the connection ended before the server spoke HTTP/2"
             } else {
                 "the server did not answer in HTTP/2 (h2c with prior knowledge); drop --http2 for HTTP/1.1"
@@ -410,7 +410,7 @@ impl Worker<'_, Http2> {
         }
         let lost: Vec<u32> = self.transport.links[l].by_stream.drain().map(|(_, i)| i).collect();
         for i in lost {
-            self.meter.rec.error(kind);
+            self.failed(i as usize, kind);
             let s = &mut self.slots[i as usize];
             s.state = State::Closed;
             s.bump();
@@ -478,7 +478,7 @@ impl Worker<'_, Http2> {
     }
 
     pub(super) fn link_connect_failed(&mut self, l: usize, cause: ConnectCause, why: String) {
-        self.count_connect_error(cause, why);
+        self.count_connect_error(l, cause, why);
         self.close_link(l);
         let now = self.clock.now_us();
         let links = &mut self.transport;

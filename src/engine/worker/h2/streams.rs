@@ -66,7 +66,7 @@ impl Worker<'_, Http2> {
             }
             0 => {
                 // Ended without a final status: not a response.
-                self.meter.rec.error(ErrorKind::Parse);
+                self.failed(i, ErrorKind::Parse);
                 self.next_request(i);
             }
             REFUSED_STREAM if goaway => {
@@ -75,7 +75,7 @@ impl Worker<'_, Http2> {
                 self.meter.rec.h2.retried += 1;
             }
             code => {
-                self.meter.rec.error(ErrorKind::Reset);
+                self.failed(i, ErrorKind::Reset);
                 self.meter.rec.h2.resets[(code as usize).min(14)] += 1;
                 self.next_request(i);
             }
@@ -123,7 +123,7 @@ impl Worker<'_, Http2> {
         let l = i / m;
         let in_flight = matches!(self.slots[i].state, State::Writing | State::Reading);
         if in_flight {
-            self.meter.rec.error(kind);
+            self.failed(i, kind);
             self.abandon(l, i);
             self.flush_link(l);
             return;

@@ -7,6 +7,10 @@ impl Transport for Http2 {
         self.slots.len()
     }
 
+    fn link(&self, i: usize) -> usize {
+        i / self.streams
+    }
+
     fn capture(&mut self, on: bool) {
         self.capture = on;
     }
