@@ -52,6 +52,12 @@ pub const DUMP_COUNT: usize = 10_000;
 /// `strain compare`: a significant regression larger than this, in percent, fails the comparison.
 pub const FAIL_ON_REGRESSION_PCT: f64 = 5.0;
 
+/// `strain compare URL_A URL_B --rounds auto`: the most rounds.
+pub const COMPARE_MAX_ROUNDS: u32 = 20;
+
+/// `strain compare URL_A URL_B`: load before each run's measurement, not recorded.
+pub const COMPARE_WARMUP: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// `strain find-max`: the load before each step's measurement, not recorded.
 pub const SEARCH_WARMUP: Duration = Duration::from_secs(2);
 /// `strain find-max`: how long each step is measured.

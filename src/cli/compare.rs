@@ -1,20 +1,59 @@
-//! `strain compare`: reads the result files of both sides, hands their usable intervals to
-//! [`crate::compare`], prints the text (and JSON), and turns a significant regression into
-//! [`super::EXIT_REGRESSION`]. A file that is missing or is not a strain result is a usage error.
+//! `strain compare`: two URLs run the A/B runner ([`crate::compare::ab`]) with the load the
+//! flags describe; result files are read and judged as they are. Either way the verdict is
+//! printed (and written as JSON and HTML), and becomes the exit code: 98 a regression, 97
+//! inconclusive, 0 otherwise. A file that is missing, is not a result, or is of a different
+//! test is a usage error.
 
-use std::io::Write;
-use std::path::PathBuf;
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+
+use clap::parser::ValueSource;
+use clap::ArgMatches;
 
 use super::flags::CompareFlags;
-use super::{CliError, EXIT_OK, EXIT_REGRESSION};
-use crate::compare::{self, render, Interval};
+use super::units::RoundsArg;
+use super::{load, CliError, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION};
+use crate::compare::ab::{self, AbEvent, AbPlan, AbSide, Rounds};
+use crate::compare::{self, render, runs, Comparison, Rule, Side};
+use crate::result::RunDoc;
 
-/// Runs `strain compare`.
-pub fn run(f: &CompareFlags) -> Result<i32, CliError> {
+/// Flags that mean something with saved results; every other one is for the A/B runner.
+const SAVED_FLAGS: [&str; 7] = ["base", "new", "fail_on_regression", "allow_different_url", "force", "json", "html"];
+
+/// Runs `strain compare`; `given` tells which flags were on the command line.
+pub fn run(f: &CompareFlags, given: Option<&ArgMatches>) -> Result<i32, CliError> {
     for path in [&f.files.json, &f.files.html].into_iter().flatten() {
         super::check_writable(path)?;
     }
-    let (base_files, new_files): (&[PathBuf], &[PathBuf]) = if f.new.is_empty() {
+    if !(f.fail_on_regression.is_finite() && f.fail_on_regression >= 0.0) {
+        return Err(CliError::Usage(format!(
+            "--fail-on-regression {}: expected a percentage >= 0",
+            f.fail_on_regression
+        )));
+    }
+    let urls = f.base.iter().filter(|a| is_url(a)).count();
+    match (urls, f.base.len()) {
+        (0, _) => saved(f, given),
+        (2, 2) => runner(f),
+        _ => Err(CliError::Usage(
+            "compare takes two URLs (the A/B runner) or result files (BASE NEW, or BASE... -- NEW...), not a mix"
+                .into(),
+        )),
+    }
+}
+
+fn is_url(s: &str) -> bool {
+    ["http://", "https://"].iter().any(|p| s.get(..p.len()).is_some_and(|h| h.eq_ignore_ascii_case(p)))
+}
+
+/// Saved results: BASE NEW, or BASE... -- NEW....
+fn saved(f: &CompareFlags, given: Option<&ArgMatches>) -> Result<i32, CliError> {
+    if let Some(flag) = given.and_then(runner_flag_given) {
+        return Err(CliError::Usage(format!(
+            "{flag} is for the A/B runner (compare URL_A URL_B); saved results are compared as they are"
+        )));
+    }
+    let (base_files, new_files): (&[String], &[String]) = if f.new.is_empty() {
         match f.base.as_slice() {
             [base, new] => (std::slice::from_ref(base), std::slice::from_ref(new)),
             _ => {
@@ -26,33 +65,152 @@ pub fn run(f: &CompareFlags) -> Result<i32, CliError> {
     } else {
         (&f.base, &f.new)
     };
-    if !(f.fail_on_regression.is_finite() && f.fail_on_regression >= 0.0) {
-        return Err(CliError::Usage(format!(
-            "--fail-on-regression {}: expected a percentage >= 0",
-            f.fail_on_regression
-        )));
+    let base = read_side(base_files)?;
+    let new = read_side(new_files)?;
+    if !f.force {
+        let first = &base[0];
+        for doc in base.iter().chain(&new).skip(1) {
+            if let Some(what) = runs::mismatch(&first.1, &doc.1, f.allow_different_url) {
+                return Err(CliError::Usage(format!(
+                    "{} and {} differ in {what}: compare like with like, or give --force{}",
+                    first.0,
+                    doc.0,
+                    if what.starts_with("URL") { " (or --allow-different-url)" } else { "" }
+                )));
+            }
+        }
     }
-    let base = side(base_files)?;
-    let new = side(new_files)?;
-    let c = compare::compare(&base, &new, f.fail_on_regression);
-    if c.too_few() {
-        eprintln!(
-            "strain: warning: too few intervals to decide ({} base, {} new; {} needed on each side): \
-             run longer or use a shorter --interval",
-            c.base_samples,
-            c.new_samples,
-            compare::MIN_SAMPLES
-        );
+    let c = compare::compare(
+        &Side::of(base.iter().map(|d| &d.1)),
+        &Side::of(new.iter().map(|d| &d.1)),
+        Rule::fixed(f.fail_on_regression),
+    );
+    let label = |side: &str, docs: &[(String, RunDoc)]| -> Vec<(String, RunDoc)> {
+        docs.iter().map(|(p, d)| (format!("{side} {}", super::file_name(Path::new(p))), d.clone())).collect()
+    };
+    let mut all = label("base", &base);
+    all.extend(label("new", &new));
+    report(f, &c, &all)
+}
+
+/// The first runner-only flag given, by its long name.
+fn runner_flag_given(m: &ArgMatches) -> Option<String> {
+    let cmd = <super::flags::Cli as clap::CommandFactory>::command();
+    let sub = cmd.find_subcommand("compare")?;
+    let given = sub
+        .get_arguments()
+        .filter(|a| !SAVED_FLAGS.contains(&a.get_id().as_str()))
+        .find(|a| m.value_source(a.get_id().as_str()) == Some(ValueSource::CommandLine))
+        .map(|a| match (a.get_long(), a.get_short()) {
+            (Some(l), _) => format!("--{l}"),
+            (None, Some(s)) => format!("-{s}"),
+            (None, None) => a.get_id().to_string(),
+        });
+    given
+}
+
+/// The results of one side's files, each with its path.
+fn read_side(files: &[String]) -> Result<Vec<(String, RunDoc)>, CliError> {
+    files
+        .iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(path)
+                .map_err(|source| usage(compare::CompareError::Read { path: path.clone(), source }))?;
+            Ok((path.clone(), runs::parse_result(path, &text).map_err(usage)?))
+        })
+        .collect()
+}
+
+/// The A/B runner: both URLs, interleaved, the load the flags describe.
+fn runner(f: &CompareFlags) -> Result<i32, CliError> {
+    if f.length.requests.is_some() {
+        return Err(CliError::Usage("the A/B runner runs each side for a duration (-d): -n is not for compare".into()));
     }
+    if f.length.stages.is_some() {
+        return Err(CliError::Usage("the A/B runner holds one load: give -R, not --stages".into()));
+    }
+    let shape = load::RunShape { length: &f.length, segment: None, interval: None };
+    let side = |url: &str, prepare: &Option<String>| -> Result<AbSide, CliError> {
+        let mut config = load::load(url, &f.connect, Some(shape), crate::defaults::CONNECTIONS)?;
+        let workload = load::workload(&mut config, &f.request, url, &f.new)?;
+        // The warm-up is load before the measured duration, not part of it.
+        let warm = f.runner.warmup.0;
+        config.warmup = warm;
+        config.duration += warm;
+        if let Some(rate) = f.length.rate {
+            config.schedule = Some(crate::plan::Schedule::constant(rate, config.duration));
+        }
+        config.validate()?;
+        Ok(AbSide { config, workload, prepare: prepare.clone() })
+    };
+    let plan = AbPlan {
+        a: side(&f.base[0], &f.runner.prepare_a)?,
+        b: side(&f.base[1], &f.runner.prepare_b)?,
+        rounds: match f.runner.rounds {
+            RoundsArg::Fixed(n) => Rounds::Fixed(n),
+            RoundsArg::Auto => Rounds::Auto { max: f.runner.max_rounds },
+        },
+        allowed_pct: f.fail_on_regression,
+        command: load::command_line(),
+    };
+    if let Some(dir) = &f.runner.save_runs {
+        std::fs::create_dir_all(dir)
+            .map_err(|source| CliError::Io { what: format!("cannot create {}", dir.display()), source })?;
+        super::check_writable(&dir.join("a-1.json"))?;
+    }
+    let stop = super::stop_flag()?;
+    let progress = std::io::stderr().is_terminal();
+    let mut saved = Ok(());
+    let outcome = ab::run(&plan, &stop, &mut |event| match event {
+        AbEvent::Starting { side, round, of } if progress => {
+            eprint!("\rstrain: round {round}/{of}: running {side}…");
+            let _ = std::io::stderr().flush();
+        }
+        AbEvent::Starting { .. } => {}
+        AbEvent::Ran { side, round, doc } => {
+            if progress {
+                let p = |k: &str| crate::report::units::time_us(doc.latency_us.at(k).unwrap_or(0) as f64);
+                eprintln!(
+                    "\rstrain: round {round}: {side} {:.0} req/s, p50 {}, p99 {}, {} errors",
+                    doc.requests_per_s,
+                    p("50"),
+                    p("99"),
+                    doc.error_total()
+                );
+            }
+            if let Some(dir) = &f.runner.save_runs {
+                let path = dir.join(format!("{}-{round}.json", side.to_ascii_lowercase()));
+                if saved.is_ok() {
+                    saved = super::write_file(&path, &doc.to_json());
+                }
+            }
+        }
+    })
+    .map_err(|e| CliError::Usage(e.to_string()))?;
+    saved?;
+    if outcome.stopped {
+        eprintln!("strain: stopped after {} rounds: the verdict rests on those", outcome.rounds);
+    }
+    let runs: Vec<(String, RunDoc)> = [("A", &outcome.a), ("B", &outcome.b)]
+        .into_iter()
+        .flat_map(|(side, docs)| {
+            docs.iter().enumerate().map(move |(i, d)| (format!("{side} round {}", i + 1), d.clone()))
+        })
+        .collect();
+    report(f, &outcome.comparison, &runs)
+}
+
+/// Prints the comparison, writes its JSON and HTML, and returns the exit code.
+fn report(f: &CompareFlags, c: &Comparison, runs: &[(String, RunDoc)]) -> Result<i32, CliError> {
     let to_stdout = f.files.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
-    let text = render::text(&c, base_files.len(), new_files.len());
+    let text = render::text(c);
     if to_stdout {
         eprint!("{text}");
     } else {
         print!("{text}");
     }
     if let Some(path) = &f.files.json {
-        let json = render::json(&c);
+        let json = render::json(c);
         if to_stdout {
             let _ = std::io::stdout().write_all(json.as_bytes());
         } else {
@@ -60,33 +218,15 @@ pub fn run(f: &CompareFlags) -> Result<i32, CliError> {
         }
     }
     if let Some(path) = &f.files.html {
-        let mut results = Vec::with_capacity(base_files.len() + new_files.len());
-        for (side, files) in [("base", base_files), ("new", new_files)] {
-            for file in files {
-                results.push((format!("{side} {}", super::file_name(file)), super::load_result(file)?));
-            }
-        }
-        super::write_file(path, &crate::report::html::render(&results))?;
+        super::write_file(path, &render::html(c, runs))?;
     }
-    Ok(if c.regressed() { EXIT_REGRESSION } else { EXIT_OK })
-}
-
-/// The usable intervals of one side's files, pooled.
-fn side(files: &[PathBuf]) -> Result<Vec<Interval>, CliError> {
-    let mut all = Vec::new();
-    for path in files {
-        let name = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| compare::CompareError::Read { path: name.clone(), source })
-            .map_err(usage)?;
-        let rows = compare::parse_result(&name, &text).map_err(usage)?;
-        let kept = compare::usable(&rows);
-        if kept.is_empty() {
-            return Err(usage(compare::CompareError::NoIntervals { path: name }));
-        }
-        all.extend(kept);
-    }
-    Ok(all)
+    Ok(if c.regressed() {
+        EXIT_REGRESSION
+    } else if c.inconclusive() {
+        EXIT_INCONCLUSIVE
+    } else {
+        EXIT_OK
+    })
 }
 
 fn usage(e: compare::CompareError) -> CliError {

@@ -4,7 +4,7 @@
 //! thing wherever it is taken. Nothing here does I/O beyond reading the environment for
 //! `--segments`: resolving the host and choosing the protocol happen when the run starts.
 
-use super::flags::{ConnectFlags, RequestFlags, RunFlags, SegmentFlags};
+use super::flags::{ConnectFlags, LengthFlags, RequestFlags, RunFlags, SegmentFlags};
 use super::CliError;
 use crate::config::{Config, ProtocolChoice, Segment, Target};
 use crate::http::request::Header;
@@ -14,13 +14,31 @@ use crate::run::Workload;
 use crate::verdict::{Checks, Needs, Threshold};
 use std::time::Duration;
 
+/// A single run's length, segment and interval flags (a search chooses its own).
+#[derive(Clone, Copy)]
+pub struct RunShape<'a> {
+    /// Duration, -n, rate or stages.
+    pub length: &'a LengthFlags,
+    /// Which share of a split test.
+    pub segment: Option<&'a SegmentFlags>,
+    /// `--interval`.
+    pub interval: Option<Duration>,
+}
+
+impl<'a> RunShape<'a> {
+    /// The shape a single run's flags give.
+    pub fn of(run: &'a RunFlags) -> RunShape<'a> {
+        RunShape { length: &run.length, segment: Some(&run.segment), interval: run.live.interval }
+    }
+}
+
 /// The validated load for `url`: how it connects, and for a single run (`None` for a search)
 /// its length, segment and interval. `-c` defaults to `default_connections` (find-max loads
 /// with more connections than wrk's 10).
 pub fn load(
     url: &str,
     f: &ConnectFlags,
-    run: Option<&RunFlags>,
+    run: Option<RunShape>,
     default_connections: usize,
 ) -> Result<Config, CliError> {
     let mut config = Config::new(Target::parse(url)?);
@@ -32,10 +50,10 @@ pub fn load(
     config.source_addrs = f.source_addrs.clone();
     config.unix_socket = f.unix_socket.clone();
     config.protocol = protocol(f.http2, f.http1, f.max_streams)?;
-    if let Some(interval) = run.and_then(|r| r.live.interval) {
+    if let Some(interval) = run.and_then(|r| r.interval) {
         config.interval = interval;
     }
-    if let Some(length) = run.map(|r| &r.length) {
+    if let Some(length) = run.map(|r| r.length) {
         config.requests = length.requests.map(|n| n as u64);
         config.duration = match (length.duration, length.requests, length.rate) {
             (Some(d), None, _) | (Some(d), _, None) => d.0,
@@ -59,7 +77,7 @@ pub fn load(
             (None, None) => None,
         };
     }
-    if let Some(s) = run.map(|r| &r.segment) {
+    if let Some(s) = run.and_then(|r| r.segment) {
         config.segment = segment(s)?;
         config.start_at = s.start_at;
     }

@@ -46,6 +46,10 @@ pub const EXIT_THRESHOLDS: i32 = 99;
 /// run) with one test (>= 98), and low codes such as 3 stay free for failures to run.
 pub const EXIT_REGRESSION: i32 = 98;
 
+/// Exit code of `strain compare` when the evidence cannot decide (too few runs or intervals,
+/// or noise too large for the allowed change): not a pass, so a CI gate does not read it as one.
+pub const EXIT_INCONCLUSIVE: i32 = 97;
+
 /// Why strain could not do what was asked; every variant exits with [`EXIT_USAGE`].
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
@@ -92,8 +96,12 @@ where
         eprint!("{SHORT_USAGE}");
         return Ok(EXIT_USAGE);
     }
-    let cli = match Cli::try_parse_from(args) {
-        Ok(cli) => cli,
+    // The matches are kept too: `compare` asks which flags were given, not just their values.
+    let parsed = <Cli as clap::CommandFactory>::command()
+        .try_get_matches_from(args)
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m).map(|cli| (cli, m)));
+    let (cli, matches) = match parsed {
+        Ok(parsed) => parsed,
         Err(e) if !e.use_stderr() => {
             // --help and --version; a closed pipe (`strain --help | head`) is not an error.
             let _ = write!(std::io::stdout(), "{e}");
@@ -106,7 +114,7 @@ where
         Some(Command::Demo(f)) => run_demo(&f),
         Some(Command::Proxy(f)) => proxy::run(&f),
         Some(Command::Report(f)) => run_report(&f),
-        Some(Command::Compare(f)) => compare::run(&f),
+        Some(Command::Compare(f)) => compare::run(&f, matches.subcommand_matches("compare")),
         Some(Command::FindMax(f)) => find_max::run(&f),
         Some(Command::Merge(f)) => merge::run(&f),
         Some(Command::K8sJob(f)) => k8s::run(&f),
@@ -168,6 +176,34 @@ fn one_line(msg: &str) -> String {
     out
 }
 
+/// Binds a Unix-domain socket at `path`. A socket file nothing accepts on (left by a server
+/// that was killed) is replaced, as servers do; any other file is left alone.
+fn bind_unix(path: &std::path::Path) -> Result<std::os::unix::net::UnixListener, CliError> {
+    use std::os::unix::fs::FileTypeExt;
+    use std::os::unix::net::{UnixListener, UnixStream};
+    let fail = |source| CliError::Io { what: format!("cannot listen on unix:{}", path.display()), source };
+    match UnixListener::bind(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+            let is_socket = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket());
+            if !is_socket {
+                return Err(CliError::Usage(format!(
+                    "cannot listen on unix:{}: a file that is not a socket is there (strain leaves it alone)",
+                    path.display()
+                )));
+            }
+            if UnixStream::connect(path).is_ok() {
+                return Err(CliError::Usage(format!(
+                    "cannot listen on unix:{}: another server is listening there",
+                    path.display()
+                )));
+            }
+            std::fs::remove_file(path).map_err(fail)?;
+            UnixListener::bind(path).map_err(fail)
+        }
+        other => other.map_err(fail),
+    }
+}
+
 /// `strain <url>`: the load the flags describe, against `origin`.
 fn run_load(f: &LoadFlags, origin: OriginPlacement) -> Result<i32, CliError> {
     // With --targets, the first target names the host when no URL does.
@@ -179,7 +215,7 @@ fn run_load(f: &LoadFlags, origin: OriginPlacement) -> Result<i32, CliError> {
         _ => None,
     };
     let url = f.url.as_deref().or(first.as_deref()).ok_or_else(|| CliError::Usage("a URL is required".into()))?;
-    let mut config = load::load(url, &f.connect, Some(&f.run), crate::defaults::CONNECTIONS)?;
+    let mut config = load::load(url, &f.connect, Some(load::RunShape::of(&f.run)), crate::defaults::CONNECTIONS)?;
     let checks = load::checks(&f.run, &config, false)?;
     let workload = load::workload(&mut config, &f.request, url, &f.script_args)?;
     let outputs = load::outputs(&config, &f.run);
@@ -277,8 +313,7 @@ fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
             (listener.into(), format!("{scheme}://{addr}/"))
         }
         units::ListenAddr::Unix(path) => {
-            let listener = std::os::unix::net::UnixListener::bind(path)
-                .map_err(|source| CliError::Io { what: format!("cannot listen on unix:{}", path.display()), source })?;
+            let listener = bind_unix(path)?;
             (origin::Listener::Unix(listener), format!("unix:{}", path.display()))
         }
     };

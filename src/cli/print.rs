@@ -85,7 +85,12 @@ impl Observer for Printer<'_> {
             eprintln!("strain: writing the HdrHistogram log failed: {e}");
         }
         if let Some(Failure::NothingConnected { why }) = &result.failure {
-            eprintln!("strain: no connection to {} succeeded: {why}", result.addr);
+            let to = match (&self.config.unix_socket, self.config.origins().len()) {
+                (Some(path), _) => path.display().to_string(),
+                (None, 1) => result.addr.to_string(),
+                (None, n) => format!("any of the targets' {n} servers"),
+            };
+            eprintln!("strain: no connection to {to} succeeded: {why}");
         }
         if let Some(advice) = report::text::port_range_advice(&result.summary, self.config, result.addr) {
             eprintln!("{advice}");

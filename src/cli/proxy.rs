@@ -124,7 +124,8 @@ fn client(f: &ProxyFlags, origin: &str, stop: &AtomicBool, placement: OriginPlac
     if let Some(flag) = f.search.first_given() {
         return Err(CliError::Usage(format!("{flag} is the capacity search's: add --find-max (or use --threshold)")));
     }
-    let config = super::load::load(&url, &f.connect, Some(&f.run), crate::defaults::CONNECTIONS)?;
+    let config =
+        super::load::load(&url, &f.connect, Some(super::load::RunShape::of(&f.run)), crate::defaults::CONNECTIONS)?;
     if f.new_conn_rate.is_some() && config.schedule.is_some() {
         return Err(CliError::Usage(
             "--new-conn-rate cannot be combined with -R or --stages: arriving connections send their requests at once"

@@ -98,6 +98,27 @@ pub fn listen(s: &str) -> Result<ListenAddr, String> {
     }
 }
 
+/// `--rounds`: a number of rounds, or `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoundsArg {
+    /// Exactly this many.
+    Fixed(u32),
+    /// Until decided.
+    Auto,
+}
+
+/// Parses `--rounds N|auto`.
+pub fn rounds(s: &str) -> Result<RoundsArg, String> {
+    if s.eq_ignore_ascii_case("auto") {
+        return Ok(RoundsArg::Auto);
+    }
+    match s.parse::<u32>() {
+        Ok(n) if n >= 2 => Ok(RoundsArg::Fixed(n)),
+        Ok(_) => Err("at least 2 rounds: one run a side cannot tell a change from run-to-run noise".into()),
+        Err(_) => Err(format!("expected a number of rounds or 'auto', found '{s}'")),
+    }
+}
+
 /// Parses a count with an optional metric suffix (`k`, `M`, `G`), as wrk accepts for `-c`.
 pub fn count(s: &str) -> Result<usize, String> {
     let t = s.trim();

@@ -1,7 +1,9 @@
-//! The statistics of `strain compare`, as pure functions: the Mann-Whitney U test (is one
-//! series of per-interval values shifted against the other?) and a seeded bootstrap of the
-//! relative change of a statistic (how large is the shift?). No I/O, no clock; the only
-//! randomness is a [`Rng`] the caller seeds, so a comparison prints the same interval every time.
+//! The statistics of `strain compare`, as pure functions: Welch's t interval over per-run
+//! values (the runs are the evidence when each side has several), the Mann-Whitney U test (is
+//! one run's series of per-interval values shifted against the other's?) and a seeded
+//! bootstrap of the relative change of a statistic (how large is the shift within one run?).
+//! No I/O, no clock; the only randomness is a [`Rng`] the caller seeds, so a comparison prints
+//! the same interval every time.
 
 use crate::rng::Rng;
 
@@ -144,6 +146,69 @@ impl Statistic {
     }
 }
 
+/// Welch's two-sample comparison of means (unequal variances): the difference `mean(b) -
+/// mean(a)`, its standard error and the Welch-Satterthwaite degrees of freedom.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Welch {
+    /// mean(b) - mean(a).
+    pub diff: f64,
+    /// Its standard error.
+    pub se: f64,
+    /// Degrees of freedom.
+    pub df: f64,
+}
+
+impl Welch {
+    /// Compares `a` with `b`; `None` unless each has two values or more.
+    pub fn of(a: &[f64], b: &[f64]) -> Option<Welch> {
+        if a.len() < 2 || b.len() < 2 {
+            return None;
+        }
+        let (ma, va) = mean_var(a);
+        let (mb, vb) = mean_var(b);
+        let (qa, qb) = (va / a.len() as f64, vb / b.len() as f64);
+        let se2 = qa + qb;
+        let df = if se2 > 0.0 {
+            se2 * se2 / (qa * qa / (a.len() - 1) as f64 + qb * qb / (b.len() - 1) as f64)
+        } else {
+            // No spread at all: as many degrees of freedom as the samples give.
+            (a.len() + b.len() - 2) as f64
+        };
+        Some(Welch { diff: mb - ma, se: se2.sqrt(), df })
+    }
+
+    /// The two-sided `1 - alpha` confidence interval of the difference.
+    pub fn interval(&self, alpha: f64) -> (f64, f64) {
+        let half = t_quantile(self.df, 1.0 - alpha / 2.0) * self.se;
+        (self.diff - half, self.diff + half)
+    }
+}
+
+/// The two-sided p-value of Welch's t.
+pub fn t_p_value(w: Welch) -> f64 {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    if w.se == 0.0 {
+        return if w.diff == 0.0 { 1.0 } else { 0.0 };
+    }
+    let t = (w.diff / w.se).abs();
+    StudentsT::new(0.0, 1.0, w.df.max(1e-3)).map_or(1.0, |d| (2.0 * (1.0 - d.cdf(t))).clamp(0.0, 1.0))
+}
+
+/// Mean and sample variance (n - 1).
+fn mean_var(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0).max(1.0);
+    (mean, var)
+}
+
+/// The `p` quantile of Student's t with `df` degrees of freedom.
+pub fn t_quantile(df: f64, p: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    // df is positive whenever a Welch comparison exists; the normal quantile is the limit.
+    StudentsT::new(0.0, 1.0, df.max(1e-3)).map_or(f64::INFINITY, |t| t.inverse_cdf(p))
+}
+
 /// Resamples drawn for a confidence interval.
 pub const BOOTSTRAP_ROUNDS: usize = 2000;
 
@@ -228,6 +293,25 @@ mod tests {
     fn normal_tail_matches_tables() {
         for (z, want) in [(0.0, 0.5), (1.0, 0.158_655), (1.959_964, 0.025), (2.575_829, 0.005), (-1.0, 0.841_345)] {
             assert!(close(normal_upper(z), want, 1e-6), "z {z}: {}", normal_upper(z));
+        }
+    }
+
+    #[test]
+    fn welch_matches_hand_worked_values() {
+        // a = 1,2,3 (mean 2, var 1), b = 4,6,8 (mean 6, var 4): se^2 = 1/3 + 4/3 = 5/3,
+        // df = (5/3)^2 / ((1/3)^2/2 + (4/3)^2/2) = 2.7778/(0.0556 + 0.8889) = 2.9412.
+        let w = Welch::of(&[1., 2., 3.], &[4., 6., 8.]).unwrap();
+        assert!(close(w.diff, 4.0, 1e-12) && close(w.se, (5.0f64 / 3.0).sqrt(), 1e-12), "{w:?}");
+        assert!(close(w.df, 2.941_176, 1e-5), "{w:?}");
+        assert_eq!(Welch::of(&[1.], &[1., 2.]), None);
+        // Equal variances and sizes: df = 2n - 2, and the t table's 97.5% quantiles.
+        let w = Welch::of(&[1., 2., 3., 4., 5.], &[2., 3., 4., 5., 6.]).unwrap();
+        assert!(close(w.df, 8.0, 1e-12));
+        let (lo, hi) = w.interval(0.05);
+        let half = 2.306_004 * (2.5f64 / 5.0 * 2.0).sqrt();
+        assert!(close(lo, 1.0 - half, 1e-5) && close(hi, 1.0 + half, 1e-5), "{lo} {hi}");
+        for (df, p, want) in [(1.0, 0.975, 12.706_205), (4.0, 0.995, 4.604_095), (30.0, 0.95, 1.697_261)] {
+            assert!(close(t_quantile(df, p), want, 1e-5), "df {df}: {}", t_quantile(df, p));
         }
     }
 

@@ -39,7 +39,7 @@ struct Series {
 }
 
 /// Escapes text for HTML and SVG.
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
@@ -190,6 +190,11 @@ type Make<'a> = &'a dyn Fn(usize, &String, &RunDoc) -> Vec<Series>;
 
 /// Renders results (label, result) as one page.
 pub fn render(results: &[(String, RunDoc)]) -> String {
+    render_with_header(results, "")
+}
+
+/// Renders results as one page that opens with `header` (HTML, e.g. a comparison's verdict).
+pub fn render_with_header(results: &[(String, RunDoc)], header: &str) -> String {
     let secs = |v: f64| format!("{v:.1}s");
     let count = |v: f64| if v < 10.0 { format!("{v:.1}") } else { format!("{v:.0}") };
     let series =
@@ -255,7 +260,7 @@ pub fn render(results: &[(String, RunDoc)]) -> String {
         });
         charts.push(chart("First byte and full response, p99 (ms)", &fb, &marks, &secs, &ms, None));
     }
-    page(results, &charts)
+    page(results, &charts, header)
 }
 
 /// Result `i`'s colour.
@@ -379,8 +384,9 @@ fn targets_table(out: &mut String, results: &[(String, RunDoc)]) {
 }
 
 /// The page around the charts: what ran, the summary table, status codes.
-fn page(results: &[(String, RunDoc)], charts: &[String]) -> String {
+fn page(results: &[(String, RunDoc)], charts: &[String], header: &str) -> String {
     let mut out = head("strain report");
+    out.push_str(header);
     for (i, (label, d)) in results.iter().enumerate() {
         let command = d.command.join(" ");
         let _ = writeln!(

@@ -18,7 +18,7 @@ fn chromium() -> &'static str {
 }
 
 /// Loads `page` in headless Chromium: the DOM after load, and what Chromium logged.
-fn load(page: &Path) -> (String, String) {
+pub fn load(page: &Path) -> (String, String) {
     let out = Command::new(chromium())
         .args(["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0"])
         // Any request to another host would fail loudly rather than leave the machine.

@@ -58,7 +58,7 @@ pub enum Command {
     /// Render saved results (--json files) as one HTML page, overlaid.
     Report(ReportFlags),
     /// Compare result JSONs: is the new build slower? (BASE NEW, or BASE... -- NEW...)
-    Compare(CompareFlags),
+    Compare(Box<CompareFlags>),
     /// Find the highest rate the service sustains under its SLO (a capacity search).
     #[command(name = "find-max")]
     FindMax(Box<FindMaxFlags>),

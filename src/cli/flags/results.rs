@@ -9,22 +9,66 @@ use super::super::units::{self, Dur};
 use super::{ResultFiles, TextFlags, ThresholdFlags};
 use crate::defaults;
 
-/// Flags of `strain compare`.
+/// Flags of `strain compare`: saved results (BASE NEW, or BASE... -- NEW...), or two URLs the
+/// A/B runner loads itself, with the load flags of a run.
 #[derive(Debug, Args)]
 pub struct CompareFlags {
-    /// Result JSONs (--json) of the base; with no `--`, exactly two files: BASE NEW.
-    #[arg(value_name = "BASE", required = true)]
-    pub base: Vec<PathBuf>,
-    /// Result JSONs of the new build, after `--`.
+    /// Two URLs (the A/B runner: strain runs both, interleaved), or result JSONs (--json) of
+    /// the base; with no `--`, exactly two files: BASE NEW.
+    #[arg(value_name = "A", required = true)]
+    pub base: Vec<String>,
+    /// After `--`: result JSONs of the new build; with two URLs, the script's init arguments.
     #[arg(last = true, value_name = "NEW")]
-    pub new: Vec<PathBuf>,
-    /// The smallest change that counts, in percent: a metric significantly worse by more than
-    /// this makes the exit code 98; smaller changes are within run-to-run noise.
+    pub new: Vec<String>,
+    /// The smallest change that counts, in percent: a metric worse by more than this makes
+    /// the exit code 98; smaller changes are no change.
     #[arg(long = "fail-on-regression", value_name = "PCT", default_value_t = defaults::FAIL_ON_REGRESSION_PCT)]
     pub fail_on_regression: f64,
-    /// The comparison as JSON; both sides' runs overlaid on one HTML page.
+    /// Compare results of different URLs (natural for two ports of an A/B test).
+    #[arg(long = "allow-different-url")]
+    pub allow_different_url: bool,
+    /// Compare results even when their mode, rate, connections, duration or protocol differ.
+    #[arg(long = "force")]
+    pub force: bool,
+    /// The comparison as JSON; the verdict and both sides' runs on one HTML page.
     #[command(flatten)]
     pub files: ResultFiles,
+    /// The A/B runner's rounds and what it runs.
+    #[command(flatten)]
+    pub runner: RunnerFlags,
+    /// Connections, threads, timeout, protocol of each run (A/B runner).
+    #[command(flatten)]
+    pub connect: super::ConnectFlags,
+    /// Headers, method, body, script, targets of each run (A/B runner).
+    #[command(flatten)]
+    pub request: super::RequestFlags,
+    /// Duration and rate of each run (A/B runner).
+    #[command(flatten)]
+    pub length: super::LengthFlags,
+}
+
+/// How the A/B runner (`strain compare URL_A URL_B`) runs its rounds.
+#[derive(Debug, Args)]
+pub struct RunnerFlags {
+    /// Rounds (A B, then B A, …): a number, or "auto" to add rounds until every metric is
+    /// decided (a sequential test) or --max-rounds are run.
+    #[arg(long = "rounds", value_name = "N|auto", default_value = "5", value_parser = units::rounds)]
+    pub rounds: units::RoundsArg,
+    /// With --rounds auto: the most rounds.
+    #[arg(long = "max-rounds", value_name = "N", default_value_t = defaults::COMPARE_MAX_ROUNDS, value_parser = clap::value_parser!(u32).range(3..))]
+    pub max_rounds: u32,
+    /// Load before each run's measurement, not recorded.
+    #[arg(long = "warmup", value_name = "T", default_value_t = Dur(defaults::COMPARE_WARMUP), value_parser = units::dur)]
+    pub warmup: Dur,
+    /// A shell command run before each run of A (e.g. to switch the build behind one port).
+    #[arg(long = "prepare-a", value_name = "CMD")]
+    pub prepare_a: Option<String>,
+    /// A shell command run before each run of B.
+    #[arg(long = "prepare-b", value_name = "CMD")]
+    pub prepare_b: Option<String>,
+    /// Keep each run's result JSON in DIR (a-1.json, b-1.json, …; created if missing).
+    #[arg(long = "save-runs", value_name = "DIR")]
+    pub save_runs: Option<PathBuf>,
 }
 
 /// Flags of `strain report`.
