@@ -16,7 +16,8 @@
 //! - [`result`] is the result JSON as a type ([`result::RunDoc`], and a search's document),
 //!   written by [`report`] and read back typed by [`compare`], [`merge`] and the HTML pages.
 //! - [`origin`] is the built-in origin server (the demo target and the tests' server).
-//! - [`compare`] judges two sets of result JSONs against each other (`strain compare`).
+//! - [`compare`] judges two sides' runs against each other, saved or run by its A/B runner
+//!   (`strain compare`).
 //! - [`merge`] adds the results of one test's segments into one result (`strain merge`).
 //! - [`rng`] and [`b64`] are small leaves shared by the rest.
 

@@ -129,7 +129,7 @@ fn runner(f: &CompareFlags) -> Result<i32, CliError> {
     if f.length.stages.is_some() {
         return Err(CliError::Usage("the A/B runner holds one load: give -R, not --stages".into()));
     }
-    let shape = load::RunShape { length: &f.length, segment: None, interval: None };
+    let shape = load::RunShape { length: &f.length, segment: None, interval: f.runner.interval };
     let side = |url: &str, prepare: &Option<String>| -> Result<AbSide, CliError> {
         let mut config = load::load(url, &f.connect, Some(shape), crate::defaults::CONNECTIONS)?;
         let workload = load::workload(&mut config, &f.request, url, &f.new)?;

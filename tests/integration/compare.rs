@@ -110,7 +110,8 @@ fn the_ab_runner_finds_a_slower_build_and_keeps_its_runs() {
         std::fs::read_dir(&runs).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     saved.sort();
     assert_eq!(saved, ["a-1.json", "a-2.json", "a-3.json", "b-1.json", "b-2.json", "b-3.json"]);
-    let one: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(runs.join("b-2.json")).unwrap()).unwrap();
+    let one: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(runs.join("b-2.json")).unwrap()).unwrap();
     assert_eq!(one["config"]["url"], b.as_str());
     assert_eq!(one["config"]["warmup_s"], 0.3);
     let requests = one["requests"].as_u64().unwrap();
@@ -122,7 +123,7 @@ fn the_ab_runner_finds_a_slower_build_and_keeps_its_runs() {
     assert!(verdict_at < dom.find("<svg").unwrap(), "the verdict is not first");
     assert!(dom.contains("REGRESSION: p50"), "{dom}");
     assert!(dom.contains("<tr data-metric=\"p50\" data-verdict=\"slower\">"), "{dom}");
-    assert_eq!(dom.matches("round ").count() >= 6, true);
+    assert!(dom.matches("round ").count() >= 6, "{dom}");
 }
 
 #[test]
@@ -228,5 +229,9 @@ fn bad_inputs_are_usage_errors_with_one_line() {
     assert_eq!(forced.code, 97, "{}", forced.stderr);
     let short_pair = strain_raw(&["compare", &good, &short]);
     assert_eq!(short_pair.code, 97, "{}", short_pair.stderr);
-    assert!(short_pair.stdout.contains("Comparing 1 base run(s) (1 intervals) with 1 new run(s) (0 intervals)"), "{}", short_pair.stdout);
+    assert!(
+        short_pair.stdout.contains("Comparing 1 base run(s) (1 intervals) with 1 new run(s) (0 intervals)"),
+        "{}",
+        short_pair.stdout
+    );
 }

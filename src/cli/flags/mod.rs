@@ -32,7 +32,7 @@ use crate::defaults;
     disable_version_flag = true,
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
-    override_usage = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]\n       strain proxy [OPTIONS]\n       strain report RESULT.json... -o FILE.html\n       strain compare BASE NEW\n       strain find-max URL --slo EXPR...\n       strain merge RESULT.json...\n       strain k8s-job --segments N --image IMAGE -- [OPTIONS] <URL>\n       strain completions SHELL | strain man"
+    override_usage = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]\n       strain proxy [OPTIONS]\n       strain report RESULT.json... -o FILE.html\n       strain compare URL_A URL_B [OPTIONS] | strain compare BASE NEW\n       strain find-max URL --slo EXPR...\n       strain merge RESULT.json...\n       strain k8s-job --segments N --image IMAGE -- [OPTIONS] <URL>\n       strain completions SHELL | strain man"
 )]
 pub struct Cli {
     /// A mode other than load testing a URL.
@@ -57,7 +57,8 @@ pub enum Command {
     Proxy(Box<ProxyFlags>),
     /// Render saved results (--json files) as one HTML page, overlaid.
     Report(ReportFlags),
-    /// Compare result JSONs: is the new build slower? (BASE NEW, or BASE... -- NEW...)
+    /// Is the new build slower? Run two URLs A/B, interleaved (URL_A URL_B [load flags]), or
+    /// judge saved results (BASE NEW, or BASE... -- NEW...).
     Compare(Box<CompareFlags>),
     /// Find the highest rate the service sustains under its SLO (a capacity search).
     #[command(name = "find-max")]

@@ -66,6 +66,10 @@ pub struct RunnerFlags {
     /// A shell command run before each run of B.
     #[arg(long = "prepare-b", value_name = "CMD")]
     pub prepare_b: Option<String>,
+    /// The time series' interval of each run (its charts, and the samples of a comparison of
+    /// single saved runs).
+    #[arg(long = "interval", value_name = "T", value_parser = units::duration)]
+    pub interval: Option<std::time::Duration>,
     /// Keep each run's result JSON in DIR (a-1.json, b-1.json, …; created if missing).
     #[arg(long = "save-runs", value_name = "DIR")]
     pub save_runs: Option<PathBuf>,
