@@ -131,7 +131,8 @@ fn saved_results_are_overlaid_and_a_proxy_run_gets_its_charts() {
     // `compare` draws the same overlay of its two sides.
     let overlay = dir.path().join("compare.html");
     let run = strain_raw(&["compare", &files[0], &files[1], "--html", overlay.to_str().unwrap()]);
-    assert!(run.code == 0 || run.code == 98, "{}", run.stderr);
+    // One run a side: inconclusive (97) unless far beyond run-to-run noise.
+    assert!(matches!(run.code, 0 | 97 | 98), "{}", run.stderr);
     let dom = check_page(&overlay, 4);
     assert!(dom.contains(">base a.json achieved<") && dom.contains(">new b.json achieved<"), "labels");
 }
