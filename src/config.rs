@@ -235,6 +235,19 @@ impl Protocol {
     }
 }
 
+/// One request of a targets file (`--targets`, read by `workload::targets`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetRequest {
+    /// Its method.
+    pub method: String,
+    /// Its URL.
+    pub url: String,
+    /// Its headers, in order.
+    pub headers: Vec<crate::http::request::Header>,
+    /// Its body.
+    pub body: Option<Vec<u8>>,
+}
+
 /// A fully validated load test.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -252,7 +265,7 @@ pub struct Config {
     /// How long a request may wait for its complete response.
     pub timeout: Duration,
     /// `--targets`: the requests sent in turn (or at random) instead of the URL's.
-    pub targets: Vec<crate::workload::targets::Target>,
+    pub targets: Vec<TargetRequest>,
     /// `--targets-order random`: the seed of the order; `None`: round-robin.
     pub targets_random: Option<u64>,
     /// `--unix-socket`: connect to this Unix-domain socket (the URL gives Host and path).

@@ -43,20 +43,24 @@ fn ci(r: &Row) -> String {
     r.ci_pct.map_or_else(|| "n/a".to_string(), |(lo, hi)| format!("[{lo:+.1}{unit}, {hi:+.1}{unit}]"))
 }
 
-fn line(out: &mut String, r: &Row) {
-    let flag = if r.regression { "  REGRESSION" } else { "" };
-    let _ = writeln!(
-        out,
-        "  {:<11} {:>12} {:>12} {:>9} {:>22} {:>8.4}  {}{}",
-        r.metric.name(),
+/// A row's cells, as the text and the page show them: metric, base, new, change, interval,
+/// p, verdict.
+fn cells(r: &Row) -> [String; 7] {
+    [
+        r.metric.name().to_string(),
         value(r.metric, r.base),
         value(r.metric, r.new),
         change(r.metric, r.change_pct),
         ci(r),
-        r.p_value,
-        verdict_words(r.metric, r.verdict),
-        flag
-    );
+        format!("{:.4}", r.p_value),
+        verdict_words(r.metric, r.verdict).to_string(),
+    ]
+}
+
+fn line(out: &mut String, r: &Row) {
+    let flag = if r.regression { "  REGRESSION" } else { "" };
+    let [metric, base, new, change, ci, p, verdict] = cells(r);
+    let _ = writeln!(out, "  {metric:<11} {base:>12} {new:>12} {change:>9} {ci:>22} {p:>8}  {verdict}{flag}");
 }
 
 /// The one-line verdict of the whole comparison.
@@ -160,19 +164,12 @@ pub fn html(c: &Comparison, runs: &[(String, RunDoc)]) -> String {
         "<table><tr><th>metric</th><th>base</th><th>new</th><th>change</th><th>99% CI</th><th>p</th><th>verdict</th></tr>\n",
     );
     for r in &c.metrics {
-        let _ = writeln!(
-            table,
-            "<tr data-metric=\"{}\" data-verdict=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4}</td><td>{}</td></tr>",
-            r.metric.name(),
-            verdict_words(r.metric, r.verdict),
-            r.metric.name(),
-            value(r.metric, r.base),
-            value(r.metric, r.new),
-            change(r.metric, r.change_pct),
-            ci(r),
-            r.p_value,
-            verdict_words(r.metric, r.verdict)
-        );
+        let cells = cells(r);
+        let _ = write!(table, "<tr data-metric=\"{}\" data-verdict=\"{}\">", cells[0], cells[6]);
+        for cell in &cells {
+            let _ = write!(table, "<td>{}</td>", esc(cell));
+        }
+        table.push_str("</tr>\n");
     }
     let _ = writeln!(
         table,

@@ -10,18 +10,8 @@ use serde::Deserialize;
 use crate::config::Target as Url;
 use crate::http::request::Header;
 
-/// One request of a targets file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
-    /// Its method.
-    pub method: String,
-    /// Its URL.
-    pub url: String,
-    /// Its headers, in order.
-    pub headers: Vec<Header>,
-    /// Its body.
-    pub body: Option<Vec<u8>>,
-}
+/// One request of a targets file (the type lives with the configuration that holds it).
+pub use crate::config::TargetRequest as Target;
 
 /// Why a targets file cannot be used.
 #[derive(Debug, thiserror::Error)]

@@ -196,12 +196,16 @@ fn the_origin_serves_on_a_unix_socket() {
     let sock = dir.path().join("origin.sock");
     let sock = sock.to_str().unwrap().to_string();
     let listen = format!("unix:{sock}");
-    let mut origin = std::process::Command::new(crate::harness::bin())
-        .args(["origin", "--listen", &listen, "-t", "1"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    // `strain origin` on the socket, its stdout piped.
+    let spawn = || {
+        std::process::Command::new(crate::harness::bin())
+            .args(["origin", "--listen", &listen, "-t", "1"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let mut origin = spawn();
     let mut out = BufReader::new(origin.stdout.take().unwrap());
     let mut first = String::new();
     out.read_line(&mut first).unwrap();
@@ -226,12 +230,7 @@ fn the_origin_serves_on_a_unix_socket() {
     assert_eq!(run.code, 2);
     assert_eq!(run.stderr, format!("strain: cannot listen on {listen}: another server is listening there\n"));
     drop(stale);
-    let mut origin = std::process::Command::new(crate::harness::bin())
-        .args(["origin", "--listen", &listen, "-t", "1"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut origin = spawn();
     let mut first = String::new();
     BufReader::new(origin.stdout.take().unwrap()).read_line(&mut first).unwrap();
     assert_eq!(first, format!("strain origin listening on {listen}\n"));
