@@ -149,6 +149,7 @@ mod tests {
             bytes_per_s: 0.0,
             ttfb_mean_us: 0.0,
             ttfb_p99_us: 0,
+            status: Default::default(),
             latency_histogram: None,
         }
     }

@@ -77,6 +77,10 @@ pub struct IntervalRow {
     pub ttfb_mean_us: f64,
     /// 99th percentile time to first byte, microseconds (proxy tests).
     pub ttfb_p99_us: u64,
+    /// Responses completed in the interval by status code (absent in results of strain 0.x
+    /// before per-interval status counts).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub status: std::collections::BTreeMap<String, u64>,
     /// Segmented runs: the interval's whole latency histogram (HdrHistogram V2, deflated,
     /// base64), so `strain merge` adds intervals exactly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -143,6 +147,7 @@ impl IntervalRow {
             bytes_per_s: per_s(bytes as f64),
             ttfb_mean_us: if ttfb.is_empty() { 0.0 } else { ttfb.mean() },
             ttfb_p99_us: if ttfb.is_empty() { 0 } else { ttfb.value_at_quantile(0.99) },
+            status: std::collections::BTreeMap::new(),
             latency_histogram: None,
         };
         (row, h)
