@@ -210,7 +210,7 @@ fn report(f: &CompareFlags, c: &Comparison, runs: &[(String, RunDoc)]) -> Result
         print!("{text}");
     }
     if let Some(path) = &f.files.json {
-        let json = render::json(c);
+        let json = render::json(c, runs);
         if to_stdout {
             let _ = std::io::stdout().write_all(json.as_bytes());
         } else {

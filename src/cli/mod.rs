@@ -245,17 +245,26 @@ fn run_report(f: &flags::ReportFlags) -> Result<i32, CliError> {
         return Err(CliError::Usage(format!("{} labels for {} results", f.labels.len(), f.results.len())));
     }
     check_writable(&f.output)?;
-    // A search's page has its own layout (rate on the x axis), so it cannot share one with runs.
+    // A search's and a comparison's pages have their own layouts, so each is given alone.
     let page = match f.results.as_slice() {
         [path] if read_doc(path, result::kind_of)? == result::Kind::FindMax => {
             report::html::render_search(&read_doc(path, result::find_max::FindMaxDoc::parse)?)
         }
+        [path] if read_doc(path, result::kind_of)? == result::Kind::Compare => {
+            let doc = read_doc(path, crate::compare::doc::CompareDoc::parse)?;
+            crate::compare::render::html(&doc.comparison, &doc.labelled())
+        }
         paths => {
             let mut results = Vec::with_capacity(paths.len());
             for (i, path) in paths.iter().enumerate() {
-                if read_doc(path, result::kind_of)? == result::Kind::FindMax {
+                let what = match read_doc(path, result::kind_of)? {
+                    result::Kind::Run => None,
+                    result::Kind::FindMax => Some("a find-max search"),
+                    result::Kind::Compare => Some("a comparison"),
+                };
+                if let Some(what) = what {
                     return Err(CliError::Usage(format!(
-                        "a find-max search gets a page of its own: give its JSON alone ({} files given)",
+                        "{what} gets a page of its own: give its JSON alone ({} files given)",
                         paths.len()
                     )));
                 }

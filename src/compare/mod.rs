@@ -4,15 +4,16 @@
 //! neighbour), so with several runs a side each metric is judged on the per-run values (Welch's
 //! t interval of the mean log ratio, [`stats`]); with one run a side the interval series can
 //! only show a change far beyond the run-to-run noise measured here ([`ONE_RUN_NOISE_PCT`]),
-//! and anything less is inconclusive. [`render`] prints the text, JSON and HTML. Method,
+//! and anything less is inconclusive. [`render`] prints the text, JSON ([`doc`]) and HTML. Method,
 //! reasons and measured error rates: docs/COMPARE.md.
 
 pub mod ab;
+pub mod doc;
 pub mod render;
 pub mod runs;
 pub mod stats;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::rng::Rng;
 pub use runs::{mismatch, Side};
@@ -71,7 +72,7 @@ pub enum CompareError {
 }
 
 /// What is compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
     /// Completed requests per second: lower is slower.
@@ -133,7 +134,7 @@ impl Metric {
 }
 
 /// What the evidence says about one metric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// Better beyond the allowed change (faster, or fewer errors).
@@ -148,7 +149,7 @@ pub enum Verdict {
 }
 
 /// What the verdicts rest on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Evidence {
     /// Several runs a side: the spread between runs.
@@ -176,7 +177,7 @@ impl Rule {
 }
 
 /// One metric compared.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     /// The metric.
     pub metric: Metric,
@@ -204,7 +205,7 @@ pub struct Row {
 }
 
 /// A whole comparison.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     /// Runs on the base side.
     pub base_runs: usize,
@@ -565,7 +566,7 @@ mod tests {
         let newer = golden.replace("\"schema_version\": 1", "\"schema_version\": 2");
         for (text, why) in [
             ("nope", "expected ident"),
-            ("{}", "not a strain result or search"),
+            ("{}", "not a strain result, search or comparison"),
             (r#"{"schema_version": 1, "intervals": [{}]}"#, "missing field"),
             (newer.as_str(), "result schema_version 2 is not supported (this strain reads 1)"),
         ] {

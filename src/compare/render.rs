@@ -137,12 +137,9 @@ pub fn text(c: &Comparison) -> String {
     out
 }
 
-/// The JSON report.
-pub fn json(c: &Comparison) -> String {
-    // Serializing plain numbers, strings and options cannot fail.
-    let mut s = serde_json::to_string_pretty(c).unwrap_or_default();
-    s.push('\n');
-    s
+/// The JSON report: the verdicts and every run they rest on (base side first).
+pub fn json(c: &Comparison, runs: &[(String, RunDoc)]) -> String {
+    super::doc::CompareDoc::new(c, runs).to_json()
 }
 
 /// The HTML page: the verdict table first, then every run of both sides overlaid.
@@ -157,7 +154,7 @@ pub fn html(c: &Comparison, runs: &[(String, RunDoc)]) -> String {
     };
     let _ = writeln!(
         table,
-        "<section class=\"verdict\"><h2 class=\"{class}\" data-verdict=\"{class}\">{}</h2>",
+        "<section class=\"answer {class}\" data-verdict=\"{class}\"><h2 class=\"{class}\">{}</h2>",
         esc(&summary(c))
     );
     table.push_str(
@@ -181,7 +178,11 @@ pub fn html(c: &Comparison, runs: &[(String, RunDoc)]) -> String {
             Evidence::OneRun => "one run a side, against the run-to-run noise measured for strain",
         }
     );
-    crate::report::html::render_with_header(runs, &table)
+    // Many runs are coloured by side (base, new); a few keep a colour each.
+    let base = c.base_runs;
+    let colours = (0..runs.len()).map(|i| if runs.len() > 8 { usize::from(i >= base) } else { i }).collect();
+    let o = crate::report::html::Overlay { results: runs, colours };
+    crate::report::html::render_page("strain: comparison", &o, &table)
 }
 
 #[cfg(test)]

@@ -262,19 +262,21 @@ fn stats_row(out: &mut String, name: &str, d: &Distribution, fmt: fn(f64) -> Str
 
 /// A judged threshold as a line of the report: `  ✓ p99<200ms: 12.30ms`.
 pub fn outcome(o: &crate::verdict::Outcome) -> String {
-    use crate::verdict::Metric;
     let mark = if o.passed { "✓" } else { "✗" };
-    let value = o.measured.map_or_else(
-        || "no value".to_string(),
-        |v| match o.threshold.metric {
-            Metric::Percentile(_) | Metric::Max | Metric::Mean => time_us(v),
-            Metric::ErrorRate | Metric::LateRate => format!("{:.3}%", v * 100.0),
-            Metric::Errors | Metric::Late => format!("{v:.0}"),
-            Metric::Rps => format!("{v:.2}"),
-            Metric::HitRatio => format!("{v:.3}"),
-        },
-    );
+    let value = o.measured.map_or_else(|| "no value".to_string(), |v| threshold_value(o.threshold.metric, v));
     format!("  {mark} {}: {value}", o.threshold.text)
+}
+
+/// A threshold's measured value in its metric's unit, as the report writes it.
+pub fn threshold_value(metric: crate::verdict::Metric, v: f64) -> String {
+    use crate::verdict::Metric;
+    match metric {
+        Metric::Percentile(_) | Metric::Max | Metric::Mean => time_us(v),
+        Metric::ErrorRate | Metric::LateRate => format!("{:.3}%", v * 100.0),
+        Metric::Errors | Metric::Late => format!("{v:.0}"),
+        Metric::Rps => format!("{v:.2}"),
+        Metric::HitRatio => format!("{v:.3}"),
+    }
 }
 
 #[cfg(test)]

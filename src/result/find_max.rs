@@ -37,6 +37,7 @@ impl FindMaxDoc {
         match kind_of(text)? {
             Kind::FindMax => serde_json::from_str(text).map_err(malformed),
             Kind::Run => Err(ResultError::Other("a find-max search (this is a run's result)")),
+            Kind::Compare => Err(ResultError::Other("a find-max search (this is a comparison)")),
         }
     }
 

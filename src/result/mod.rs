@@ -51,6 +51,8 @@ pub enum Kind {
     Run,
     /// A capacity search.
     FindMax,
+    /// A comparison (`compare --json`).
+    Compare,
 }
 
 /// The kind of document `text` is, its version checked.
@@ -62,10 +64,15 @@ pub fn kind_of(text: &str) -> Result<Kind, ResultError> {
 fn checked(probe: Probe) -> Result<Kind, ResultError> {
     let kind = match (probe.kind.as_deref(), &probe.intervals) {
         (Some("find-max"), _) => Kind::FindMax,
+        (Some("compare"), _) => Kind::Compare,
         (_, Some(_)) => Kind::Run,
-        _ => return Err(ResultError::Other("a strain result or search (--json)")),
+        _ => return Err(ResultError::Other("a strain result, search or comparison (--json)")),
     };
-    let name = if kind == Kind::FindMax { "find-max" } else { "result" };
+    let name = match kind {
+        Kind::FindMax => "find-max",
+        Kind::Compare => "compare",
+        Kind::Run => "result",
+    };
     match probe.schema_version.as_ref().and_then(serde_json::Value::as_u64) {
         Some(v) if v == u64::from(SCHEMA_VERSION) => Ok(kind),
         Some(v) => Err(ResultError::Version { kind: name, found: v }),
@@ -185,6 +192,7 @@ impl RunDoc {
         match kind_of(text)? {
             Kind::Run => serde_json::from_str(text).map_err(malformed),
             Kind::FindMax => Err(ResultError::Other("a run's result (this is a find-max search)")),
+            Kind::Compare => Err(ResultError::Other("a run's result (this is a comparison)")),
         }
     }
 
@@ -193,6 +201,7 @@ impl RunDoc {
         match checked(Probe::deserialize(&value).map_err(malformed)?)? {
             Kind::Run => RunDoc::deserialize(value).map_err(malformed),
             Kind::FindMax => Err(ResultError::Other("a run's result (this is a find-max search)")),
+            Kind::Compare => Err(ResultError::Other("a run's result (this is a comparison)")),
         }
     }
 

@@ -38,10 +38,11 @@ fn an_unknown_version_is_refused_in_one_line() {
 fn what_is_not_a_result_says_so() {
     let rows = [
         ("nope", "expected ident at line 1 column 2"),
-        ("{}", "not a strain result or search (--json)"),
+        ("{}", "not a strain result, search or comparison (--json)"),
         (r#"{"intervals": []}"#, "no schema_version"),
         (r#"{"schema_version": 1, "intervals": []}"#, "missing field `strain_version`"),
         (r#"{"schema_version": 1, "kind": "find-max"}"#, "not a run's result (this is a find-max search)"),
+        (r#"{"schema_version": 1, "kind": "compare"}"#, "not a run's result (this is a comparison)"),
     ];
     for (text, want) in rows {
         let e = RunDoc::parse(text).unwrap_err().to_string();

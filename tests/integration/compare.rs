@@ -204,7 +204,7 @@ fn bad_inputs_are_usage_errors_with_one_line() {
     let rows: &[(Vec<&str>, &str)] = &[
         (vec![&missing, &short], "cannot read "),
         (vec![&not_json, &short], "notes.txt: expected value at line 1 column 1"),
-        (vec![&good, &other], "other.json: not a strain result or search (--json)"),
+        (vec![&good, &other], "other.json: not a strain result, search or comparison (--json)"),
         (vec![&good, &newer], "newer.json: result schema_version 9 is not supported (this strain reads 1)"),
         (vec![&good, &rated], "differ in mode (closed loop and rate mode): compare like with like, or give --force"),
         (vec![&good, &elsewhere], "differ in URL (http://127.0.0.1:8080/index.html and http://127.0.0.1:1/): compare like with like, or give --force (or --allow-different-url)"),

@@ -5,7 +5,9 @@
 
 use std::fmt::Write;
 
-use super::{chart, esc, head, Field, Series, COLOURS};
+use super::axis::{latency, latency_unit, Axis};
+use super::chart::{self, colour, Frame, Line};
+use super::{esc, head, tail};
 use crate::report::search::rate;
 use crate::report::units::time_us;
 use crate::result::find_max::{Answer, FindMaxDoc, StepDoc};
@@ -14,18 +16,19 @@ use crate::verdict::Threshold;
 /// A capacity search (`find-max --json`) as one page: the answer, the latency-vs-rate curves
 /// with the highest passing rate marked, and the steps.
 pub fn render_search(doc: &FindMaxDoc) -> String {
-    let mut out = head("strain find-max");
+    let mut out = head("strain: find-max");
     let slo: Vec<&str> = doc.config.slo.iter().map(String::as_str).collect();
     let steps = &doc.steps;
     let verdicts: Vec<(f64, &str)> = steps.iter().map(|s| (s.target_per_s, s.verdict.as_str())).collect();
     let _ = writeln!(
         out,
-        "<p><code>{}</code><br>SLO: <b>{}</b>; {} connections, {} thread(s)</p>\n<p>{}</p>",
+        "<section class=\"answer {}\" data-verdict=\"{0}\"><p class=\"line\">{}</p></section>\n<p class=\"meta\"><code>{}</code><br>SLO: <b>{}</b>; {} connections, {} thread(s)</p>",
+        if doc.max_rate.is_some() { "pass" } else { "fail" },
+        search_answer(doc.max_rate, &doc.answer, &verdicts),
         esc(&doc.config.url),
         esc(&slo.join(", ")),
         doc.config.connections,
         doc.config.threads,
-        search_answer(doc.max_rate, &doc.answer, &verdicts),
     );
     let mut sorted: Vec<&StepDoc> = steps.iter().collect();
     sorted.sort_by(|x, y| x.target_per_s.total_cmp(&y.target_per_s));
@@ -33,15 +36,8 @@ pub fn render_search(doc: &FindMaxDoc) -> String {
     sorted.retain(|s| !s.verdict.ends_with("_limit"));
     let max_rate = doc.max_rate;
     let marks: Vec<f64> = max_rate.into_iter().collect();
-    out.push_str("<div class=\"charts\">\n");
-    out.push_str(&chart(
-        "Latency by target rate, requests/s (dotted line: max rate)",
-        &curves(&sorted, &slo),
-        &marks,
-        &rate,
-        &tick_ms,
-        None,
-    ));
+    out.push_str("<div class=\"grid\">\n");
+    out.push_str(&curve_chart("Latency by target rate", &curves(&sorted, &slo), &marks));
     // Steps far past the answer stretch the latency axis until the part of the curve where the
     // SLO is decided lies flat at the bottom, and doubling squeezes it into the right edge: that
     // part again, from the knee (where latency turns up) to the first fail, on its own scale.
@@ -51,14 +47,7 @@ pub fn render_search(doc: &FindMaxDoc) -> String {
         let near: Vec<&StepDoc> = sorted.iter().copied().filter(|s| (from..=fail).contains(&s.target_per_s)).collect();
         if near.len() >= 2 && near.len() < sorted.len() {
             out.push('\n');
-            out.push_str(&chart(
-                "From the knee to the first fail: latency by target rate, requests/s",
-                &curves(&near, &slo),
-                &marks,
-                &rate,
-                &tick_ms,
-                None,
-            ));
+            out.push_str(&curve_chart("From the knee to the first fail", &curves(&near, &slo), &marks));
         }
     }
     out.push_str("\n</div>\n<table><tr><th>step</th><th>target/s</th><th>achieved/s</th><th>p50</th><th>p90</th><th>p99</th><th>max</th><th>errors</th><th>late</th><th style=\"text-align:left\">verdict</th></tr>\n");
@@ -88,25 +77,39 @@ pub fn render_search(doc: &FindMaxDoc) -> String {
             esc(&format!("{verdict}{why}")),
         );
     }
-    out.push_str("</table></body></html>\n");
+    out.push_str("</table>\n");
+    tail(&mut out);
     out
 }
 
-/// p50, p90 and p99 (ms) over `steps` (sorted by rate), and each latency bound of the SLO as a
-/// level line across them.
-fn curves(steps: &[&StepDoc], slo: &[&str]) -> Vec<Series> {
-    let curve = |field: fn(&StepDoc) -> u64| -> Vec<(f64, f64)> {
-        steps.iter().map(|s| (s.target_per_s, field(s) as f64 / 1000.0)).collect()
+/// A latency-by-rate chart in a panel; the dotted line is the max rate.
+fn curve_chart(title: &str, lines: &[Line], marks: &[f64]) -> String {
+    let max_x = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).fold(0.0, f64::max);
+    let min_x = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).fold(f64::MAX, f64::min);
+    let max_y = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).fold(0.0, f64::max);
+    let (unit, size) = latency_unit(max_y);
+    let f = Frame {
+        title,
+        x: Axis::linear(if min_x < f64::MAX { min_x.min(0.0) } else { 0.0 }, max_x, "Target rate (requests/s)", 1.0),
+        y: Axis::linear(0.0, max_y, &format!("Latency ({unit})"), size),
+        marks: marks.to_vec(),
+        x_tip: &|r| format!("{} requests/s", rate(r)),
+        y_tip: &latency,
     };
-    let lines: [(&str, &'static str, &'static str, Field<StepDoc>); 3] = [
-        ("p50", COLOURS[2], "4 2", |s| s.p50_us),
-        ("p90", COLOURS[0], "2 2", |s| s.p90_us),
-        ("p99", COLOURS[1], "", |s| s.p99_us),
-    ];
-    let mut series: Vec<Series> = lines
-        .into_iter()
-        .map(|(k, c, d, f)| Series { name: k.into(), colour: c, dash: d, width: 2.0, points: curve(f) })
-        .collect();
+    let caption = if marks.is_empty() { "" } else { "Dotted line: the max rate." };
+    format!("<figure class=\"panel\">{}<figcaption>{caption}</figcaption></figure>\n", chart::lines(&f, lines))
+}
+
+/// p50, p90 and p99 (µs) over `steps` (sorted by rate), and each latency bound of the SLO as a
+/// level line across them.
+fn curves(steps: &[&StepDoc], slo: &[&str]) -> Vec<Line> {
+    let curve = |field: fn(&StepDoc) -> u64| -> Vec<(f64, f64)> {
+        steps.iter().map(|s| (s.target_per_s, field(s) as f64)).collect()
+    };
+    type Pick = fn(&StepDoc) -> u64;
+    let lines: [(&str, usize, Pick); 3] =
+        [("p50", 0, |s| s.p50_us), ("p90", 1, |s| s.p90_us), ("p99", 2, |s| s.p99_us)];
+    let mut series: Vec<Line> = lines.into_iter().map(|(k, c, f)| Line::new(k, colour(c), curve(f))).collect();
     let p99 = curve(|s| s.p99_us);
     let Some((x0, x1)) = p99.first().zip(p99.last()).map(|(a, b)| (a.0, b.0)) else {
         return series;
@@ -114,9 +117,8 @@ fn curves(steps: &[&StepDoc], slo: &[&str]) -> Vec<Series> {
     for term in slo {
         let bound = Threshold::parse(term).ok().filter(|t| t.metric.is_latency());
         if let Some(t) = bound {
-            let y = t.limit / 1000.0;
-            let points = vec![(x0, y), (x1, y)];
-            series.push(Series { name: term.to_string(), colour: "#999999", dash: "6 3", width: 1.0, points });
+            let points = vec![(x0, t.limit), (x1, t.limit)];
+            series.push(Line::new(*term, colour(7), points).dashed("6 3"));
         }
     }
     series
@@ -152,19 +154,6 @@ fn search_answer(max_rate: Option<f64>, a: &Answer, verdicts: &[(f64, &str)]) ->
     }
     let _ = write!(out, "<br>The search ended: {}", esc(&a.end.replace('_', " ")));
     out
-}
-
-/// A latency axis tick in milliseconds, to three digits: ticks are a quarter of the top, not
-/// measurements, so `834.42ms` would claim a precision that is not there.
-fn tick_ms(v: f64) -> String {
-    match v {
-        v if v <= 0.0 => "0".into(),
-        v if v >= 1_000.0 => format!("{:.2}s", v / 1_000.0),
-        v if v >= 100.0 => format!("{v:.0}ms"),
-        v if v >= 10.0 => format!("{v:.1}ms"),
-        v if v >= 1.0 => format!("{v:.2}ms"),
-        v => format!("{:.0}us", v * 1_000.0),
-    }
 }
 
 #[cfg(test)]
@@ -215,15 +204,6 @@ mod tests {
         ];
         for (max_rate, a, want) in rows {
             assert_eq!(super::search_answer(max_rate, &a, &behind), want);
-        }
-    }
-
-    #[test]
-    fn latency_ticks_have_three_digits_at_most() {
-        let rows =
-            [(0.0, "0"), (0.25, "250us"), (2.5, "2.50ms"), (20.86, "20.9ms"), (834.42, "834ms"), (1_250.0, "1.25s")];
-        for (v, s) in rows {
-            assert_eq!(super::tick_ms(v), s);
         }
     }
 }

@@ -1,0 +1,789 @@
+//! The run page (`--html`, `strain report RESULT.json…`, and under a comparison's verdict or a
+//! merge): the answer first (thresholds ✓/✗ with their values, or one line saying how the run
+//! went), the summary, then the panels: throughput against the target, latency percentiles
+//! (linear or log), the latency heatmap, the distribution and the percentile spectrum, status
+//! codes, errors (only when there are some), connections, and the panels of rate mode, proxy
+//! tests and HTTP/2 when the result has them. Several results overlay, one colour each.
+
+use std::fmt::Write;
+
+use super::axis::{grouped, latency, latency_unit, time_unit, Axis};
+use super::chart::{self, colour, Column, Frame, Layer, Line};
+use super::esc;
+use super::series::{buckets, edge, PageRows};
+use crate::report::text::threshold_value;
+use crate::result::RunDoc;
+use crate::stats::codec::decode_histogram;
+use crate::verdict::Threshold;
+
+/// The results a page draws: label, result and the colour index of each.
+pub struct Overlay<'a> {
+    /// (label, result), in the order given.
+    pub results: &'a [(String, RunDoc)],
+    /// Each result's colour (a comparison colours by side when it has many runs).
+    pub colours: Vec<usize>,
+}
+
+impl<'a> Overlay<'a> {
+    /// One colour per result.
+    pub fn new(results: &'a [(String, RunDoc)]) -> Overlay<'a> {
+        Overlay { results, colours: (0..results.len()).collect() }
+    }
+
+    fn colour(&self, i: usize) -> &'static str {
+        colour(self.colours.get(i).copied().unwrap_or(i))
+    }
+
+    fn single(&self) -> bool {
+        self.results.len() == 1
+    }
+}
+
+/// The answer: each result's thresholds ✓/✗ with the measured values, or a line saying how
+/// it went; `class` of the block is pass, fail or (nothing judged) none.
+pub fn answer(o: &Overlay) -> String {
+    let judged = o.results.iter().any(|(_, d)| !d.thresholds.is_empty());
+    let failed = o.results.iter().any(|(_, d)| d.thresholds.iter().any(|t| !t.passed));
+    let class = match (judged, failed) {
+        (_, true) => "fail",
+        (true, false) => "pass",
+        _ => "none",
+    };
+    let mut out = format!("<section class=\"answer {class}\" data-verdict=\"{class}\">");
+    if judged {
+        let (all, bad) = o
+            .results
+            .iter()
+            .flat_map(|(_, d)| &d.thresholds)
+            .fold((0, 0), |(a, b), t| (a + 1, b + usize::from(!t.passed)));
+        let _ = write!(
+            out,
+            "<h2 class=\"{class}\">{}</h2>",
+            if bad == 0 {
+                format!("Passed: all {all} thresholds held")
+            } else {
+                format!("Failed: {bad} of {all} thresholds")
+            }
+        );
+    }
+    for (i, (label, d)) in o.results.iter().enumerate() {
+        if !o.single() {
+            let _ = write!(out, "<h3 style=\"color:{}\">{}</h3>", o.colour(i), esc(label));
+        }
+        let _ = write!(out, "<p class=\"line\">{}</p>", esc(&one_line(d)));
+        if !d.thresholds.is_empty() {
+            out.push_str("<ul class=\"checks\">");
+            for t in &d.thresholds {
+                let value = match (Threshold::parse(&t.expr), t.value) {
+                    (Ok(th), Some(v)) => threshold_value(th.metric, v),
+                    (_, Some(v)) => format!("{v}"),
+                    (_, None) => "no value".into(),
+                };
+                let (mark, c) = if t.passed { ("✓", "pass") } else { ("✗", "fail") };
+                let _ = write!(
+                    out,
+                    "<li class=\"{c}\" data-threshold=\"{}\" data-passed=\"{}\">{mark} <b>{}</b>: {}</li>",
+                    esc(&t.expr),
+                    t.passed,
+                    esc(&t.expr),
+                    esc(&value)
+                );
+            }
+            out.push_str("</ul>");
+        }
+    }
+    out.push_str("</section>\n");
+    out
+}
+
+/// How a run went, in one sentence.
+fn one_line(d: &RunDoc) -> String {
+    let mut s = format!(
+        "{} requests in {:.1} s: {}/s",
+        grouped(d.requests as f64, 0),
+        d.duration_s,
+        grouped(d.requests_per_s, if d.requests_per_s < 100.0 { 1 } else { 0 })
+    );
+    if let Some(r) = &d.rate {
+        let _ = write!(s, " (target {}/s)", grouped(r.target_per_s, if r.target_per_s < 100.0 { 1 } else { 0 }));
+    }
+    if let Some(p99) = d.latency_us.at("99") {
+        let _ = write!(s, ", p99 {}", latency(p99 as f64));
+    }
+    let errors = d.error_total();
+    let _ = match errors {
+        0 => write!(s, ", no errors"),
+        n => write!(s, ", {} errors ({:.2}%)", grouped(n as f64, 0), 100.0 * n as f64 / d.sent.max(1) as f64),
+    };
+    if let Some(r) = d.rate.as_ref().filter(|r| r.late > 0 || r.unsent > 0) {
+        let _ = write!(s, ", {} late and {} unsent sends", grouped(r.late as f64, 0), grouped(r.unsent as f64, 0));
+    }
+    s
+}
+
+/// The summary table: one row per result.
+pub fn summary(o: &Overlay) -> String {
+    let rate_mode = o.results.iter().any(|(_, d)| d.rate.is_some());
+    let proxy = o.results.iter().any(|(_, d)| d.proxy.is_some());
+    let mut out = String::from("<table class=\"summary\"><tr><th>result</th><th>requests</th><th>requests/s</th>");
+    if rate_mode {
+        out.push_str("<th>target/s</th><th>late</th><th>unsent</th>");
+    }
+    out.push_str("<th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>errors</th><th class=\"l\">errors by kind</th>");
+    if proxy {
+        out.push_str("<th>hit ratio</th>");
+    }
+    out.push_str("<th class=\"l\">status codes</th><th>protocol</th></tr>\n");
+    for (i, (label, d)) in o.results.iter().enumerate() {
+        let p = |k: &str| d.latency_us.at(k).map_or_else(|| "-".into(), |v| latency(v as f64));
+        let _ = write!(
+            out,
+            "<tr><td><b style=\"color:{}\">{}</b></td><td data-metric=\"requests\">{}</td><td data-metric=\"requests_per_s\">{}</td>",
+            o.colour(i),
+            esc(label),
+            grouped(d.requests as f64, 0),
+            grouped(d.requests_per_s, 2),
+        );
+        if rate_mode {
+            match &d.rate {
+                Some(r) => {
+                    let _ = write!(
+                        out,
+                        "<td data-metric=\"target_per_s\">{}</td><td data-metric=\"late\">{}</td><td data-metric=\"unsent\">{}</td>",
+                        grouped(r.target_per_s, 0),
+                        grouped(r.late as f64, 0),
+                        grouped(r.unsent as f64, 0)
+                    );
+                }
+                None => out.push_str("<td>-</td><td>-</td><td>-</td>"),
+            }
+        }
+        let kinds = error_kinds(d);
+        let _ = write!(
+            out,
+            "<td>{}</td><td>{}</td><td data-metric=\"p99\">{}</td><td>{}</td><td>{}</td><td data-metric=\"errors\">{}</td><td class=\"l\">{}</td>",
+            p("50"),
+            p("90"),
+            p("99"),
+            p("99.9"),
+            p("100"),
+            grouped(d.error_total() as f64, 0),
+            if kinds.is_empty() { "none".to_string() } else { esc(&kinds.iter().map(|(k, n)| format!("{k} {}", grouped(*n as f64, 0))).collect::<Vec<_>>().join(", ")) }
+        );
+        if proxy {
+            let hit = d.proxy.as_ref().and_then(|p| p.hit_ratio).map_or_else(|| "-".into(), |h| format!("{h:.3}"));
+            let _ = write!(out, "<td data-metric=\"hit_ratio\">{hit}</td>");
+        }
+        let status =
+            d.status.iter().map(|(k, v)| format!("{k}: {}", grouped(*v as f64, 0))).collect::<Vec<_>>().join(", ");
+        let _ = writeln!(
+            out,
+            "<td class=\"l\">{}</td><td data-metric=\"protocol\">{}</td></tr>",
+            esc(&status),
+            esc(&d.protocol)
+        );
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+/// A result's errors by kind, those counted only.
+fn error_kinds(d: &RunDoc) -> Vec<(&'static str, u64)> {
+    let e = &d.errors;
+    [
+        ("connect", e.connect),
+        ("read", e.read),
+        ("write", e.write),
+        ("timeout", e.timeout),
+        ("parse", e.parse),
+        ("status", e.status),
+        ("content", e.content),
+        ("reset", e.reset),
+    ]
+    .into_iter()
+    .filter(|(_, n)| *n > 0)
+    .collect()
+}
+
+/// `--targets` runs: each target's responses and latency.
+pub fn targets(o: &Overlay) -> String {
+    if o.results.iter().all(|(_, d)| d.targets.is_empty()) {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<table><tr><th>result</th><th>target</th><th>requests</th><th>errors</th><th>mean</th><th>max</th></tr>\n",
+    );
+    for (label, d) in o.results {
+        for t in &d.targets {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td class=\"l\">{} {}</td><td data-metric=\"target_requests\">{}</td><td data-metric=\"target_errors\">{}</td><td>{}</td><td>{}</td></tr>",
+                esc(label),
+                esc(&t.method),
+                esc(&t.url),
+                t.requests,
+                t.errors,
+                latency(t.latency_mean_us),
+                latency(t.latency_max_us as f64),
+            );
+        }
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+/// What every over-time panel shares: the rows, the time axis and the stage marks.
+struct Timeline {
+    rows: Vec<PageRows>,
+    span: (f64, f64),
+    unit: (&'static str, f64),
+    marks: Vec<f64>,
+}
+
+impl Timeline {
+    fn of(o: &Overlay) -> Timeline {
+        let rows: Vec<PageRows> = o.results.iter().map(|(_, d)| PageRows::of(d)).collect();
+        let end = rows.iter().flat_map(|r| r.rows.last()).map(|r| r.start_s + r.length_s).fold(0.0, f64::max);
+        // A stage's end at the run's end is no boundary (a constant rate is one stage).
+        let ends = o.results.iter().flat_map(|(_, d)| d.stage_ends_s.clone().unwrap_or_default());
+        let marks = ends.filter(|m| *m > 0.0 && *m < end - 1e-3).collect();
+        Timeline { rows, span: (0.0, end.max(0.001)), unit: time_unit(end), marks }
+    }
+
+    fn axis(&self) -> Axis {
+        Axis::span(self.span.0, self.span.1, &format!("Time ({})", self.unit.0), self.unit.1)
+    }
+
+    /// Each result's (middle of row, value) pairs.
+    fn points(&self, i: usize, value: impl Fn(&crate::stats::interval::IntervalRow) -> Option<f64>) -> Vec<(f64, f64)> {
+        self.rows[i].rows.iter().filter_map(|r| Some((r.start_s + r.length_s / 2.0, value(r)?))).collect()
+    }
+}
+
+/// A time tooltip header.
+fn at_time(t: f64) -> String {
+    format!("at {} s", grouped(t, if t < 10.0 { 2 } else { 1 }))
+}
+
+/// A per-second rate in a tooltip.
+fn per_s(v: f64) -> String {
+    format!("{}/s", grouped(v, if v < 100.0 { 1 } else { 0 }))
+}
+
+/// A count in a tooltip.
+fn count(v: f64) -> String {
+    grouped(v, 0)
+}
+
+/// A panel around a chart, with a caption when there is something to say.
+fn panel(chart: &str, caption: &str) -> String {
+    if caption.is_empty() {
+        format!("<figure class=\"panel\">{chart}</figure>\n")
+    } else {
+        format!("<figure class=\"panel\">{chart}<figcaption>{}</figcaption></figure>\n", esc(caption))
+    }
+}
+
+/// The largest y of `lines`.
+fn top(lines: &[Line]) -> f64 {
+    lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).filter(|v| v.is_finite()).fold(0.0, f64::max)
+}
+
+/// Every panel of the run page, in reading order.
+pub fn panels(o: &Overlay) -> String {
+    let tl = Timeline::of(o);
+    let stages = !tl.marks.is_empty();
+    let stage_note = if stages { "Dotted lines: stage boundaries." } else { "" };
+    let mut out = String::from("<div class=\"grid\">\n");
+    out.push_str(&throughput(o, &tl, stage_note));
+    out.push_str(&percentiles(o, &tl, stage_note));
+    for (i, (label, _)) in o.results.iter().enumerate() {
+        out.push_str(&heatmap(o, &tl, i, label));
+    }
+    out.push_str(&distribution(o));
+    out.push_str(&spectrum(o));
+    for (i, (label, _)) in o.results.iter().enumerate() {
+        out.push_str(&status(o, &tl, i, label));
+    }
+    out.push_str(&errors(o, &tl));
+    out.push_str(&connections(o, &tl));
+    if o.results.iter().any(|(_, d)| d.rate.is_some()) {
+        out.push_str(&late(o, &tl));
+    }
+    if o.results.iter().any(|(_, d)| d.proxy.is_some()) {
+        out.push_str(&proxy(o, &tl));
+    }
+    if o.results.iter().any(|(_, d)| d.http2.is_some()) {
+        out.push_str(&http2(o));
+    }
+    out.push_str("</div>\n");
+    out
+}
+
+/// A series' name: the role alone for one result, else the label too.
+fn named(o: &Overlay, i: usize, role: &str) -> String {
+    if o.single() {
+        role.to_string()
+    } else {
+        format!("{} {role}", o.results[i].0)
+    }
+}
+
+/// A line's colour: by role for one result (`role` indexes the palette), by result otherwise.
+fn tint(o: &Overlay, i: usize, role: usize) -> &'static str {
+    if o.single() {
+        colour(role)
+    } else {
+        o.colour(i)
+    }
+}
+
+/// A line's dashes: solid for one result; by role otherwise.
+fn dash(o: &Overlay, role: usize) -> &'static str {
+    const DASHES: [&str; 4] = ["", "6 3", "2 3", "8 3 2 3"];
+    if o.single() {
+        ""
+    } else {
+        DASHES[role % DASHES.len()]
+    }
+}
+
+fn throughput(o: &Overlay, tl: &Timeline, note: &str) -> String {
+    let mut lines = Vec::new();
+    for i in 0..o.results.len() {
+        lines.push(
+            Line::new(named(o, i, "achieved"), tint(o, i, 0), tl.points(i, |r| Some(r.achieved_per_s)))
+                .dashed(dash(o, 0)),
+        );
+        let target = tl.points(i, |r| r.target_per_s);
+        if !target.is_empty() {
+            let mut l = Line::new(named(o, i, "target"), tint(o, i, 1), target).dashed(if o.single() {
+                "6 3"
+            } else {
+                dash(o, 1)
+            });
+            l.width = 1.4;
+            lines.push(l);
+        }
+    }
+    let f = Frame {
+        title: "Throughput",
+        x: tl.axis(),
+        y: Axis::linear(0.0, top(&lines), "Requests per second", 1.0),
+        marks: tl.marks.clone(),
+        x_tip: &at_time,
+        y_tip: &per_s,
+    };
+    panel(&chart::lines(&f, &lines), note)
+}
+
+fn percentiles(o: &Overlay, tl: &Timeline, note: &str) -> String {
+    type Pick = fn(&crate::stats::interval::IntervalRow) -> u64;
+    let roles: [(&str, Pick); 4] =
+        [("p50", |r| r.p50_us), ("p90", |r| r.p90_us), ("p99", |r| r.p99_us), ("max", |r| r.max_us)];
+    let mut lines = Vec::new();
+    for i in 0..o.results.len() {
+        for (k, (role, pick)) in roles.iter().enumerate() {
+            let pts = tl.points(i, |r| (r.requests > 0).then(|| pick(r) as f64));
+            lines.push(Line::new(named(o, i, role), tint(o, i, k), pts).dashed(dash(o, k)));
+        }
+    }
+    let max = top(&lines);
+    let low = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).filter(|v| *v > 0.0).fold(f64::MAX, f64::min);
+    let (unit, size) = latency_unit(max);
+    let title = format!("Latency ({unit})");
+    let lin = Frame {
+        title: "Latency percentiles over time",
+        x: tl.axis(),
+        y: Axis::linear(0.0, max, &title, size),
+        marks: tl.marks.clone(),
+        x_tip: &at_time,
+        y_tip: &latency,
+    };
+    let log =
+        Frame { y: Axis::log(if low < f64::MAX { low } else { 1.0 }, max.max(1.0), &title, size), ..lin.clone_frame() };
+    let id = "pct";
+    let body = format!(
+        "<div class=\"switch\"><input type=\"radio\" name=\"{id}\" id=\"{id}-lin\" class=\"l\" checked><label for=\"{id}-lin\">linear</label>\
+         <input type=\"radio\" name=\"{id}\" id=\"{id}-log\" class=\"g\"><label for=\"{id}-log\">log</label>\
+         <div class=\"lin\">{}</div><div class=\"log\">{}</div></div>",
+        chart::lines(&lin, &lines),
+        chart::lines(&log, &lines)
+    );
+    panel(&body, note)
+}
+
+impl Frame<'_> {
+    fn clone_frame(&self) -> Frame<'_> {
+        Frame {
+            title: self.title,
+            x: self.x.clone(),
+            y: self.y.clone(),
+            marks: self.marks.clone(),
+            x_tip: self.x_tip,
+            y_tip: self.y_tip,
+        }
+    }
+}
+
+fn heatmap(o: &Overlay, tl: &Timeline, i: usize, label: &str) -> String {
+    let rows = &tl.rows[i];
+    let columns: Vec<Column> = rows
+        .rows
+        .iter()
+        .zip(&rows.histograms)
+        .map(|(r, h)| Column {
+            span: (r.start_s, r.start_s + r.length_s),
+            cells: h.as_ref().map(buckets).unwrap_or_default(),
+        })
+        .collect();
+    let used: Vec<usize> = columns.iter().flat_map(|c| c.cells.iter().map(|x| x.0)).collect();
+    let title = if o.single() { "Latency heatmap".to_string() } else { format!("Latency heatmap: {label}") };
+    let (Some(&lo), Some(&hi)) = (used.iter().min(), used.iter().max()) else {
+        return format!(
+            "<figure class=\"panel note\"><p>{}: no latency recorded per interval</p></figure>\n",
+            esc(&title)
+        );
+    };
+    let (unit, size) = latency_unit(edge(hi + 1));
+    let edges: Vec<f64> = (0..=hi + 1).map(edge).collect();
+    let f = Frame {
+        title: &title,
+        x: tl.axis(),
+        y: Axis::log(edge(lo), edge(hi + 1), &format!("Latency ({unit})"), size),
+        marks: tl.marks.clone(),
+        x_tip: &at_time,
+        y_tip: &latency,
+    };
+    let tip = |b: usize| format!("{} to {}", latency(edge(b)), latency(edge(b + 1)));
+    let caption = if rows.per_column > 1 {
+        format!("Each column is {} intervals; colour: responses per cell (log scale).", rows.per_column)
+    } else {
+        "Each column is one interval; colour: responses per cell (log scale).".to_string()
+    };
+    panel(&chart::heatmap(&f, &columns, &edges, &tip), &caption)
+}
+
+/// Each result's whole latency histogram, and the uncorrected one in rate mode.
+fn histograms(o: &Overlay) -> Vec<(usize, &'static str, hdrhistogram::Histogram<u64>)> {
+    let mut out = Vec::new();
+    for (i, (_, d)) in o.results.iter().enumerate() {
+        let corrected = d.uncorrected_latency_histogram.is_some();
+        if let Some(h) = decode_histogram(&d.latency_histogram).filter(|h| !h.is_empty()) {
+            out.push((i, if corrected { "corrected" } else { "latency" }, h));
+        }
+        if let Some(h) = d.uncorrected_latency_histogram.as_deref().and_then(decode_histogram).filter(|h| !h.is_empty())
+        {
+            out.push((i, "uncorrected", h));
+        }
+    }
+    out
+}
+
+fn distribution(o: &Overlay) -> String {
+    let hs = histograms(o);
+    let mut lines = Vec::new();
+    let (mut lo, mut hi) = (usize::MAX, 0);
+    for (k, (i, role, h)) in hs.iter().enumerate() {
+        let cells = buckets(h);
+        let total = h.len().max(1) as f64;
+        lo = lo.min(cells.first().map_or(lo, |c| c.0));
+        hi = hi.max(cells.last().map_or(hi, |c| c.0));
+        // A step outline: each bucket's share as a flat top across the bucket.
+        let mut pts = Vec::new();
+        for &(b, n) in &cells {
+            let share = 100.0 * n as f64 / total;
+            pts.push((edge(b), share));
+            pts.push((edge(b + 1), share));
+        }
+        let role_k = if *role == "uncorrected" { 1 } else { 0 };
+        let mut l = Line::new(named(o, *i, role), tint(o, *i, k), pts).dashed(dash(o, role_k));
+        l.fill = true;
+        l.width = 1.4;
+        lines.push(l);
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    let (unit, size) = latency_unit(edge(hi + 1));
+    let f = Frame {
+        title: "Latency distribution",
+        x: Axis::log(edge(lo), edge(hi + 1), &format!("Latency ({unit})"), size),
+        y: Axis::linear(0.0, top(&lines), "Share of responses (%)", 1.0),
+        marks: Vec::new(),
+        x_tip: &latency,
+        y_tip: &|v| format!("{v:.2}%"),
+    };
+    panel(&chart::lines(&f, &lines), "Responses by latency, five buckets per decade.")
+}
+
+/// The spectrum's last percentile (99.999%) as log10(1/(1-p)).
+const SPECTRUM_MAX_X: f64 = 5.0;
+
+fn spectrum(o: &Overlay) -> String {
+    let hs = histograms(o);
+    let mut lines = Vec::new();
+    for (k, (i, role, h)) in hs.iter().enumerate() {
+        let pts: Vec<(f64, f64)> = h
+            .iter_quantiles(4)
+            .map(|v| (v.quantile_iterated_to(), v.value_iterated_to() as f64))
+            .filter(|(q, _)| *q < 0.999_999)
+            .map(|(q, us)| ((1.0 / (1.0 - q)).log10().min(SPECTRUM_MAX_X), us))
+            .collect();
+        let role_k = if *role == "uncorrected" { 1 } else { 0 };
+        lines.push(Line::new(named(o, *i, role), tint(o, *i, k), pts).dashed(dash(o, role_k)));
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    let (unit, size) = latency_unit(top(&lines));
+    let mut x = Axis::span(0.0, SPECTRUM_MAX_X, "Percentile", 1.0);
+    x.ticks = (0..=SPECTRUM_MAX_X as u32).map(f64::from).collect();
+    x.kind = "pct";
+    let f = Frame {
+        title: "Latency by percentile",
+        x,
+        y: Axis::linear(0.0, top(&lines), &format!("Latency ({unit})"), size),
+        marks: Vec::new(),
+        x_tip: &|x| format!("p{}", (100_000.0 * (1.0 - 10f64.powf(-x))).round() / 1000.0),
+        y_tip: &latency,
+    };
+    let caption = if hs.iter().any(|h| h.1 == "uncorrected") {
+        "Corrected: from when each request was due (coordinated omission); uncorrected: from when it was sent."
+    } else {
+        ""
+    };
+    panel(&chart::lines(&f, &lines), caption)
+}
+
+/// Status codes in the order drawn, each with its colour: 2xx greens and blues, 3xx sky, 4xx
+/// orange and yellow, 5xx vermillion and purple.
+fn status_colour(code: &str, nth_in_class: usize) -> &'static str {
+    let class: &[&str] = match code.as_bytes().first() {
+        Some(b'2') => &["#009E73", "#0072B2"],
+        Some(b'3') => &["#56B4E9", "#999999"],
+        Some(b'4') => &["#E69F00", "#F0E442"],
+        Some(b'5') => &["#D55E00", "#CC79A7"],
+        _ => &["#999999"],
+    };
+    class[nth_in_class % class.len()]
+}
+
+fn status(o: &Overlay, tl: &Timeline, i: usize, label: &str) -> String {
+    let rows = &tl.rows[i].rows;
+    let mut codes: Vec<&String> = rows.iter().flat_map(|r| r.status.keys()).collect();
+    codes.sort();
+    codes.dedup();
+    if codes.is_empty() {
+        return String::new();
+    }
+    let xs: Vec<f64> = rows.iter().map(|r| r.start_s + r.length_s / 2.0).collect();
+    let mut seen = [0usize; 10];
+    let layers: Vec<Layer> = codes
+        .iter()
+        .map(|code| {
+            let class = code.bytes().next().map_or(0, |b| usize::from(b.saturating_sub(b'0')).min(9));
+            let c = status_colour(code, seen[class]);
+            seen[class] += 1;
+            Layer {
+                name: code.to_string(),
+                colour: c,
+                values: rows
+                    .iter()
+                    .map(|r| r.status.get(*code).copied().unwrap_or(0) as f64 / r.length_s.max(1e-9))
+                    .collect(),
+            }
+        })
+        .collect();
+    let total = (0..xs.len()).map(|k| layers.iter().map(|l| l.values[k]).sum::<f64>()).fold(0.0, f64::max);
+    let title = if o.single() { "Status codes".to_string() } else { format!("Status codes: {label}") };
+    let f = Frame {
+        title: &title,
+        x: tl.axis(),
+        y: Axis::linear(0.0, total, "Responses per second", 1.0),
+        marks: tl.marks.clone(),
+        x_tip: &at_time,
+        y_tip: &per_s,
+    };
+    panel(&chart::stacked(&f, &xs, &layers), "")
+}
+
+fn errors(o: &Overlay, tl: &Timeline) -> String {
+    if o.results.iter().all(|(_, d)| d.error_total() == 0) {
+        return "<figure class=\"panel note\" data-panel=\"errors\"><p>Errors: no errors</p></figure>\n".into();
+    }
+    let mut out = String::new();
+    for (i, (label, _)) in o.results.iter().enumerate() {
+        let rows = &tl.rows[i].rows;
+        let mut kinds: Vec<&String> = rows.iter().flat_map(|r| r.errors_by_kind.keys()).collect();
+        kinds.sort();
+        kinds.dedup();
+        if kinds.is_empty() {
+            if !o.single() {
+                let _ = writeln!(
+                    out,
+                    "<figure class=\"panel note\" data-panel=\"errors\"><p>Errors, {}: no errors</p></figure>",
+                    esc(label)
+                );
+            }
+            continue;
+        }
+        let xs: Vec<f64> = rows.iter().map(|r| r.start_s + r.length_s / 2.0).collect();
+        let layers: Vec<Layer> = kinds
+            .iter()
+            .enumerate()
+            .map(|(k, kind)| Layer {
+                name: kind.to_string(),
+                colour: colour(k + 3),
+                values: rows.iter().map(|r| r.errors_by_kind.get(*kind).copied().unwrap_or(0) as f64).collect(),
+            })
+            .collect();
+        let total = (0..xs.len()).map(|k| layers.iter().map(|l| l.values[k]).sum::<f64>()).fold(0.0, f64::max);
+        let title = if o.single() { "Errors by kind".to_string() } else { format!("Errors by kind: {label}") };
+        let f = Frame {
+            title: &title,
+            x: tl.axis(),
+            y: Axis::linear(0.0, total, "Errors per interval", 1.0),
+            marks: tl.marks.clone(),
+            x_tip: &at_time,
+            y_tip: &count,
+        };
+        out.push_str(&panel(&chart::stacked(&f, &xs, &layers), "status: responses above 399."));
+    }
+    out
+}
+
+fn connections(o: &Overlay, tl: &Timeline) -> String {
+    let mut lines = Vec::new();
+    for i in 0..o.results.len() {
+        lines.push(
+            Line::new(named(o, i, "open"), tint(o, i, 0), tl.points(i, |r| Some(r.open_connections as f64)))
+                .dashed(dash(o, 0)),
+        );
+        let new = tl.points(i, |r| Some(r.new_connections as f64));
+        if new.iter().any(|p| p.1 > 0.0) {
+            lines.push(Line::new(named(o, i, "opened in the interval"), tint(o, i, 1), new).dashed(dash(o, 1)));
+        }
+    }
+    let f = Frame {
+        title: "Connections",
+        x: tl.axis(),
+        y: Axis::linear(0.0, top(&lines), "Connections", 1.0),
+        marks: tl.marks.clone(),
+        x_tip: &at_time,
+        y_tip: &count,
+    };
+    panel(&chart::lines(&f, &lines), "")
+}
+
+fn late(o: &Overlay, tl: &Timeline) -> String {
+    let mut lines = Vec::new();
+    let mut unsent = Vec::new();
+    for (i, (label, d)) in o.results.iter().enumerate() {
+        let Some(r) = &d.rate else { continue };
+        lines.push(
+            Line::new(named(o, i, "late sends"), tint(o, i, 3), tl.points(i, |r| Some(r.late as f64)))
+                .dashed(dash(o, 0)),
+        );
+        let who = if o.single() { String::new() } else { format!("{label}: ") };
+        unsent.push(format!(
+            "{who}{} sent, {} late ({} for want of a free connection), {} unsent at the stop",
+            grouped(r.sent as f64, 0),
+            grouped(r.late as f64, 0),
+            grouped(r.late_no_connection as f64, 0),
+            grouped(r.unsent as f64, 0)
+        ));
+    }
+    let f = Frame {
+        title: "Late sends (rate mode)",
+        x: tl.axis(),
+        y: Axis::linear(0.0, top(&lines), "Sends over 1 ms late per interval", 1.0),
+        marks: tl.marks.clone(),
+        x_tip: &at_time,
+        y_tip: &count,
+    };
+    panel(&chart::lines(&f, &lines), &(unsent.join("; ") + "."))
+}
+
+fn proxy(o: &Overlay, tl: &Timeline) -> String {
+    let mut hit = Vec::new();
+    let mut fb = Vec::new();
+    for (i, (_, d)) in o.results.iter().enumerate() {
+        let Some(p) = &d.proxy else { continue };
+        hit.push(
+            Line::new(
+                named(o, i, "hit ratio"),
+                tint(o, i, 2),
+                p.intervals.iter().filter_map(|r| Some((r.start_s, r.hit_ratio?))).collect(),
+            )
+            .dashed(dash(o, 0)),
+        );
+        fb.push(
+            Line::new(
+                named(o, i, "first byte p99"),
+                tint(o, i, 0),
+                p.intervals.iter().map(|r| (r.start_s, r.first_byte_p99_us as f64)).collect(),
+            )
+            .dashed(dash(o, 0)),
+        );
+        fb.push(
+            Line::new(
+                named(o, i, "full response p99"),
+                tint(o, i, 1),
+                tl.points(i, |r| (r.requests > 0).then_some(r.p99_us as f64)),
+            )
+            .dashed(dash(o, 1)),
+        );
+    }
+    let f = Frame {
+        title: "Hit ratio",
+        x: tl.axis(),
+        y: Axis::linear(0.0, 1.0, "Share of responses from the cache", 1.0),
+        marks: tl.marks.clone(),
+        x_tip: &at_time,
+        y_tip: &|v| format!("{v:.3}"),
+    };
+    let mut out = panel(&chart::lines(&f, &hit), "");
+    let (unit, size) = latency_unit(top(&fb));
+    let f = Frame {
+        title: "First byte and full response, p99",
+        x: tl.axis(),
+        y: Axis::linear(0.0, top(&fb), &format!("Latency ({unit})"), size),
+        marks: tl.marks.clone(),
+        x_tip: &at_time,
+        y_tip: &latency,
+    };
+    out.push_str(&panel(&chart::lines(&f, &fb), ""));
+    out
+}
+
+fn http2(o: &Overlay) -> String {
+    let mut out = String::from("<figure class=\"panel\" data-panel=\"http2\"><h3>HTTP/2</h3><table><tr><th>result</th><th>protocol</th><th>streams per connection</th><th>GOAWAYs</th><th>retried</th><th>protocol errors</th><th>flow-control stalls</th><th class=\"l\">resets by code</th><th>header compression</th></tr>");
+    for (label, d) in o.results {
+        let Some(h) = &d.http2 else { continue };
+        let resets = if h.resets.is_empty() {
+            "none".to_string()
+        } else {
+            h.resets.iter().map(|(k, v)| format!("{k} {}", grouped(*v as f64, 0))).collect::<Vec<_>>().join(", ")
+        };
+        let saved = if h.header_bytes > 0 {
+            format!("{:.0}%", 100.0 * (1.0 - h.header_frame_bytes as f64 / h.header_bytes as f64))
+        } else {
+            "-".into()
+        };
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td data-metric=\"goaways\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td>{saved} saved</td></tr>",
+            esc(label),
+            esc(&h.protocol),
+            h.streams_per_connection,
+            grouped(h.goaways as f64, 0),
+            grouped(h.retried as f64, 0),
+            grouped(h.protocol_errors as f64, 0),
+            grouped(h.flow_control_stalls as f64, 0),
+            esc(&resets),
+        );
+    }
+    out.push_str("</table><figcaption>Stream resets also appear over time among the errors (kind reset).</figcaption></figure>\n");
+    out
+}
