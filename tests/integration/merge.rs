@@ -83,6 +83,12 @@ fn three_segments_merge_into_the_one_test_the_origin_served() {
     let m = read_json(&merged_path);
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.starts_with("<!DOCTYPE html>") && page.contains("<svg"), "{}", &page[..page.len().min(300)]);
+    // The merge page is the run page, titled as merged; `strain report` draws it again from the JSON.
+    assert!(page.contains("<h1>strain: merged result</h1>") && page.contains("Latency heatmap"));
+    let again = dir.path().join("again.html");
+    let redraw = strain_raw(&["report", merged_path.to_str().unwrap(), "-o", again.to_str().unwrap()]);
+    assert_eq!(redraw.code, 0, "{}", redraw.stderr);
+    assert!(std::fs::read_to_string(&again).unwrap().contains("<h1>strain: merged result</h1>"));
     let errors: Vec<String> = schema().iter_errors(&m).map(|e| format!("{e} at {}", e.instance_path)).collect();
     assert!(errors.is_empty(), "{errors:?}");
 

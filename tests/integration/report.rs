@@ -93,7 +93,7 @@ fn results_with_unknown_fields_are_read_and_other_versions_refused_in_one_line()
     let known = golden_as(dir.path(), "known.json", 1);
     let run = strain_raw(&["report", &known, "-o", page]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(std::fs::read_to_string(page).unwrap().contains("<td data-metric=\"requests\">1007</td>"));
+    assert!(std::fs::read_to_string(page).unwrap().contains("<td data-metric=\"requests\">1,007</td>"));
     // A layout this strain does not read: one line naming the file and the version, exit 2,
     // from every command that reads results.
     let newer = golden_as(dir.path(), "newer.json", 7);

@@ -260,6 +260,12 @@ impl Timeline {
     }
 }
 
+/// A log latency axis's unit: the one of its geometric middle, so neither end needs many
+/// zeros (10 µs to 10 s reads 0.01 to 10,000 ms).
+fn log_unit(lo_us: f64, hi_us: f64) -> (&'static str, f64) {
+    latency_unit((lo_us.max(1.0) * hi_us.max(1.0)).sqrt())
+}
+
 /// A time tooltip header.
 fn at_time(t: f64) -> String {
     format!("at {} s", grouped(t, if t < 10.0 { 2 } else { 1 }))
@@ -392,6 +398,9 @@ fn percentiles(o: &Overlay, tl: &Timeline, note: &str) -> String {
     let low = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).filter(|v| *v > 0.0).fold(f64::MAX, f64::min);
     let (unit, size) = latency_unit(max);
     let title = format!("Latency ({unit})");
+    let log_low = if low < f64::MAX { low } else { 1.0 };
+    let (log_unit_name, log_size) = log_unit(log_low, max.max(1.0));
+    let log_title = format!("Latency ({log_unit_name})");
     let lin = Frame {
         title: "Latency percentiles over time",
         x: tl.axis(),
@@ -445,7 +454,7 @@ fn heatmap(o: &Overlay, tl: &Timeline, i: usize, label: &str) -> String {
             esc(&title)
         );
     };
-    let (unit, size) = latency_unit(edge(hi + 1));
+    let (unit, size) = log_unit(edge(lo), edge(hi + 1));
     let edges: Vec<f64> = (0..=hi + 1).map(edge).collect();
     let f = Frame {
         title: &title,
@@ -505,7 +514,7 @@ fn distribution(o: &Overlay) -> String {
     if lines.is_empty() {
         return String::new();
     }
-    let (unit, size) = latency_unit(edge(hi + 1));
+    let (unit, size) = log_unit(edge(lo), edge(hi + 1));
     let f = Frame {
         title: "Latency distribution",
         x: Axis::log(edge(lo), edge(hi + 1), &format!("Latency ({unit})"), size),
