@@ -409,8 +409,7 @@ fn percentiles(o: &Overlay, tl: &Timeline, note: &str) -> String {
         x_tip: &at_time,
         y_tip: &latency,
     };
-    let log =
-        Frame { y: Axis::log(if low < f64::MAX { low } else { 1.0 }, max.max(1.0), &title, size), ..lin.clone_frame() };
+    let log = Frame { y: Axis::log(log_low, max.max(1.0), &log_title, log_size), ..lin.clone_frame() };
     let id = "pct";
     let body = format!(
         "<div class=\"switch\"><input type=\"radio\" name=\"{id}\" id=\"{id}-lin\" class=\"l\" checked><label for=\"{id}-lin\">linear</label>\
