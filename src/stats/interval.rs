@@ -2,6 +2,8 @@
 //! coordinating thread, which merges the threads' snapshots of one interval into an
 //! [`IntervalRow`]. One message per thread per interval: nothing shared per request.
 
+use std::collections::BTreeMap;
+
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
@@ -34,6 +36,9 @@ pub struct Snapshot {
     pub open: u64,
     /// New connections established in the interval.
     pub connects: u64,
+    /// Responses completed in the interval by status code, codes with none left out (a few
+    /// entries, where the recorder's array has a thousand).
+    pub status: Vec<(u16, u64)>,
 }
 
 /// All threads' measurements over one interval.
@@ -64,7 +69,7 @@ pub struct IntervalRow {
     /// Responses with a status above 399 (also in `errors`, as `status` in `errors_by_kind`).
     pub status_errors: u64,
     /// Errors by kind, named.
-    pub errors_by_kind: std::collections::BTreeMap<String, u64>,
+    pub errors_by_kind: BTreeMap<String, u64>,
     /// Connections open at the end.
     pub open_connections: u64,
     /// Connections established during the interval.
@@ -77,10 +82,11 @@ pub struct IntervalRow {
     pub ttfb_mean_us: f64,
     /// 99th percentile time to first byte, microseconds (proxy tests).
     pub ttfb_p99_us: u64,
-    /// Responses completed in the interval by status code (absent in results of strain 0.x
-    /// before per-interval status counts).
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub status: std::collections::BTreeMap<String, u64>,
+    /// Responses completed in the interval by status code, named as the result's top-level
+    /// `status` (absent in results of strain 0.x before per-interval status counts). Over the
+    /// measured rows each code adds up to the top-level count.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub status: BTreeMap<String, u64>,
     /// Segmented runs: the interval's whole latency histogram (HdrHistogram V2, deflated,
     /// base64), so `strain merge` adds intervals exactly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -100,8 +106,12 @@ impl IntervalRow {
         let (mut requests, mut errors, mut late, mut open, mut connects, mut bytes) = (0, 0, 0, 0, 0, 0);
         let mut status_errors = 0;
         let mut by_kind = [0u64; crate::stats::ErrorKind::COUNT];
+        let mut status: BTreeMap<u16, u64> = BTreeMap::new();
         let (mut start, mut end) = (u64::MAX, 0);
         for p in parts {
+            for &(code, n) in &p.status {
+                *status.entry(code).or_default() += n;
+            }
             let _ = h.add(&p.latency_us);
             let _ = ttfb.add(&p.ttfb_us);
             bytes += p.bytes;
@@ -147,7 +157,7 @@ impl IntervalRow {
             bytes_per_s: per_s(bytes as f64),
             ttfb_mean_us: if ttfb.is_empty() { 0.0 } else { ttfb.mean() },
             ttfb_p99_us: if ttfb.is_empty() { 0 } else { ttfb.value_at_quantile(0.99) },
-            status: std::collections::BTreeMap::new(),
+            status: status.into_iter().map(|(code, n)| (code.to_string(), n)).collect(),
             latency_histogram: None,
         };
         (row, h)
@@ -164,5 +174,29 @@ mod tests {
         assert_eq!((row.start_s, row.length_s, row.requests, row.p99_us, row.errors), (0.0, 0.0, 0, 0, 0));
         assert_eq!(row.target_per_s, Some(5.0));
         assert!(h.is_empty());
+    }
+
+    #[test]
+    fn threads_status_counts_add_up_by_code() {
+        let part = |status: Vec<(u16, u64)>| Snapshot {
+            index: 0,
+            start_us: 0,
+            end_us: 1_000_000,
+            latency_us: crate::stats::latency_histogram(),
+            ttfb_us: crate::stats::unused_histogram(),
+            bytes: 0,
+            requests: status.iter().map(|(_, n)| n).sum(),
+            errors: 0,
+            errors_by_kind: [0; crate::stats::ErrorKind::COUNT],
+            status_errors: 0,
+            late: 0,
+            open: 0,
+            connects: 0,
+            status,
+        };
+        let (row, _) = IntervalRow::merge(&[part(vec![(200, 7), (404, 1)]), part(vec![(200, 2), (503, 4)])], None);
+        let want: BTreeMap<String, u64> =
+            [("200".to_string(), 9), ("404".to_string(), 1), ("503".to_string(), 4)].into_iter().collect();
+        assert_eq!(row.status, want);
     }
 }
