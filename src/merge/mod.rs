@@ -67,7 +67,7 @@ pub enum MergeError {
         field: String,
     },
     /// Interval rows without histograms cannot be added exactly.
-    #[error("{name} has no interval histograms: it is not a segment's result (run it with --segment I/N)")]
+    #[error("{name} has no interval histograms: an older strain kept them only in a segment's result (run it with --segment I/N)")]
     NoIntervalHistograms {
         /// The input.
         name: String,

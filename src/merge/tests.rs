@@ -239,7 +239,7 @@ fn malformed_results_are_errors_not_panics() {
                 d["intervals"][0].as_object_mut().unwrap().remove("latency_histogram");
                 d
             },
-            "x.json has no interval histograms: it is not a segment's result (run it with --segment I/N)",
+            "x.json has no interval histograms: an older strain kept them only in a segment's result (run it with --segment I/N)",
         ),
         (
             {

@@ -87,8 +87,9 @@ pub struct IntervalRow {
     /// measured rows each code adds up to the top-level count.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub status: BTreeMap<String, u64>,
-    /// Segmented runs: the interval's whole latency histogram (HdrHistogram V2, deflated,
-    /// base64), so `strain merge` adds intervals exactly.
+    /// The interval's whole latency histogram (HdrHistogram V2, deflated, base64), so `strain
+    /// merge` adds intervals exactly and a report can draw or join rows from it;
+    /// absent in results of strain 0.x that wrote it for segmented runs only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_histogram: Option<String>,
 }
