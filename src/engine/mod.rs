@@ -97,7 +97,7 @@ pub struct RunOutput {
     pub thread_waited: Vec<Duration>,
     /// The address that was loaded.
     pub addr: std::net::SocketAddr,
-    /// The time series, one row per interval (`--interval`, 1 s by default), after the warm-up.
+    /// The time series, one row per interval ([`Config::series_interval`]), after the warm-up.
     pub series: Vec<IntervalRow>,
     /// Each thread's script globals when it ended (empty without a script).
     pub globals: Vec<Vec<(String, crate::script::Value)>>,

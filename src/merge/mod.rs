@@ -350,7 +350,7 @@ fn whole_config(parts: &[Part], interval: Duration) -> Result<Config, MergeError
     if let Some(target) = doc.rate.as_ref().map(|r| r.target_per_s) {
         let count = f64::from(first.segment.count.max(1));
         config.schedule = Some(Schedule::constant(target * count, config.duration));
-        config.interval = interval;
     }
+    config.interval = Some(interval);
     Ok(config)
 }
