@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::http::request::Header;
 use crate::plan::Schedule;
 
+use crate::defaults::{AUTO_INTERVAL_ROWS, COUNT_INTERVAL, MIN_INTERVAL};
 pub use crate::defaults::{
     CONNECTIONS as DEFAULT_CONNECTIONS, DURATION as DEFAULT_DURATION, INTERVAL as DEFAULT_INTERVAL,
     THREADS as DEFAULT_THREADS, TICK as DEFAULT_TICK, TIMEOUT as DEFAULT_TIMEOUT,
@@ -288,13 +289,32 @@ pub struct Config {
     pub start_at: Option<std::time::SystemTime>,
     /// Constant-rate (or staged) pacing; `None` is closed loop, as fast as responses allow.
     pub schedule: Option<Schedule>,
-    /// Length of the time series' rows (the series is always kept; printing it is the
-    /// caller's choice).
-    pub interval: Duration,
+    /// `--interval`: length of the time series' rows (the series is always kept; printing it
+    /// is the caller's choice); `None` chooses it from the run's length (see
+    /// [`Config::series_interval`]).
+    pub interval: Option<Duration>,
     /// Rate mode: sends due within one tick go out together at its end.
     pub tick: Duration,
     /// Local addresses to connect from, taken in turn (empty: the kernel's choice).
     pub source_addrs: Vec<std::net::IpAddr>,
+}
+
+/// The time series' interval when `--interval` is not given, for a run measured for `length`:
+/// [`DEFAULT_INTERVAL`] (1 s) when that makes at least [`AUTO_INTERVAL_ROWS`] (40) rows, else the
+/// longest of 500, 200, 100, 50, 20 ms that does, else [`MIN_INTERVAL`] (10 ms), so a short run
+/// still draws as a curve. A closed-loop run bounded by a count (`count_bound`, `-n`) may end any
+/// time before `length`: at most [`COUNT_INTERVAL`] (100 ms).
+pub fn auto_interval(length: Duration, count_bound: bool) -> Duration {
+    // 1-2-5 steps, longest first: row times stay round numbers and divide a second.
+    const STEPS_MS: [u64; 6] = [500, 200, 100, 50, 20, 10];
+    let fits = |step: Duration| length >= step * AUTO_INTERVAL_ROWS;
+    let by_length = if fits(DEFAULT_INTERVAL) {
+        DEFAULT_INTERVAL
+    } else {
+        STEPS_MS.iter().map(|&ms| Duration::from_millis(ms)).find(|&s| fits(s)).unwrap_or(MIN_INTERVAL)
+    };
+    let chosen = if count_bound { by_length.min(COUNT_INTERVAL) } else { by_length };
+    chosen.max(MIN_INTERVAL)
 }
 
 /// Most requests in flight at once over HTTP/2 (connections × streams): each one keeps a slot
@@ -323,15 +343,18 @@ impl Config {
             segment: Segment::default(),
             start_at: None,
             schedule: None,
-            interval: DEFAULT_INTERVAL,
+            interval: None,
             tick: DEFAULT_TICK,
             source_addrs: Vec::new(),
         }
     }
 
-    /// Length of the time series' rows.
+    /// Length of the time series' rows: `--interval`, else [`auto_interval`] of the measured
+    /// length (the duration without the warm-up, whose rows are not kept). Every segment of a
+    /// test has the same config, so they cut the same intervals.
     pub fn series_interval(&self) -> Duration {
-        self.interval
+        let count_bound = self.requests.is_some() && self.schedule.is_none();
+        self.interval.unwrap_or_else(|| auto_interval(self.duration.saturating_sub(self.warmup), count_bound))
     }
 
     /// Checks the combination of options.
@@ -393,7 +416,7 @@ impl Config {
         if self.timeout.is_zero() {
             return invalid("timeout must be greater than zero");
         }
-        if self.interval < Duration::from_millis(10) {
+        if self.interval.is_some_and(|i| i < MIN_INTERVAL) {
             return invalid("interval must be at least 10ms");
         }
         Ok(())
@@ -549,6 +572,56 @@ mod tests {
         }
         let shares: Vec<usize> = (0..3).map(|i| Segment { index: i, count: 3 }.share(10)).collect();
         assert_eq!(shares, vec![4, 3, 3]);
+    }
+
+    #[test]
+    fn auto_interval_cuts_a_run_into_at_least_40_round_rows() {
+        let ms = Duration::from_millis;
+        let s = Duration::from_secs_f64;
+        // (measured length, bounded by a count, interval)
+        let rows = [
+            // 40 s and more: whole seconds, as before the choice was automatic.
+            (s(3600.0), false, ms(1000)),
+            (s(40.0), false, ms(1000)),
+            // Just short of 40 s: the next step down gives 79 rows.
+            (s(39.9), false, ms(500)),
+            (s(20.0), false, ms(500)),
+            (s(19.99), false, ms(200)),
+            // wrk's default 10 s: 50 rows.
+            (s(10.0), false, ms(200)),
+            (s(8.0), false, ms(200)),
+            (s(4.0), false, ms(100)),
+            (s(2.0), false, ms(50)),
+            (s(1.0), false, ms(20)),
+            (s(0.4), false, ms(10)),
+            // Shorter runs get fewer rows rather than rows under 10 ms.
+            (s(0.1), false, ms(10)),
+            (Duration::ZERO, false, ms(10)),
+            // -n in closed loop: 100 ms however long it may go, less when it cannot go long.
+            (s(24.0 * 3600.0), true, ms(100)),
+            (s(10.0), true, ms(100)),
+            (s(2.0), true, ms(50)),
+        ];
+        for (length, count_bound, want) in rows {
+            assert_eq!(auto_interval(length, count_bound), want, "{length:?} count-bound {count_bound}");
+        }
+    }
+
+    #[test]
+    fn the_interval_given_wins_and_the_warmup_is_not_counted() {
+        let mut c = Config::new(Target::parse("http://h/").unwrap());
+        c.duration = Duration::from_secs(50);
+        assert_eq!(c.series_interval(), Duration::from_secs(1));
+        c.warmup = Duration::from_secs(20);
+        assert_eq!(c.series_interval(), Duration::from_millis(500));
+        c.interval = Some(Duration::from_millis(250));
+        assert_eq!(c.series_interval(), Duration::from_millis(250));
+        // -n at a rate ends on schedule: its length counts.
+        c.interval = None;
+        c.requests = Some(1000);
+        assert_eq!(c.series_interval(), Duration::from_millis(100));
+        c.schedule = Some(Schedule::constant(100.0, c.duration));
+        assert_eq!(c.series_interval(), Duration::from_millis(500));
     }
 
     #[test]

@@ -14,8 +14,22 @@ pub const DURATION: Duration = Duration::from_secs(10);
 pub const REQUESTS_DURATION: Duration = Duration::from_secs(24 * 3600);
 /// Request timeout when `-T` is not given (wrk's default).
 pub const TIMEOUT: Duration = Duration::from_secs(2);
-/// Length of a time-series interval when `--interval` is not given.
+/// The longest time-series interval chosen when `--interval` is not given: a run measured for
+/// [`AUTO_INTERVAL_ROWS`] seconds or more gets rows of this length (see
+/// [`crate::config::auto_interval`]).
 pub const INTERVAL: Duration = Duration::from_secs(1);
+/// Rows a run of known length is cut into at least when `--interval` is not given (unless that
+/// would take intervals shorter than [`MIN_INTERVAL`]): enough points for a chart of a short run.
+pub const AUTO_INTERVAL_ROWS: u32 = 40;
+/// The shortest time-series interval, given or chosen: below it a row holds too few responses
+/// to mean much, and the rows' bookkeeping starts to cost.
+pub const MIN_INTERVAL: Duration = Duration::from_millis(10);
+/// The interval chosen for a closed-loop `-n` run, which may end at any moment before its
+/// duration.
+pub const COUNT_INTERVAL: Duration = Duration::from_millis(100);
+/// How much of a run one progress line (and each redraw of the status line) covers when the
+/// interval was chosen automatically and is shorter: its rows are joined.
+pub const PROGRESS_SPAN: Duration = Duration::from_secs(1);
 /// Rate mode's send granularity when `--tick` is not given.
 pub const TICK: Duration = Duration::from_millis(1);
 /// How long `strain demo` loads its origin.
@@ -55,11 +69,20 @@ pub const FAIL_ON_REGRESSION_PCT: f64 = 5.0;
 /// `strain compare URL_A URL_B --rounds auto`: the most rounds.
 pub const COMPARE_MAX_ROUNDS: u32 = 20;
 
+/// `strain compare URL_A URL_B`: each run's interval when `--interval` is not given. Fixed, not
+/// chosen from `-d` as a single run's is: a comparison of one run a side samples its rows, and
+/// their number and size should not change with the length.
+pub const COMPARE_INTERVAL: Duration = Duration::from_secs(1);
+
 /// `strain compare URL_A URL_B`: load before each run's measurement, not recorded.
 pub const COMPARE_WARMUP: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// `strain find-max`: the load before each step's measurement, not recorded.
 pub const SEARCH_WARMUP: Duration = Duration::from_secs(2);
+/// `strain find-max`: each step's interval. A step is stopped early from its rows once its SLO
+/// can no longer hold; with rows of a second its result still rests on a second of load or
+/// more (the latency curve's points, whether the generator kept up), as it always has.
+pub const SEARCH_INTERVAL: Duration = Duration::from_secs(1);
 /// `strain find-max`: how long each step is measured.
 pub const SEARCH_STEP: Duration = Duration::from_secs(10);
 /// `strain find-max`: the search ends when the highest pass and the lowest fail are this close

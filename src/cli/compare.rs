@@ -129,7 +129,9 @@ fn runner(f: &CompareFlags) -> Result<i32, CliError> {
     if f.length.stages.is_some() {
         return Err(CliError::Usage("the A/B runner holds one load: give -R, not --stages".into()));
     }
-    let shape = load::RunShape { length: &f.length, segment: None, interval: f.runner.interval };
+    // 1 s rows unless told, as always: a comparison of one run a side samples them.
+    let interval = Some(f.runner.interval.unwrap_or(crate::defaults::COMPARE_INTERVAL));
+    let shape = load::RunShape { length: &f.length, segment: None, interval };
     let side = |url: &str, prepare: &Option<String>| -> Result<AbSide, CliError> {
         let mut config = load::load(url, &f.connect, Some(shape), crate::defaults::CONNECTIONS)?;
         let workload = load::workload(&mut config, &f.request, url, &f.new)?;

@@ -50,9 +50,8 @@ pub fn load(
     config.source_addrs = f.source_addrs.clone();
     config.unix_socket = f.unix_socket.clone();
     config.protocol = protocol(f.http2, f.http1, f.max_streams)?;
-    if let Some(interval) = run.and_then(|r| r.interval) {
-        config.interval = interval;
-    }
+    // Without --interval the config chooses one from the run's length once it is known.
+    config.interval = run.and_then(|r| r.interval);
     if let Some(length) = run.map(|r| r.length) {
         config.requests = length.requests.map(|n| n as u64);
         config.duration = match (length.duration, length.requests, length.rate) {

@@ -18,8 +18,9 @@ use crate::stats::interval::IntervalRow;
 use crate::verdict::Threshold;
 
 /// Prints a run as it goes: wrk's header once load starts, a line per interval (with
-/// `--interval`, rate mode and proxy tests), the status line on a terminal, the HdrHistogram
-/// log, and the reports at the end.
+/// `--interval`, rate mode and proxy tests; rows of an interval chosen shorter than a second
+/// are joined into a line a second), the status line on a terminal, the HdrHistogram log (every
+/// row), and the reports at the end.
 struct Printer<'a> {
     config: &'a Config,
     outputs: &'a Outputs,
@@ -27,9 +28,64 @@ struct Printer<'a> {
     text: Box<dyn Write>,
     hdr_log: Option<HdrLog<std::io::BufWriter<std::fs::File>>>,
     log_error: Option<std::io::Error>,
-    /// The line redrawn each interval when stderr is a terminal (not with `--quiet`). Plain
+    /// The line redrawn each interval (or joined rows) when stderr is a terminal (not with
+    /// `--quiet`). Plain
     /// `--interval` lines and messages scroll above it; it is erased before the report.
     status: Option<report::live::StatusLine>,
+    /// Rows waiting to be shown as one, when the interval was chosen automatically and is
+    /// shorter than [`crate::defaults::PROGRESS_SPAN`]: a line per second reads as before and
+    /// the status line is not redrawn many times a second.
+    joining: Option<Joining>,
+}
+
+/// Consecutive rows (and their proxy columns) to be shown as one line.
+struct Joining {
+    rows: Vec<IntervalRow>,
+    proxy: Vec<ProxyRow>,
+    /// The rows' latency histograms added up.
+    merged: hdrhistogram::Histogram<u64>,
+}
+
+impl Joining {
+    /// Joining for the run `config` describes, if its rows are to be joined: an interval
+    /// chosen automatically, shorter than a line's span.
+    fn of(config: &Config) -> Option<Joining> {
+        let span = crate::defaults::PROGRESS_SPAN;
+        (config.interval.is_none() && config.series_interval() < span).then(|| Joining {
+            rows: Vec::new(),
+            proxy: Vec::new(),
+            merged: crate::stats::latency_histogram(),
+        })
+    }
+
+    /// Adds a row; returns the joined row (and proxy columns) once the rows cover a span.
+    fn push(
+        &mut self,
+        row: &IntervalRow,
+        latency: &hdrhistogram::Histogram<u64>,
+        proxy: Option<&ProxyRow>,
+    ) -> Option<(IntervalRow, Option<ProxyRow>)> {
+        // The encoded histogram is not needed for a line: `merged` has it.
+        self.rows.push(IntervalRow { latency_histogram: None, ..row.clone() });
+        self.proxy.extend(proxy.cloned());
+        // Every row's histogram has the same bounds as `merged`: adding cannot fail.
+        let _ = self.merged.add(latency);
+        let from = self.rows[0].start_s;
+        row.closes_span(from, crate::defaults::PROGRESS_SPAN).then(|| self.take()).flatten()
+    }
+
+    /// The rows so far joined, and none left; `None` when there were none.
+    fn take(&mut self) -> Option<(IntervalRow, Option<ProxyRow>)> {
+        if self.rows.is_empty() {
+            return None;
+        }
+        let row = IntervalRow::combine(&self.rows, &self.merged);
+        let proxy = (!self.proxy.is_empty()).then(|| ProxyRow::combine(&self.proxy, &self.rows));
+        self.rows.clear();
+        self.proxy.clear();
+        self.merged.reset();
+        Some((row, proxy))
+    }
 }
 
 impl Printer<'_> {
@@ -40,26 +96,12 @@ impl Printer<'_> {
         }
         eprintln!("{line}");
     }
-}
 
-impl Observer for Printer<'_> {
-    fn started(&mut self) {
-        // The header follows what the scripts' init() printed, as in wrk.
-        let _ = self.text.write_all(report::text::header(self.config).as_bytes());
-        let _ = self.text.flush();
-    }
-
-    fn interval(&mut self, row: &IntervalRow, latency: &hdrhistogram::Histogram<u64>, proxy: Option<&ProxyRow>) {
+    /// Shows a row (one interval, or several joined): its progress line when lines are printed,
+    /// and the status line.
+    fn show(&mut self, row: &IntervalRow, proxy: Option<&ProxyRow>) {
         if self.outputs.progress {
-            self.say(&match proxy {
-                None => report::live::line(row),
-                Some(p) => report::proxy::line(row, p),
-            });
-        }
-        if let Some(log) = self.hdr_log.as_mut() {
-            if let Err(e) = log.interval(row.start_s, row.length_s, latency, None) {
-                self.log_error.get_or_insert(e);
-            }
+            self.say(&progress_line(row, proxy));
         }
         if let Some(status) = self.status.as_mut() {
             let total_s = self.config.duration.as_secs_f64();
@@ -71,12 +113,51 @@ impl Observer for Printer<'_> {
             ));
         }
     }
+}
+
+/// A row's progress line, with the proxy columns in a proxy test.
+fn progress_line(row: &IntervalRow, proxy: Option<&ProxyRow>) -> String {
+    match proxy {
+        None => report::live::line(row),
+        Some(p) => report::proxy::line(row, p),
+    }
+}
+
+impl Observer for Printer<'_> {
+    fn started(&mut self) {
+        // The header follows what the scripts' init() printed, as in wrk.
+        let _ = self.text.write_all(report::text::header(self.config).as_bytes());
+        let _ = self.text.flush();
+    }
+
+    fn interval(&mut self, row: &IntervalRow, latency: &hdrhistogram::Histogram<u64>, proxy: Option<&ProxyRow>) {
+        if let Some(log) = self.hdr_log.as_mut() {
+            if let Err(e) = log.interval(row.start_s, row.length_s, latency, None) {
+                self.log_error.get_or_insert(e);
+            }
+        }
+        match self.joining.as_mut() {
+            None => self.show(row, proxy),
+            Some(j) => {
+                if let Some((row, proxy)) = j.push(row, latency, proxy) {
+                    self.show(&row, proxy.as_ref());
+                }
+            }
+        }
+    }
 
     fn aborting(&mut self, t: &Threshold) {
         self.say(&format!("strain: threshold '{}' can no longer pass: stopping the run", t.text));
     }
 
     fn finished(&mut self, result: &RunResult) {
+        // Rows that did not make a whole line make a last, shorter one, as a last short
+        // interval does.
+        if let Some((row, proxy)) = self.joining.as_mut().and_then(Joining::take) {
+            if self.outputs.progress {
+                self.say(&progress_line(&row, proxy.as_ref()));
+            }
+        }
         // Nothing more is drawn: what follows (report, JSON, script output) starts on a clean line.
         if let Some(mut status) = self.status.take() {
             status.clear();
@@ -120,7 +201,9 @@ pub fn run_and_report(test: RunConfig, outputs: &Outputs, stop: &AtomicBool) -> 
         None => None,
     };
     let status = (!outputs.quiet && std::io::stderr().is_terminal()).then(report::live::StatusLine::new);
-    let mut printer = Printer { config: &config, outputs, text, hdr_log, log_error: None, status };
+    // Nothing to show, nothing to join.
+    let joining = Joining::of(&config).filter(|_| outputs.progress || status.is_some());
+    let mut printer = Printer { config: &config, outputs, text, hdr_log, log_error: None, status, joining };
     let result = crate::run::run(test, stop, &mut printer)?;
     if let Some(Failure::Script(e)) = &result.failure {
         eprintln!("strain: {e}");

@@ -134,7 +134,7 @@ fn client(f: &ProxyFlags, origin: &str, stop: &AtomicBool, placement: OriginPlac
     }
     let checks = super::load::checks(&f.run, &config, true)?;
     let mut outputs = super::load::outputs(&config, &f.run);
-    // A proxy test prints its hit ratio every interval.
+    // A proxy test prints its hit ratio as it goes (a line per interval, or per second).
     outputs.progress = true;
     let mut plan = proxy_plan(f, origin)?;
     plan.workload.share = (u64::from(config.segment.index), u64::from(config.segment.count));

@@ -97,7 +97,7 @@ pub struct RunOutput {
     pub thread_waited: Vec<Duration>,
     /// The address that was loaded.
     pub addr: std::net::SocketAddr,
-    /// The time series, one row per interval (`--interval`, 1 s by default), after the warm-up.
+    /// The time series, one row per interval ([`Config::series_interval`]), after the warm-up.
     pub series: Vec<IntervalRow>,
     /// Each thread's script globals when it ended (empty without a script).
     pub globals: Vec<Vec<(String, crate::script::Value)>>,
@@ -494,9 +494,9 @@ fn collect_intervals(
             }
         });
         let (mut row, h) = IntervalRow::merge(&parts, target);
-        if plan.segment.is_split() {
-            row.latency_histogram = Some(crate::stats::codec::encode_histogram(&h));
-        }
+        // Every row keeps its whole histogram: `strain merge` adds segments' rows exactly with
+        // it, and the HTML page draws its heatmap and joins rows of long runs from it.
+        row.latency_histogram = Some(crate::stats::codec::encode_histogram(&h));
         on_interval(&row, &h);
         // Warm-up rows are shown live but are not part of the measured series.
         if start.is_some_and(|s| s >= warm_us) {

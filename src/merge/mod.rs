@@ -67,7 +67,7 @@ pub enum MergeError {
         field: String,
     },
     /// Interval rows without histograms cannot be added exactly.
-    #[error("{name} has no interval histograms: it is not a segment's result (run it with --segment I/N)")]
+    #[error("{name} has no interval histograms: an older strain kept them only in a segment's result (run it with --segment I/N)")]
     NoIntervalHistograms {
         /// The input.
         name: String,
@@ -350,7 +350,7 @@ fn whole_config(parts: &[Part], interval: Duration) -> Result<Config, MergeError
     if let Some(target) = doc.rate.as_ref().map(|r| r.target_per_s) {
         let count = f64::from(first.segment.count.max(1));
         config.schedule = Some(Schedule::constant(target * count, config.duration));
-        config.interval = interval;
     }
+    config.interval = Some(interval);
     Ok(config)
 }

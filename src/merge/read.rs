@@ -13,7 +13,7 @@ use super::MergeError;
 use crate::config::Segment;
 use crate::result::{Http2Doc, ResultError, RunDoc};
 use crate::stats::interval::Snapshot;
-use crate::stats::{latency_histogram, unused_histogram, ConnectCause, ErrorKind, Recorder};
+use crate::stats::{latency_histogram, unused_histogram, ConnectCause, ErrorKind, Recorder, STATUS_SLOTS};
 
 /// A result, parsed as far as merging needs.
 #[derive(Debug, Clone)]
@@ -118,6 +118,12 @@ impl Part {
                 errors_by_kind[kind as usize] =
                     row.errors_by_kind.get(kind.name()).copied().unwrap_or(0).min(MAX_COUNT);
             }
+            let mut status = Vec::with_capacity(row.status.len());
+            for (code, responses) in &row.status {
+                let field = at(&format!("status/{code}"));
+                let code = valid(n, &field, code.parse::<u16>().ok().filter(|c| usize::from(*c) < STATUS_SLOTS))?;
+                status.push((code, count(n, &field, *responses)?));
+            }
             let snap = Snapshot {
                 index: u32::try_from(index as u64).unwrap_or(u32::MAX),
                 start_us,
@@ -132,6 +138,7 @@ impl Part {
                 late: count(n, &at("late"), row.late)?,
                 open: count(n, &at("open_connections"), row.open_connections)?,
                 connects: count(n, &at("new_connections"), row.new_connections)?,
+                status,
             };
             out.push((snap, row.target_per_s));
         }

@@ -56,6 +56,7 @@ fn segment(url: &str, index: u32, count: u32, values: &[u64]) -> Value {
                 late: 0,
                 open: 3,
                 connects: if i == 0 { 3 } else { 0 },
+                status: vec![(200, part.len() as u64)],
             }
         })
         .collect();
@@ -118,6 +119,8 @@ fn split_histograms_merge_to_the_whole_one_exactly() {
         assert_eq!(m.series.iter().map(|r| r.requests).collect::<Vec<_>>(), vec![3000, 3000]);
         for r in &m.series {
             assert_eq!(r.target_per_s, Some(3000.0));
+            // The segments' status counts are added too.
+            assert_eq!(r.status, [("200".to_string(), 3000)].into_iter().collect());
         }
     }
 }
@@ -236,7 +239,7 @@ fn malformed_results_are_errors_not_panics() {
                 d["intervals"][0].as_object_mut().unwrap().remove("latency_histogram");
                 d
             },
-            "x.json has no interval histograms: it is not a segment's result (run it with --segment I/N)",
+            "x.json has no interval histograms: an older strain kept them only in a segment's result (run it with --segment I/N)",
         ),
         (
             {

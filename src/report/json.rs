@@ -241,8 +241,14 @@ mod tests {
                 bytes_per_s: 129_000.0,
                 ttfb_mean_us: 0.0,
                 ttfb_p99_us: 0,
-                status: Default::default(),
-                latency_histogram: None,
+                status: [("200".to_string(), 499 + u64::from(i)), ("404".to_string(), 1)].into_iter().collect(),
+                latency_histogram: Some(encode_histogram(&{
+                    let mut h = crate::stats::latency_histogram();
+                    for v in [120, 900, 2_500, 1_500_000] {
+                        let _ = h.record(v);
+                    }
+                    h
+                })),
             })
             .collect()
     }

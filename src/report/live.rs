@@ -1,7 +1,8 @@
 //! What stderr shows while a test runs: the plain progress [`line`] printed once per interval
-//! with `--interval`, and the terminal's [`StatusLine`], one line redrawn in place every
-//! interval in every mode. The CLI's printer owns a `StatusLine` only when stderr is a terminal
-//! and `--quiet` is off; rendering ([`status`], [`bar`]) is pure so it is tested alone.
+//! with `--interval` (once per second of rows joined when the interval was chosen shorter), and
+//! the terminal's [`StatusLine`], one line redrawn in place as often in every mode. The CLI's
+//! printer owns a `StatusLine` only when stderr is a terminal and `--quiet` is off; rendering
+//! ([`status`], [`bar`]) is pure so it is tested alone.
 
 use std::io::Write;
 

@@ -49,7 +49,8 @@ pub struct TextOptions {
 pub struct Outputs {
     /// What the text report shows.
     pub text: TextOptions,
-    /// A progress line on stderr every interval.
+    /// A progress line on stderr every interval (every second when the interval was chosen
+    /// shorter).
     pub progress: bool,
     /// No status line redrawn on a terminal's stderr.
     pub quiet: bool,

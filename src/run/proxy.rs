@@ -75,6 +75,34 @@ pub fn hit_ratio(successes: u64, origin_requests: u64) -> Option<f64> {
 
 pub use crate::result::ProxyRow;
 
+impl ProxyRow {
+    /// The proxy columns of consecutive rows joined, `client` being the same rows' client side
+    /// (joined by [`IntervalRow::combine`]): the origin's counts summed (unknown if any row's
+    /// is), the hit ratio of the summed counts (when any row's origin count is unknown, the mean
+    /// of the known ratios), the first byte's mean weighted by responses and its p99 the rows'
+    /// largest (an upper bound, as `combine` takes it).
+    pub fn combine(rows: &[ProxyRow], client: &[IntervalRow]) -> ProxyRow {
+        let total = |f: fn(&ProxyRow) -> Option<u64>| rows.iter().try_fold(0u64, |a, r| Some(a.saturating_add(f(r)?)));
+        let origin_requests = total(|r| r.origin_requests);
+        let successes = client.iter().fold(0u64, |a, r| a.saturating_add(r.requests.saturating_sub(r.status_errors)));
+        let known: Vec<f64> = rows.iter().filter_map(|r| r.hit_ratio).collect();
+        let hit_ratio = match origin_requests {
+            Some(origin) => hit_ratio(successes, origin),
+            None => (!known.is_empty()).then(|| known.iter().sum::<f64>() / known.len() as f64),
+        };
+        let responses = client.iter().map(|r| r.requests as f64).sum::<f64>();
+        let weighted: f64 = rows.iter().zip(client).map(|(p, c)| p.first_byte_mean_us * c.requests as f64).sum();
+        ProxyRow {
+            start_s: rows.first().map_or(0.0, |r| r.start_s),
+            origin_requests: origin_requests.filter(|_| !rows.is_empty()),
+            origin_new_connections: total(|r| r.origin_new_connections).filter(|_| !rows.is_empty()),
+            hit_ratio,
+            first_byte_mean_us: if responses > 0.0 { weighted / responses } else { 0.0 },
+            first_byte_p99_us: rows.iter().map(|r| r.first_byte_p99_us).max().unwrap_or(0),
+        }
+    }
+}
+
 /// A proxy test's totals.
 #[derive(Debug, Clone)]
 pub struct ProxyResult {
@@ -135,5 +163,45 @@ impl<'a> ProxyTracker<'a> {
             hit_ratio: origin.and_then(|o| hit_ratio(client.requests - client.status_errors, o.requests)),
             rows: self.rows,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A client row of `requests` responses, `status_errors` of them errors.
+    fn client(requests: u64, status_errors: u64) -> IntervalRow {
+        IntervalRow { requests, status_errors, ..IntervalRow::merge(&[], None).0 }
+    }
+
+    /// A proxy row with these origin requests, hit ratio and first-byte mean and p99.
+    fn proxy(start_s: f64, origin: Option<u64>, hit: Option<f64>, ttfb: (f64, u64)) -> ProxyRow {
+        ProxyRow {
+            start_s,
+            origin_requests: origin,
+            origin_new_connections: origin.map(|_| 1),
+            hit_ratio: hit,
+            first_byte_mean_us: ttfb.0,
+            first_byte_p99_us: ttfb.1,
+        }
+    }
+
+    #[test]
+    fn joined_proxy_rows_take_the_hit_ratio_of_their_summed_counts() {
+        let clients = [client(100, 0), client(300, 100)];
+        // 100 and 200 successes; the origin saw 50 and 10: 1 - 60 / 300.
+        let rows = [proxy(0.0, Some(50), Some(0.5), (100.0, 900)), proxy(0.5, Some(10), Some(0.95), (200.0, 400))];
+        let p = ProxyRow::combine(&rows, &clients);
+        assert_eq!((p.start_s, p.origin_requests, p.origin_new_connections), (0.0, Some(60), Some(2)));
+        assert_eq!(p.hit_ratio, Some(0.8));
+        // Weighted by responses: (100 x 100 + 200 x 300) / 400.
+        assert_eq!((p.first_byte_mean_us, p.first_byte_p99_us), (175.0, 900));
+        // An unread origin count leaves the counts unknown and the ratio the mean of those known.
+        let rows = [proxy(0.0, None, None, (0.0, 0)), proxy(0.5, Some(10), Some(0.95), (0.0, 0))];
+        let p = ProxyRow::combine(&rows, &clients);
+        assert_eq!((p.origin_requests, p.hit_ratio), (None, Some(0.95)));
+        let p = ProxyRow::combine(&[], &[]);
+        assert_eq!((p.origin_requests, p.hit_ratio), (None, None));
     }
 }

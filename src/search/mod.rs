@@ -163,6 +163,7 @@ impl SearchConfig {
         load.duration = self.warmup + self.step;
         load.warmup = self.warmup;
         load.schedule = Some(Schedule::constant(rate, load.duration));
+        load.interval = Some(crate::defaults::SEARCH_INTERVAL);
         load
     }
 }

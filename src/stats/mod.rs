@@ -11,7 +11,7 @@ mod summary;
 
 pub use recorder::{
     latency_histogram, unused_histogram, ConnectCause, H2Counts, Pacing, Recorder, TargetCount, LATE_SEND_US,
-    MAX_CONTENT_FAILURES,
+    MAX_CONTENT_FAILURES, STATUS_SLOTS,
 };
 pub use summary::{Distribution, Summary};
 

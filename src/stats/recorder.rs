@@ -5,7 +5,7 @@ use hdrhistogram::Histogram;
 use super::{ErrorKind, MAX_LATENCY_US, SIGNIFICANT_DIGITS};
 
 /// Status codes are three digits, so a flat array indexes them without hashing.
-const STATUS_SLOTS: usize = 1000;
+pub const STATUS_SLOTS: usize = 1000;
 
 /// Everything one worker thread measured.
 #[derive(Debug, Clone)]

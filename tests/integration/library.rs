@@ -54,7 +54,7 @@ fn runs_are_library_calls_in_a_loop() {
         load.threads = 1;
         load.connections = 4;
         load.duration = Duration::from_secs(1);
-        load.interval = Duration::from_millis(250);
+        load.interval = Some(Duration::from_millis(250));
         load.schedule = Some(Schedule::constant(rate, load.duration));
         let origin = OriginPlacement::InProcess { listener, config: OriginConfig { threads: 1, ..Default::default() } };
         let mut seen = Seen::default();
@@ -82,7 +82,7 @@ fn a_warm_up_is_load_but_not_measured() {
     load.connections = 4;
     load.duration = Duration::from_secs(2);
     load.warmup = Duration::from_secs(1);
-    load.interval = Duration::from_millis(250);
+    load.interval = Some(Duration::from_millis(250));
     load.schedule = Some(Schedule::constant(400.0, load.duration));
     let origin = OriginPlacement::InProcess { listener, config: OriginConfig { threads: 1, ..Default::default() } };
     let mut seen = Seen::default();
@@ -115,7 +115,7 @@ fn a_library_caller_gets_the_verdicts_and_the_abort() {
     load.threads = 1;
     load.connections = 2;
     load.duration = Duration::from_secs(10);
-    load.interval = Duration::from_millis(100);
+    load.interval = Some(Duration::from_millis(100));
     let checks = Checks {
         thresholds: vec![Threshold::parse("errors<1").unwrap(), Threshold::parse("max<1us").unwrap()],
         abort_on_fail: true,

@@ -29,6 +29,7 @@ mod report;
 mod requests;
 mod script;
 mod segments;
+mod series;
 mod signals;
 mod thresholds;
 mod tls;

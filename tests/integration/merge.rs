@@ -114,16 +114,21 @@ fn three_segments_merge_into_the_one_test_the_origin_served() {
     let per_s = m["requests_per_s"].as_f64().unwrap();
     assert!((per_s - requests as f64 / duration_s).abs() < 1e-6);
 
-    // Intervals aligned by wall clock: two rows of about 3,000, adding up to the total.
+    // Intervals aligned by wall clock: the 2 s test's forty 50 ms rows, two seconds of about
+    // 3,000, adding up to the total, status by status too.
     let rows = m["intervals"].as_array().unwrap();
-    assert_eq!(rows.len(), 2, "{rows:#?}");
+    assert_eq!(rows.len(), 40, "{rows:#?}");
     for (i, row) in rows.iter().enumerate() {
-        assert_eq!(row["start_s"], i as f64);
-        assert_eq!(row["target_per_s"], 3000.0);
-        let n = row["requests"].as_u64().unwrap();
-        assert!(n.abs_diff(3000) <= 60, "row {i}: {n}");
+        assert_eq!(row["start_s"], (i * 50_000) as f64 / 1e6);
+        let target = row["target_per_s"].as_f64().unwrap();
+        assert!((target - 3000.0).abs() < 1e-6, "{row}");
+    }
+    for (i, second) in rows.chunks(20).enumerate() {
+        let n: u64 = second.iter().map(|r| r["requests"].as_u64().unwrap()).sum();
+        assert!(n.abs_diff(3000) <= 60, "second {i}: {n}");
     }
     assert_eq!(rows.iter().map(|r| r["requests"].as_u64().unwrap()).sum::<u64>(), requests);
+    assert_eq!(rows.iter().map(|r| r["status"]["200"].as_u64().unwrap_or(0)).sum::<u64>(), requests);
 
     // wrk's text, for the whole test.
     assert!(

@@ -213,7 +213,10 @@ pub struct TextFlags {
 /// What a single run shows and does while it goes.
 #[derive(Debug, Args)]
 pub struct LiveFlags {
-    /// Print a progress line on stderr every T (default in rate mode: 1s; closed loop: none).
+    /// Cut the time series (JSON, HTML, --hdr-log) every T and print a progress line on stderr
+    /// for each row. Without it: T from the run's length (1s from 40s up, else the longest of
+    /// 500ms, 200ms, ... 10ms giving 40 rows; -n: 100ms), a line a second in rate mode, none in
+    /// closed loop.
     #[arg(long = "interval", value_name = "T", value_parser = units::duration)]
     pub interval: Option<Duration>,
     /// Do not draw the live status line (drawn on stderr only when it is a terminal).

@@ -67,7 +67,7 @@ pub struct RunnerFlags {
     #[arg(long = "prepare-b", value_name = "CMD")]
     pub prepare_b: Option<String>,
     /// The time series' interval of each run (its charts, and the samples of a comparison of
-    /// single saved runs).
+    /// single saved runs) [default: 1s].
     #[arg(long = "interval", value_name = "T", value_parser = units::duration)]
     pub interval: Option<std::time::Duration>,
     /// Keep each run's result JSON in DIR (a-1.json, b-1.json, …; created if missing).
