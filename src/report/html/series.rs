@@ -33,46 +33,14 @@ impl PageRows {
             let hist = merged(group);
             let row = match (&hist, group) {
                 (_, [one]) => one.clone(),
-                (Some(h), _) => combine(group, h),
-                (None, _) => combine(group, &crate::stats::latency_histogram()),
+                (Some(h), _) => IntervalRow::combine(group, h),
+                (None, _) => IntervalRow::combine(group, &crate::stats::latency_histogram()),
             };
             rows.push(row);
             histograms.push(hist);
         }
         PageRows { rows, histograms, per_column }
     }
-}
-
-/// Consecutive rows as one (temporary until the series module's own combine lands).
-fn combine(rows: &[IntervalRow], h: &Histogram<u64>) -> IntervalRow {
-    let mut out = rows[0].clone();
-    let length: f64 = rows.iter().map(|r| r.length_s).sum();
-    out.length_s = length;
-    out.requests = rows.iter().map(|r| r.requests).sum();
-    out.errors = rows.iter().map(|r| r.errors).sum();
-    out.status_errors = rows.iter().map(|r| r.status_errors).sum();
-    out.late = rows.iter().map(|r| r.late).sum();
-    out.new_connections = rows.iter().map(|r| r.new_connections).sum();
-    out.open_connections = rows[rows.len() - 1].open_connections;
-    out.achieved_per_s = if length > 0.0 { out.requests as f64 / length } else { 0.0 };
-    out.target_per_s = rows[0]
-        .target_per_s
-        .map(|_| rows.iter().map(|r| r.target_per_s.unwrap_or(0.0) * r.length_s).sum::<f64>() / length.max(1e-9));
-    let at = |q: f64| if h.is_empty() { 0 } else { h.value_at_quantile(q) };
-    (out.p50_us, out.p90_us, out.p99_us, out.max_us) =
-        (at(0.5), at(0.9), at(0.99), if h.is_empty() { 0 } else { h.max() });
-    for m in [&mut out.errors_by_kind, &mut out.status] {
-        m.clear();
-    }
-    for r in rows {
-        for (k, v) in &r.errors_by_kind {
-            *out.errors_by_kind.entry(k.clone()).or_default() += v;
-        }
-        for (k, v) in &r.status {
-            *out.status.entry(k.clone()).or_default() += v;
-        }
-    }
-    out
 }
 
 /// The rows' histograms added up; `None` when a row has none.
