@@ -191,7 +191,7 @@ fn a_run_with_a_stall_and_a_failing_threshold_says_so_first_and_draws_the_stall(
     // Throughput, latency (linear and log), heatmap, distribution, spectrum, status codes,
     // connections, late sends.
     let dom = check_page(&page, 9);
-    screenshot(&page, "report-run.png", 2000);
+    screenshot(&page, "report-run.png", 2250);
     // The answer comes first: the failed threshold with its value, as the text report says it.
     let answer = dom.find("data-verdict=\"fail\"").expect("no verdict");
     assert!(answer < dom.find("<svg").unwrap(), "the verdict is not first");
@@ -240,7 +240,7 @@ fn stages_errors_and_http2_get_their_panels() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     // The run's nine charts and the errors chart.
     let dom = check_page(&page, 10);
-    screenshot(&page, "report-errors-h2.png", 2000);
+    screenshot(&page, "report-errors-h2.png", 2500);
     assert!(titles(&dom).contains(&"Errors by kind".to_string()), "{:?}", titles(&dom));
     assert!(dom.contains("class=\"legend\">status<"), "the status errors' layer");
     assert!(dom.contains("class=\"legend\">503<"), "the status code's layer");
@@ -259,7 +259,7 @@ fn saved_results_overlay_a_proxy_run_gets_its_charts_and_a_comparison_opens_with
     assert_eq!(proxy.code, 0, "{}", proxy.stderr);
     // The run's eight (closed loop: no late sends) and hit ratio, first byte.
     let dom = check_page(&page, 10);
-    screenshot(&page, "report-proxy.png", 2000);
+    screenshot(&page, "report-proxy.png", 2300);
     assert!(
         titles(&dom).contains(&"Hit ratio".to_string())
             && titles(&dom).contains(&"First byte and full response, p99".to_string())

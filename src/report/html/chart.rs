@@ -222,14 +222,14 @@ fn tip_json(
 
 /// A line chart; an empty one says so in its middle.
 pub fn lines(f: &Frame, series: &[Line]) -> String {
-    let shown: Vec<&Line> = series.iter().filter(|s| !s.points.is_empty()).collect();
+    let shown: Vec<&Line> = series.iter().filter(|s| s.points.iter().any(|p| p.1.is_finite())).collect();
     let entries: Vec<(&str, &str, &str)> = shown.iter().map(|s| (s.name.as_str(), s.colour, s.dash)).collect();
     // The tooltip follows the series with the most points; each series shows its value nearest.
     let guide = shown.iter().max_by_key(|s| s.points.len());
     let xs: Vec<f64> = guide.map(|g| g.points.iter().map(|p| p.0).collect()).unwrap_or_default();
     let values: Vec<Vec<String>> = xs
         .iter()
-        .map(|&x| shown.iter().map(|s| nearest(&s.points, x).map_or_else(String::new, |y| (f.y_tip)(y))).collect())
+        .map(|&x| shown.iter().map(|s| nearest(&s.points, x).map_or_else(|| "-".into(), |y| (f.y_tip)(y))).collect())
         .collect();
     let headers: Vec<String> = xs.iter().map(|&x| (f.x_tip)(x)).collect();
     let names: Vec<&str> = shown.iter().map(|s| s.name.as_str()).collect();
@@ -241,41 +241,46 @@ pub fn lines(f: &Frame, series: &[Line]) -> String {
         let _ = write!(out, "<text x=\"{:.1}\" y=\"{:.1}\" class=\"empty\">no data</text>", W / 2.0, H / 2.0);
     }
     for s in &shown {
-        let pts: Vec<String> = s
+        // A point that is not a number (an interval without responses) breaks the line there.
+        let runs: Vec<Vec<String>> = s
             .points
-            .iter()
-            .filter(|(x, y)| x.is_finite() && y.is_finite())
-            .map(|&(x, y)| format!("{:.1},{:.1}", plot.px(&f.x, x), plot.py(&f.y, y)))
+            .split(|(x, y)| !x.is_finite() || !y.is_finite())
+            .filter(|run| !run.is_empty())
+            .map(|run| run.iter().map(|&(x, y)| format!("{:.1},{:.1}", plot.px(&f.x, x), plot.py(&f.y, y))).collect())
             .collect();
         if s.fill {
-            if let (Some(first), Some(last)) = (s.points.first(), s.points.last()) {
+            for (pts, run) in
+                runs.iter().zip(s.points.split(|(x, y)| !x.is_finite() || !y.is_finite()).filter(|r| !r.is_empty()))
+            {
                 let base = H - MB;
                 let _ = write!(
                     out,
                     "<polygon points=\"{:.1},{base} {} {:.1},{base}\" fill=\"{}\" class=\"area\"/>",
-                    plot.px(&f.x, first.0),
+                    plot.px(&f.x, run[0].0),
                     pts.join(" "),
-                    plot.px(&f.x, last.0),
+                    plot.px(&f.x, run[run.len() - 1].0),
                     s.colour
                 );
             }
         }
-        let _ = write!(
-            out,
-            "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" stroke-dasharray=\"{}\"/>",
-            pts.join(" "),
-            s.colour,
-            s.width,
-            s.dash
-        );
+        for pts in &runs {
+            let _ = write!(
+                out,
+                "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" stroke-dasharray=\"{}\"/>",
+                pts.join(" "),
+                s.colour,
+                s.width,
+                s.dash
+            );
+        }
     }
     out.push_str("</svg>");
     out
 }
 
-/// The y of the point of `points` nearest `x`.
+/// The y of the point of `points` nearest `x`; none where the line is broken.
 fn nearest(points: &[(f64, f64)], x: f64) -> Option<f64> {
-    points.iter().min_by(|a, b| (a.0 - x).abs().total_cmp(&(b.0 - x).abs())).map(|p| p.1)
+    points.iter().min_by(|a, b| (a.0 - x).abs().total_cmp(&(b.0 - x).abs())).map(|p| p.1).filter(|y| y.is_finite())
 }
 
 /// One layer of a stacked chart: a value per column.

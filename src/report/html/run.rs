@@ -290,7 +290,7 @@ fn panel(chart: &str, caption: &str) -> String {
     }
 }
 
-/// The largest y of `lines`.
+/// The largest y of `lines` (gaps left out).
 fn top(lines: &[Line]) -> f64 {
     lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).filter(|v| v.is_finite()).fold(0.0, f64::max)
 }
@@ -390,12 +390,17 @@ fn percentiles(o: &Overlay, tl: &Timeline, note: &str) -> String {
     let mut lines = Vec::new();
     for i in 0..o.results.len() {
         for (k, (role, pick)) in roles.iter().enumerate() {
-            let pts = tl.points(i, |r| (r.requests > 0).then(|| pick(r) as f64));
+            // No response in an interval (a stall) leaves a gap rather than a line across it.
+            let pts = tl.points(i, |r| Some(if r.requests > 0 { pick(r) as f64 } else { f64::NAN }));
             lines.push(Line::new(named(o, i, role), tint(o, i, k), pts).dashed(dash(o, k)));
         }
     }
     let max = top(&lines);
-    let low = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).filter(|v| *v > 0.0).fold(f64::MAX, f64::min);
+    let low = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.1))
+        .filter(|v| *v > 0.0 && v.is_finite())
+        .fold(f64::MAX, f64::min);
     let (unit, size) = latency_unit(max);
     let title = format!("Latency ({unit})");
     let log_low = if low < f64::MAX { low } else { 1.0 };
