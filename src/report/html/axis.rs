@@ -64,6 +64,18 @@ impl Axis {
         Axis { scale, ticks, decimals: decimals(step), divisor, title: title.to_string(), kind: "lin" }
     }
 
+    /// A linear axis of whole counts from 0 to at least `hi`: steps of at least 1.
+    pub fn count(hi: f64, title: &str) -> Axis {
+        let mut a = Axis::linear(0.0, hi.max(1.0), title, 1.0);
+        if a.decimals > 0 {
+            let top = a.ticks.last().copied().unwrap_or(1.0).ceil().max(1.0);
+            a.ticks = (0..=top as u64).map(|v| v as f64).collect();
+            a.scale = Scale::Linear { lo: 0.0, hi: top };
+            a.decimals = 0;
+        }
+        a
+    }
+
     /// A linear axis with the first and last values exactly `lo` and `hi` (time: the run's span)
     /// and ticks on the 1-2-5 grid inside.
     pub fn span(lo: f64, hi: f64, title: &str, divisor: f64) -> Axis {
@@ -270,6 +282,14 @@ mod tests {
         let t = Axis::span(0.0, 8.0, "Time (s)", 1.0);
         assert_eq!(t.ticks, vec![0.0, 2.0, 4.0, 6.0, 8.0]);
         assert_eq!(t.scale, Scale::Linear { lo: 0.0, hi: 8.0 });
+    }
+
+    #[test]
+    fn count_axes_step_by_whole_numbers() {
+        // Two connections: 0, 1, 2 rather than 0.0, 0.5, 1.0, 1.5, 2.0.
+        assert_eq!(Axis::count(2.0, "Connections").ticks, vec![0.0, 1.0, 2.0]);
+        assert_eq!(Axis::count(0.0, "Connections").ticks, vec![0.0, 1.0]);
+        assert_eq!(Axis::count(3240.0, "Errors").ticks, vec![0.0, 1000.0, 2000.0, 3000.0, 4000.0]);
     }
 
     #[test]

@@ -656,7 +656,7 @@ fn errors(o: &Overlay, tl: &Timeline) -> String {
         let f = Frame {
             title: &title,
             x: tl.axis(),
-            y: Axis::linear(0.0, total, "Errors per interval", 1.0),
+            y: Axis::count(total, "Errors per interval"),
             marks: tl.marks.clone(),
             x_tip: &at_time,
             y_tip: &count,
@@ -681,7 +681,7 @@ fn connections(o: &Overlay, tl: &Timeline) -> String {
     let f = Frame {
         title: "Connections",
         x: tl.axis(),
-        y: Axis::linear(0.0, top(&lines), "Connections", 1.0),
+        y: Axis::count(top(&lines), "Connections"),
         marks: tl.marks.clone(),
         x_tip: &at_time,
         y_tip: &count,
@@ -710,7 +710,7 @@ fn late(o: &Overlay, tl: &Timeline) -> String {
     let f = Frame {
         title: "Late sends (rate mode)",
         x: tl.axis(),
-        y: Axis::linear(0.0, top(&lines), "Sends over 1 ms late per interval", 1.0),
+        y: Axis::count(top(&lines), "Sends over 1 ms late per interval"),
         marks: tl.marks.clone(),
         x_tip: &at_time,
         y_tip: &count,
@@ -771,31 +771,43 @@ fn proxy(o: &Overlay, tl: &Timeline) -> String {
 }
 
 fn http2(o: &Overlay) -> String {
-    let mut out = String::from("<figure class=\"panel\" data-panel=\"http2\"><h3>HTTP/2</h3><table><tr><th>result</th><th>protocol</th><th>streams per connection</th><th>GOAWAYs</th><th>retried</th><th>protocol errors</th><th>flow-control stalls</th><th class=\"l\">resets by code</th><th>header compression</th></tr>");
-    for (label, d) in o.results {
-        let Some(h) = &d.http2 else { continue };
-        let resets = if h.resets.is_empty() {
-            "none".to_string()
-        } else {
-            h.resets.iter().map(|(k, v)| format!("{k} {}", grouped(*v as f64, 0))).collect::<Vec<_>>().join(", ")
-        };
-        let saved = if h.header_bytes > 0 {
-            format!("{:.0}%", 100.0 * (1.0 - h.header_frame_bytes as f64 / h.header_bytes as f64))
-        } else {
-            "-".into()
-        };
-        let _ = write!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td data-metric=\"goaways\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td>{saved} saved</td></tr>",
-            esc(label),
-            esc(&h.protocol),
-            h.streams_per_connection,
-            grouped(h.goaways as f64, 0),
-            grouped(h.retried as f64, 0),
-            grouped(h.protocol_errors as f64, 0),
-            grouped(h.flow_control_stalls as f64, 0),
-            esc(&resets),
-        );
+    // Figures down, results across: the panel stays narrow however many figures there are.
+    let docs: Vec<(&String, &crate::result::Http2Doc)> =
+        o.results.iter().filter_map(|(l, d)| Some((l, d.http2.as_ref()?))).collect();
+    let mut out = String::from("<figure class=\"panel\" data-panel=\"http2\"><h3>HTTP/2</h3><table><tr><th></th>");
+    for (label, _) in &docs {
+        let _ = write!(out, "<th>{}</th>", esc(label));
+    }
+    out.push_str("</tr>");
+    type Figure = fn(&crate::result::Http2Doc) -> String;
+    let rows: [(&str, &str, Figure); 8] = [
+        ("protocol", "h2_protocol", |h| h.protocol.clone()),
+        ("streams per connection", "streams", |h| h.streams_per_connection.to_string()),
+        ("GOAWAYs received", "goaways", |h| grouped(h.goaways as f64, 0)),
+        ("requests sent again after a GOAWAY", "retried", |h| grouped(h.retried as f64, 0)),
+        ("connections ended by protocol errors", "protocol_errors", |h| grouped(h.protocol_errors as f64, 0)),
+        ("bodies that waited for flow control", "stalls", |h| grouped(h.flow_control_stalls as f64, 0)),
+        ("streams reset, by code", "resets", |h| {
+            if h.resets.is_empty() {
+                "none".into()
+            } else {
+                h.resets.iter().map(|(k, v)| format!("{k} {}", grouped(*v as f64, 0))).collect::<Vec<_>>().join(", ")
+            }
+        }),
+        ("header compression", "compression", |h| {
+            if h.header_bytes > 0 {
+                format!("{:.0}% saved", 100.0 * (1.0 - h.header_frame_bytes as f64 / h.header_bytes as f64))
+            } else {
+                "-".into()
+            }
+        }),
+    ];
+    for (name, metric, figure) in rows {
+        let _ = write!(out, "<tr><td>{name}</td>");
+        for (_, h) in &docs {
+            let _ = write!(out, "<td data-metric=\"{metric}\">{}</td>", esc(&figure(h)));
+        }
+        out.push_str("</tr>");
     }
     out.push_str("</table><figcaption>Stream resets also appear over time among the errors (kind reset).</figcaption></figure>\n");
     out
