@@ -246,7 +246,10 @@ fn stages_errors_and_http2_get_their_panels() {
     assert!(dom.contains("class=\"legend\">503<"), "the status code's layer");
     assert!(dom.contains("Dotted lines: stage boundaries.") && dom.contains("class=\"mark\""), "stage marks");
     assert!(dom.contains("data-panel=\"http2\""), "HTTP/2 panel");
-    assert_eq!((cell(&dom, "streams", 0), cell(&dom, "goaways", 0)), ("2".to_string(), grouped(run.num("/http2/goaways"))));
+    assert_eq!(
+        (cell(&dom, "streams", 0), cell(&dom, "goaways", 0)),
+        ("2".to_string(), grouped(run.num("/http2/goaways")))
+    );
     assert_eq!(cell(&dom, "protocol", 0), "h2c");
     assert_eq!(cell(&dom, "errors", 0), grouped(run.num("/requests")));
 }

@@ -293,6 +293,12 @@ pub struct Layer {
     pub values: Vec<f64>,
 }
 
+/// The height of the tallest stack of `layers`.
+pub fn stack_height(layers: &[Layer]) -> f64 {
+    let columns = layers.iter().map(|l| l.values.len()).max().unwrap_or(0);
+    (0..columns).map(|k| layers.iter().filter_map(|l| l.values.get(k)).sum::<f64>()).fold(0.0, f64::max)
+}
+
 /// Stacked areas over columns `xs` (the x of each column, the data's unit): layer over layer,
 /// the first at the bottom.
 pub fn stacked(f: &Frame, xs: &[f64], layers: &[Layer]) -> String {

@@ -5,6 +5,7 @@
 //! codes, errors (only when there are some), connections, and the panels of rate mode, proxy
 //! tests and HTTP/2 when the result has them. Several results overlay, one colour each.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::axis::{grouped, latency, latency_unit, time_unit, Axis};
@@ -14,6 +15,7 @@ use super::series::{buckets, edge, PageRows};
 use crate::report::text::threshold_value;
 use crate::result::RunDoc;
 use crate::stats::codec::decode_histogram;
+use crate::stats::interval::IntervalRow;
 use crate::verdict::Threshold;
 
 /// The results a page draws: label, result and the colour index of each.
@@ -254,8 +256,13 @@ impl Timeline {
         Axis::span(self.span.0, self.span.1, &format!("Time ({})", self.unit.0), self.unit.1)
     }
 
+    /// The middle of each of result `i`'s rows.
+    fn middles(&self, i: usize) -> Vec<f64> {
+        self.rows[i].rows.iter().map(|r| r.start_s + r.length_s / 2.0).collect()
+    }
+
     /// Each result's (middle of row, value) pairs.
-    fn points(&self, i: usize, value: impl Fn(&crate::stats::interval::IntervalRow) -> Option<f64>) -> Vec<(f64, f64)> {
+    fn points(&self, i: usize, value: impl Fn(&IntervalRow) -> Option<f64>) -> Vec<(f64, f64)> {
         self.rows[i].rows.iter().filter_map(|r| Some((r.start_s + r.length_s / 2.0, value(r)?))).collect()
     }
 }
@@ -264,6 +271,14 @@ impl Timeline {
 /// zeros (10 µs to 10 s reads 0.01 to 10,000 ms).
 fn log_unit(lo_us: f64, hi_us: f64) -> (&'static str, f64) {
     latency_unit((lo_us.max(1.0) * hi_us.max(1.0)).sqrt())
+}
+
+/// The keys of a per-row map (status codes, error kinds) seen in any row, sorted.
+fn keys(rows: &[IntervalRow], map: fn(&IntervalRow) -> &BTreeMap<String, u64>) -> Vec<&String> {
+    let mut keys: Vec<&String> = rows.iter().flat_map(|r| map(r).keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys
 }
 
 /// A time tooltip header.
@@ -384,7 +399,7 @@ fn throughput(o: &Overlay, tl: &Timeline, note: &str) -> String {
 }
 
 fn percentiles(o: &Overlay, tl: &Timeline, note: &str) -> String {
-    type Pick = fn(&crate::stats::interval::IntervalRow) -> u64;
+    type Pick = fn(&IntervalRow) -> u64;
     let roles: [(&str, Pick); 4] =
         [("p50", |r| r.p50_us), ("p90", |r| r.p90_us), ("p99", |r| r.p99_us), ("max", |r| r.max_us)];
     let mut lines = Vec::new();
@@ -584,13 +599,11 @@ fn status_colour(code: &str, nth_in_class: usize) -> &'static str {
 
 fn status(o: &Overlay, tl: &Timeline, i: usize, label: &str) -> String {
     let rows = &tl.rows[i].rows;
-    let mut codes: Vec<&String> = rows.iter().flat_map(|r| r.status.keys()).collect();
-    codes.sort();
-    codes.dedup();
+    let codes = keys(rows, |r| &r.status);
     if codes.is_empty() {
         return String::new();
     }
-    let xs: Vec<f64> = rows.iter().map(|r| r.start_s + r.length_s / 2.0).collect();
+    let xs = tl.middles(i);
     let mut seen = [0usize; 10];
     let layers: Vec<Layer> = codes
         .iter()
@@ -608,12 +621,11 @@ fn status(o: &Overlay, tl: &Timeline, i: usize, label: &str) -> String {
             }
         })
         .collect();
-    let total = (0..xs.len()).map(|k| layers.iter().map(|l| l.values[k]).sum::<f64>()).fold(0.0, f64::max);
     let title = if o.single() { "Status codes".to_string() } else { format!("Status codes: {label}") };
     let f = Frame {
         title: &title,
         x: tl.axis(),
-        y: Axis::linear(0.0, total, "Responses per second", 1.0),
+        y: Axis::linear(0.0, chart::stack_height(&layers), "Responses per second", 1.0),
         marks: tl.marks.clone(),
         x_tip: &at_time,
         y_tip: &per_s,
@@ -628,9 +640,7 @@ fn errors(o: &Overlay, tl: &Timeline) -> String {
     let mut out = String::new();
     for (i, (label, _)) in o.results.iter().enumerate() {
         let rows = &tl.rows[i].rows;
-        let mut kinds: Vec<&String> = rows.iter().flat_map(|r| r.errors_by_kind.keys()).collect();
-        kinds.sort();
-        kinds.dedup();
+        let kinds = keys(rows, |r| &r.errors_by_kind);
         if kinds.is_empty() {
             if !o.single() {
                 let _ = writeln!(
@@ -641,7 +651,7 @@ fn errors(o: &Overlay, tl: &Timeline) -> String {
             }
             continue;
         }
-        let xs: Vec<f64> = rows.iter().map(|r| r.start_s + r.length_s / 2.0).collect();
+        let xs = tl.middles(i);
         let layers: Vec<Layer> = kinds
             .iter()
             .enumerate()
@@ -651,12 +661,11 @@ fn errors(o: &Overlay, tl: &Timeline) -> String {
                 values: rows.iter().map(|r| r.errors_by_kind.get(*kind).copied().unwrap_or(0) as f64).collect(),
             })
             .collect();
-        let total = (0..xs.len()).map(|k| layers.iter().map(|l| l.values[k]).sum::<f64>()).fold(0.0, f64::max);
         let title = if o.single() { "Errors by kind".to_string() } else { format!("Errors by kind: {label}") };
         let f = Frame {
             title: &title,
             x: tl.axis(),
-            y: Axis::count(total, "Errors per interval"),
+            y: Axis::count(chart::stack_height(&layers), "Errors per interval"),
             marks: tl.marks.clone(),
             x_tip: &at_time,
             y_tip: &count,
