@@ -7,8 +7,8 @@
 //! else, so the page makes no request and renders the same offline or mailed.
 //!
 //! Layout: [`axis`] (1-2-5 ticks, units, thousands separators), [`chart`] (lines, stacked
-//! areas, heatmap), [`series`] (the rows a page draws), [`run`] (the run page's blocks and
-//! panels), [`search`] (the find-max page).
+//! areas, heatmap), [`series`] (the rows a page draws), `summary` (the answer and summary
+//! blocks), `panels` (the run page's charts), `search` (the find-max page).
 
 use std::fmt::Write;
 
@@ -16,11 +16,11 @@ use crate::result::RunDoc;
 
 pub mod axis;
 pub mod chart;
-pub mod run;
+mod panels;
 mod search;
 pub mod series;
+mod summary;
 
-pub use run::Overlay;
 pub use search::render_search;
 
 /// The page's style: light and dark themes, a two-column grid on wide screens, print.
@@ -46,6 +46,29 @@ fn head(title: &str) -> String {
         t = esc(title)
     );
     out
+}
+
+/// The results a page draws: label, result and the colour index of each.
+pub struct Overlay<'a> {
+    /// (label, result), in the order given.
+    pub results: &'a [(String, RunDoc)],
+    /// Each result's colour (a comparison colours by side when it has many runs).
+    pub colours: Vec<usize>,
+}
+
+impl<'a> Overlay<'a> {
+    /// One colour per result.
+    pub fn new(results: &'a [(String, RunDoc)]) -> Overlay<'a> {
+        Overlay { results, colours: (0..results.len()).collect() }
+    }
+
+    pub(crate) fn colour(&self, i: usize) -> &'static str {
+        chart::colour(self.colours.get(i).copied().unwrap_or(i))
+    }
+
+    pub(crate) fn single(&self) -> bool {
+        self.results.len() == 1
+    }
 }
 
 /// The end of a page: the script, then the closing tags.
@@ -95,14 +118,14 @@ pub fn render(results: &[(String, RunDoc)]) -> String {
 pub fn render_page(title: &str, o: &Overlay, verdict: &str) -> String {
     let mut out = head(title);
     if verdict.is_empty() {
-        out.push_str(&run::answer(o));
+        out.push_str(&summary::answer(o));
     } else {
         out.push_str(verdict);
     }
     out.push_str(&meta(o));
-    out.push_str(&run::summary(o));
-    out.push_str(&run::targets(o));
-    out.push_str(&run::panels(o));
+    out.push_str(&summary::summary(o));
+    out.push_str(&summary::targets(o));
+    out.push_str(&panels::panels(o));
     tail(&mut out);
     out
 }
