@@ -576,25 +576,6 @@ mod tests {
     }
 
     #[test]
-    fn sub_second_rows_are_joined_into_seconds_before_they_count() {
-        let golden =
-            std::fs::read_to_string(format!("{}/tests/golden/json_closed_loop.json", env!("CARGO_MANIFEST_DIR")))
-                .unwrap();
-        let mut doc = runs::parse_result("a.json", &golden).unwrap();
-        let mut h = crate::stats::latency_histogram();
-        h.record_n(1_000, 10).unwrap();
-        let mut row = doc.intervals[0].clone();
-        (row.length_s, row.requests) = (0.1, 10);
-        row.latency_histogram = Some(crate::stats::codec::encode_histogram(&h));
-        // 3 s of 100 ms rows: three 1 s rows of 100 requests.
-        doc.intervals =
-            (0..30).map(|i| crate::result::IntervalRow { start_s: f64::from(i) / 10.0, ..row.clone() }).collect();
-        let joined = runs::intervals(&doc);
-        assert_eq!(joined.len(), 3);
-        assert!(joined.iter().all(|r| r.requests == 100.0 && (r.length_s - 1.0).abs() < 1e-9));
-    }
-
-    #[test]
     fn results_of_different_tests_are_named() {
         let golden =
             std::fs::read_to_string(format!("{}/tests/golden/json_closed_loop.json", env!("CARGO_MANIFEST_DIR")))

@@ -106,17 +106,9 @@ pub fn parse_result(path: &str, text: &str) -> Result<RunDoc, CompareError> {
     RunDoc::parse(text).map_err(|e| CompareError::NotResult { path: path.to_string(), why: e.to_string() })
 }
 
-/// A run's interval series, in rows of at least a second: the run-to-run noise the one-run
-/// rule holds changes against was measured on 1 s rows, and shorter rows (a short run's
-/// automatic interval) would make many small, noisy samples of one run look like strong
-/// evidence. Rows are joined exactly (their histograms merged) where the result has them.
+/// A run's interval series.
 pub fn intervals(doc: &RunDoc) -> Vec<Interval> {
-    let span = crate::defaults::COMPARE_INTERVAL;
-    let short = doc.intervals.iter().any(|r| r.length_s > 0.0 && r.length_s < span.as_secs_f64() * 0.9);
-    let joined = if short { crate::stats::interval::IntervalRow::join(&doc.intervals, span) } else { None };
-    joined
-        .as_deref()
-        .unwrap_or(&doc.intervals)
+    doc.intervals
         .iter()
         .map(|r| Interval {
             length_s: r.length_s,
