@@ -30,6 +30,7 @@ pub mod engine;
 pub mod h2;
 pub mod http;
 pub mod merge;
+pub mod metrics;
 pub mod net;
 pub mod origin;
 pub mod plan;
