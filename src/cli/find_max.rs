@@ -19,7 +19,7 @@ pub fn run(f: &FindMaxFlags) -> Result<i32, CliError> {
     let (load, workload) = load(f)?;
     let config = search_config(&f.search, load, workload)?;
     let stop = super::stop_flag()?;
-    search_and_report(&config, &stop, f.files.json.as_deref(), f.files.html.as_deref())
+    search_and_report(&config, &stop, f.files.json.as_deref(), f.files.html.as_deref(), &f.metrics.settings(None))
 }
 
 /// The load every step runs, from the flags a search shares with a run.
@@ -73,11 +73,12 @@ pub fn search_with_origin(
     origin_config: &crate::origin::OriginConfig,
     json: Option<&std::path::Path>,
     html: Option<&std::path::Path>,
+    metrics: &crate::metrics::Settings,
 ) -> Result<i32, CliError> {
     let origin_stop = AtomicBool::new(false);
     std::thread::scope(|s| {
         let server = s.spawn(|| crate::origin::run(listener, origin_config, &origin_stop));
-        let code = search_and_report(config, stop, json, html);
+        let code = search_and_report(config, stop, json, html, metrics);
         origin_stop.store(true, std::sync::atomic::Ordering::Relaxed);
         server.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
         code
@@ -91,6 +92,10 @@ struct Printer<'a> {
     watch: &'a [u32],
     /// The table's header is printed once, after the probe's line.
     table: bool,
+    /// Live metrics over every step.
+    metrics: Option<crate::metrics::Exporter>,
+    /// Each step's warm-up, seconds (its rows before it are not counted).
+    warmup_s: f64,
 }
 
 impl Printer<'_> {
@@ -106,12 +111,35 @@ impl SearchObserver for Printer<'_> {
         let _ = self.out.write_all(text::probed(per_s, start, self.connections).as_bytes());
     }
 
-    fn step_started(&mut self, _rate: f64) {
+    fn step_started(&mut self, rate: f64) {
+        if let Some(m) = self.metrics.as_mut() {
+            m.step_started(rate, self.warmup_s);
+        }
         self.table();
         let _ = self.out.flush();
     }
 
+    fn interval(
+        &mut self,
+        row: &crate::stats::interval::IntervalRow,
+        latency: &hdrhistogram::Histogram<u64>,
+        proxy: Option<&crate::run::proxy::ProxyRow>,
+    ) {
+        if let Some(m) = self.metrics.as_mut() {
+            m.row(row, latency, proxy);
+        }
+    }
+
+    fn step_finished(&mut self, result: &crate::run::RunResult) {
+        if let Some(m) = self.metrics.as_mut() {
+            m.finished(result);
+        }
+    }
+
     fn step(&mut self, step: &Step) {
+        if let Some(m) = self.metrics.as_mut() {
+            m.step_ended(step.verdict.name());
+        }
         let _ = self.out.write_all(text::step_line(step).as_bytes());
         let _ = self.out.flush();
     }
@@ -123,13 +151,23 @@ pub fn search_and_report(
     stop: &AtomicBool,
     json: Option<&std::path::Path>,
     html: Option<&std::path::Path>,
+    metrics: &crate::metrics::Settings,
 ) -> Result<i32, CliError> {
     for path in [json, html].into_iter().flatten() {
         super::check_writable(path)?;
     }
+    // Steps' rows before their warm-up's end are not counted; the probe's rows are not either.
+    let metrics = super::print::start_metrics(metrics, config.warmup.as_secs_f64())?;
     let to_stdout = json.is_some_and(|p| p.as_os_str() == "-");
     let out: Box<dyn Write> = if to_stdout { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };
-    let mut printer = Printer { out, connections: config.load.connections, watch: &config.watch, table: false };
+    let mut printer = Printer {
+        out,
+        connections: config.load.connections,
+        watch: &config.watch,
+        table: false,
+        metrics,
+        warmup_s: config.warmup.as_secs_f64(),
+    };
     let _ = printer.out.write_all(text::header(config).as_bytes());
     let _ = printer.out.flush();
     let result: SearchResult = match search::find_max(config, stop, &mut printer) {
@@ -159,5 +197,6 @@ pub fn search_and_report(
         Some(path) => super::write_file(path, &doc)?,
         None => {}
     }
+    super::print::close_metrics(printer.metrics.take());
     Ok(if result.answer.max_rate.is_some() { EXIT_OK } else { EXIT_THRESHOLDS })
 }

@@ -173,7 +173,7 @@ pub fn workload(
 /// Where a single run's reports go. Progress lines print with `--interval`, in rate mode, and
 /// with `--hdr-log` (which is written interval by interval).
 pub fn outputs(config: &Config, run: &RunFlags) -> Outputs {
-    let RunFlags { text, live, files, .. } = run;
+    let RunFlags { text, live, files, metrics, .. } = run;
     Outputs {
         text: TextOptions { latency: text.latency, uncorrected: text.uncorrected },
         progress: live.interval.is_some() || config.schedule.is_some() || live.hdr_log.is_some(),
@@ -182,6 +182,7 @@ pub fn outputs(config: &Config, run: &RunFlags) -> Outputs {
         html: files.html.clone(),
         hdr_log: live.hdr_log.clone(),
         command: command_line(),
+        metrics: metrics.settings(config.segment.is_split().then_some(config.segment.index)),
     }
 }
 

@@ -68,6 +68,9 @@ pub enum CliError {
     /// Results cannot be merged.
     #[error(transparent)]
     Merge(#[from] crate::merge::MergeError),
+    /// Live metrics could not be set up.
+    #[error(transparent)]
+    Metrics(#[from] crate::metrics::ExportError),
     /// A report or listener could not be set up.
     #[error("{what}: {source}")]
     Io {
@@ -389,7 +392,7 @@ fn demo_find_max() -> Result<i32, CliError> {
     );
     let origin_config = OriginConfig { threads: 1, service: Some(service), ..OriginConfig::default() };
     let stop = stop_flag()?;
-    find_max::search_with_origin(&search, &stop, listener, &origin_config, None, None)
+    find_max::search_with_origin(&search, &stop, listener, &origin_config, None, None, &Default::default())
 }
 
 /// Binds a listener and reads back its address (port 0 picks a free one).

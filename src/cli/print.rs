@@ -36,6 +36,8 @@ struct Printer<'a> {
     /// shorter than [`crate::defaults::PROGRESS_SPAN`]: a line per second reads as before and
     /// the status line is not redrawn many times a second.
     joining: Option<Joining>,
+    /// Live metrics, fed each row.
+    metrics: Option<crate::metrics::Exporter>,
 }
 
 /// Consecutive rows (and their proxy columns) to be shown as one line.
@@ -131,6 +133,9 @@ impl Observer for Printer<'_> {
     }
 
     fn interval(&mut self, row: &IntervalRow, latency: &hdrhistogram::Histogram<u64>, proxy: Option<&ProxyRow>) {
+        if let Some(m) = self.metrics.as_mut() {
+            m.row(row, latency, proxy);
+        }
         if let Some(log) = self.hdr_log.as_mut() {
             if let Err(e) = log.interval(row.start_s, row.length_s, latency, None) {
                 self.log_error.get_or_insert(e);
@@ -151,6 +156,9 @@ impl Observer for Printer<'_> {
     }
 
     fn finished(&mut self, result: &RunResult) {
+        if let Some(m) = self.metrics.as_mut() {
+            m.finished(result);
+        }
         // Rows that did not make a whole line make a last, shorter one, as a last short
         // interval does.
         if let Some((row, proxy)) = self.joining.as_mut().and_then(Joining::take) {
@@ -203,13 +211,42 @@ pub fn run_and_report(test: RunConfig, outputs: &Outputs, stop: &AtomicBool) -> 
     let status = (!outputs.quiet && std::io::stderr().is_terminal()).then(report::live::StatusLine::new);
     // Nothing to show, nothing to join.
     let joining = Joining::of(&config).filter(|_| outputs.progress || status.is_some());
-    let mut printer = Printer { config: &config, outputs, text, hdr_log, log_error: None, status, joining };
+    let metrics = start_metrics(&outputs.metrics, config.warmup.as_secs_f64())?;
+    let mut printer = Printer { config: &config, outputs, text, hdr_log, log_error: None, status, joining, metrics };
     let result = crate::run::run(test, stop, &mut printer)?;
+    let metrics = printer.metrics.take();
     if let Some(Failure::Script(e)) = &result.failure {
         eprintln!("strain: {e}");
     }
     write_result(&report::json::document(&result, &config, &outputs.command), &config, outputs)?;
+    close_metrics(metrics);
     Ok((exit_code(&result), result))
+}
+
+/// Starts the metrics exporter when `settings` ask for one; a port chosen by the system is
+/// printed, so a scraper can be pointed at it.
+pub(crate) fn start_metrics(
+    settings: &crate::metrics::Settings,
+    warmup_s: f64,
+) -> Result<Option<crate::metrics::Exporter>, CliError> {
+    if !settings.wanted() {
+        return Ok(None);
+    }
+    let exporter = crate::metrics::Exporter::start(settings, warmup_s)?;
+    if let (Some(asked), Some(addr)) = (settings.listen, exporter.addr()) {
+        if asked.port() == 0 {
+            eprintln!("strain: metrics at http://{addr}/metrics");
+        }
+    }
+    Ok(Some(exporter))
+}
+
+/// After the test: the exporter's last push and linger, and its one line when remote write
+/// dropped samples.
+pub(crate) fn close_metrics(metrics: Option<crate::metrics::Exporter>) {
+    if let Some(line) = metrics.and_then(crate::metrics::Exporter::close) {
+        eprintln!("{line}");
+    }
 }
 
 /// A finished run's exit code: failed, a threshold failed, or fine.

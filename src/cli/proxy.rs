@@ -154,10 +154,11 @@ fn find_max(
     let config = super::load::load(url, &f.connect, None, crate::defaults::CONNECTIONS)?;
     let search = super::find_max::search_config(&f.search, config, Workload::Proxy(proxy_plan(f, origin)?))?;
     let (json, html) = (f.run.files.json.as_deref(), f.run.files.html.as_deref());
+    let metrics = f.run.metrics.settings(None);
     match placement {
-        OriginPlacement::Elsewhere => super::find_max::search_and_report(&search, stop, json, html),
+        OriginPlacement::Elsewhere => super::find_max::search_and_report(&search, stop, json, html, &metrics),
         OriginPlacement::InProcess { listener, config: origin_config } => {
-            super::find_max::search_with_origin(&search, stop, listener, &origin_config, json, html)
+            super::find_max::search_with_origin(&search, stop, listener, &origin_config, json, html, &metrics)
         }
     }
 }

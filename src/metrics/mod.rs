@@ -4,11 +4,13 @@
 //! ([`exposition`]), and the remote-write pusher ([`remote`]) sends the same samples. Nothing
 //! here runs on a worker thread.
 
+mod export;
 pub mod exposition;
 pub mod remote;
 pub mod serve;
 mod tally;
 
+pub use export::{ExportError, Exporter, Settings};
 pub use tally::{Sample, Tally};
 
 /// Labels put on every series: `--tag key=value` and, for a segment, `segment`.

@@ -63,6 +63,8 @@ pub struct Outputs {
     /// The command line that asked for this test, written into the JSON (empty for a library
     /// call).
     pub command: Vec<String>,
+    /// Live metrics for Prometheus (`--metrics-listen`, `--metrics-push`).
+    pub metrics: crate::metrics::Settings,
 }
 
 /// Golden-file comparison for the reporters' tests.

@@ -150,16 +150,6 @@ fn end_name(e: End) -> &'static str {
     }
 }
 
-fn verdict_name(v: &Verdict) -> &'static str {
-    match v {
-        Verdict::Pass => "pass",
-        Verdict::Slo => "slo",
-        Verdict::Behind => "behind",
-        Verdict::Generator { .. } => "generator_limit",
-        Verdict::Connections { .. } => "connection_limit",
-    }
-}
-
 fn slo_docs(o: &[Outcome]) -> Vec<ThresholdDoc> {
     o.iter().map(|o| ThresholdDoc { expr: o.threshold.text.clone(), passed: o.passed, value: o.measured }).collect()
 }
@@ -178,7 +168,7 @@ pub fn document(c: &SearchConfig, r: &SearchResult, command: &[String]) -> FindM
             max_us: s.max_us,
             errors: s.errors,
             late: s.late,
-            verdict: verdict_name(&s.verdict).to_string(),
+            verdict: s.verdict.name().to_string(),
             slo: slo_docs(&s.result.outcomes),
             cpu_share: s.cpu_share,
             watched: s.watched.clone(),

@@ -119,6 +119,16 @@ pub trait SearchObserver {
     fn step_started(&mut self, _rate: f64) {}
     /// A step ended and was judged.
     fn step(&mut self, _step: &Step) {}
+    /// One interval of the running step (live metrics read them).
+    fn interval(
+        &mut self,
+        _row: &IntervalRow,
+        _latency: &hdrhistogram::Histogram<u64>,
+        _proxy: Option<&crate::run::proxy::ProxyRow>,
+    ) {
+    }
+    /// The running step's load ended with `result`, before it is judged.
+    fn step_finished(&mut self, _result: &crate::run::RunResult) {}
 }
 
 /// A search observer that ignores everything.
@@ -214,7 +224,7 @@ pub fn find_max(
             break;
         }
         observer.step_started(rate);
-        let step = run_step(config, rate, &steps, stop)?;
+        let step = run_step(config, rate, &steps, stop, observer)?;
         if stop.load(Ordering::Relaxed) {
             // Cut short from outside: not a measurement of this rate.
             plan.stop();
@@ -272,10 +282,16 @@ fn failure_text(f: &Failure) -> String {
 }
 
 /// Runs and judges one step.
-fn run_step(config: &SearchConfig, rate: f64, earlier: &[Step], stop: &AtomicBool) -> Result<Step, SearchError> {
+fn run_step(
+    config: &SearchConfig,
+    rate: f64,
+    earlier: &[Step],
+    stop: &AtomicBool,
+    outer: &mut dyn SearchObserver,
+) -> Result<Step, SearchError> {
     let load = config.step_load(rate);
     let step_stop = AtomicBool::new(false);
-    let mut early = Early::new(config, &load, rate, stop, &step_stop);
+    let mut early = Early::new(config, &load, rate, stop, &step_stop, outer);
     let test = RunConfig {
         load,
         workload: config.workload.clone(),
@@ -306,6 +322,8 @@ struct Early<'a> {
     budget: Budget,
     stop: &'a AtomicBool,
     step_stop: &'a AtomicBool,
+    /// The search's observer, which sees the step's rows and end too.
+    outer: &'a mut dyn SearchObserver,
 }
 
 impl<'a> Early<'a> {
@@ -315,6 +333,7 @@ impl<'a> Early<'a> {
         rate: f64,
         stop: &'a AtomicBool,
         step_stop: &'a AtomicBool,
+        outer: &'a mut dyn SearchObserver,
     ) -> Early<'a> {
         let mut measured = load.clone();
         measured.schedule = Some(Schedule::constant(rate, config.step));
@@ -328,6 +347,7 @@ impl<'a> Early<'a> {
             budget: Budget::new(&measured),
             stop,
             step_stop,
+            outer,
         }
     }
 }
@@ -337,12 +357,17 @@ impl Observer for Early<'_> {
         self.watch_start = self.watch.iter().map(|pid| watch::sample(*pid).ok()).collect();
     }
 
+    fn finished(&mut self, result: &crate::run::RunResult) {
+        self.outer.step_finished(result);
+    }
+
     fn interval(
         &mut self,
         row: &IntervalRow,
         latency: &hdrhistogram::Histogram<u64>,
-        _: Option<&crate::run::proxy::ProxyRow>,
+        proxy: Option<&crate::run::proxy::ProxyRow>,
     ) {
+        self.outer.interval(row, latency, proxy);
         if self.stop.load(Ordering::Relaxed) {
             self.step_stop.store(true, Ordering::Relaxed);
         }

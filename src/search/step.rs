@@ -63,6 +63,18 @@ impl Verdict {
         matches!(self, Verdict::Generator { .. } | Verdict::Connections { .. })
     }
 
+    /// Its name in the JSON and the metrics: `pass`, `slo`, `behind`, `generator_limit`,
+    /// `connection_limit`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Slo => "slo",
+            Verdict::Behind => "behind",
+            Verdict::Generator { .. } => "generator_limit",
+            Verdict::Connections { .. } => "connection_limit",
+        }
+    }
+
     /// A word for the step table.
     pub fn word(&self) -> &'static str {
         match self {

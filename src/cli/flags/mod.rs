@@ -241,6 +241,43 @@ pub struct ThresholdFlags {
     pub thresholds: Vec<String>,
 }
 
+/// Live metrics for Prometheus, in every mode.
+#[derive(Debug, Args)]
+pub struct MetricsFlags {
+    /// Serve live metrics at http://ADDR/metrics while the test runs (Prometheus text, or
+    /// OpenMetrics when asked), e.g. 127.0.0.1:9464 (port 0 picks one and prints it).
+    #[arg(long = "metrics-listen", value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+    /// After the test, keep serving the final values this long, so the last scrape sees the
+    /// totals.
+    #[arg(long = "metrics-linger", value_name = "T", value_parser = units::duration, default_value = "0s", requires = "listen")]
+    pub linger: Duration,
+    /// Send the metrics to a Prometheus remote-write URL (http://…/api/v1/write) once a
+    /// second and at the end; a slow or absent receiver never slows the load.
+    #[arg(long = "metrics-push", value_name = "URL")]
+    pub push: Option<String>,
+    /// A label on every metric series, KEY=VALUE (repeatable), e.g. --tag run=nightly.
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = tag)]
+    pub tags: Vec<(String, String)>,
+}
+
+/// Parses `--tag KEY=VALUE`.
+fn tag(s: &str) -> Result<(String, String), String> {
+    crate::metrics::Tags::parse_one(s).map_err(|e| e.to_string())
+}
+
+impl MetricsFlags {
+    /// The settings of a test whose segment (of a split test) is `segment`.
+    pub fn settings(&self, segment: Option<u32>) -> crate::metrics::Settings {
+        crate::metrics::Settings {
+            listen: self.listen,
+            linger: self.linger,
+            push: self.push.clone(),
+            tags: crate::metrics::Tags(self.tags.clone()).with_segment(segment),
+        }
+    }
+}
+
 /// Where the result goes besides the text.
 #[derive(Debug, Args)]
 pub struct ResultFiles {
@@ -274,6 +311,9 @@ pub struct RunFlags {
     /// JSON and HTML.
     #[command(flatten)]
     pub files: ResultFiles,
+    /// Live metrics for Prometheus.
+    #[command(flatten)]
+    pub metrics: MetricsFlags,
 }
 
 /// Flags of `strain <url>`.
@@ -340,6 +380,9 @@ pub struct FindMaxFlags {
     /// Every step and the answer as JSON; the latency-vs-rate curve as HTML.
     #[command(flatten)]
     pub files: ResultFiles,
+    /// Live metrics for Prometheus, over every step.
+    #[command(flatten)]
+    pub metrics: MetricsFlags,
     /// Refused with a reason: the search chooses the rates.
     #[arg(short = 'R', long = "rate", hide = true, value_name = "N")]
     pub rate: Option<String>,
