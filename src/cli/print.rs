@@ -67,8 +67,7 @@ impl Joining {
         latency: &hdrhistogram::Histogram<u64>,
         proxy: Option<&ProxyRow>,
     ) -> Option<(IntervalRow, Option<ProxyRow>)> {
-        // The encoded histogram is not needed for a line: `merged` has it.
-        self.rows.push(IntervalRow { latency_histogram: None, ..row.clone() });
+        self.rows.push(row.clone());
         self.proxy.extend(proxy.cloned());
         // Every row's histogram has the same bounds as `merged`: adding cannot fail.
         let _ = self.merged.add(latency);

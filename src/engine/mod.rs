@@ -375,6 +375,8 @@ pub fn run(plan: &Plan, stop: &AtomicBool, progress: &mut dyn FnMut(Progress)) -
     // (An -n run without -d may go on for a day: its room beyond a few hours grows as needed.)
     let rows = (span.duration.as_secs_f64() / every.as_secs_f64().max(1e-6)).min(16_384.0) as usize + 2;
     let mut series = Vec::with_capacity(rows);
+    // Each kept row's histogram, plain V2, compressed into the row once the load is over.
+    let mut histograms: Vec<Vec<u8>> = Vec::with_capacity(rows);
     let (results, started, start) = std::thread::scope(|scope| {
         // Inside the scope, so a panic drops the senders and no worker waits forever to start.
         let mut go = Vec::with_capacity(plan.threads);
@@ -403,7 +405,9 @@ pub fn run(plan: &Plan, stop: &AtomicBool, progress: &mut dyn FnMut(Progress)) -
             let _ = g.send(start);
         }
         drop(tx);
-        collect_intervals(&rx, plan, &mut series, &mut |row, h| progress(Progress::Interval(row, h)));
+        collect_intervals(&rx, plan, (&mut series, &mut histograms), &mut |row, h| {
+            progress(Progress::Interval(row, h))
+        });
         let results: Vec<Result<WorkerOutput, EngineError>> = handles
             .into_iter()
             .map(|h| h.and_then(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
@@ -413,6 +417,13 @@ pub fn run(plan: &Plan, stop: &AtomicBool, progress: &mut dyn FnMut(Progress)) -
     // A run stopped during its warm-up measured nothing, over no time.
     let elapsed = start.elapsed().saturating_sub(span.warmup);
     let outputs = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    // Every row keeps its whole histogram: `strain merge` adds segments' rows exactly with it,
+    // and the HTML page draws its heatmap and joins rows of long runs from it. Compressed now,
+    // with the workers' connections gone: a compressor's few hundred KiB would otherwise add to
+    // the run's peak memory.
+    for (row, v2) in series.iter_mut().zip(histograms) {
+        row.latency_histogram = Some(crate::stats::codec::deflate_v2(&v2));
+    }
     let script_error = outputs.iter().find_map(|o| o.script_error.clone());
     let thread_cpu = outputs.iter().map(|o| o.cpu).collect();
     let thread_waited = outputs.iter().map(|o| o.waited).collect();
@@ -473,17 +484,20 @@ fn wait_until(at: SystemTime, stop: &AtomicBool) {
     }
 }
 
-/// Merges the threads' snapshots interval by interval, in order, until every worker is done.
+/// Merges the threads' snapshots interval by interval, in order, until every worker is done;
+/// the rows after the warm-up go to `kept` with their histograms in plain V2.
 fn collect_intervals(
     rx: &mpsc::Receiver<Snapshot>,
     plan: &Plan,
-    series: &mut Vec<IntervalRow>,
+    kept: (&mut Vec<IntervalRow>, &mut Vec<Vec<u8>>),
     on_interval: &mut dyn FnMut(&IntervalRow, &Histogram<u64>),
 ) {
+    let (series, histograms) = kept;
     let mut pending: BTreeMap<u32, Vec<Snapshot>> = BTreeMap::new();
     let warm_us = plan.span.warmup.as_micros() as u64;
     let share = 1.0 / f64::from(plan.segment.count.max(1));
-    let mut emit = |parts: Vec<Snapshot>, series: &mut Vec<IntervalRow>| {
+    let mut v2 = hdrhistogram::serialization::V2Serializer::new();
+    let mut emit = |parts: Vec<Snapshot>| {
         let (start, end) = (parts.iter().map(|p| p.start_us).min(), parts.iter().map(|p| p.end_us).max());
         let target = plan.target.as_ref().zip(start.zip(end)).map(|(s, (a, b))| {
             let (a, b) = (a as f64 / 1e6, (b as f64 / 1e6).min(s.duration().as_secs_f64()));
@@ -493,14 +507,12 @@ fn collect_intervals(
                 s.rate_at(a) * share
             }
         });
-        let (mut row, h) = IntervalRow::merge(&parts, target);
-        // Every row keeps its whole histogram: `strain merge` adds segments' rows exactly with
-        // it, and the HTML page draws its heatmap and joins rows of long runs from it.
-        row.latency_histogram = Some(crate::stats::codec::encode_histogram(&h));
+        let (row, h) = IntervalRow::merge(parts, target);
         on_interval(&row, &h);
         // Warm-up rows are shown live but are not part of the measured series.
         if start.is_some_and(|s| s >= warm_us) {
             series.push(row);
+            histograms.push(crate::stats::codec::v2(&h, &mut v2));
         }
     };
     for snap in rx.iter() {
@@ -514,12 +526,12 @@ fn collect_intervals(
                     break;
                 }
                 if let Some((_, parts)) = pending.pop_first() {
-                    emit(parts, series);
+                    emit(parts);
                 }
             }
         }
     }
     for (_, parts) in std::mem::take(&mut pending) {
-        emit(parts, series);
+        emit(parts);
     }
 }

@@ -90,7 +90,8 @@ pub struct IntervalRow {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub status: BTreeMap<String, u64>,
     /// The interval's whole latency histogram (HdrHistogram V2, deflated, base64), so `strain
-    /// merge` adds intervals exactly and a report can draw or join rows from it;
+    /// merge` adds intervals exactly and a report can draw or join rows from it. Set on the
+    /// result's rows once the load is over (a row shown live comes with its histogram);
     /// absent in results of strain 0.x that wrote it for segmented runs only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_histogram: Option<String>,
@@ -99,24 +100,28 @@ pub struct IntervalRow {
 impl IntervalRow {
     /// Merges the threads' snapshots of one interval (all with the same index); no snapshot
     /// merges into an empty row.
-    pub fn merge(parts: &[Snapshot], target_per_s: Option<f64>) -> (IntervalRow, Histogram<u64>) {
-        let empty = || crate::stats::Recorder::new().latency_us;
-        let mut h = parts.first().map_or_else(empty, |p| p.latency_us.clone());
-        h.reset();
-        // The threads' first-byte histograms share their bounds (small where nothing is timed).
-        let mut ttfb = parts.first().map_or_else(empty, |p| p.ttfb_us.clone());
-        ttfb.reset();
+    pub fn merge(mut parts: Vec<Snapshot>, target_per_s: Option<f64>) -> (IntervalRow, Histogram<u64>) {
+        // The first thread's histograms become the interval's, the others are added to them:
+        // a row costs no copy of a ~190 KiB histogram. (The threads' first-byte histograms share
+        // their bounds, small where nothing is timed.)
+        let unused = crate::stats::unused_histogram;
+        let (mut h, mut ttfb) = match parts.first_mut() {
+            Some(p) => (std::mem::replace(&mut p.latency_us, unused()), std::mem::replace(&mut p.ttfb_us, unused())),
+            None => (crate::stats::latency_histogram(), unused()),
+        };
         let (mut requests, mut errors, mut late, mut open, mut connects, mut bytes) = (0, 0, 0, 0, 0, 0);
         let mut status_errors = 0;
         let mut by_kind = [0u64; crate::stats::ErrorKind::COUNT];
         let mut status: BTreeMap<u16, u64> = BTreeMap::new();
         let (mut start, mut end) = (u64::MAX, 0);
-        for p in parts {
+        for (i, p) in parts.iter().enumerate() {
             for &(code, n) in &p.status {
                 *status.entry(code).or_default() += n;
             }
-            let _ = h.add(&p.latency_us);
-            let _ = ttfb.add(&p.ttfb_us);
+            if i > 0 {
+                let _ = h.add(&p.latency_us);
+                let _ = ttfb.add(&p.ttfb_us);
+            }
             bytes += p.bytes;
             requests += p.requests;
             errors += p.errors;
@@ -176,7 +181,7 @@ impl IntervalRow {
     /// No rows make an empty row.
     pub fn combine(rows: &[IntervalRow], merged: &Histogram<u64>) -> IntervalRow {
         let (Some(first), Some(last)) = (rows.first(), rows.last()) else {
-            return IntervalRow::merge(&[], None).0;
+            return IntervalRow::merge(Vec::new(), None).0;
         };
         let start_s = first.start_s;
         let length_s = (last.start_s + last.length_s - start_s).max(0.0);
@@ -268,7 +273,7 @@ mod tests {
 
     #[test]
     fn no_snapshot_merges_into_an_empty_row() {
-        let (row, h) = IntervalRow::merge(&[], Some(5.0));
+        let (row, h) = IntervalRow::merge(Vec::new(), Some(5.0));
         assert_eq!((row.start_s, row.length_s, row.requests, row.p99_us, row.errors), (0.0, 0.0, 0, 0, 0));
         assert_eq!(row.target_per_s, Some(5.0));
         assert!(h.is_empty());
@@ -314,7 +319,7 @@ mod tests {
         let mut whole = crate::stats::latency_histogram();
         let mut rows = Vec::new();
         for (snap, target) in &parts {
-            let (row, h) = IntervalRow::merge(std::slice::from_ref(snap), *target);
+            let (row, h) = IntervalRow::merge(vec![snap.clone()], *target);
             merged.add(&h).unwrap();
             whole.add(&snap.latency_us).unwrap();
             rows.push(row);
@@ -344,7 +349,8 @@ mod tests {
 
     #[test]
     fn groups_close_where_the_runs_time_passes_a_whole_span() {
-        let row = |start_s: f64, length_s: f64| IntervalRow { start_s, length_s, ..IntervalRow::merge(&[], None).0 };
+        let row =
+            |start_s: f64, length_s: f64| IntervalRow { start_s, length_s, ..IntervalRow::merge(Vec::new(), None).0 };
         let second = Duration::from_secs(1);
         // (group's start, row's start and length, span, closes)
         let cases = [
@@ -375,7 +381,7 @@ mod tests {
             .map(|i| {
                 let (start, end) = (u64::from(i) * 200_000 + 3, (u64::from(i) * 200_000 + 200_003).min(2_050_000));
                 let (mut row, h) =
-                    IntervalRow::merge(&[snapshot(i, start, end, &[100, 1_000 * u64::from(i + 1)], 1)], None);
+                    IntervalRow::merge(vec![snapshot(i, start, end, &[100, 1_000 * u64::from(i + 1)], 1)], None);
                 row.latency_histogram = Some(crate::stats::codec::encode_histogram(&h));
                 row
             })
@@ -409,7 +415,7 @@ mod tests {
             connects: 0,
             status,
         };
-        let (row, _) = IntervalRow::merge(&[part(vec![(200, 7), (404, 1)]), part(vec![(200, 2), (503, 4)])], None);
+        let (row, _) = IntervalRow::merge(vec![part(vec![(200, 7), (404, 1)]), part(vec![(200, 2), (503, 4)])], None);
         let want: BTreeMap<String, u64> =
             [("200".to_string(), 9), ("404".to_string(), 1), ("503".to_string(), 4)].into_iter().collect();
         assert_eq!(row.status, want);

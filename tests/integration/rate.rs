@@ -18,13 +18,16 @@ fn fixed_rate_is_held_every_second_and_in_total() {
     assert_eq!(run.num("/rate/unsent"), 0);
     let json = run.json.as_ref().unwrap();
     let rows = json["intervals"].as_array().unwrap();
-    // A 5 s run is cut into 100 ms rows (50), each at the target.
-    assert_eq!(rows.len(), 50, "{rows:?}");
+    // A 5 s run is cut into 100 ms rows (50; fewer if a busy machine made a cut late by more
+    // than one), each at the target.
+    assert!((45..=51).contains(&rows.len()), "{rows:?}");
     for row in rows {
         assert_eq!(row["target_per_s"].as_f64().unwrap().round(), 2000.0, "{row}");
     }
     // Every whole second after the first is within 1% of the target.
-    for second in rows.chunks(10).skip(1) {
+    for s in 1..5 {
+        let second: Vec<&serde_json::Value> =
+            rows.iter().filter(|r| r["start_s"].as_f64().unwrap().floor() as u64 == s).collect();
         let n: u64 = second.iter().map(|r| r["requests"].as_u64().unwrap()).sum();
         let len: f64 = second.iter().map(|r| r["length_s"].as_f64().unwrap()).sum();
         assert!((n as f64 / len - 2000.0).abs() <= 20.0, "{second:?}");
@@ -131,9 +134,10 @@ fn hdr_log_has_one_histogram_per_interval() {
     assert!(text.starts_with("#[Logged with strain"), "{text}");
     assert!(text.contains("#[StartTime: "));
     let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#') && !l.starts_with('"')).collect();
-    // Every row of the series, though progress lines join them into seconds: 3 s of 50 ms.
+    // Every row of the series, though progress lines join them into seconds: 3 s of 50 ms
+    // (fewer if a busy machine made a cut late by more than one).
     let series = run.json.as_ref().unwrap()["intervals"].as_array().unwrap().len();
-    assert_eq!((rows.len(), series), (60, 60), "{text}");
+    assert!(rows.len() == series && (45..=61).contains(&series), "{series} rows: {text}");
     // Each row: start, length, max, base64 of a compressed V2 histogram (HISTFAAA... magic).
     for r in rows {
         let fields: Vec<&str> = r.split(',').collect();
