@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, exactly as CI runs it (`.ci/run` calls this script).
 # Installs what the tests need that a fresh Debian machine lacks (nginx, Apache Traffic Server,
-# wrk for the compatibility tests, vegeta for the targets file's, Chromium for the HTML report, and the Kubernetes schemas
+# wrk for the compatibility tests, vegeta for the targets file's, Chromium for the HTML report, Prometheus for the
+# live metrics, and the Kubernetes schemas
 # for the k8s-job manifest through PyPI's kubernetes-validate, in a venv under target/),
 # then runs the format and lint gates and every test.
 set -euo pipefail
@@ -15,6 +16,7 @@ command -v wrk >/dev/null 2>&1 || need_pkgs+=(wrk)
 { command -v h2load && command -v nghttp; } >/dev/null 2>&1 || need_pkgs+=(nghttp2-client)
 command -v ip >/dev/null 2>&1 || need_pkgs+=(iproute2)
 command -v man >/dev/null 2>&1 || need_pkgs+=(man-db)
+command -v prometheus >/dev/null 2>&1 || need_pkgs+=(prometheus)
 k8s_venv=target/k8s-venv
 if [ ! -x "$k8s_venv/bin/python3" ]; then
     # Debian's python3 makes a venv only with ensurepip, which python3-venv ships.

@@ -369,6 +369,7 @@ mod tests {
             open_connections: 0,
             new_connections: 0,
             late,
+            sent: 0,
             bytes_per_s: 0.0,
             ttfb_mean_us: 0.0,
             ttfb_p99_us: 0,

@@ -136,6 +136,7 @@ impl Part {
                 errors_by_kind,
                 status_errors,
                 late: count(n, &at("late"), row.late)?,
+                sent: count(n, &at("sent"), row.sent)?,
                 open: count(n, &at("open_connections"), row.open_connections)?,
                 connects: count(n, &at("new_connections"), row.new_connections)?,
                 status,

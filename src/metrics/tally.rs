@@ -94,6 +94,8 @@ pub struct Tally {
     target_per_s: Option<f64>,
     /// Sends more than 1 ms late.
     late: u64,
+    /// Requests sent.
+    sent: u64,
     /// Sends due but never made (known at the end).
     unsent: u64,
     /// Connections open at the last row's end.
@@ -128,6 +130,7 @@ impl Tally {
             latency: Buckets::default(),
             target_per_s: None,
             late: 0,
+            sent: 0,
             unsent: 0,
             open: 0,
             opened: 0,
@@ -165,6 +168,7 @@ impl Tally {
         }
         self.latency.add(latency);
         self.late += row.late;
+        self.sent += row.sent;
         self.opened += row.new_connections;
         self.bytes += (row.bytes_per_s * row.length_s).round() as u64;
         if let Some(p) = proxy {
@@ -243,9 +247,13 @@ impl Tally {
             counter("strain_bytes_received", "Bytes read.", self.bytes),
             gauge("strain_connections_open", "Connections open.", self.open as f64),
         ];
-        let sent: u64 = self.requests.values().sum::<u64>()
-            + self.errors.iter().filter(|(k, _)| *k != "status").map(|(_, v)| v).sum::<u64>();
-        out.push(counter("strain_sent", "Requests sent: each ends as a response or an error.", sent));
+        out.push(counter("strain_sent", "Requests sent: each ends as a response or an error.", self.sent));
+        // A sent request is in flight until it ends as a response or as one of these errors
+        // (connect errors never sent one; status errors are responses).
+        let ended: u64 = self.requests.values().sum::<u64>()
+            + ["read", "write", "parse", "timeout", "reset"].iter().filter_map(|k| self.errors.get(*k)).sum::<u64>();
+        let in_flight = self.sent.saturating_sub(ended) as f64;
+        out.push(gauge("strain_in_flight", "Requests sent and not yet answered or failed.", in_flight));
         if let Some(t) = self.target_per_s {
             out.push(gauge("strain_target_requests_per_second", "The rate asked for now (rate mode).", t));
         }
@@ -341,12 +349,13 @@ mod tests {
     use super::*;
 
     fn row(start_s: f64, status: &[(&str, u64)], late: u64) -> IntervalRow {
-        let (mut r, _) = IntervalRow::merge(&[], None);
+        let (mut r, _) = IntervalRow::merge(Vec::new(), None);
         r.start_s = start_s;
         r.length_s = 1.0;
         r.status = status.iter().map(|(k, v)| (k.to_string(), *v)).collect();
         r.requests = status.iter().map(|s| s.1).sum();
         r.late = late;
+        r.sent = r.requests + 1;
         r
     }
 
@@ -370,6 +379,8 @@ mod tests {
         assert_eq!(get("strain_requests_total", Some(("status", "200"))), 10.0);
         assert_eq!(get("strain_requests_total", Some(("status", "404"))), 1.0);
         assert_eq!(get("strain_late_total", None), 2.0);
+        // Each measured row sent one more than it answered: two in flight.
+        assert_eq!((get("strain_sent_total", None), get("strain_in_flight", None)), (13.0, 2.0));
         assert_eq!(get("strain_errors_total", Some(("kind", "timeout"))), 0.0);
         // Two measured rows of 4 responses: 6 at 800 µs (bucket le=0.001), 2 at 30 ms (0.05).
         assert_eq!(get("strain_request_duration_seconds_bucket", Some(("le", "0.0005"))), 0.0);

@@ -147,6 +147,7 @@ mod tests {
             open_connections: 100,
             new_connections: 0,
             late: 0,
+            sent: 0,
             bytes_per_s: 0.0,
             ttfb_mean_us: 0.0,
             ttfb_p99_us: 0,

@@ -34,6 +34,8 @@ pub struct Snapshot {
     pub status_errors: u64,
     /// Late sends in the interval.
     pub late: u64,
+    /// Requests sent in the interval.
+    pub sent: u64,
     /// Connections open at the end of the interval.
     pub open: u64,
     /// New connections established in the interval.
@@ -78,6 +80,10 @@ pub struct IntervalRow {
     pub new_connections: u64,
     /// Requests sent more than a millisecond late.
     pub late: u64,
+    /// Requests sent (each ends as a response or one error; absent in results of strain 0.x
+    /// before it was kept per interval).
+    #[serde(default)]
+    pub sent: u64,
     /// Bytes read per second.
     pub bytes_per_s: f64,
     /// Mean time to first byte, microseconds (proxy tests).
@@ -110,6 +116,7 @@ impl IntervalRow {
             None => (crate::stats::latency_histogram(), unused()),
         };
         let (mut requests, mut errors, mut late, mut open, mut connects, mut bytes) = (0, 0, 0, 0, 0, 0);
+        let mut sent = 0;
         let mut status_errors = 0;
         let mut by_kind = [0u64; crate::stats::ErrorKind::COUNT];
         let mut status: BTreeMap<u16, u64> = BTreeMap::new();
@@ -130,6 +137,7 @@ impl IntervalRow {
                 *a += b;
             }
             late += p.late;
+            sent += p.sent;
             open += p.open;
             connects += p.connects;
             start = start.min(p.start_us);
@@ -162,6 +170,7 @@ impl IntervalRow {
             open_connections: open,
             new_connections: connects,
             late,
+            sent,
             bytes_per_s: per_s(bytes as f64),
             ttfb_mean_us: if ttfb.is_empty() { 0.0 } else { ttfb.mean() },
             ttfb_p99_us: if ttfb.is_empty() { 0 } else { ttfb.value_at_quantile(0.99) },
@@ -224,6 +233,7 @@ impl IntervalRow {
             open_connections: last.open_connections,
             new_connections: sum(|r| r.new_connections),
             late: sum(|r| r.late),
+            sent: sum(|r| r.sent),
             bytes_per_s: per_s(rows.iter().map(|r| r.bytes_per_s * r.length_s).sum()),
             ttfb_mean_us: if requests > 0 { ttfb_weighted / requests as f64 } else { 0.0 },
             ttfb_p99_us: rows.iter().map(|r| r.ttfb_p99_us).max().unwrap_or(0),
@@ -301,6 +311,7 @@ mod tests {
             errors_by_kind,
             status_errors: 1,
             late: 2,
+            sent: 0,
             open,
             connects: 1,
             status: vec![(200, n - 1), (503, 1)],
@@ -411,6 +422,7 @@ mod tests {
             errors_by_kind: [0; crate::stats::ErrorKind::COUNT],
             status_errors: 0,
             late: 0,
+            sent: 0,
             open: 0,
             connects: 0,
             status,

@@ -247,15 +247,15 @@ pub struct MetricsFlags {
     /// Serve live metrics at http://ADDR/metrics while the test runs (Prometheus text, or
     /// OpenMetrics when asked), e.g. 127.0.0.1:9464 (port 0 picks one and prints it).
     #[arg(long = "metrics-listen", value_name = "ADDR")]
-    pub listen: Option<std::net::SocketAddr>,
+    pub metrics_listen: Option<std::net::SocketAddr>,
     /// After the test, keep serving the final values this long, so the last scrape sees the
     /// totals.
-    #[arg(long = "metrics-linger", value_name = "T", value_parser = units::duration, default_value = "0s", requires = "listen")]
-    pub linger: Duration,
+    #[arg(long = "metrics-linger", value_name = "T", value_parser = units::duration, default_value = "0s", requires = "metrics_listen")]
+    pub metrics_linger: Duration,
     /// Send the metrics to a Prometheus remote-write URL (http://…/api/v1/write) once a
     /// second and at the end; a slow or absent receiver never slows the load.
     #[arg(long = "metrics-push", value_name = "URL")]
-    pub push: Option<String>,
+    pub metrics_push: Option<String>,
     /// A label on every metric series, KEY=VALUE (repeatable), e.g. --tag run=nightly.
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = tag)]
     pub tags: Vec<(String, String)>,
@@ -270,9 +270,9 @@ impl MetricsFlags {
     /// The settings of a test whose segment (of a split test) is `segment`.
     pub fn settings(&self, segment: Option<u32>) -> crate::metrics::Settings {
         crate::metrics::Settings {
-            listen: self.listen,
-            linger: self.linger,
-            push: self.push.clone(),
+            listen: self.metrics_listen,
+            linger: self.metrics_linger,
+            push: self.metrics_push.clone(),
             tags: crate::metrics::Tags(self.tags.clone()).with_segment(segment),
         }
     }

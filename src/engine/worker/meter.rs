@@ -95,6 +95,7 @@ pub(super) struct Totals {
     errors: [u64; crate::stats::ErrorKind::COUNT],
     status_errors: u64,
     late: u64,
+    sent: u64,
     connections: u64,
 }
 
@@ -106,6 +107,7 @@ impl Totals {
             errors: rec.errors,
             status_errors: rec.status_errors,
             late: rec.pacing.late,
+            sent: rec.sent,
             connections: rec.connections,
         }
     }
@@ -181,6 +183,7 @@ impl Ival {
             errors_by_kind,
             status_errors: then.status_errors - was.status_errors,
             late: then.late - was.late,
+            sent: then.sent.saturating_sub(was.sent),
             open,
             connects: then.connections - was.connections,
             status: status_delta,
