@@ -19,6 +19,7 @@ mod http2;
 mod k8s;
 mod library;
 mod merge;
+mod metrics;
 mod origin;
 mod origin_h2;
 mod origin_service;
