@@ -7,7 +7,7 @@
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
 
@@ -159,10 +159,6 @@ fn encode(q: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
-}
-
-fn now_s() -> f64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64()
 }
 
 /// Prometheus's buckets, as strain exports them.
