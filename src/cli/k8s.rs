@@ -73,6 +73,9 @@ pub struct Job {
     args: Vec<String>,
     /// Kubernetes ends the Job this long after it starts, whatever happened.
     deadline: Duration,
+    /// `--metrics-listen`'s port: the pods are annotated for Prometheus's scrape and the
+    /// container declares it.
+    metrics_port: Option<u16>,
 }
 
 impl Job {
@@ -103,7 +106,7 @@ impl Job {
                 return usage(format!("{flag} '{value}' is not a Kubernetes quantity (e.g. 2, 1500m, 512Mi)"));
             }
         }
-        let run_time = check_load(&f.args)?;
+        let (run_time, metrics_port) = check_load(&f.args)?;
         // The start is fixed here, when the manifest is printed, not computed in each pod: pods
         // start seconds apart (scheduling, image pulls), so times they derived from their own
         // start would not agree, and no pod can read when the Job was created (the downward API
@@ -126,6 +129,7 @@ impl Job {
             memory: f.memory.clone(),
             args,
             deadline: f.start_delay.0 + run_time + defaults::K8S_DEADLINE_SLACK,
+            metrics_port,
         })
     }
 
@@ -173,7 +177,7 @@ impl Job {
                     (
                         "template",
                         Y::map([
-                            ("metadata", Y::map([("labels", labels())])),
+                            ("metadata", self.pod_metadata(labels())),
                             (
                                 "spec",
                                 Y::map([
@@ -215,9 +219,34 @@ impl Job {
         )])
     }
 
+    /// The pods' labels, and Prometheus's scrape annotations when the load serves metrics (the
+    /// convention Prometheus's Kubernetes example configuration and most charts follow).
+    fn pod_metadata(&self, labels: Y) -> Y {
+        let mut entries = vec![("labels", labels)];
+        if let Some(port) = self.metrics_port {
+            let annotations = Y::map([
+                ("prometheus.io/scrape", Y::str("true")),
+                ("prometheus.io/port", Y::str(&port.to_string())),
+                ("prometheus.io/path", Y::str("/metrics")),
+            ]);
+            entries.push(("annotations", annotations));
+        }
+        Y::Map(entries)
+    }
+
     /// The container every segment runs.
     fn container(&self) -> Y {
-        Y::map([
+        let mut entries = self.container_base();
+        if let Some(port) = self.metrics_port {
+            let metrics = Y::map([("name", Y::str("metrics")), ("containerPort", Y::Int(u64::from(port)))]);
+            entries.push(("ports", Y::List(vec![metrics])));
+        }
+        Y::Map(entries)
+    }
+
+    /// The container without its ports.
+    fn container_base(&self) -> Vec<(&'static str, Y)> {
+        vec![
             ("name", Y::str("strain")),
             ("image", Y::str(&self.image)),
             // The image's entrypoint is strain; Kubernetes sets JOB_COMPLETION_INDEX in every
@@ -242,13 +271,13 @@ impl Job {
                     ("capabilities", Y::map([("drop", Y::List(vec![Y::str("ALL")]))])),
                 ]),
             ),
-        ])
+        ]
     }
 }
 
 /// Checks the load the segments run (the strain arguments after `--`) with strain's own parser,
-/// and returns how long it lasts, its timeout included.
-fn check_load(args: &[String]) -> Result<Duration, CliError> {
+/// and returns how long it lasts, its timeout included, and the port of `--metrics-listen`.
+fn check_load(args: &[String]) -> Result<(Duration, Option<u16>), CliError> {
     let usage = |msg: String| Err(CliError::Usage(msg));
     if args.is_empty() {
         return usage("give the load after --: strain k8s-job --segments N --image IMAGE -- [OPTIONS] <URL>".into());
@@ -272,7 +301,13 @@ fn check_load(args: &[String]) -> Result<Duration, CliError> {
         Some(stages) => stages.0.iter().map(|s| s.duration).sum(),
         None => cli.load.run.length.duration.map_or(crate::defaults::DURATION, |d| d.0),
     };
-    Ok(length + cli.load.connect.timeout.0)
+    let metrics = cli.load.run.metrics.metrics_listen;
+    if let Some(addr) = metrics.filter(|a| a.ip().is_loopback() || a.port() == 0) {
+        return usage(format!(
+            "--metrics-listen {addr} cannot be scraped in a pod: listen on 0.0.0.0:PORT (a fixed port), e.g. 0.0.0.0:9464"
+        ));
+    }
+    Ok((length + cli.load.connect.timeout.0, metrics.map(|a| a.port())))
 }
 
 /// Whether `s` is a DNS-1123 label, as Kubernetes requires of a Job's name.

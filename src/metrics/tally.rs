@@ -104,7 +104,9 @@ pub struct Tally {
     opened: u64,
     /// Bytes read.
     bytes: u64,
-    /// Proxy tests: requests the origin answered, and the last interval's hit ratio.
+    /// Proxy tests: responses the proxy served from its cache, requests the origin answered,
+    /// and the last interval's hit ratio.
+    hits: u64,
     origin_requests: u64,
     hit_ratio: Option<f64>,
     /// Proxy tests: the last interval's time to first byte, p99, microseconds.
@@ -135,6 +137,7 @@ impl Tally {
             open: 0,
             opened: 0,
             bytes: 0,
+            hits: 0,
             origin_requests: 0,
             hit_ratio: None,
             first_byte_p99_us: None,
@@ -172,7 +175,10 @@ impl Tally {
         self.opened += row.new_connections;
         self.bytes += (row.bytes_per_s * row.length_s).round() as u64;
         if let Some(p) = proxy {
-            self.origin_requests += p.origin_requests.unwrap_or(0);
+            if let Some(origin) = p.origin_requests {
+                self.origin_requests += origin;
+                self.hits += row.requests.saturating_sub(origin);
+            }
             self.hit_ratio = p.hit_ratio.or(self.hit_ratio);
             self.first_byte_p99_us = Some(p.first_byte_p99_us);
         }

@@ -46,7 +46,20 @@ fn parsed(manifest: &str) -> serde_json::Value {
 
 /// `strain k8s-job` for `segments` pods of a short load with an awkward header.
 fn job(segments: &str, name: &str) -> Run {
-    let load = ["-c", "10", "-d", "5s", "-H", "X-Odd: \"y\" # 'z' \\ é", "http://127.0.0.1:8080/a?b=1#c"];
+    // The load serves live metrics, so the pods carry Prometheus's annotations and the port.
+    let load = [
+        "-c",
+        "10",
+        "-d",
+        "5s",
+        "--metrics-listen",
+        "0.0.0.0:9464",
+        "--tag",
+        "run=k8s",
+        "-H",
+        "X-Odd: \"y\" # 'z' \\ é",
+        "http://127.0.0.1:8080/a?b=1#c",
+    ];
     let mut args =
         vec!["k8s-job", "--segments", segments, "--image", "registry.example/strain:1", "--name", name, "--"];
     args.extend(load);
@@ -70,6 +83,8 @@ fn k8s_job_manifests_pass_the_kubernetes_schema() {
         assert_eq!(m["spec"]["completions"], n);
         assert_eq!(m["spec"]["parallelism"], n);
         assert_eq!(m["spec"]["completionMode"], "Indexed");
+        assert_eq!(m["spec"]["template"]["metadata"]["annotations"]["prometheus.io/port"], "9464");
+        assert_eq!(m["spec"]["template"]["spec"]["containers"][0]["ports"][0]["containerPort"], 9464);
         let args = m["spec"]["template"]["spec"]["containers"][0]["args"].as_array().unwrap().clone();
         let args: Vec<&str> = args.iter().map(|a| a.as_str().unwrap()).collect();
         // The header comes back byte for byte through a real YAML parser.

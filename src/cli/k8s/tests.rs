@@ -264,3 +264,23 @@ fn yaml_layout() {
         "a: 1\n\"b.c/d\":\n  e: true\n  f: []\nlist:\n  - x: \"1\"\n    y:\n      - \"z\"\n  - \"w\"\nempty: {}\n";
     assert_eq!(out, want);
 }
+
+#[test]
+fn a_load_that_serves_metrics_gets_scrape_annotations_and_its_port() {
+    let j = job(&["--segments", "3", "--image", "i", "--", "--metrics-listen", "0.0.0.0:9464", "http://svc/"]).unwrap();
+    let m = json(&j.tree());
+    let pod = &m["spec"]["template"];
+    assert_eq!(pod["metadata"]["annotations"]["prometheus.io/scrape"], "true");
+    assert_eq!(pod["metadata"]["annotations"]["prometheus.io/port"], "9464");
+    assert_eq!(pod["metadata"]["annotations"]["prometheus.io/path"], "/metrics");
+    assert_eq!(pod["spec"]["containers"][0]["ports"][0]["containerPort"], 9464);
+    // Without metrics, neither.
+    let plain = json(&job(&["--segments", "3", "--image", "i", "--", "http://svc/"]).unwrap().tree());
+    assert!(plain["spec"]["template"]["metadata"]["annotations"].is_null());
+    assert!(plain["spec"]["template"]["spec"]["containers"][0]["ports"].is_null());
+    // Loopback or a port the system picks cannot be scraped in a pod.
+    for addr in ["127.0.0.1:9464", "0.0.0.0:0"] {
+        let e = job(&["--segments", "3", "--image", "i", "--", "--metrics-listen", addr, "http://svc/"]).err().unwrap();
+        assert!(e.to_string().contains("cannot be scraped in a pod: listen on 0.0.0.0:PORT"), "{e}");
+    }
+}
