@@ -122,7 +122,7 @@ impl SearchObserver for Printer<'_> {
     fn interval(
         &mut self,
         row: &crate::stats::interval::IntervalRow,
-        latency: &hdrhistogram::Histogram<u64>,
+        latency: crate::stats::interval::Latencies<'_>,
         proxy: Option<&crate::run::proxy::ProxyRow>,
     ) {
         if let Some(m) = self.metrics.as_mut() {

@@ -14,7 +14,7 @@ use crate::report::{self, Output, Outputs};
 use crate::result::RunDoc;
 use crate::run::proxy::ProxyRow;
 use crate::run::{Failure, Observer, RunConfig, RunResult};
-use crate::stats::interval::IntervalRow;
+use crate::stats::interval::{IntervalRow, Latencies};
 use crate::verdict::Threshold;
 
 /// Prints a run as it goes: wrk's header once load starts, a line per interval (with
@@ -131,19 +131,19 @@ impl Observer for Printer<'_> {
         let _ = self.text.flush();
     }
 
-    fn interval(&mut self, row: &IntervalRow, latency: &hdrhistogram::Histogram<u64>, proxy: Option<&ProxyRow>) {
+    fn interval(&mut self, row: &IntervalRow, latency: Latencies<'_>, proxy: Option<&ProxyRow>) {
         if let Some(m) = self.metrics.as_mut() {
             m.row(row, latency, proxy);
         }
         if let Some(log) = self.hdr_log.as_mut() {
-            if let Err(e) = log.interval(row.start_s, row.length_s, latency, None) {
+            if let Err(e) = log.interval(row.start_s, row.length_s, latency.corrected, None) {
                 self.log_error.get_or_insert(e);
             }
         }
         match self.joining.as_mut() {
             None => self.show(row, proxy),
             Some(j) => {
-                if let Some((row, proxy)) = j.push(row, latency, proxy) {
+                if let Some((row, proxy)) = j.push(row, latency.corrected, proxy) {
                     self.show(&row, proxy.as_ref());
                 }
             }

@@ -31,14 +31,13 @@ use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 
-use hdrhistogram::Histogram;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::{Config, Protocol, ProtocolChoice, Scheme};
 use crate::http::request;
 use crate::net::{self, tls::TlsSetup, NetError};
 use crate::script::{ScriptError, ScriptSource, ThreadSetup, UrlParts};
-use crate::stats::interval::{IntervalRow, Snapshot};
+use crate::stats::interval::{IntervalRow, Latencies, Snapshot};
 use crate::stats::Recorder;
 
 /// Why a run could not start.
@@ -151,8 +150,8 @@ pub enum WhenPlan {
 pub enum Progress<'a> {
     /// Every thread is ready; load starts now.
     Started,
-    /// One interval, merged across threads, and its latency histogram.
-    Interval(&'a IntervalRow, &'a Histogram<u64>),
+    /// One interval, merged across threads, and its latency histograms.
+    Interval(&'a IntervalRow, Latencies<'a>),
 }
 
 /// A server the run connects to, resolved, with its TLS client.
@@ -490,14 +489,14 @@ fn collect_intervals(
     rx: &mpsc::Receiver<Snapshot>,
     plan: &Plan,
     kept: (&mut Vec<IntervalRow>, &mut Vec<Vec<u8>>),
-    on_interval: &mut dyn FnMut(&IntervalRow, &Histogram<u64>),
+    on_interval: &mut dyn FnMut(&IntervalRow, Latencies<'_>),
 ) {
     let (series, histograms) = kept;
     let mut pending: BTreeMap<u32, Vec<Snapshot>> = BTreeMap::new();
     let warm_us = plan.span.warmup.as_micros() as u64;
     let share = 1.0 / f64::from(plan.segment.count.max(1));
     let mut v2 = hdrhistogram::serialization::V2Serializer::new();
-    let mut emit = |parts: Vec<Snapshot>| {
+    let mut emit = |mut parts: Vec<Snapshot>| {
         let (start, end) = (parts.iter().map(|p| p.start_us).min(), parts.iter().map(|p| p.end_us).max());
         let target = plan.target.as_ref().zip(start.zip(end)).map(|(s, (a, b))| {
             let (a, b) = (a as f64 / 1e6, (b as f64 / 1e6).min(s.duration().as_secs_f64()));
@@ -507,8 +506,9 @@ fn collect_intervals(
                 s.rate_at(a) * share
             }
         });
+        let uncorrected = Snapshot::take_uncorrected(&mut parts);
         let (row, h) = IntervalRow::merge(parts, target);
-        on_interval(&row, &h);
+        on_interval(&row, Latencies { corrected: &h, uncorrected: uncorrected.as_ref() });
         // Warm-up rows are shown live but are not part of the measured series.
         if start.is_some_and(|s| s >= warm_us) {
             series.push(row);

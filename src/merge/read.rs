@@ -125,6 +125,7 @@ impl Part {
                 status.push((code, count(n, &field, *responses)?));
             }
             let snap = Snapshot {
+                uncorrected_us: None,
                 index: u32::try_from(index as u64).unwrap_or(u32::MAX),
                 start_us,
                 end_us: start_us.saturating_add(length_us),

@@ -43,6 +43,7 @@ fn segment(url: &str, index: u32, count: u32, values: &[u64]) -> Value {
                 h.record(v).unwrap();
             }
             Snapshot {
+                uncorrected_us: None,
                 index: i as u32,
                 start_us: i as u64 * 1_000_000,
                 end_us: (i as u64 + 1) * 1_000_000,

@@ -6,14 +6,12 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use hdrhistogram::Histogram;
-
 use super::remote::{Delivery, PushError, Pusher};
 use super::serve::Endpoint;
 use super::{Tags, Tally};
 use crate::result::ProxyRow;
 use crate::run::RunResult;
-use crate::stats::interval::IntervalRow;
+use crate::stats::interval::{IntervalRow, Latencies};
 
 /// Where live metrics go, as the command line asked.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -89,7 +87,7 @@ impl Exporter {
     }
 
     /// One interval row of the run.
-    pub fn row(&mut self, row: &IntervalRow, latency: &Histogram<u64>, proxy: Option<&ProxyRow>) {
+    pub fn row(&mut self, row: &IntervalRow, latency: Latencies<'_>, proxy: Option<&ProxyRow>) {
         self.tally().add_row(row, latency, proxy);
         if self.pusher.is_some() && self.pushed_at.is_none_or(|t| t.elapsed() >= PUSH_EVERY) {
             self.pushed_at = Some(Instant::now());

@@ -8,7 +8,7 @@ use hdrhistogram::Histogram;
 
 use super::Tags;
 use crate::run::RunResult;
-use crate::stats::interval::IntervalRow;
+use crate::stats::interval::{IntervalRow, Latencies};
 use crate::stats::ErrorKind;
 
 /// Upper bounds of the latency histogram's buckets, seconds: 1, 2.5 and 5 of each decade from
@@ -90,6 +90,8 @@ pub struct Tally {
     errors: BTreeMap<String, u64>,
     /// Latency (corrected in rate mode).
     latency: Buckets,
+    /// Rate mode: latency from the actual send.
+    uncorrected: Option<Buckets>,
     /// Rate mode: the target now.
     target_per_s: Option<f64>,
     /// Sends more than 1 ms late.
@@ -130,6 +132,7 @@ impl Tally {
             requests: BTreeMap::new(),
             errors: kinds.map(|k| (k.to_string(), 0)).collect(),
             latency: Buckets::default(),
+            uncorrected: None,
             target_per_s: None,
             late: 0,
             sent: 0,
@@ -156,7 +159,7 @@ impl Tally {
     }
 
     /// Adds one interval row, its latency histogram and, in proxy tests, what the origin saw.
-    pub fn add_row(&mut self, row: &IntervalRow, latency: &Histogram<u64>, proxy: Option<&crate::result::ProxyRow>) {
+    pub fn add_row(&mut self, row: &IntervalRow, latency: Latencies<'_>, proxy: Option<&crate::result::ProxyRow>) {
         self.open = row.open_connections;
         self.target_per_s = row.target_per_s;
         // Warm-up rows start before its end by a little (a tick); the first measured one at it.
@@ -169,7 +172,10 @@ impl Tally {
         for (kind, n) in &row.errors_by_kind {
             *self.errors.entry(kind.clone()).or_default() += n;
         }
-        self.latency.add(latency);
+        self.latency.add(latency.corrected);
+        if let Some(u) = latency.uncorrected {
+            self.uncorrected.get_or_insert_with(Buckets::default).add(u);
+        }
         self.late += row.late;
         self.sent += row.sent;
         self.opened += row.new_connections;
@@ -246,7 +252,12 @@ impl Tally {
                 kind: Kind::Counter,
                 samples: by("strain_errors_total", "kind", &self.errors),
             },
-            self.histogram(&with),
+            histogram(
+                "strain_request_duration_seconds",
+                "Response latency (corrected for coordinated omission in rate mode: from when each request was due).",
+                &self.latency,
+                &with,
+            ),
             counter("strain_late", "Sends more than 1 ms after their intended time (rate mode).", self.late),
             counter("strain_unsent", "Sends due but never made: the run was stopped (rate mode).", self.unsent),
             counter("strain_connections_opened", "Connections established.", self.opened),
@@ -260,6 +271,14 @@ impl Tally {
             + ["read", "write", "parse", "timeout", "reset"].iter().filter_map(|k| self.errors.get(*k)).sum::<u64>();
         let in_flight = self.sent.saturating_sub(ended) as f64;
         out.push(gauge("strain_in_flight", "Requests sent and not yet answered or failed.", in_flight));
+        if let Some(u) = &self.uncorrected {
+            out.push(histogram(
+                "strain_request_duration_uncorrected_seconds",
+                "Rate mode: response latency from when each request was actually sent.",
+                u,
+                &with,
+            ));
+        }
         if let Some(t) = self.target_per_s {
             out.push(gauge("strain_target_requests_per_second", "The rate asked for now (rate mode).", t));
         }
@@ -311,33 +330,19 @@ impl Tally {
         }
         out
     }
+}
 
-    /// The latency histogram family.
-    fn histogram(&self, with: &Labeller) -> Family {
-        let name = "strain_request_duration_seconds";
-        let mut samples = Vec::with_capacity(BUCKETS_S.len() + 3);
-        let mut cumulative = 0;
-        for (i, le) in BUCKETS_S.iter().map(|b| format_le(*b)).chain(["+Inf".to_string()]).enumerate() {
-            cumulative += self.latency.counts[i];
-            samples.push(Sample {
-                name: format!("{name}_bucket"),
-                labels: with(&[("le", &le)]),
-                value: cumulative as f64,
-            });
-        }
-        samples.push(Sample {
-            name: format!("{name}_sum"),
-            labels: with(&[]),
-            value: self.latency.sum_us as f64 / 1e6,
-        });
-        samples.push(Sample { name: format!("{name}_count"), labels: with(&[]), value: self.latency.count as f64 });
-        Family {
-            name,
-            help: "Response latency (corrected for coordinated omission in rate mode).",
-            kind: Kind::Histogram,
-            samples,
-        }
+/// A latency histogram family.
+fn histogram(name: &'static str, help: &'static str, b: &Buckets, with: &Labeller) -> Family {
+    let mut samples = Vec::with_capacity(BUCKETS_S.len() + 3);
+    let mut cumulative = 0;
+    for (i, le) in BUCKETS_S.iter().map(|b| format_le(*b)).chain(["+Inf".to_string()]).enumerate() {
+        cumulative += b.counts[i];
+        samples.push(Sample { name: format!("{name}_bucket"), labels: with(&[("le", &le)]), value: cumulative as f64 });
     }
+    samples.push(Sample { name: format!("{name}_sum"), labels: with(&[]), value: b.sum_us as f64 / 1e6 });
+    samples.push(Sample { name: format!("{name}_count"), labels: with(&[]), value: b.count as f64 });
+    Family { name, help, kind: Kind::Histogram, samples }
 }
 
 /// A bucket bound as Prometheus writes it (`0.0001`, `1`, `2.5`).
@@ -371,9 +376,10 @@ mod tests {
         let mut h = crate::stats::latency_histogram();
         h.record_n(800, 3).unwrap();
         h.record_n(30_000, 1).unwrap();
-        t.add_row(&row(0.0, &[("200", 50)], 9), &h, None);
-        t.add_row(&row(1.0, &[("200", 7), ("404", 1)], 2), &h, None);
-        t.add_row(&row(2.0, &[("200", 3)], 0), &h, None);
+        let l = Latencies { corrected: &h, uncorrected: Some(&h) };
+        t.add_row(&row(0.0, &[("200", 50)], 9), l, None);
+        t.add_row(&row(1.0, &[("200", 7), ("404", 1)], 2), l, None);
+        t.add_row(&row(2.0, &[("200", 3)], 0), l, None);
         let fams = t.families(&Tags(vec![("run".into(), "a".into())]));
         let get = |name: &str, label: Option<(&str, &str)>| -> f64 {
             fams.iter()
@@ -395,6 +401,8 @@ mod tests {
         assert_eq!(get("strain_request_duration_seconds_bucket", Some(("le", "0.05"))), 8.0);
         assert_eq!(get("strain_request_duration_seconds_bucket", Some(("le", "+Inf"))), 8.0);
         assert_eq!(get("strain_request_duration_seconds_count", None), 8.0);
+        // Rate mode: the uncorrected histogram beside it.
+        assert_eq!(get("strain_request_duration_uncorrected_seconds_bucket", Some(("le", "0.001"))), 6.0);
         // Every sample carries the tag.
         assert!(fams.iter().flat_map(|f| &f.samples).all(|s| s.labels.contains(&("run".into(), "a".into()))));
         assert_eq!(format_le(0.0001), "0.0001");

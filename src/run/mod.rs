@@ -14,14 +14,12 @@ use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use hdrhistogram::Histogram;
-
 use crate::config::{Config, ConfigError, Protocol};
 use crate::engine::proxy::ProxyPlan;
 use crate::engine::{self, EngineError, Progress, ScriptPlan};
 use crate::origin::{self, OriginConfig, OriginError, OriginLive, OriginStats};
 use crate::script::{MainScript, ScriptError, ScriptSource, UrlParts};
-use crate::stats::interval::IntervalRow;
+use crate::stats::interval::{IntervalRow, Latencies};
 use crate::stats::Summary;
 use crate::verdict::{Budget, Checks, Outcome, Threshold};
 use proxy::{OriginView, ProxyResult, ProxyRow, ProxyTracker};
@@ -130,7 +128,7 @@ pub trait Observer {
     /// Every thread's script ran `init`; load starts now (wrk prints its header here).
     fn started(&mut self) {}
     /// One interval, merged across threads, with the proxy columns in proxy tests.
-    fn interval(&mut self, _row: &IntervalRow, _latency: &Histogram<u64>, _proxy: Option<&ProxyRow>) {}
+    fn interval(&mut self, _row: &IntervalRow, _latency: Latencies<'_>, _proxy: Option<&ProxyRow>) {}
     /// `--abort-on-fail`: `threshold` can no longer pass, so the run stops now (it drains and
     /// reports as on Ctrl-C).
     fn aborting(&mut self, _threshold: &Threshold) {}

@@ -19,7 +19,7 @@ use std::time::Duration;
 use crate::config::Config;
 use crate::plan::Schedule;
 use crate::run::{Failure, Observer, OriginPlacement, RunConfig, RunError, Workload};
-use crate::stats::interval::IntervalRow;
+use crate::stats::interval::{IntervalRow, Latencies};
 use crate::verdict::{Budget, Checks, Metric, Op, Threshold};
 use plan::{End, Outcome, Plan};
 use step::{Step, Verdict};
@@ -120,13 +120,7 @@ pub trait SearchObserver {
     /// A step ended and was judged.
     fn step(&mut self, _step: &Step) {}
     /// One interval of the running step (live metrics read them).
-    fn interval(
-        &mut self,
-        _row: &IntervalRow,
-        _latency: &hdrhistogram::Histogram<u64>,
-        _proxy: Option<&crate::run::proxy::ProxyRow>,
-    ) {
-    }
+    fn interval(&mut self, _row: &IntervalRow, _latency: Latencies<'_>, _proxy: Option<&crate::run::proxy::ProxyRow>) {}
     /// The running step's load ended with `result`, before it is judged.
     fn step_finished(&mut self, _result: &crate::run::RunResult) {}
 }
@@ -361,12 +355,7 @@ impl Observer for Early<'_> {
         self.outer.step_finished(result);
     }
 
-    fn interval(
-        &mut self,
-        row: &IntervalRow,
-        latency: &hdrhistogram::Histogram<u64>,
-        proxy: Option<&crate::run::proxy::ProxyRow>,
-    ) {
+    fn interval(&mut self, row: &IntervalRow, latency: Latencies<'_>, proxy: Option<&crate::run::proxy::ProxyRow>) {
         self.outer.interval(row, latency, proxy);
         if self.stop.load(Ordering::Relaxed) {
             self.step_stop.store(true, Ordering::Relaxed);
@@ -377,7 +366,7 @@ impl Observer for Early<'_> {
         let mut lost = self.budget.add(row, self.slo).is_some();
         for (t, above) in self.slo.iter().zip(self.above.iter_mut()) {
             if let Some((bound_us, share)) = latency_bound(t) {
-                *above += latency.count_between(bound_us as u64 + 1, u64::MAX);
+                *above += latency.corrected.count_between(bound_us as u64 + 1, u64::MAX);
                 lost |= *above as f64 > share * self.planned;
             }
         }

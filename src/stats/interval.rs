@@ -20,6 +20,8 @@ pub struct Snapshot {
     pub end_us: u64,
     /// Latency of responses completed in the interval (corrected in rate mode).
     pub latency_us: Histogram<u64>,
+    /// Rate mode: latency from the actual send (`latency_us` is from the intended send).
+    pub uncorrected_us: Option<Histogram<u64>>,
     /// Time to first byte of responses in the interval (proxy tests; empty otherwise).
     pub ttfb_us: Histogram<u64>,
     /// Bytes read in the interval.
@@ -101,6 +103,28 @@ pub struct IntervalRow {
     /// absent in results of strain 0.x that wrote it for segmented runs only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_histogram: Option<String>,
+}
+
+/// An interval's latency histograms, as an observer sees them.
+#[derive(Debug, Clone, Copy)]
+pub struct Latencies<'a> {
+    /// Latency of the interval's responses (from when each was due, in rate mode).
+    pub corrected: &'a Histogram<u64>,
+    /// Rate mode: the same from when each was actually sent.
+    pub uncorrected: Option<&'a Histogram<u64>>,
+}
+
+impl Snapshot {
+    /// Rate mode: the threads' uncorrected histograms of one interval, added up (taken out of
+    /// the snapshots, so nothing is copied); `None` in closed loop.
+    pub fn take_uncorrected(parts: &mut [Snapshot]) -> Option<Histogram<u64>> {
+        let mut all = parts.iter_mut().filter_map(|p| p.uncorrected_us.take());
+        let mut first = all.next()?;
+        for h in all {
+            let _ = first.add(&h);
+        }
+        Some(first)
+    }
 }
 
 impl IntervalRow {
@@ -300,6 +324,7 @@ mod tests {
         let mut errors_by_kind = [0; crate::stats::ErrorKind::COUNT];
         errors_by_kind[crate::stats::ErrorKind::Read as usize] = 1;
         Snapshot {
+            uncorrected_us: None,
             index,
             start_us,
             end_us,
@@ -411,6 +436,7 @@ mod tests {
     #[test]
     fn threads_status_counts_add_up_by_code() {
         let part = |status: Vec<(u16, u64)>| Snapshot {
+            uncorrected_us: None,
             index: 0,
             start_us: 0,
             end_us: 1_000_000,

@@ -28,7 +28,7 @@ impl Observer for Seen {
     fn interval(
         &mut self,
         _row: &strain::stats::interval::IntervalRow,
-        _h: &hdrhistogram::Histogram<u64>,
+        _h: strain::stats::interval::Latencies<'_>,
         proxy: Option<&strain::run::proxy::ProxyRow>,
     ) {
         assert!(proxy.is_none());

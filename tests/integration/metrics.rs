@@ -218,6 +218,9 @@ fn prometheus_scrapes_a_run_and_stores_its_exact_totals_and_the_dashboard_querie
     assert!(t1 - t0 >= 5.0, "too few scrapes in the run: {samples:?}");
     let rate = (v1 - v0) / (t1 - t0);
     assert!((rate - 1000.0).abs() <= 20.0, "{rate}/s from {samples:?}");
+    // Rate mode: the uncorrected histogram beside the corrected one, every response in both.
+    let count = "strain_request_duration_uncorrected_seconds_count{run=\"scrape\"}";
+    assert_eq!(prom.settle(count, total), total, "{count}");
     // The histogram's p99 lies in the bucket of strain's own p99 (or the next).
     let p99 = prom.value("histogram_quantile(0.99, sum by (le) (last_over_time(strain_request_duration_seconds_bucket{run=\"scrape\"}[2m])))");
     let own = json["latency_us"]["percentiles"]["99"].as_f64().unwrap() / 1e6;

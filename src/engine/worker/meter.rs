@@ -35,7 +35,7 @@ impl Meter {
     ) -> Meter {
         Meter {
             rec: Recorder::for_run(paced, first_bytes),
-            interval: Ival::new(series.0, series.1, first_bytes),
+            interval: Ival::new(series.0, series.1, first_bytes, paced),
             sample_at_us: RATE_SAMPLE_MS * 1000,
             sample_requests: 0,
             warm_at_us: Some(clock.at(warm)).filter(|w| *w > 0),
@@ -121,6 +121,8 @@ pub(super) struct Ival {
     index: u32,
     pub(super) latency_us: hdrhistogram::Histogram<u64>,
     pub(super) ttfb_us: hdrhistogram::Histogram<u64>,
+    /// Rate mode: latency from the actual send, for the live metrics beside the corrected.
+    pub(super) uncorrected_us: Option<hdrhistogram::Histogram<u64>>,
     base: Totals,
     /// The recorder's status counts at the interval's start: a cut sends the difference, so
     /// counting a response stays one array increment (8 KB copied per interval, not per
@@ -130,8 +132,9 @@ pub(super) struct Ival {
 }
 
 impl Ival {
-    /// Intervals of `every`, sent to `tx`; `ttfb` when first bytes are timed (proxy tests).
-    fn new(every: Duration, tx: Sender<Snapshot>, ttfb: bool) -> Ival {
+    /// Intervals of `every`, sent to `tx`; `ttfb` when first bytes are timed (proxy tests),
+    /// `paced` when latency is also kept from the actual send (rate mode).
+    fn new(every: Duration, tx: Sender<Snapshot>, ttfb: bool, paced: bool) -> Ival {
         let every_us = every.as_micros().max(1) as u64;
         // A full-range histogram is ~190 KiB, copied into every snapshot: where nothing is ever
         // recorded in it, the smallest one does.
@@ -143,6 +146,7 @@ impl Ival {
             index: 0,
             latency_us: latency_histogram(),
             ttfb_us,
+            uncorrected_us: paced.then(latency_histogram),
             base: Totals::default(),
             status_base: Box::new([0; STATUS_SLOTS]),
             tx,
@@ -171,11 +175,14 @@ impl Ival {
             (hdrhistogram::Histogram::new_from(&self.latency_us), hdrhistogram::Histogram::new_from(&self.ttfb_us));
         let latency_us = std::mem::replace(&mut self.latency_us, fresh.0);
         let ttfb_us = std::mem::replace(&mut self.ttfb_us, fresh.1);
+        let uncorrected_us =
+            self.uncorrected_us.as_mut().map(|u| std::mem::replace(u, hdrhistogram::Histogram::new_from(u)));
         let snap = Snapshot {
             index: self.index,
             start_us: self.start_us,
             end_us: now,
             latency_us,
+            uncorrected_us,
             ttfb_us,
             bytes: then.bytes - was.bytes,
             requests: then.requests - was.requests,
@@ -228,7 +235,7 @@ mod tests {
     #[test]
     fn a_cut_sends_the_status_counts_since_the_last_one() {
         let (tx, rx) = std::sync::mpsc::channel();
-        let mut ival = Ival::new(Duration::from_millis(100), tx, false);
+        let mut ival = Ival::new(Duration::from_millis(100), tx, false, false);
         let mut status = Box::new([0u64; STATUS_SLOTS]);
         status[200] = 5;
         status[404] = 1;

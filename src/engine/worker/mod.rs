@@ -352,6 +352,9 @@ impl<'a, T: Transport> Worker<'a, T> {
         let latency = if matches!(self.when, When::Paced(_)) {
             let (corrected, uncorrected) = (now.saturating_sub(s.intended_us), now.saturating_sub(s.sent_us));
             rec.paced_response(status, corrected, uncorrected);
+            if let Some(u) = self.meter.interval.uncorrected_us.as_mut() {
+                u.saturating_record(uncorrected.clamp(1, crate::stats::MAX_LATENCY_US));
+            }
             corrected
         } else {
             let latency = now.saturating_sub(s.sent_us);
