@@ -19,6 +19,8 @@
 //! - [`compare`] judges two sides' runs against each other, saved or run by its A/B runner
 //!   (`strain compare`).
 //! - [`merge`] adds the results of one test's segments into one result (`strain merge`).
+//! - [`metrics`] exports a test's progress to Prometheus while it runs (`--metrics-listen`,
+//!   `--metrics-push`), fed from the interval rows the observer already sees.
 //! - [`rng`] and [`b64`] are small leaves shared by the rest.
 
 pub mod b64;
