@@ -370,6 +370,8 @@ mod tests {
             new_connections: 0,
             late,
             sent: 0,
+            goaways: 0,
+            retried: 0,
             bytes_per_s: 0.0,
             ttfb_mean_us: 0.0,
             ttfb_p99_us: 0,

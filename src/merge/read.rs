@@ -138,6 +138,8 @@ impl Part {
                 status_errors,
                 late: count(n, &at("late"), row.late)?,
                 sent: count(n, &at("sent"), row.sent)?,
+                goaways: count(n, &at("goaways"), row.goaways)?,
+                retried: count(n, &at("retried"), row.retried)?,
                 open: count(n, &at("open_connections"), row.open_connections)?,
                 connects: count(n, &at("new_connections"), row.new_connections)?,
                 status,

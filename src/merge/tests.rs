@@ -56,6 +56,8 @@ fn segment(url: &str, index: u32, count: u32, values: &[u64]) -> Value {
                 status_errors: 0,
                 late: 0,
                 sent: 0,
+                goaways: 0,
+                retried: 0,
                 open: 3,
                 connects: if i == 0 { 3 } else { 0 },
                 status: vec![(200, part.len() as u64)],

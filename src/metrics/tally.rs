@@ -113,7 +113,7 @@ pub struct Tally {
     hit_ratio: Option<f64>,
     /// Proxy tests: the last interval's time to first byte, p99, microseconds.
     first_byte_p99_us: Option<u64>,
-    /// HTTP/2: GOAWAYs, streams reset (by code) and requests sent again (known at the end).
+    /// HTTP/2: GOAWAYs and requests sent again (per row), streams reset by code (at the end).
     goaways: u64,
     resets: BTreeMap<String, u64>,
     retried: u64,
@@ -178,6 +178,8 @@ impl Tally {
         }
         self.late += row.late;
         self.sent += row.sent;
+        self.goaways += row.goaways;
+        self.retried += row.retried;
         self.opened += row.new_connections;
         self.bytes += (row.bytes_per_s * row.length_s).round() as u64;
         if let Some(p) = proxy {
@@ -190,12 +192,10 @@ impl Tally {
         }
     }
 
-    /// Takes what only the whole result knows: unsent sends, HTTP/2's counts.
+    /// Takes what only the whole result knows: unsent sends, HTTP/2's resets by code.
     pub fn finish(&mut self, result: &RunResult) {
         let t = &result.summary.total;
         self.unsent += t.pacing.unsent;
-        self.goaways += t.h2.goaways;
-        self.retried += t.h2.retried;
         for (code, n) in t.h2.resets.iter().enumerate().filter(|(_, n)| **n > 0) {
             *self.resets.entry(crate::h2::code_name(code as u32).to_string()).or_default() += n;
         }

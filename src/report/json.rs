@@ -239,6 +239,8 @@ mod tests {
                 new_connections: 100 * (1 - u64::from(i)),
                 late: 0,
                 sent: 0,
+                goaways: 0,
+                retried: 0,
                 bytes_per_s: 129_000.0,
                 ttfb_mean_us: 0.0,
                 ttfb_p99_us: 0,

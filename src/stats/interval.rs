@@ -38,6 +38,10 @@ pub struct Snapshot {
     pub late: u64,
     /// Requests sent in the interval.
     pub sent: u64,
+    /// HTTP/2: GOAWAY frames received in the interval.
+    pub goaways: u64,
+    /// HTTP/2: requests refused after a GOAWAY and sent again in the interval.
+    pub retried: u64,
     /// Connections open at the end of the interval.
     pub open: u64,
     /// New connections established in the interval.
@@ -86,6 +90,12 @@ pub struct IntervalRow {
     /// before it was kept per interval).
     #[serde(default)]
     pub sent: u64,
+    /// HTTP/2: GOAWAY frames received (absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub goaways: u64,
+    /// HTTP/2: requests refused after a GOAWAY and sent again (absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retried: u64,
     /// Bytes read per second.
     pub bytes_per_s: f64,
     /// Mean time to first byte, microseconds (proxy tests).
@@ -114,6 +124,11 @@ pub struct Latencies<'a> {
     pub uncorrected: Option<&'a Histogram<u64>>,
 }
 
+/// Serde: a count of zero is left out.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 impl Snapshot {
     /// Rate mode: the threads' uncorrected histograms of one interval, added up (taken out of
     /// the snapshots, so nothing is copied); `None` in closed loop.
@@ -140,7 +155,7 @@ impl IntervalRow {
             None => (crate::stats::latency_histogram(), unused()),
         };
         let (mut requests, mut errors, mut late, mut open, mut connects, mut bytes) = (0, 0, 0, 0, 0, 0);
-        let mut sent = 0;
+        let (mut sent, mut goaways, mut retried) = (0, 0, 0);
         let mut status_errors = 0;
         let mut by_kind = [0u64; crate::stats::ErrorKind::COUNT];
         let mut status: BTreeMap<u16, u64> = BTreeMap::new();
@@ -162,6 +177,8 @@ impl IntervalRow {
             }
             late += p.late;
             sent += p.sent;
+            goaways += p.goaways;
+            retried += p.retried;
             open += p.open;
             connects += p.connects;
             start = start.min(p.start_us);
@@ -195,6 +212,8 @@ impl IntervalRow {
             new_connections: connects,
             late,
             sent,
+            goaways,
+            retried,
             bytes_per_s: per_s(bytes as f64),
             ttfb_mean_us: if ttfb.is_empty() { 0.0 } else { ttfb.mean() },
             ttfb_p99_us: if ttfb.is_empty() { 0 } else { ttfb.value_at_quantile(0.99) },
@@ -258,6 +277,8 @@ impl IntervalRow {
             new_connections: sum(|r| r.new_connections),
             late: sum(|r| r.late),
             sent: sum(|r| r.sent),
+            goaways: sum(|r| r.goaways),
+            retried: sum(|r| r.retried),
             bytes_per_s: per_s(rows.iter().map(|r| r.bytes_per_s * r.length_s).sum()),
             ttfb_mean_us: if requests > 0 { ttfb_weighted / requests as f64 } else { 0.0 },
             ttfb_p99_us: rows.iter().map(|r| r.ttfb_p99_us).max().unwrap_or(0),
@@ -337,6 +358,8 @@ mod tests {
             status_errors: 1,
             late: 2,
             sent: 0,
+            goaways: 0,
+            retried: 0,
             open,
             connects: 1,
             status: vec![(200, n - 1), (503, 1)],
@@ -449,6 +472,8 @@ mod tests {
             status_errors: 0,
             late: 0,
             sent: 0,
+            goaways: 0,
+            retried: 0,
             open: 0,
             connects: 0,
             status,

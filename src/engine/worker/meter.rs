@@ -97,6 +97,8 @@ pub(super) struct Totals {
     late: u64,
     sent: u64,
     connections: u64,
+    goaways: u64,
+    retried: u64,
 }
 
 impl Totals {
@@ -109,6 +111,8 @@ impl Totals {
             late: rec.pacing.late,
             sent: rec.sent,
             connections: rec.connections,
+            goaways: rec.h2.goaways,
+            retried: rec.h2.retried,
         }
     }
 }
@@ -191,6 +195,8 @@ impl Ival {
             status_errors: then.status_errors - was.status_errors,
             late: then.late - was.late,
             sent: then.sent.saturating_sub(was.sent),
+            goaways: then.goaways.saturating_sub(was.goaways),
+            retried: then.retried.saturating_sub(was.retried),
             open,
             connects: then.connections - was.connections,
             status: status_delta,
