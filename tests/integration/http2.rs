@@ -360,3 +360,17 @@ fn a_body_held_by_the_servers_window_is_a_flow_control_stall() {
     assert!(j["errors"]["timeout"].as_u64().unwrap() >= 1, "{}", run.stdout);
     assert!(run.stdout.contains("flow-control stalls"), "{}", run.stdout);
 }
+
+/// Found while testing live metrics (issue 22): with `-n`, a stream a GOAWAY refused after the
+/// last request was sent was dropped (998 of 1,000 in one run of three) instead of going again.
+#[test]
+fn n_requests_over_goaways_are_exactly_n() {
+    let origin = crate::harness::Origin::start(&["-t", "1", "--keepalive", "50"]);
+    for _ in 0..6 {
+        let run = strain(&[&args("--http2 -m 4 -c 2 -t 1 -n 1000")[..], &[&origin.url()]].concat());
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_eq!((run.num("/requests"), run.num("/sent")), (1000, 1000), "{}", run.stdout);
+        assert!(run.num("/http2/retried") > 0, "the origin's GOAWAYs refused some streams");
+    }
+    assert_eq!(origin.stop().requests, 6000, "the origin answered each exactly once");
+}

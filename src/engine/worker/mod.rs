@@ -257,8 +257,10 @@ impl<'a, T: Transport> Worker<'a, T> {
                     self.start_drain();
                 }
             }
-            // The end of the duration, or the last of -n's requests sent, or -n's server gone.
-            if (now >= self.end_us || self.budget == Some(0) || self.stuck(now)) && !self.draining {
+            // The end of the duration, or the last of -n's requests answered (one refused
+            // unprocessed goes again first, on a new connection if need be), or -n's server gone.
+            let counted = self.budget == Some(0) && T::count_done(&self);
+            if (now >= self.end_us || counted || self.stuck(now)) && !self.draining {
                 self.start_drain();
             }
             if self.draining && self.in_flight() == 0 {

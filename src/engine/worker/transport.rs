@@ -49,4 +49,10 @@ pub(super) trait Transport: Sized {
     fn expire(w: &mut Worker<'_, Self>, now: u64);
     /// The run is over: counts what the connections still open hold.
     fn finish(w: &mut Worker<'_, Self>);
+    /// `-n`'s last request is sent: whether the count is done, so the run may drain. HTTP/1.1
+    /// sends each request once, so it is; HTTP/2 waits for the streams in flight, since a
+    /// GOAWAY may refuse some unprocessed, and they go again (on a new connection) first.
+    fn count_done(_w: &Worker<'_, Self>) -> bool {
+        true
+    }
 }

@@ -71,6 +71,10 @@ impl Transport for Http2 {
         w.expire_links(now);
     }
 
+    fn count_done(w: &Worker<'_, Self>) -> bool {
+        w.in_flight() == 0 && !w.transport.slots.iter().any(|s| s.retry)
+    }
+
     fn finish(w: &mut Worker<'_, Self>) {
         w.finish_links();
     }
