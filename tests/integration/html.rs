@@ -64,6 +64,10 @@ fn check_page(page: &Path, charts: usize) -> String {
     assert_eq!(text.matches("<script").count(), 1, "one inline script");
     let (dom, log) = load(page);
     assert!(!log.contains("CONSOLE") && !log.contains("Uncaught") && !log.contains("Refused"), "console: {log}");
+    // The tooltip script ran (its hash matched the page's policy): it adds the tooltip box and a
+    // guide line to every chart with data.
+    assert!(dom.contains("<div class=\"tip\""), "the tooltip script did not run");
+    assert_eq!(dom.matches("class=\"guide\"").count(), dom.matches(" data-tip=\"{&quot;px&quot;:[").count() - dom.matches(" data-tip=\"{&quot;px&quot;:[]").count());
     assert_eq!(dom.matches("<svg class=\"chart").count(), charts, "{}", titles(&dom).join(" | "));
     for axis in axes(&dom) {
         on_grid(&axis);
