@@ -89,18 +89,32 @@ fn k8s_job_manifests_pass_the_kubernetes_schema() {
         let args: Vec<&str> = args.iter().map(|a| a.as_str().unwrap()).collect();
         // The header comes back byte for byte through a real YAML parser.
         assert_eq!(
-            &args[..7],
-            ["-c", "10", "-d", "5s", "-H", "X-Odd: \"y\" # 'z' \\ é", "http://127.0.0.1:8080/a?b=1#c"]
+            &args[..11],
+            [
+                "-c",
+                "10",
+                "-d",
+                "5s",
+                "--metrics-listen",
+                "0.0.0.0:9464",
+                "--tag",
+                "run=k8s",
+                "-H",
+                "X-Odd: \"y\" # 'z' \\ é",
+                "http://127.0.0.1:8080/a?b=1#c"
+            ]
         );
-        assert_eq!(args[7..9], ["--segments", segments]);
-        assert_eq!(args[9], "--start-at");
-        assert_eq!(args[11..], ["--json", "-"]);
+        // The user's arguments, then what the manifest adds.
+        let k = 11;
+        assert_eq!(args[k..k + 2], ["--segments", segments]);
+        assert_eq!(args[k + 2], "--start-at");
+        assert_eq!(args[k + 4..], ["--json", "-"]);
         // The start is the default 30 s delay after the manifest was printed, rounded up to a
         // whole second (and the process took some time to start).
-        let start = humantime::parse_rfc3339(args[10]).unwrap();
+        let start = humantime::parse_rfc3339(args[k + 3]).unwrap();
         let delay = start.duration_since(before).unwrap();
         assert!(delay >= Duration::from_secs(30) && delay <= Duration::from_secs(36), "{delay:?}");
-        assert!(run.stderr.contains(&format!("start at {}", args[10])), "{}", run.stderr);
+        assert!(run.stderr.contains(&format!("start at {}", args[k + 3])), "{}", run.stderr);
     }
 }
 
