@@ -233,7 +233,12 @@ fn prometheus_scrapes_a_run_and_stores_its_exact_totals_and_the_dashboard_querie
     let mut queries = 0;
     for panel in dash["panels"].as_array().unwrap() {
         for target in panel["targets"].as_array().unwrap() {
-            let expr = target["expr"].as_str().unwrap().replace("$run", "scrape").replace("$segment", ".*").replace("$__rate_interval", "4s");
+            let expr = target["expr"]
+                .as_str()
+                .unwrap()
+                .replace("$run", "scrape")
+                .replace("$segment", ".*")
+                .replace("$__rate_interval", "4s");
             let r: Vec<(f64, f64)> = prom.range(&expr, t0, t1);
             assert!(!r.is_empty(), "no data for {expr}");
             queries += 1;
