@@ -99,6 +99,11 @@ pub fn run_program<S: AsRef<str>>(program: &str, args: &[S]) -> Run {
     finish(child, start)
 }
 
+/// Starts strain with `args` as a child (no stdin, its output piped for [`finish`]).
+pub fn spawn<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Child {
+    Command::new(bin()).args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+}
+
 /// Waits for a child with the run limit, collecting its output.
 pub fn finish(mut child: Child, start: Instant) -> Run {
     let mut out = child.stdout.take().unwrap();

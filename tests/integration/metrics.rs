@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
 
-use crate::harness::{args, bin, finish, free_port, signal, strain, strain_raw, wait_listening, Origin};
+use crate::harness::{args, finish, free_port, signal, spawn, strain, strain_raw, wait_listening, Origin};
 
 /// A Prometheus on loopback with its own data directory.
 struct Prometheus {
@@ -255,14 +255,14 @@ fn remote_write_survives_a_receiver_restart_and_its_totals_arrive() {
     let origin = Origin::start(&["-t", "1"]);
     let mut prom = Prometheus::start(dir.path(), &[]);
     let json = dir.path().join("r.json");
-    let child = Command::new(bin())
-        .args(args("-t 1 -c 4 -R 500 -d 8s --quiet --tag run=push"))
-        .args(["--metrics-push", &prom.push_url(), "--json", json.to_str().unwrap(), &origin.url()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (push, out) = (prom.push_url(), json.display().to_string());
+    let child = spawn(
+        &[
+            &args("-t 1 -c 4 -R 500 -d 8s --quiet --tag run=push")[..],
+            &["--metrics-push", &push, "--json", &out, &origin.url()],
+        ]
+        .concat(),
+    );
     let start = Instant::now();
     std::thread::sleep(Duration::from_secs(2));
     // The receiver goes away for 3 s; strain keeps loading.
@@ -288,20 +288,16 @@ fn three_segments_tagged_sum_to_their_merged_result() {
     let ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
     let prom = Prometheus::start(dir.path(), &ports.iter().map(|p| format!("127.0.0.1:{p}")).collect::<Vec<_>>());
     let at = humantime::format_rfc3339_millis(SystemTime::now() + Duration::from_millis(1500)).to_string();
+    let url = origin.url();
     let start = Instant::now();
     let children: Vec<(PathBuf, Child)> = (0..3)
         .map(|i| {
             let path = dir.path().join(format!("s{i}.json"));
-            let child = Command::new(bin())
-                .args(["--segment", &format!("{i}/3"), "--start-at", &at])
-                .args(args("-c 6 -t 1 -R 900 -d 4s --quiet --tag run=seg --metrics-linger 3s"))
-                .args(["--metrics-listen", &format!("127.0.0.1:{}", ports[i]), "--json", path.to_str().unwrap()])
-                .arg(origin.url())
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
+            let (segment, listen, out) =
+                (format!("{i}/3"), format!("127.0.0.1:{}", ports[i]), path.display().to_string());
+            let own = ["--segment", &segment, "--start-at", &at, "--metrics-listen", &listen, "--json", &out, &url];
+            let child =
+                spawn(&[&own[..], &args("-c 6 -t 1 -R 900 -d 4s --quiet --tag run=seg --metrics-linger 3s")].concat());
             (path, child)
         })
         .collect();
@@ -373,24 +369,8 @@ fn bad_metrics_input_fails_cleanly_and_an_absent_receiver_does_not_stop_the_run(
     assert_eq!(run.code, 2, "{}", run.stderr);
     // /metrics answers while a run goes on, in both formats; other paths are 404.
     let port = free_port();
-    let child = Command::new(bin())
-        .args([
-            "-d",
-            "3s",
-            "-c",
-            "2",
-            "-t",
-            "1",
-            "--quiet",
-            "--metrics-listen",
-            &format!("127.0.0.1:{port}"),
-            &origin.url(),
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let listen = format!("127.0.0.1:{port}");
+    let child = spawn(&["-d", "3s", "-c", "2", "-t", "1", "--quiet", "--metrics-listen", &listen, &origin.url()]);
     let start = Instant::now();
     wait_listening(([127, 0, 0, 1], port).into());
     std::thread::sleep(Duration::from_millis(500));
@@ -423,14 +403,9 @@ fn http2_goaways_and_retries_are_counted_live() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("h2.json");
     let port = free_port();
-    let child = Command::new(bin())
-        .args(args("--http2 -m 4 -c 2 -t 1 -n 1000 --quiet --metrics-linger 3s"))
-        .args(["--metrics-listen", &format!("127.0.0.1:{port}"), "--json", json.to_str().unwrap(), &origin.url()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (listen, out) = (format!("127.0.0.1:{port}"), json.display().to_string());
+    let own = ["--metrics-listen", &listen, "--json", &out, &origin.url()];
+    let child = spawn(&[&args("--http2 -m 4 -c 2 -t 1 -n 1000 --quiet --metrics-linger 3s")[..], &own].concat());
     let start = Instant::now();
     wait_listening(([127, 0, 0, 1], port).into());
     // The last scrape while it lingers has the totals.
