@@ -44,25 +44,27 @@ fn parsed(manifest: &str) -> serde_json::Value {
     serde_json::from_str(&run.stdout).unwrap()
 }
 
-/// `strain k8s-job` for `segments` pods of a short load with an awkward header.
+/// A short load with an awkward header; it serves live metrics, so the pods carry Prometheus's
+/// annotations and the port.
+const LOAD: [&str; 11] = [
+    "-c",
+    "10",
+    "-d",
+    "5s",
+    "--metrics-listen",
+    "0.0.0.0:9464",
+    "--tag",
+    "run=k8s",
+    "-H",
+    "X-Odd: \"y\" # 'z' \\ é",
+    "http://127.0.0.1:8080/a?b=1#c",
+];
+
+/// `strain k8s-job` for `segments` pods of [`LOAD`].
 fn job(segments: &str, name: &str) -> Run {
-    // The load serves live metrics, so the pods carry Prometheus's annotations and the port.
-    let load = [
-        "-c",
-        "10",
-        "-d",
-        "5s",
-        "--metrics-listen",
-        "0.0.0.0:9464",
-        "--tag",
-        "run=k8s",
-        "-H",
-        "X-Odd: \"y\" # 'z' \\ é",
-        "http://127.0.0.1:8080/a?b=1#c",
-    ];
     let mut args =
         vec!["k8s-job", "--segments", segments, "--image", "registry.example/strain:1", "--name", name, "--"];
-    args.extend(load);
+    args.extend(LOAD);
     strain_raw(&args)
 }
 
@@ -88,24 +90,9 @@ fn k8s_job_manifests_pass_the_kubernetes_schema() {
         let args = m["spec"]["template"]["spec"]["containers"][0]["args"].as_array().unwrap().clone();
         let args: Vec<&str> = args.iter().map(|a| a.as_str().unwrap()).collect();
         // The header comes back byte for byte through a real YAML parser.
-        assert_eq!(
-            &args[..11],
-            [
-                "-c",
-                "10",
-                "-d",
-                "5s",
-                "--metrics-listen",
-                "0.0.0.0:9464",
-                "--tag",
-                "run=k8s",
-                "-H",
-                "X-Odd: \"y\" # 'z' \\ é",
-                "http://127.0.0.1:8080/a?b=1#c"
-            ]
-        );
+        assert_eq!(args[..LOAD.len()], LOAD);
         // The user's arguments, then what the manifest adds.
-        let k = 11;
+        let k = LOAD.len();
         assert_eq!(args[k..k + 2], ["--segments", segments]);
         assert_eq!(args[k + 2], "--start-at");
         assert_eq!(args[k + 4..], ["--json", "-"]);
