@@ -248,19 +248,26 @@ fn run_report(f: &flags::ReportFlags) -> Result<i32, CliError> {
         return Err(CliError::Usage(format!("{} labels for {} results", f.labels.len(), f.results.len())));
     }
     check_writable(&f.output)?;
-    // A search's and a comparison's pages have their own layouts, so each is given alone.
-    let page = match f.results.as_slice() {
-        [path] if read_doc(path, result::kind_of)? == result::Kind::FindMax => {
-            report::html::render_search(&read_doc(path, result::find_max::FindMaxDoc::parse)?)
+    // Each file is read once; its kind picks the page. A search's and a comparison's pages have
+    // their own layouts, so each is given alone.
+    let mut docs = Vec::with_capacity(f.results.len());
+    for path in &f.results {
+        let text = read_text(path)?;
+        let kind = parsed(path, &text, result::kind_of)?;
+        docs.push((path, text, kind));
+    }
+    let page = match docs.as_slice() {
+        [(path, text, result::Kind::FindMax)] => {
+            report::html::render_search(&parsed(path, text, result::find_max::FindMaxDoc::parse)?)
         }
-        [path] if read_doc(path, result::kind_of)? == result::Kind::Compare => {
-            let doc = read_doc(path, crate::compare::doc::CompareDoc::parse)?;
+        [(path, text, result::Kind::Compare)] => {
+            let doc = parsed(path, text, crate::compare::doc::CompareDoc::parse)?;
             crate::compare::render::html(&doc.comparison, &doc.labelled())
         }
-        paths => {
-            let mut results = Vec::with_capacity(paths.len());
-            for (i, path) in paths.iter().enumerate() {
-                let what = match read_doc(path, result::kind_of)? {
+        docs => {
+            let mut results = Vec::with_capacity(docs.len());
+            for (i, (path, text, kind)) in docs.iter().enumerate() {
+                let what = match kind {
                     result::Kind::Run => None,
                     result::Kind::FindMax => Some("a find-max search"),
                     result::Kind::Compare => Some("a comparison"),
@@ -268,11 +275,11 @@ fn run_report(f: &flags::ReportFlags) -> Result<i32, CliError> {
                 if let Some(what) = what {
                     return Err(CliError::Usage(format!(
                         "{what} gets a page of its own: give its JSON alone ({} files given)",
-                        paths.len()
+                        docs.len()
                     )));
                 }
                 let label = f.labels.get(i).cloned().unwrap_or_else(|| file_name(path));
-                results.push((label, load_result(path)?));
+                results.push((label, parsed(path, text, result::RunDoc::parse)?));
             }
             report::html::render(&results)
         }
@@ -286,17 +293,19 @@ pub(crate) fn file_name(path: &std::path::Path) -> String {
     path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
 }
 
-/// Reads a result written with `--json`.
-pub(crate) fn load_result(path: &std::path::Path) -> Result<result::RunDoc, CliError> {
-    read_doc(path, result::RunDoc::parse)
+/// A file's text; an unreadable file is one line naming it.
+fn read_text(path: &std::path::Path) -> Result<String, CliError> {
+    std::fs::read_to_string(path)
+        .map_err(|source| CliError::Io { what: format!("cannot read {}", path.display()), source })
 }
 
-/// Reads a document strain wrote with `parse`; an unreadable or unfit file is one line
-/// naming it.
-fn read_doc<T>(path: &std::path::Path, parse: impl Fn(&str) -> Result<T, result::ResultError>) -> Result<T, CliError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| CliError::Io { what: format!("cannot read {}", path.display()), source })?;
-    parse(&text).map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))
+/// `text` (the file `path`) read with `parse`; an unfit document is one line naming the file.
+fn parsed<T>(
+    path: &std::path::Path,
+    text: &str,
+    parse: impl Fn(&str) -> Result<T, result::ResultError>,
+) -> Result<T, CliError> {
+    parse(text).map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))
 }
 
 fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {

@@ -119,7 +119,6 @@ impl Exporter {
     /// a line to print when remote write dropped samples.
     pub fn close(self) -> Option<String> {
         let samples: Vec<_> = self.tally().families(&self.tags).into_iter().flat_map(|f| f.samples).collect();
-        let push = self.pusher.as_ref().map(|_| ());
         let Exporter { pusher, endpoint, linger, .. } = self;
         let delivery = pusher.map(|p| p.finish(&samples));
         if endpoint.is_some() && !linger.is_zero() {
@@ -127,8 +126,8 @@ impl Exporter {
         }
         drop(endpoint);
         // A receiver never reached was already named in the pusher's one warning line.
-        match (push, delivery) {
-            (Some(()), Some(Delivery { sent, dropped_samples })) if dropped_samples > 0 && sent > 0 => Some(format!(
+        match delivery {
+            Some(Delivery { sent, dropped_samples }) if dropped_samples > 0 && sent > 0 => Some(format!(
                 "strain: metrics push: {dropped_samples} samples dropped while the receiver was unreachable; the last batch, with every total, arrived"
             )),
             _ => None,

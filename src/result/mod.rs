@@ -213,8 +213,7 @@ impl RunDoc {
 
     /// Every error counted, responses with a status above 399 included.
     pub fn error_total(&self) -> u64 {
-        let e = &self.errors;
-        e.connect + e.read + e.write + e.timeout + e.parse + e.status + e.content + e.reset
+        self.errors.by_kind().iter().map(|(_, n)| n).sum()
     }
 }
 
@@ -284,6 +283,22 @@ pub struct Errors {
     pub reset: u64,
     /// Connect errors by cause; they sum to `connect`.
     pub connect_causes: BTreeMap<String, u64>,
+}
+
+impl Errors {
+    /// Each kind's count, named as the interval rows name them.
+    pub fn by_kind(&self) -> [(&'static str, u64); 8] {
+        [
+            ("connect", self.connect),
+            ("read", self.read),
+            ("write", self.write),
+            ("timeout", self.timeout),
+            ("parse", self.parse),
+            ("status", self.status),
+            ("content", self.content),
+            ("reset", self.reset),
+        ]
+    }
 }
 
 /// A distribution's spread.

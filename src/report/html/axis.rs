@@ -178,6 +178,11 @@ pub fn latency(us: f64) -> String {
     format!("{} {unit}", grouped(v, places))
 }
 
+/// A rate as the page writes it: `1,234/s`, a decimal below 100 (`12.5/s`).
+pub fn per_second(v: f64) -> String {
+    format!("{}/s", grouped(v, if v < 100.0 { 1 } else { 0 }))
+}
+
 /// The 1-2-5 step nearest above `raw`.
 pub fn nice_step(raw: f64) -> f64 {
     if raw <= 0.0 || !raw.is_finite() {

@@ -62,6 +62,7 @@ impl Line {
 
 /// A chart's frame: title, axes, vertical marks (stage boundaries, a max rate) and how the
 /// tooltip writes x and y values.
+#[derive(Clone)]
 pub struct Frame<'a> {
     /// The title.
     pub title: &'a str,

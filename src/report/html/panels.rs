@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::axis::{grouped, latency, latency_unit, time_unit, Axis};
+use super::axis::{grouped, latency, latency_unit, per_second, time_unit, Axis};
 use super::chart::{self, colour, Column, Frame, Layer, Line};
 use super::series::{buckets, edge, PageRows};
 use super::{esc, Overlay};
@@ -65,11 +65,6 @@ fn at_time(t: f64) -> String {
     format!("at {} s", grouped(t, if t < 10.0 { 2 } else { 1 }))
 }
 
-/// A per-second rate in a tooltip.
-fn per_s(v: f64) -> String {
-    format!("{}/s", grouped(v, if v < 100.0 { 1 } else { 0 }))
-}
-
 /// A count in a tooltip.
 fn count(v: f64) -> String {
     grouped(v, 0)
@@ -100,8 +95,9 @@ pub fn panels(o: &Overlay) -> String {
     for (i, (label, _)) in o.results.iter().enumerate() {
         out.push_str(&heatmap(o, &tl, i, label));
     }
-    out.push_str(&distribution(o));
-    out.push_str(&spectrum(o));
+    let whole = histograms(o);
+    out.push_str(&distribution(o, &whole));
+    out.push_str(&spectrum(o, &whole));
     for (i, (label, _)) in o.results.iter().enumerate() {
         out.push_str(&status(o, &tl, i, label));
     }
@@ -172,7 +168,7 @@ fn throughput(o: &Overlay, tl: &Timeline, note: &str) -> String {
         y: Axis::linear(0.0, top(&lines), "Requests per second", 1.0),
         marks: tl.marks.clone(),
         x_tip: &at_time,
-        y_tip: &per_s,
+        y_tip: &per_second,
     };
     panel(&chart::lines(&f, &lines), note)
 }
@@ -208,7 +204,7 @@ fn percentiles(o: &Overlay, tl: &Timeline, note: &str) -> String {
         x_tip: &at_time,
         y_tip: &latency,
     };
-    let log = Frame { y: Axis::log(log_low, max.max(1.0), &log_title, log_size), ..lin.clone_frame() };
+    let log = Frame { y: Axis::log(log_low, max.max(1.0), &log_title, log_size), ..lin.clone() };
     let id = "pct";
     let body = format!(
         "<div class=\"switch\"><input type=\"radio\" name=\"{id}\" id=\"{id}-lin\" class=\"l\" checked><label for=\"{id}-lin\">linear</label>\
@@ -218,19 +214,6 @@ fn percentiles(o: &Overlay, tl: &Timeline, note: &str) -> String {
         chart::lines(&log, &lines)
     );
     panel(&body, note)
-}
-
-impl Frame<'_> {
-    fn clone_frame(&self) -> Frame<'_> {
-        Frame {
-            title: self.title,
-            x: self.x.clone(),
-            y: self.y.clone(),
-            marks: self.marks.clone(),
-            x_tip: self.x_tip,
-            y_tip: self.y_tip,
-        }
-    }
 }
 
 fn heatmap(o: &Overlay, tl: &Timeline, i: usize, label: &str) -> String {
@@ -272,7 +255,7 @@ fn heatmap(o: &Overlay, tl: &Timeline, i: usize, label: &str) -> String {
 }
 
 /// Each result's whole latency histogram, and the uncorrected one in rate mode.
-fn histograms(o: &Overlay) -> Vec<(usize, &'static str, hdrhistogram::Histogram<u64>)> {
+fn histograms(o: &Overlay) -> Vec<Whole> {
     let mut out = Vec::new();
     for (i, (_, d)) in o.results.iter().enumerate() {
         let corrected = d.uncorrected_latency_histogram.is_some();
@@ -287,8 +270,10 @@ fn histograms(o: &Overlay) -> Vec<(usize, &'static str, hdrhistogram::Histogram<
     out
 }
 
-fn distribution(o: &Overlay) -> String {
-    let hs = histograms(o);
+/// A result's whole latency histogram: (result, role, histogram).
+type Whole = (usize, &'static str, hdrhistogram::Histogram<u64>);
+
+fn distribution(o: &Overlay, hs: &[Whole]) -> String {
     let mut lines = Vec::new();
     let (mut lo, mut hi) = (usize::MAX, 0);
     for (k, (i, role, h)) in hs.iter().enumerate() {
@@ -327,8 +312,7 @@ fn distribution(o: &Overlay) -> String {
 /// The spectrum's last percentile (99.999%) as log10(1/(1-p)).
 const SPECTRUM_MAX_X: f64 = 5.0;
 
-fn spectrum(o: &Overlay) -> String {
-    let hs = histograms(o);
+fn spectrum(o: &Overlay, hs: &[Whole]) -> String {
     let mut lines = Vec::new();
     for (k, (i, role, h)) in hs.iter().enumerate() {
         let pts: Vec<(f64, f64)> = h
@@ -407,7 +391,7 @@ fn status(o: &Overlay, tl: &Timeline, i: usize, label: &str) -> String {
         y: Axis::linear(0.0, chart::stack_height(&layers), "Responses per second", 1.0),
         marks: tl.marks.clone(),
         x_tip: &at_time,
-        y_tip: &per_s,
+        y_tip: &per_second,
     };
     panel(&chart::stacked(&f, &xs, &layers), "")
 }

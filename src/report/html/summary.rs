@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::axis::{grouped, latency};
+use super::axis::{grouped, latency, per_second};
 use super::{esc, Overlay};
 use crate::report::text::threshold_value;
 use crate::result::RunDoc;
@@ -70,13 +70,13 @@ pub fn answer(o: &Overlay) -> String {
 /// How a run went, in one sentence.
 fn one_line(d: &RunDoc) -> String {
     let mut s = format!(
-        "{} requests in {:.1} s: {}/s",
+        "{} requests in {:.1} s: {}",
         grouped(d.requests as f64, 0),
         d.duration_s,
-        grouped(d.requests_per_s, if d.requests_per_s < 100.0 { 1 } else { 0 })
+        per_second(d.requests_per_s)
     );
     if let Some(r) = &d.rate {
-        let _ = write!(s, " (target {}/s)", grouped(r.target_per_s, if r.target_per_s < 100.0 { 1 } else { 0 }));
+        let _ = write!(s, " (target {})", per_second(r.target_per_s));
     }
     if let Some(p99) = d.latency_us.at("99") {
         let _ = write!(s, ", p99 {}", latency(p99 as f64));
@@ -129,7 +129,7 @@ pub fn summary(o: &Overlay) -> String {
                 None => out.push_str("<td>-</td><td>-</td><td>-</td>"),
             }
         }
-        let kinds = error_kinds(d);
+        let kinds: Vec<(&str, u64)> = d.errors.by_kind().into_iter().filter(|(_, n)| *n > 0).collect();
         let _ = write!(
             out,
             "<td>{}</td><td>{}</td><td data-metric=\"p99\">{}</td><td>{}</td><td>{}</td><td data-metric=\"errors\">{}</td><td class=\"l\">{}</td>",
@@ -156,24 +156,6 @@ pub fn summary(o: &Overlay) -> String {
     }
     out.push_str("</table>\n");
     out
-}
-
-/// A result's errors by kind, those counted only.
-fn error_kinds(d: &RunDoc) -> Vec<(&'static str, u64)> {
-    let e = &d.errors;
-    [
-        ("connect", e.connect),
-        ("read", e.read),
-        ("write", e.write),
-        ("timeout", e.timeout),
-        ("parse", e.parse),
-        ("status", e.status),
-        ("content", e.content),
-        ("reset", e.reset),
-    ]
-    .into_iter()
-    .filter(|(_, n)| *n > 0)
-    .collect()
 }
 
 /// `--targets` runs: each target's responses and latency.
