@@ -25,9 +25,13 @@ impl Timeline {
     fn of(o: &Overlay) -> Timeline {
         let rows: Vec<PageRows> = o.results.iter().map(|(_, d)| PageRows::of(d)).collect();
         let end = rows.iter().flat_map(|r| r.rows.last()).map(|r| r.start_s + r.length_s).fold(0.0, f64::max);
-        // A stage's end at the run's end is no boundary (a constant rate is one stage).
-        let ends = o.results.iter().flat_map(|(_, d)| d.stage_ends_s.clone().unwrap_or_default());
-        let marks = ends.filter(|m| *m > 0.0 && *m < end - 1e-3).collect();
+        // The last stage's end is the schedule's end, no boundary (a constant rate is one stage;
+        // the drain after it may run past it).
+        let ends = o.results.iter().flat_map(|(_, d)| match d.stage_ends_s.as_deref() {
+            Some([inner @ .., _last]) => inner.to_vec(),
+            _ => Vec::new(),
+        });
+        let marks = ends.filter(|m| *m > 0.0 && *m < end).collect();
         Timeline { rows, span: (0.0, end.max(0.001)), unit: time_unit(end), marks }
     }
 
@@ -583,4 +587,29 @@ fn http2(o: &Overlay) -> String {
     }
     out.push_str("</table><figcaption>Stream resets also appear over time among the errors (kind reset).</figcaption></figure>\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::RunDoc;
+
+    #[test]
+    fn only_inner_stage_ends_are_boundaries() {
+        let golden =
+            std::fs::read_to_string(format!("{}/tests/golden/json_rate.json", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let mut d = RunDoc::parse(&golden).unwrap();
+        // The drain ran past the schedule's end: its end is still no boundary.
+        let last = d.intervals.len() - 1;
+        d.intervals[last].length_s += 0.5;
+        let end = d.intervals[last].start_s + d.intervals[last].length_s;
+        let mut marks = |ends: Option<Vec<f64>>| {
+            d.stage_ends_s = ends;
+            let results = [("r".to_string(), d.clone())];
+            Timeline::of(&Overlay::new(&results)).marks
+        };
+        assert_eq!(marks(None), Vec::<f64>::new());
+        assert_eq!(marks(Some(vec![end - 0.5])), Vec::<f64>::new());
+        assert_eq!(marks(Some(vec![end / 2.0, end - 0.5])), vec![end / 2.0]);
+    }
 }
