@@ -202,6 +202,21 @@ pub enum ProtocolChoice {
         /// Requests in flight per connection (h2load's `-m`).
         streams: u32,
     },
+    /// HTTP/3 over QUIC (`--http3`): https URLs only, ALPN h3 over UDP.
+    Http3 {
+        /// Requests in flight per connection (`-m`).
+        streams: u32,
+    },
+}
+
+impl ProtocolChoice {
+    /// Requests in flight per connection asked for with `-m`, if the choice has streams.
+    pub fn streams(self) -> Option<u32> {
+        match self {
+            ProtocolChoice::Http2 { streams } | ProtocolChoice::Http3 { streams } => Some(streams),
+            ProtocolChoice::Negotiate | ProtocolChoice::Http1 => None,
+        }
+    }
 }
 
 /// Which HTTP a run speaks.
@@ -215,15 +230,29 @@ pub enum Protocol {
         /// Requests in flight per connection (h2load's `-m`).
         streams: u32,
     },
+    /// HTTP/3 over QUIC: `streams` requests in flight per connection.
+    Http3 {
+        /// Requests in flight per connection (`-m`).
+        streams: u32,
+    },
 }
 
 impl Protocol {
-    /// The protocol as reports name it: `http/1.1`, `h2` (HTTP/2 over TLS) or `h2c`.
+    /// The protocol as reports name it: `http/1.1`, `h2` (HTTP/2 over TLS), `h2c` or `h3`.
     pub fn name(self, scheme: Scheme) -> &'static str {
         match (self, scheme) {
             (Protocol::Http1, _) => "http/1.1",
             (Protocol::Http2 { .. }, Scheme::Https) => "h2",
             (Protocol::Http2 { .. }, Scheme::Http) => "h2c",
+            (Protocol::Http3 { .. }, _) => "h3",
+        }
+    }
+
+    /// Requests in flight per connection: 1 over HTTP/1.1, `-m` over HTTP/2 and HTTP/3.
+    pub fn streams(self) -> u32 {
+        match self {
+            Protocol::Http1 => 1,
+            Protocol::Http2 { streams } | Protocol::Http3 { streams } => streams.max(1),
         }
     }
 
@@ -232,6 +261,7 @@ impl Protocol {
         match self {
             Protocol::Http1 => ProtocolChoice::Http1,
             Protocol::Http2 { streams } => ProtocolChoice::Http2 { streams },
+            Protocol::Http3 { streams } => ProtocolChoice::Http3 { streams },
         }
     }
 }
@@ -398,7 +428,15 @@ impl Config {
         if self.duration.is_zero() {
             return invalid("duration must be greater than zero");
         }
-        if let ProtocolChoice::Http2 { streams } = self.protocol {
+        if let ProtocolChoice::Http3 { .. } = self.protocol {
+            if self.target.scheme != Scheme::Https {
+                return invalid("HTTP/3 runs over QUIC, which is always encrypted: give an https:// URL");
+            }
+            if self.unix_socket.is_some() {
+                return invalid("--unix-socket speaks TCP: it cannot be used with --http3");
+            }
+        }
+        if let Some(streams) = self.protocol.streams() {
             if streams == 0 {
                 return invalid("streams per connection (-m) must be at least 1");
             }

@@ -49,7 +49,7 @@ pub fn load(
     config.tick = f.tick.0;
     config.source_addrs = f.source_addrs.clone();
     config.unix_socket = f.unix_socket.clone();
-    config.protocol = protocol(f.http2, f.http1, f.max_streams)?;
+    config.protocol = protocol(f)?;
     // Without --interval the config chooses one from the run's length once it is known.
     config.interval = run.and_then(|r| r.interval);
     if let Some(length) = run.map(|r| r.length) {
@@ -112,20 +112,24 @@ fn segment(f: &SegmentFlags) -> Result<Segment, CliError> {
     })
 }
 
-/// `--http2`, `--http1.1` and `-m` as the protocol asked for; `-m` without `--http2` is refused.
-fn protocol(http2: bool, http1: bool, max_streams: Option<usize>) -> Result<ProtocolChoice, CliError> {
-    if max_streams.is_some() && !http2 {
-        return Err(CliError::Usage("-m (streams per connection) needs --http2".into()));
+/// `--http2`, `--http3`, `--http1.1` and `-m` as the protocol asked for; `-m` without
+/// `--http2` or `--http3` is refused.
+fn protocol(f: &ConnectFlags) -> Result<ProtocolChoice, CliError> {
+    if f.max_streams.is_some() && !f.http2 && !f.http3 {
+        return Err(CliError::Usage("-m (streams per connection) needs --http2 or --http3".into()));
     }
-    if http1 {
+    if f.http1 {
         return Ok(ProtocolChoice::Http1);
     }
-    if !http2 {
+    if !f.http2 && !f.http3 {
         return Ok(ProtocolChoice::Negotiate);
     }
-    let streams = u32::try_from(max_streams.unwrap_or(1))
-        .map_err(|_| CliError::Usage("-m is larger than HTTP/2 allows".into()))?;
-    Ok(ProtocolChoice::Http2 { streams })
+    let streams = u32::try_from(f.max_streams.unwrap_or(1))
+        .map_err(|_| CliError::Usage("-m is larger than a connection's streams can be".into()))?;
+    Ok(match f.http3 {
+        true => ProtocolChoice::Http3 { streams },
+        false => ProtocolChoice::Http2 { streams },
+    })
 }
 
 /// What each request is: the URL with `-H` headers (set on `config`), or a script with its

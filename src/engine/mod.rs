@@ -55,6 +55,9 @@ pub enum EngineError {
     /// The script failed before load started.
     #[error(transparent)]
     Script(#[from] ScriptError),
+    /// The QUIC client could not be set up.
+    #[error("cannot set up QUIC: {0}")]
+    Quic(String),
     /// More connections than the process may open files.
     #[error(
         "{connections} connections need more open files than this process may have ({limit}): raise the hard limit (ulimit -Hn, LimitNOFILE) or use fewer connections"
@@ -213,6 +216,25 @@ pub enum WirePlan {
         /// The URL's request as HTTP/2 fields.
         fixed: crate::h2::H2Request,
     },
+    /// HTTP/3 over QUIC: `streams` in flight per connection.
+    Http3 {
+        /// Requests in flight per connection.
+        streams: usize,
+        /// The URL's request as fields (HTTP/3 has HTTP/2's pseudo-headers).
+        fixed: crate::h2::H2Request,
+        /// How each thread sets up its QUIC connections.
+        quic: QuicSetup,
+    },
+}
+
+/// What a thread needs to make its QUIC client configuration (each thread makes its own:
+/// quiche's configuration holds a TLS context that is not shared between threads).
+#[derive(Debug, Clone)]
+pub struct QuicSetup {
+    /// The server name sent in SNI and checked against the certificate.
+    pub host: String,
+    /// `--insecure`: any certificate is accepted.
+    pub insecure: bool,
 }
 
 impl Plan {
@@ -271,6 +293,7 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
     let alpn: &[&[u8]] = match protocol {
         Protocol::Http1 => &[b"http/1.1"],
         Protocol::Http2 { .. } => &[b"h2"],
+        Protocol::Http3 { .. } => &[b"h3"],
     };
     let origins = servers
         .iter()
@@ -292,6 +315,12 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
             let fixed = crate::h2::from_http1(&request, scheme, &target.host_header())
                 .map_err(|why| EngineError::Script(ScriptError::Runtime { hook: "request", message: why }))?;
             WirePlan::Http2 { streams: streams as usize, fixed }
+        }
+        Protocol::Http3 { streams } => {
+            let fixed = crate::h2::from_http1(&request, "https", &target.host_header())
+                .map_err(|why| EngineError::Script(ScriptError::Runtime { hook: "request", message: why }))?;
+            let quic = QuicSetup { host: target.host.clone(), insecure: config.insecure };
+            WirePlan::Http3 { streams: streams as usize, fixed, quic }
         }
     };
     Ok(Plan {
@@ -345,6 +374,7 @@ fn settle(config: &Config, addr: std::net::SocketAddr) -> Protocol {
     let t = &config.target;
     match (config.protocol, t.scheme) {
         (ProtocolChoice::Http2 { streams }, _) => Protocol::Http2 { streams },
+        (ProtocolChoice::Http3 { streams }, _) => Protocol::Http3 { streams },
         (ProtocolChoice::Http1, _) | (ProtocolChoice::Negotiate, Scheme::Http) => Protocol::Http1,
         (ProtocolChoice::Negotiate, Scheme::Https) => {
             let chose_h2 = TlsSetup::new(&t.host, config.insecure, &[b"h2", b"http/1.1"])

@@ -287,6 +287,7 @@ pub fn merge(docs: Vec<(String, Value)>, force: bool) -> Result<Merged, MergeErr
     // The segments spoke what their JSON names (merging refuses results of different tests).
     let protocol = match config.protocol {
         ProtocolChoice::Http2 { streams } => Protocol::Http2 { streams },
+        ProtocolChoice::Http3 { streams } => Protocol::Http3 { streams },
         _ => Protocol::Http1,
     };
     Ok(Merged { summary, series, config, protocol, thread_cpu, proxy_dropped })

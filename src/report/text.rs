@@ -229,16 +229,12 @@ fn busy(summary: &Summary, config: &Config, protocol: Protocol) -> String {
     let rate = rate * config.segment_fraction();
     let h = &summary.total.uncorrected_us;
     let median_s = if h.is_empty() { 0.0 } else { h.value_at_quantile(0.5) as f64 / 1e6 };
-    let slots = config.segment_connections()
-        * match protocol {
-            Protocol::Http1 => 1,
-            Protocol::Http2 { streams } => streams.max(1) as usize,
-        };
+    let slots = config.segment_connections() * protocol.streams() as usize;
     let needed = rate * median_s;
     if (slots as f64) < needed * 1.2 {
         let more = match protocol {
             Protocol::Http1 => "add connections with -c",
-            Protocol::Http2 { .. } => "add connections with -c or streams with -m",
+            Protocol::Http2 { .. } | Protocol::Http3 { .. } => "add connections with -c or streams with -m",
         };
         format!(
             "{more}: {} req/s at the server's median latency of {} keeps about {} in flight, {slots} can be",

@@ -5,10 +5,12 @@
 //! and merging happens after the join, so recording is a few adds and one histogram bucket.
 
 pub mod codec;
+mod h3;
 pub mod interval;
 mod recorder;
 mod summary;
 
+pub use h3::{code_name as h3_code_name, H3Counts, HANDSHAKE_FAILURES};
 pub use recorder::{
     latency_histogram, unused_histogram, ConnectCause, H2Counts, Pacing, Recorder, TargetCount, LATE_SEND_US,
     MAX_CONTENT_FAILURES, STATUS_SLOTS,

@@ -47,6 +47,8 @@ pub struct Recorder {
     pub connect_causes: [u64; ConnectCause::COUNT],
     /// HTTP/2: resets by code, GOAWAYs, retried streams, header compression.
     pub h2: H2Counts,
+    /// HTTP/3: handshakes, packets, resets and closes by code, GOAWAYs, retries.
+    pub h3: super::H3Counts,
     /// `--targets`: responses and latency per target, in the file's order.
     pub targets: Vec<TargetCount>,
 }
@@ -199,6 +201,7 @@ impl Recorder {
             first_connect_error: None,
             connect_causes: [0; ConnectCause::COUNT],
             h2: H2Counts::default(),
+            h3: super::H3Counts::default(),
             targets: Vec::new(),
         }
     }
@@ -318,6 +321,7 @@ impl Recorder {
             *a += b;
         }
         self.h2.merge(&other.h2);
+        self.h3.merge(&other.h3);
         if self.targets.len() < other.targets.len() {
             self.targets.resize(other.targets.len(), TargetCount::default());
         }

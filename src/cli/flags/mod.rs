@@ -109,9 +109,12 @@ pub struct ConnectFlags {
     pub http2: bool,
     /// Speak HTTP/1.1 even to an https server that prefers h2 (without a flag, https speaks
     /// what the server chooses by ALPN, http speaks HTTP/1.1).
-    #[arg(long = "http1.1", conflicts_with = "http2")]
+    #[arg(long = "http1.1", conflicts_with_all = ["http2", "http3"])]
     pub http1: bool,
-    /// HTTP/2: requests in flight per connection (h2load's -m).
+    /// Speak HTTP/3 over QUIC (UDP, ALPN h3) to an https URL.
+    #[arg(long = "http3", conflicts_with = "http2")]
+    pub http3: bool,
+    /// HTTP/2 and HTTP/3: requests in flight per connection (h2load's -m).
     #[arg(short = 'm', long = "max-streams", value_name = "N", value_parser = units::count)]
     pub max_streams: Option<usize>,
 }

@@ -1,6 +1,6 @@
 //! A worker thread's event loop: its request slots, its deadlines, its counters. This file is
 //! the loop; how a slot's request travels is its [`transport::Transport`]'s (HTTP/1.1 in
-//! `h1.rs`, HTTP/2 in `h2/`), what is sent is [`requests::Requests`]'s, when it is sent
+//! `h1.rs`, HTTP/2 in `h2/`, HTTP/3 in `h3/`), what is sent is [`requests::Requests`]'s, when it is sent
 //! [`schedule::When`]'s, what is counted [`meter::Meter`]'s, and how connections are opened
 //! `connect.rs`'s. Every mode and the protocol are settled when the worker is made, so the loop
 //! never asks which combination of options is on.
@@ -17,6 +17,7 @@ use mio::{Events, Interest, Poll, Token};
 mod connect;
 mod h1;
 mod h2;
+mod h3;
 mod meter;
 mod requests;
 mod schedule;
@@ -186,6 +187,10 @@ pub fn run(
             let transport = h2::Http2::new(share.conns, *streams, fixed.clone());
             Worker::new(plan, stop, share, script, transport)?.run()
         }
+        WirePlan::Http3 { streams, fixed, quic } => {
+            let transport = h3::Http3::new(share.conns, *streams, fixed, quic)?;
+            Worker::new(plan, stop, share, script, transport)?.run()
+        }
     }
 }
 
@@ -308,7 +313,10 @@ impl<'a, T: Transport> Worker<'a, T> {
             self.progress = (count, now);
             return false;
         }
-        now.saturating_sub(self.progress.1) > self.plan.timeout_us
+        // A grace of one poll wait past the timeout lets the connect deadlines set just after
+        // the last progress fire first, so the run ends with their cause ("timed out", "no
+        // QUIC answer") rather than with no attempt finished.
+        now.saturating_sub(self.progress.1) > self.plan.timeout_us + MAX_POLL_WAIT_US
     }
 
     /// What one loop turn does before it polls: whatever time made due.

@@ -1,0 +1,145 @@
+//! Starting a QUIC connection: the thread's client configuration, a link's UDP socket, and
+//! why a handshake failed, in one line a user can act on.
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+use crate::engine::EngineError;
+use crate::stats::ConnectCause;
+
+/// Where the system's trusted certificates are (Debian's ca-certificates): BoringSSL, under
+/// quiche, reads roots from a file, not from the webpki roots rustls uses for TCP.
+const SYSTEM_ROOTS: &str = "/etc/ssl/certs/ca-certificates.crt";
+/// First TLS alert code inside QUIC's CRYPTO_ERROR range (RFC 9001 4.8).
+const CRYPTO_ERROR: u64 = 0x100;
+/// TLS alert no_application_protocol: the server speaks none of the ALPN protocols offered.
+const NO_APPLICATION_PROTOCOL: u64 = 120;
+
+/// A thread's QUIC client configuration: ALPN h3, certificates checked unless `insecure`, and
+/// room for the server's control and QPACK streams and for `streams` responses at once.
+pub(super) fn client_config(insecure: bool, streams: usize) -> Result<quiche::Config, EngineError> {
+    let e = |e: quiche::Error| EngineError::Quic(e.to_string());
+    let mut c = quiche::Config::new(quiche::PROTOCOL_VERSION).map_err(e)?;
+    c.set_application_protos(quiche::h3::APPLICATION_PROTOCOL).map_err(e)?;
+    c.verify_peer(!insecure);
+    if !insecure && std::path::Path::new(SYSTEM_ROOTS).exists() {
+        c.load_verify_locations_from_file(SYSTEM_ROOTS).map_err(e)?;
+    }
+    c.set_max_idle_timeout(super::IDLE_TIMEOUT_MS);
+    c.set_max_recv_udp_payload_size(super::MAX_DATAGRAM);
+    c.set_max_send_udp_payload_size(super::MAX_DATAGRAM);
+    // Windows large enough that a response of a megabyte per stream never waits on them; quiche
+    // widens them as the body is read.
+    let per_stream = 1 << 20;
+    c.set_initial_max_data((per_stream * streams.max(10)) as u64);
+    c.set_initial_max_stream_data_bidi_local(per_stream as u64);
+    c.set_initial_max_stream_data_bidi_remote(per_stream as u64);
+    c.set_initial_max_stream_data_uni(per_stream as u64);
+    c.set_initial_max_streams_bidi(0);
+    c.set_initial_max_streams_uni(16);
+    c.set_disable_active_migration(true);
+    Ok(c)
+}
+
+/// A non-blocking UDP socket connected to `peer`, from `source` when given.
+pub(super) fn udp_socket(peer: SocketAddr, source: Option<IpAddr>) -> std::io::Result<mio::net::UdpSocket> {
+    let local = match (source, peer) {
+        (Some(ip), _) => SocketAddr::new(ip, 0),
+        (None, SocketAddr::V4(_)) => SocketAddr::from(([0, 0, 0, 0], 0)),
+        (None, SocketAddr::V6(_)) => SocketAddr::from(([0u16; 8], 0)),
+    };
+    let socket = std::net::UdpSocket::bind(local)?;
+    socket.connect(peer)?;
+    socket.set_nonblocking(true)?;
+    Ok(mio::net::UdpSocket::from_std(socket))
+}
+
+/// A client connection to `peer` for `host`, with a fresh random connection id.
+pub(super) fn connect(
+    host: &str,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &mut quiche::Config,
+) -> Result<quiche::Connection, String> {
+    let mut scid = [0u8; quiche::MAX_CONN_ID_LEN];
+    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut scid)
+        .map_err(|_| "no random connection id".to_string())?;
+    let scid = quiche::ConnectionId::from_ref(&scid);
+    // An address as host is sent without SNI (RFC 6066 allows only names there).
+    let name = host.parse::<IpAddr>().is_err().then_some(host);
+    quiche::connect(name, &scid, local, peer, config).map_err(|e| format!("QUIC connect: {e}"))
+}
+
+/// Why a QUIC handshake failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::engine::worker) enum Failure {
+    /// No datagram came back before the timeout.
+    NoAnswer = 0,
+    /// The server answered but the handshake did not finish in time.
+    Timeout = 1,
+    /// An ICMP port unreachable: nothing listens on the UDP port.
+    Refused = 2,
+    /// The certificate was not trusted.
+    Certificate = 3,
+    /// The server speaks no HTTP/3 (ALPN).
+    Alpn = 4,
+    /// No QUIC version in common.
+    Version = 5,
+    /// Any other reason the handshake ended.
+    Other = 6,
+}
+
+impl Failure {
+    /// Why `conn`, closed during its handshake, failed.
+    pub(super) fn of(conn: &quiche::Connection) -> Failure {
+        if conn.is_timed_out() {
+            return Failure::timed_out(conn);
+        }
+        let Some(e) = conn.local_error().or(conn.peer_error()) else { return Failure::Other };
+        match e.error_code.checked_sub(CRYPTO_ERROR) {
+            _ if e.is_app => Failure::Other,
+            Some(NO_APPLICATION_PROTOCOL) => Failure::Alpn,
+            // bad_certificate (42) to unknown_ca (48), and certificate_required (116).
+            Some(42..=48 | 116) => Failure::Certificate,
+            _ => Failure::Other,
+        }
+    }
+
+    /// `conn` ran out of time: was anything heard from the server at all?
+    pub(super) fn timed_out(conn: &quiche::Connection) -> Failure {
+        match conn.stats().recv {
+            0 => Failure::NoAnswer,
+            _ => Failure::Timeout,
+        }
+    }
+
+    /// The cause connect errors are counted under.
+    pub(super) fn cause(self) -> ConnectCause {
+        match self {
+            Failure::NoAnswer | Failure::Timeout => ConnectCause::TimedOut,
+            Failure::Refused => ConnectCause::Refused,
+            Failure::Certificate | Failure::Alpn | Failure::Version => ConnectCause::Tls,
+            Failure::Other => ConnectCause::Other,
+        }
+    }
+
+    /// The one line a user reads about it.
+    pub(super) fn describe(self, peer: SocketAddr, timeout: Duration) -> String {
+        let port = peer.port();
+        let t = humantime::format_duration(timeout);
+        match self {
+            Failure::NoAnswer => format!("no QUIC answer from {peer} within {t}; is UDP port {port} open?"),
+            Failure::Refused => {
+                format!("no QUIC answer from {peer} (ICMP port unreachable); is UDP port {port} open?")
+            }
+            Failure::Timeout => format!("the QUIC handshake with {peer} did not finish within {t}"),
+            Failure::Certificate => {
+                "TLS certificate rejected in the QUIC handshake; for a self-signed or private test server, use --insecure"
+                    .into()
+            }
+            Failure::Alpn => "the server does not speak HTTP/3 (it refused ALPN h3)".into(),
+            Failure::Version => "the server speaks no QUIC version strain speaks (version 1)".into(),
+            Failure::Other => "the QUIC handshake failed".into(),
+        }
+    }
+}

@@ -1,0 +1,537 @@
+//! HTTP/3 over QUIC: a worker's QUIC connections ("links") carry its request slots as streams,
+//! `-m` per link, as over HTTP/2: slot `i` rides link `i / m`. quiche is sans-IO: strain owns
+//! the UDP socket of each link, feeds it the datagrams that arrive, sends the datagrams it
+//! makes, and calls it back when its timer (loss detection, acknowledgements, idle) is due.
+//!
+//! One connected UDP socket per link: the kernel hands each link its own datagrams (no
+//! connection-id lookup in strain), an ICMP "port unreachable" comes back as a refused
+//! `recv`, and `--source-addr` applies per link as over TCP.
+//!
+//! A timeout resets its stream (H3_REQUEST_CANCELLED) and keeps the connection. A GOAWAY stops
+//! new streams on the link; the streams at or above its id were not processed and go again on
+//! the next connection (counted as retried). A connection that closes fails its streams in
+//! flight and is replaced.
+
+use std::collections::{BTreeSet, HashMap};
+use std::net::SocketAddr;
+
+use quiche::h3::NameValue;
+
+use super::*;
+use crate::engine::QuicSetup;
+use crate::http::response::Captured;
+
+mod handshake;
+mod streams;
+mod transport;
+
+/// Largest UDP payload strain sends or accepts (quiche's examples' value: it fits the
+/// 1,500-byte Ethernet MTU with IPv6 and a tunnel's headers).
+const MAX_DATAGRAM: usize = 1350;
+/// QUIC idle timeout: a connection that hears nothing this long is over.
+const IDLE_TIMEOUT_MS: u64 = 30_000;
+/// H3_REQUEST_CANCELLED: a stream the client gives up on (RFC 9114 8.1).
+const REQUEST_CANCELLED: u64 = 0x10c;
+/// H3_NO_ERROR: the connection ends cleanly at the end of the run.
+const NO_ERROR: u64 = 0x100;
+
+/// Where a link is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum LinkState {
+    Closed,
+    /// The QUIC handshake is under way.
+    Connecting,
+    Open,
+}
+
+/// One QUIC connection.
+pub(super) struct Link {
+    socket: Option<mio::net::UdpSocket>,
+    conn: Option<quiche::Connection>,
+    h3: Option<quiche::h3::Connection>,
+    state: LinkState,
+    /// Its addresses, for quiche's receive information.
+    local: SocketAddr,
+    peer: SocketAddr,
+    /// Streams in flight: stream id -> slot.
+    by_stream: HashMap<u64, u32>,
+    /// Slots whose request waits for the connection to take it (stream limit or flow
+    /// control): retried after each read.
+    blocked: Vec<u32>,
+    generation: u32,
+    failures: u32,
+    /// Counted in the worker's opening window until its first response.
+    opening: bool,
+    /// The server's GOAWAY id (or 0 when a client keep-alive limit was reached): no new
+    /// streams; replaced once its streams end.
+    goaway: Option<u64>,
+    /// Responses completed on this connection (for a proxy test's `--keepalive`).
+    uses: u64,
+    /// When its handshake started, in clock microseconds.
+    started_us: u64,
+    /// Its QUIC timer's key in [`Http3::timers`], if set.
+    timer: Option<u64>,
+}
+
+impl Link {
+    fn new() -> Link {
+        let any = SocketAddr::from(([0, 0, 0, 0], 0));
+        Link {
+            socket: None,
+            conn: None,
+            h3: None,
+            state: LinkState::Closed,
+            local: any,
+            peer: any,
+            by_stream: HashMap::new(),
+            blocked: Vec::new(),
+            generation: 0,
+            failures: 0,
+            opening: false,
+            goaway: None,
+            uses: 0,
+            started_us: 0,
+            timer: None,
+        }
+    }
+}
+
+/// A worker's links, what they share, and what each slot's stream holds.
+pub(super) struct Http3 {
+    /// Slots per link (`-m`).
+    streams: usize,
+    links: Vec<Link>,
+    /// Per slot: its stream.
+    slots: Vec<SlotStream>,
+    /// Responses are kept whole for a hook or a content check.
+    capture: bool,
+    /// The request every slot sends, as HTTP/3 fields, and its body.
+    fixed: (Vec<quiche::h3::Header>, Option<Vec<u8>>),
+    /// The QUIC and HTTP/3 client configuration of this thread.
+    config: quiche::Config,
+    h3_config: quiche::h3::Config,
+    /// The server name (SNI and certificate check).
+    host: String,
+    /// The link being read: sends made while its events are handled wait for one flush.
+    reading: Option<usize>,
+    /// Handshake deadlines, one per link.
+    deadlines: Deadlines,
+    /// Reconnects after a failed connect, with backoff: (at, link, generation).
+    retries: BinaryHeap<Reverse<(u64, u32, u32)>>,
+    /// Every link's QUIC timer, (at, link): one entry per link, moved when quiche moves it.
+    /// quiche's timers go earlier and later as packets come and go, so the slot deadlines'
+    /// list (which needs setting order to be expiry order) cannot hold them; a set keyed by
+    /// time keeps one entry per link, which a heap with stale entries would not.
+    timers: BTreeSet<(u64, u32)>,
+    /// One datagram being written.
+    out: Vec<u8>,
+}
+
+/// What a slot's current stream holds.
+#[derive(Default)]
+struct SlotStream {
+    /// The stream carrying the current request.
+    id: u64,
+    /// The current response's status, once its headers arrived.
+    status: u16,
+    /// The request was refused unprocessed (GOAWAY) and goes again on the next connection.
+    retry: bool,
+    /// The request body still to be written (flow control), when it did not fit at once.
+    rest: Option<Vec<u8>>,
+    /// The response just completed, kept whole for a hook or a content check.
+    capture: Option<Box<Captured>>,
+}
+
+impl Http3 {
+    /// `count` links of `streams` slots each, sending `fixed`, set up by `quic`.
+    pub(in crate::engine::worker) fn new(
+        count: usize,
+        streams: usize,
+        fixed: &crate::h2::H2Request,
+        quic: &QuicSetup,
+    ) -> Result<Http3, EngineError> {
+        let streams = streams.max(1);
+        let fields = fixed.fields.iter().map(|(n, v)| quiche::h3::Header::new(n, v)).collect();
+        Ok(Http3 {
+            streams,
+            links: (0..count).map(|_| Link::new()).collect(),
+            slots: (0..count * streams).map(|_| SlotStream::default()).collect(),
+            capture: false,
+            fixed: (fields, fixed.body.clone()),
+            config: handshake::client_config(quic.insecure, streams)?,
+            h3_config: quiche::h3::Config::new().map_err(|e| EngineError::Quic(e.to_string()))?,
+            host: quic.host.clone(),
+            reading: None,
+            deadlines: Deadlines::new(count),
+            retries: BinaryHeap::new(),
+            timers: BTreeSet::new(),
+            out: vec![0; MAX_DATAGRAM],
+        })
+    }
+
+    /// Links with a connection up.
+    pub(super) fn open(&self) -> usize {
+        self.links.iter().filter(|l| l.state == LinkState::Open).count()
+    }
+
+    /// The next handshake deadline, reconnect or QUIC timer.
+    pub(super) fn next_deadline(&mut self) -> Option<u64> {
+        let retry = self.retries.peek().map(|r| r.0 .0);
+        let timer = self.timers.first().map(|t| t.0);
+        let links = &self.links;
+        let connect = self.deadlines.next(|d| connecting(links, d));
+        [retry, timer, connect].into_iter().flatten().min()
+    }
+
+    /// Sets link `l`'s QUIC timer from quiche's, replacing the one it had.
+    fn set_timer(&mut self, l: usize, now: u64) {
+        let link = &mut self.links[l];
+        if let Some(at) = link.timer.take() {
+            self.timers.remove(&(at, l as u32));
+        }
+        let Some(after) = link.conn.as_ref().and_then(|c| c.timeout()) else { return };
+        let at = now + after.as_micros() as u64;
+        link.timer = Some(at);
+        self.timers.insert((at, l as u32));
+    }
+}
+
+impl Worker<'_, Http3> {
+    /// Slot `i` wants to send: opens its link if it is closed, or starts the slot if it is up.
+    pub(super) fn h3_open(&mut self, i: usize) {
+        let l = i / self.transport.streams;
+        let link = &self.transport.links[l];
+        match link.state {
+            // A link going away takes no new stream: the slot waits for its replacement.
+            LinkState::Open if link.goaway.is_some() => {}
+            LinkState::Open => {
+                if self.slots[i].state == State::Closed {
+                    self.slot_ready(i);
+                }
+            }
+            LinkState::Connecting => {}
+            LinkState::Closed => self.connect_link(l),
+        }
+    }
+
+    /// Opens link `l`: a UDP socket connected to its origin and a QUIC handshake.
+    pub(super) fn connect_link(&mut self, l: usize) {
+        let now = self.clock.now_us();
+        let peer = self.addrs[l % self.addrs.len()];
+        let source = self.source(l);
+        let socket = match handshake::udp_socket(peer, source) {
+            Ok(s) => s,
+            Err(e) => return self.link_connect_failed(l, ConnectCause::of_io(&e), e.to_string()),
+        };
+        let mut socket = socket;
+        if let Err(e) = self.poll.registry().register(&mut socket, Token(l), Interest::READABLE | Interest::WRITABLE) {
+            return self.link_connect_failed(l, ConnectCause::Other, e.to_string());
+        }
+        let local = socket.local_addr().unwrap_or(peer);
+        let h3 = &mut self.transport;
+        let conn = match handshake::connect(&h3.host, local, peer, &mut h3.config) {
+            Ok(c) => c,
+            Err(e) => return self.link_connect_failed(l, ConnectCause::Other, e),
+        };
+        let link = &mut h3.links[l];
+        link.generation = link.generation.wrapping_add(1);
+        link.socket = Some(socket);
+        link.conn = Some(conn);
+        link.local = local;
+        link.peer = peer;
+        link.state = LinkState::Connecting;
+        link.opening = true;
+        link.goaway = None;
+        link.started_us = now;
+        let generation = link.generation;
+        h3.deadlines.push(Deadline { at_us: now + self.plan.timeout_us, conn: l as u32, generation });
+        self.opening.started();
+        self.flush_link(l);
+    }
+
+    /// A poll event on link `l`'s socket.
+    pub(super) fn link_event(&mut self, l: usize, readable: bool, writable: bool) {
+        let Some(link) = self.transport.links.get(l) else { return };
+        if link.state == LinkState::Closed {
+            return;
+        }
+        if readable {
+            self.read_link(l);
+        } else if writable {
+            self.flush_link(l);
+        }
+    }
+
+    /// Link `l`'s handshake is done: HTTP/3 starts on it and its slots send.
+    fn link_up(&mut self, l: usize) {
+        let now = self.clock.now_us();
+        let h3 = &mut self.transport;
+        let link = &mut h3.links[l];
+        let Some(conn) = link.conn.as_mut() else { return };
+        let session = match quiche::h3::Connection::with_transport(conn, &h3.h3_config) {
+            Ok(s) => s,
+            Err(e) => return self.link_connect_failed(l, ConnectCause::Other, format!("HTTP/3 did not start: {e}")),
+        };
+        link.h3 = Some(session);
+        link.state = LinkState::Open;
+        link.uses = 0;
+        link.failures = 0;
+        let took = now.saturating_sub(link.started_us);
+        self.meter.rec.connections += 1;
+        self.meter.rec.h3.handshake(took);
+        let m = h3.streams;
+        h3.reading = Some(l);
+        for i in l * m..(l + 1) * m {
+            if self.slots[i].state == State::Closed {
+                self.slot_ready(i);
+            }
+        }
+        self.transport.reading = None;
+        if self.transport.links[l].by_stream.is_empty() {
+            // Nothing sent at once (rate mode): a response cannot prove the server took it.
+            self.link_opened(l);
+        }
+    }
+
+    /// Sends what link `l`'s connection has to send, then sets its timer.
+    pub(super) fn flush_link(&mut self, l: usize) {
+        let h3 = &mut self.transport;
+        let link = &mut h3.links[l];
+        let (Some(conn), Some(socket)) = (link.conn.as_mut(), link.socket.as_ref()) else { return };
+        loop {
+            let n = match conn.send(&mut h3.out) {
+                Ok((n, _)) => n,
+                Err(quiche::Error::Done) => break,
+                Err(_) => break,
+            };
+            match socket.send(&h3.out[..n]) {
+                Ok(_) => {}
+                // The socket's buffer is full: the datagram is lost, and QUIC's loss recovery
+                // sends its frames again, as it would for a datagram lost on the way.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(_) => break,
+            }
+        }
+        let now = self.clock.now_us();
+        self.transport.set_timer(l, now);
+        if self.transport.links[l].conn.as_ref().is_some_and(|c| c.is_closed()) {
+            self.link_closed(l);
+        }
+    }
+
+    /// Reads every datagram waiting on link `l`, then handles what its connection made of them.
+    pub(super) fn read_link(&mut self, l: usize) {
+        let mut refused = None;
+        loop {
+            let h3 = &mut self.transport;
+            let link = &mut h3.links[l];
+            let (Some(conn), Some(socket)) = (link.conn.as_mut(), link.socket.as_ref()) else { return };
+            match socket.recv(&mut self.buf) {
+                Ok(n) => {
+                    self.meter.rec.bytes += n as u64;
+                    let info = quiche::RecvInfo { from: link.peer, to: link.local };
+                    if let Err(e) = conn.recv(&mut self.buf[..n], info) {
+                        if e == quiche::Error::UnknownVersion {
+                            refused = Some(handshake::Failure::Version);
+                            break;
+                        }
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                    refused = Some(handshake::Failure::Refused);
+                    break;
+                }
+                Err(_) => break,
+            }
+        }
+        if let Some(why) = refused {
+            return self.handshake_failed(l, why);
+        }
+        let link = &self.transport.links[l];
+        let established = link.conn.as_ref().is_some_and(|c| c.is_established());
+        if link.state == LinkState::Connecting && established {
+            self.link_up(l);
+        }
+        if self.transport.links[l].state == LinkState::Open {
+            self.handle_events(l);
+        }
+        if self.transport.links[l].state != LinkState::Closed {
+            self.flush_link(l);
+        }
+    }
+
+    /// Link `l`'s connection is closed (by either side, or idle): its streams in flight fail
+    /// (or, above a GOAWAY's id, go again) and it is replaced. Before the handshake finished it
+    /// is a failed connect, by cause.
+    pub(super) fn link_closed(&mut self, l: usize) {
+        let link = &self.transport.links[l];
+        let Some(conn) = link.conn.as_ref() else { return };
+        if link.state == LinkState::Connecting {
+            let why = handshake::Failure::of(conn);
+            return self.handshake_failed(l, why);
+        }
+        let counts = &mut self.meter.rec.h3;
+        let timed_out = conn.is_timed_out();
+        if timed_out {
+            counts.idle_timeouts += 1;
+        } else if let Some(e) = conn.peer_error().or(conn.local_error()) {
+            counts.closed(e.error_code);
+        }
+        let goaway = link.goaway;
+        let lost: Vec<(u64, u32)> = self.transport.links[l].by_stream.drain().collect();
+        for (id, i) in lost {
+            let i = i as usize;
+            if goaway.is_some_and(|g| id >= g) {
+                self.meter.rec.h3.retried += 1;
+                self.requeue(i);
+                continue;
+            }
+            self.failed(i, if timed_out { ErrorKind::Timeout } else { ErrorKind::Read });
+            let s = &mut self.slots[i];
+            s.state = State::Closed;
+            s.bump();
+        }
+        self.retire_link(l);
+    }
+
+    /// Link `l`'s handshake failed for `why`: counted by cause, and the link tries again.
+    fn handshake_failed(&mut self, l: usize, why: handshake::Failure) {
+        let waiting: Vec<u32> = self.transport.links[l].by_stream.drain().map(|(_, i)| i).collect();
+        for i in waiting {
+            self.requeue(i as usize);
+        }
+        self.meter.rec.h3.handshake_failures[why as usize] += 1;
+        let peer = self.transport.links[l].peer;
+        let timeout = Duration::from_micros(self.plan.timeout_us);
+        self.link_connect_failed(l, why.cause(), why.describe(peer, timeout));
+    }
+
+    /// Closes link `l` (its streams are done or lost) and, unless the run is over, opens a new
+    /// connection in its place.
+    pub(super) fn retire_link(&mut self, l: usize) {
+        self.close_link(l);
+        let m = self.transport.streams;
+        for i in l * m..(l + 1) * m {
+            if self.slots[i].state == State::Idle {
+                self.slots[i].state = State::Closed;
+            }
+        }
+        // A closed slot stands for the link in the opening queue; when none is closed, the
+        // link reopens when one of its slots next sends.
+        let closed = (l * m..(l + 1) * m).find(|&i| self.slots[i].state == State::Closed);
+        if let Some(i) = closed.filter(|_| !self.draining) {
+            self.opening.queue.push_back(i as u32);
+            self.open_queued();
+        }
+    }
+
+    /// Counts what link `l`'s connection sent, lost and sent again.
+    fn count_packets(&mut self, l: usize) {
+        if let Some(conn) = self.transport.links[l].conn.as_ref() {
+            self.meter.rec.h3.packets(&conn.stats());
+        }
+    }
+
+    /// Ends the links still open at the end of the run (CONNECTION_CLOSE with H3_NO_ERROR, so
+    /// the server does not wait out its idle timeout) and counts their packets.
+    pub(super) fn finish_links(&mut self) {
+        for l in 0..self.transport.links.len() {
+            let h3 = &mut self.transport;
+            let link = &mut h3.links[l];
+            if let (Some(conn), Some(socket)) = (link.conn.as_mut(), link.socket.as_ref()) {
+                let _ = conn.close(true, NO_ERROR, b"");
+                if let Ok((n, _)) = conn.send(&mut h3.out) {
+                    let _ = socket.send(&h3.out[..n]);
+                }
+            }
+            self.count_packets(l);
+        }
+    }
+
+    pub(super) fn close_link(&mut self, l: usize) {
+        self.count_packets(l);
+        let h3 = &mut self.transport;
+        let link = &mut h3.links[l];
+        if let Some(at) = link.timer.take() {
+            h3.timers.remove(&(at, l as u32));
+        }
+        if let Some(mut s) = link.socket.take() {
+            let _ = self.poll.registry().deregister(&mut s);
+        }
+        link.conn = None;
+        link.h3 = None;
+        link.state = LinkState::Closed;
+        link.by_stream.clear();
+        link.blocked.clear();
+        link.generation = link.generation.wrapping_add(1);
+        if std::mem::take(&mut link.opening) {
+            self.opening.ended();
+        }
+    }
+
+    /// Link `l` proved the server took it: its place in the opening window goes on.
+    pub(super) fn link_opened(&mut self, l: usize) {
+        if std::mem::take(&mut self.transport.links[l].opening) {
+            self.opened();
+        }
+    }
+
+    pub(super) fn link_connect_failed(&mut self, l: usize, cause: ConnectCause, why: String) {
+        self.count_connect_error(l, cause, why);
+        self.close_link(l);
+        let now = self.clock.now_us();
+        let h3 = &mut self.transport;
+        let link = &mut h3.links[l];
+        link.failures = link.failures.saturating_add(1);
+        let backoff = retry_backoff_us(link.failures);
+        h3.retries.push(Reverse((now + backoff, l as u32, link.generation)));
+    }
+
+    /// Fails the handshakes whose time ran out, reconnects the links whose backoff ended, and
+    /// runs the QUIC timers that came due.
+    pub(super) fn expire_links(&mut self, now: u64) {
+        while let Some(&Reverse((at, l, generation))) = self.transport.retries.peek() {
+            if at > now {
+                break;
+            }
+            self.transport.retries.pop();
+            let link = &self.transport.links[l as usize];
+            if link.generation == generation && link.state == LinkState::Closed && !self.draining {
+                self.connect_link(l as usize);
+            }
+        }
+        while let Some(&(at, l)) = self.transport.timers.first() {
+            if at > now {
+                break;
+            }
+            self.transport.timers.pop_first();
+            let link = &mut self.transport.links[l as usize];
+            link.timer = None;
+            if let Some(conn) = link.conn.as_mut() {
+                conn.on_timeout();
+                self.flush_link(l as usize);
+            }
+        }
+        loop {
+            let h3 = &mut self.transport;
+            let all = &h3.links;
+            let Some(d) = h3.deadlines.pop_expired(now, |d| connecting(all, d)) else { return };
+            let conn = h3.links[d.conn as usize].conn.as_ref();
+            let why = conn.map_or(handshake::Failure::NoAnswer, handshake::Failure::timed_out);
+            self.handshake_failed(d.conn as usize, why);
+        }
+    }
+}
+
+/// Whether a handshake deadline still applies to its link.
+fn connecting(links: &[Link], d: &Deadline) -> bool {
+    links.get(d.conn as usize).is_some_and(|k| k.generation == d.generation && k.state == LinkState::Connecting)
+}
+
+/// A response's `:status`, if it is one.
+fn status_of(list: &[quiche::h3::Header]) -> Option<u16> {
+    let h = list.iter().find(|h| h.name() == b":status")?;
+    std::str::from_utf8(h.value()).ok()?.parse().ok()
+}
