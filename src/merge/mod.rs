@@ -347,6 +347,9 @@ fn whole_config(parts: &[Part], interval: Duration) -> Result<Config, MergeError
     if let Some(h2) = &doc.http2 {
         config.protocol = ProtocolChoice::Http2 { streams: h2.streams_per_connection };
     }
+    if let Some(h3) = &doc.http3 {
+        config.protocol = ProtocolChoice::Http3 { streams: h3.streams_per_connection };
+    }
     config.start_at = doc.start_at.as_deref().and_then(|s| humantime::parse_rfc3339_weak(s).ok());
     if let Some(target) = doc.rate.as_ref().map(|r| r.target_per_s) {
         let count = f64::from(first.segment.count.max(1));

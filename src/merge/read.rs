@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::MergeError;
 use crate::config::Segment;
-use crate::result::{Http2Doc, ResultError, RunDoc};
+use crate::result::{Http2Doc, Http3Doc, ResultError, RunDoc};
 use crate::stats::interval::Snapshot;
 use crate::stats::{latency_histogram, unused_histogram, ConnectCause, ErrorKind, Recorder, STATUS_SLOTS};
 
@@ -199,7 +199,40 @@ fn recorder(n: &str, doc: &RunDoc) -> Result<Recorder, MergeError> {
     if let Some(h2) = &doc.http2 {
         read_h2(n, h2, &mut r.h2)?;
     }
+    if let Some(h3) = &doc.http3 {
+        read_h3(n, h3, &mut r.h3)?;
+    }
     Ok(r)
+}
+
+/// The HTTP/3 counters; codes and causes come back from their names (an unknown name is kept
+/// under a code no real one uses, so its count still adds up).
+fn read_h3(n: &str, doc: &Http3Doc, h3: &mut crate::stats::H3Counts) -> Result<(), MergeError> {
+    h3.handshakes = count(n, "/http3/handshakes", doc.handshakes)?;
+    h3.handshake_us_sum = ((doc.handshake_mean_us * h3.handshakes as f64).round() as u64).min(MAX_COUNT << 10);
+    h3.handshake_us_max = doc.handshake_max_us.min(MAX_COUNT);
+    h3.packets_sent = count(n, "/http3/packets_sent", doc.packets_sent)?;
+    h3.packets_lost = count(n, "/http3/packets_lost", doc.packets_lost)?;
+    h3.packets_retransmitted = count(n, "/http3/packets_retransmitted", doc.packets_retransmitted)?;
+    h3.idle_timeouts = count(n, "/http3/idle_timeouts", doc.idle_timeouts)?;
+    h3.goaways = count(n, "/http3/goaways", doc.goaways)?;
+    h3.retried = count(n, "/http3/retried", doc.retried)?;
+    h3.protocol_errors = count(n, "/http3/protocol_errors", doc.protocol_errors)?;
+    for (name, v) in &doc.handshake_failures {
+        let cause = crate::stats::HANDSHAKE_FAILURES.iter().position(|c| c == name);
+        h3.handshake_failures[cause.unwrap_or(crate::stats::HANDSHAKE_FAILURES.len() - 1)] += (*v).min(MAX_COUNT);
+    }
+    let code = |name: &str| match name.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).unwrap_or(u64::MAX),
+        None => (0..=0x110u64).find(|&c| crate::stats::h3_code_name(c) == name).unwrap_or(u64::MAX),
+    };
+    for (name, v) in &doc.resets {
+        *h3.resets.entry(code(name)).or_default() += (*v).min(MAX_COUNT);
+    }
+    for (name, v) in &doc.closes {
+        *h3.closes.entry(code(name)).or_default() += (*v).min(MAX_COUNT);
+    }
+    Ok(())
 }
 
 /// The HTTP/2 counters; resets come back from their code names.

@@ -5,7 +5,7 @@
 
 use crate::config::{Config, Protocol};
 use crate::result::{
-    ConfigDoc, Errors, Http2Doc, Latency, ProxyDoc, Rate, RunDoc, SegmentDoc, Spread, TargetDoc, ThresholdDoc,
+    ConfigDoc, Errors, Http2Doc, Http3Doc, Latency, ProxyDoc, Rate, RunDoc, SegmentDoc, Spread, TargetDoc, ThresholdDoc,
 };
 use crate::run::proxy::ProxyResult;
 use crate::run::RunResult;
@@ -107,6 +107,7 @@ fn document_with(
         start_at: config.start_at.map(|t| humantime::format_rfc3339_millis(t).to_string()),
         protocol: protocol.name(config.target.scheme).to_string(),
         http2: http2(summary, config, protocol),
+        http3: http3(summary, protocol),
         targets: targets(summary, config),
     }
 }
@@ -209,6 +210,36 @@ fn http2(summary: &Summary, config: &Config, protocol: Protocol) -> Option<Http2
         retried: h.retried,
         protocol_errors: h.protocol_errors,
         flow_control_stalls: h.flow_control_stalls,
+    })
+}
+
+fn http3(summary: &Summary, protocol: Protocol) -> Option<Http3Doc> {
+    let Protocol::Http3 { streams } = protocol else { return None };
+    let h = &summary.total.h3;
+    let named = |m: &std::collections::BTreeMap<u64, u64>| {
+        m.iter().map(|(code, n)| (crate::stats::h3_code_name(*code), *n)).collect()
+    };
+    Some(Http3Doc {
+        protocol: "h3".to_string(),
+        streams_per_connection: streams.max(1),
+        handshakes: h.handshakes,
+        handshake_mean_us: if h.handshakes > 0 { h.handshake_us_sum as f64 / h.handshakes as f64 } else { 0.0 },
+        handshake_max_us: h.handshake_us_max,
+        handshake_failures: crate::stats::HANDSHAKE_FAILURES
+            .iter()
+            .zip(h.handshake_failures)
+            .filter(|(_, n)| *n > 0)
+            .map(|(name, n)| (name.to_string(), n))
+            .collect(),
+        packets_sent: h.packets_sent,
+        packets_lost: h.packets_lost,
+        packets_retransmitted: h.packets_retransmitted,
+        resets: named(&h.resets),
+        closes: named(&h.closes),
+        idle_timeouts: h.idle_timeouts,
+        goaways: h.goaways,
+        retried: h.retried,
+        protocol_errors: h.protocol_errors,
     })
 }
 

@@ -102,7 +102,55 @@ pub fn body(summary: &Summary, config: &Config, protocol: Protocol, show: TextOp
     if let Protocol::Http2 { streams } = protocol {
         h2_lines(&mut out, summary, protocol.name(config.target.scheme), streams);
     }
+    if let Protocol::Http3 { streams } = protocol {
+        h3_lines(&mut out, &summary.total.h3, streams);
+    }
     out
+}
+
+/// HTTP/3's lines, after wrk's: streams per connection, handshake time, packets lost and sent
+/// again; then, when anything went wrong, resets and closes by code, GOAWAYs, idle timeouts
+/// and failed handshakes by cause.
+fn h3_lines(out: &mut String, h: &crate::stats::H3Counts, streams: u32) {
+    let handshake = match h.handshakes {
+        0 => "no handshake completed".to_string(),
+        n => format!(
+            "handshake {} mean, {} max ({n})",
+            time_us(h.handshake_us_sum as f64 / n as f64),
+            time_us(h.handshake_us_max as f64)
+        ),
+    };
+    let _ = writeln!(
+        out,
+        "HTTP/3 (h3): {streams} streams per connection; {handshake}; packets {} sent, {} lost, {} retransmitted",
+        h.packets_sent, h.packets_lost, h.packets_retransmitted
+    );
+    let named = |m: &std::collections::BTreeMap<u64, u64>| match m.is_empty() {
+        true => "none".to_string(),
+        false => {
+            m.iter().map(|(c, n)| format!("{} {n}", crate::stats::h3_code_name(*c))).collect::<Vec<_>>().join(", ")
+        }
+    };
+    let failed: Vec<String> = crate::stats::HANDSHAKE_FAILURES
+        .iter()
+        .zip(h.handshake_failures)
+        .filter(|(_, n)| *n > 0)
+        .map(|(name, n)| format!("{} {n}", name.replace('_', " ")))
+        .collect();
+    let troubled = !h.resets.is_empty() || !h.closes.is_empty() || h.goaways > 0 || h.idle_timeouts > 0;
+    if troubled || !failed.is_empty() || h.protocol_errors > 0 {
+        let _ = writeln!(
+            out,
+            "HTTP/3 resets: {}; closes: {}; GOAWAY {} ({} requests sent again); idle timeouts {}; protocol errors {}; failed handshakes: {}",
+            named(&h.resets),
+            named(&h.closes),
+            h.goaways,
+            h.retried,
+            h.idle_timeouts,
+            h.protocol_errors,
+            if failed.is_empty() { "none".to_string() } else { failed.join(", ") }
+        );
+    }
 }
 
 /// HTTP/2's lines, after wrk's (so scripts that parse wrk's text still find theirs): the

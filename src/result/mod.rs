@@ -150,12 +150,15 @@ pub struct RunDoc {
     /// `--start-at`: when every segment was to start (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_at: Option<String>,
-    /// The protocol spoken: `http/1.1`, `h2` (TLS) or `h2c`.
+    /// The protocol spoken: `http/1.1`, `h2` (TLS), `h2c` or `h3`.
     #[serde(default = "http1")]
     pub protocol: String,
     /// HTTP/2 runs: what the protocol counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http2: Option<Http2Doc>,
+    /// HTTP/3 runs: what the protocol counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http3: Option<Http3Doc>,
     /// CPU seconds each worker thread used while measuring.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thread_cpu_s: Vec<f64>,
@@ -432,6 +435,42 @@ pub struct Http2Doc {
     /// Requests whose body waited for the server's flow-control window.
     #[serde(default)]
     pub flow_control_stalls: u64,
+}
+
+/// What HTTP/3 counted.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Http3Doc {
+    /// `h3`.
+    pub protocol: String,
+    /// Requests in flight per connection (`-m`).
+    pub streams_per_connection: u32,
+    /// QUIC handshakes completed.
+    pub handshakes: u64,
+    /// Their mean time, microseconds.
+    pub handshake_mean_us: f64,
+    /// The longest, microseconds.
+    pub handshake_max_us: u64,
+    /// Handshakes that failed, by cause (`no_answer`, `timeout`, `port_unreachable`,
+    /// `certificate`, `alpn`, `version`, `other`); only causes seen.
+    pub handshake_failures: BTreeMap<String, u64>,
+    /// QUIC packets sent.
+    pub packets_sent: u64,
+    /// Packets declared lost.
+    pub packets_lost: u64,
+    /// Packets sent again.
+    pub packets_retransmitted: u64,
+    /// Streams the server reset, by error code name.
+    pub resets: BTreeMap<String, u64>,
+    /// Connections the server (or a protocol error) closed, by error code name.
+    pub closes: BTreeMap<String, u64>,
+    /// Connections ended by the idle timeout.
+    pub idle_timeouts: u64,
+    /// GOAWAY frames received.
+    pub goaways: u64,
+    /// Requests the server did not process (GOAWAY, H3_REQUEST_REJECTED), sent again.
+    pub retried: u64,
+    /// HTTP/3 protocol errors in what the server sent.
+    pub protocol_errors: u64,
 }
 
 #[cfg(test)]

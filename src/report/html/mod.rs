@@ -17,6 +17,7 @@ use crate::result::RunDoc;
 pub mod axis;
 pub mod chart;
 mod panels;
+mod protocol;
 mod search;
 pub mod series;
 mod summary;

@@ -114,7 +114,10 @@ pub fn panels(o: &Overlay) -> String {
         out.push_str(&proxy(o, &tl));
     }
     if o.results.iter().any(|(_, d)| d.http2.is_some()) {
-        out.push_str(&http2(o));
+        out.push_str(&super::protocol::http2(o));
+    }
+    if o.results.iter().any(|(_, d)| d.http3.is_some()) {
+        out.push_str(&super::protocol::http3(o));
     }
     out.push_str("</div>\n");
     out
@@ -543,49 +546,6 @@ fn proxy(o: &Overlay, tl: &Timeline) -> String {
         y_tip: &latency,
     };
     out.push_str(&panel(&chart::lines(&f, &fb), ""));
-    out
-}
-
-fn http2(o: &Overlay) -> String {
-    // Figures down, results across: the panel stays narrow however many figures there are.
-    let docs: Vec<(&String, &crate::result::Http2Doc)> =
-        o.results.iter().filter_map(|(l, d)| Some((l, d.http2.as_ref()?))).collect();
-    let mut out = String::from("<figure class=\"panel\" data-panel=\"http2\"><h3>HTTP/2</h3><table><tr><th></th>");
-    for (label, _) in &docs {
-        let _ = write!(out, "<th>{}</th>", esc(label));
-    }
-    out.push_str("</tr>");
-    type Figure = fn(&crate::result::Http2Doc) -> String;
-    let rows: [(&str, &str, Figure); 8] = [
-        ("protocol", "h2_protocol", |h| h.protocol.clone()),
-        ("streams per connection", "streams", |h| h.streams_per_connection.to_string()),
-        ("GOAWAYs received", "goaways", |h| grouped(h.goaways as f64, 0)),
-        ("requests sent again after a GOAWAY", "retried", |h| grouped(h.retried as f64, 0)),
-        ("connections ended by protocol errors", "protocol_errors", |h| grouped(h.protocol_errors as f64, 0)),
-        ("bodies that waited for flow control", "stalls", |h| grouped(h.flow_control_stalls as f64, 0)),
-        ("streams reset, by code", "resets", |h| {
-            if h.resets.is_empty() {
-                "none".into()
-            } else {
-                h.resets.iter().map(|(k, v)| format!("{k} {}", grouped(*v as f64, 0))).collect::<Vec<_>>().join(", ")
-            }
-        }),
-        ("header compression", "compression", |h| {
-            if h.header_bytes > 0 {
-                format!("{:.0}% saved", 100.0 * (1.0 - h.header_frame_bytes as f64 / h.header_bytes as f64))
-            } else {
-                "-".into()
-            }
-        }),
-    ];
-    for (name, metric, figure) in rows {
-        let _ = write!(out, "<tr><td>{name}</td>");
-        for (_, h) in &docs {
-            let _ = write!(out, "<td data-metric=\"{metric}\">{}</td>", esc(&figure(h)));
-        }
-        out.push_str("</tr>");
-    }
-    out.push_str("</table><figcaption>Stream resets also appear over time among the errors (kind reset).</figcaption></figure>\n");
     out
 }
 

@@ -1,0 +1,101 @@
+//! The protocol tables of a run page: what HTTP/2 and HTTP/3 counted, a row per figure and a
+//! column per result (figures down, results across: a panel stays narrow however many
+//! figures there are).
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use super::axis::grouped;
+use super::{esc, Overlay};
+use crate::result::{Http2Doc, Http3Doc};
+
+/// The HTTP/2 table: a row per figure, a column per result.
+pub(super) fn http2(o: &Overlay) -> String {
+    // Figures down, results across: the panel stays narrow however many figures there are.
+    let docs: Vec<(&String, &Http2Doc)> = o.results.iter().filter_map(|(l, d)| Some((l, d.http2.as_ref()?))).collect();
+    let mut out = String::from("<figure class=\"panel\" data-panel=\"http2\"><h3>HTTP/2</h3><table><tr><th></th>");
+    for (label, _) in &docs {
+        let _ = write!(out, "<th>{}</th>", esc(label));
+    }
+    out.push_str("</tr>");
+    type Figure = fn(&Http2Doc) -> String;
+    let rows: [(&str, &str, Figure); 8] = [
+        ("protocol", "h2_protocol", |h| h.protocol.clone()),
+        ("streams per connection", "streams", |h| h.streams_per_connection.to_string()),
+        ("GOAWAYs received", "goaways", |h| grouped(h.goaways as f64, 0)),
+        ("requests sent again after a GOAWAY", "retried", |h| grouped(h.retried as f64, 0)),
+        ("connections ended by protocol errors", "protocol_errors", |h| grouped(h.protocol_errors as f64, 0)),
+        ("bodies that waited for flow control", "stalls", |h| grouped(h.flow_control_stalls as f64, 0)),
+        ("streams reset, by code", "resets", |h| by_name(&h.resets)),
+        ("header compression", "compression", |h| {
+            if h.header_bytes > 0 {
+                format!("{:.0}% saved", 100.0 * (1.0 - h.header_frame_bytes as f64 / h.header_bytes as f64))
+            } else {
+                "-".into()
+            }
+        }),
+    ];
+    for (name, metric, figure) in rows {
+        let _ = write!(out, "<tr><td>{name}</td>");
+        for (_, h) in &docs {
+            let _ = write!(out, "<td data-metric=\"{metric}\">{}</td>", esc(&figure(h)));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</table><figcaption>Stream resets also appear over time among the errors (kind reset).</figcaption></figure>\n");
+    out
+}
+
+/// The HTTP/3 table: a row per figure, a column per result.
+pub(super) fn http3(o: &Overlay) -> String {
+    let docs: Vec<(&String, &Http3Doc)> = o.results.iter().filter_map(|(l, d)| Some((l, d.http3.as_ref()?))).collect();
+    type Figure = fn(&Http3Doc) -> String;
+    let rows: [(&str, &str, Figure); 10] = [
+        ("streams per connection", "streams", |h| h.streams_per_connection.to_string()),
+        ("handshakes (mean, max)", "handshakes", |h| {
+            let ms = |us: f64| format!("{:.2} ms", us / 1000.0);
+            format!(
+                "{} ({}, {})",
+                grouped(h.handshakes as f64, 0),
+                ms(h.handshake_mean_us),
+                ms(h.handshake_max_us as f64)
+            )
+        }),
+        ("failed handshakes, by cause", "handshake_failures", |h| by_name(&h.handshake_failures)),
+        ("packets sent", "packets_sent", |h| grouped(h.packets_sent as f64, 0)),
+        ("packets lost (retransmitted)", "packets_lost", |h| {
+            format!("{} ({})", grouped(h.packets_lost as f64, 0), grouped(h.packets_retransmitted as f64, 0))
+        }),
+        ("streams reset, by code", "resets", |h| by_name(&h.resets)),
+        ("connections closed, by code", "closes", |h| by_name(&h.closes)),
+        ("idle timeouts", "idle_timeouts", |h| grouped(h.idle_timeouts as f64, 0)),
+        ("GOAWAYs (requests sent again)", "goaways", |h| {
+            format!("{} ({})", grouped(h.goaways as f64, 0), grouped(h.retried as f64, 0))
+        }),
+        ("protocol errors", "h3_protocol_errors", |h| grouped(h.protocol_errors as f64, 0)),
+    ];
+    let mut out = String::from("<figure class=\"panel\" data-panel=\"http3\"><h3>HTTP/3</h3><table><tr><th></th>");
+    for (label, _) in &docs {
+        let _ = write!(out, "<th>{}</th>", esc(label));
+    }
+    out.push_str("</tr>");
+    for (name, metric, figure) in rows {
+        let _ = write!(out, "<tr><td>{name}</td>");
+        for (_, h) in &docs {
+            let _ = write!(out, "<td data-metric=\"{metric}\">{}</td>", esc(&figure(h)));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str(
+        "</table><figcaption>Packets lost are QUIC's count; their frames were sent again.</figcaption></figure>\n",
+    );
+    out
+}
+
+/// Counts by name, "none" when there are none.
+fn by_name(m: &BTreeMap<String, u64>) -> String {
+    match m.is_empty() {
+        true => "none".to_string(),
+        false => m.iter().map(|(k, v)| format!("{k} {}", grouped(*v as f64, 0))).collect::<Vec<_>>().join(", "),
+    }
+}
