@@ -1,5 +1,6 @@
 //! strain's integration tests: the real binary against real servers on loopback.
 
+mod caddy;
 mod harness;
 mod proxies;
 
@@ -16,6 +17,7 @@ mod find_max;
 mod find_max_report;
 mod html;
 mod http2;
+mod http3;
 mod k8s;
 mod library;
 mod merge;

@@ -1,0 +1,302 @@
+//! Issue 23: HTTP/3 over QUIC (`--http3`) against a real HTTP/3 server (Caddy): counts equal the
+//! server's log in every mode, streams multiplexed on few connections, a stall corrected as over
+//! HTTP/1 and HTTP/2, handshake failures in one line, and loss and delay in a namespace the
+//! test makes itself.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use crate::caddy::Caddy;
+use crate::harness::{args, exclusive, script, strain, strain_raw};
+
+const HELLO: &str = "respond \"hello\" 200";
+
+/// The run exited 0 with no error of any kind, and every request sent was answered.
+fn assert_clean(run: &crate::harness::Run) {
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let j = run.json.as_ref().unwrap();
+    for kind in ["connect", "read", "write", "timeout", "parse", "status", "content"] {
+        assert_eq!(j["errors"][kind], 0, "{kind}: {}", run.stdout);
+    }
+    assert_eq!(j["sent"], j["requests"], "{}", run.stdout);
+}
+
+#[test]
+fn closed_loop_and_rate_counts_equal_caddys_log() {
+    let caddy = Caddy::start(HELLO);
+    let url = caddy.url("/");
+    let mut a = args("--http3 -k -t 2 -c 4 -d 1s");
+    a.push(&url);
+    let run = strain(&a);
+    assert_clean(&run);
+    let done = run.num("/requests");
+    assert!(done > 100, "{}", run.stdout);
+    assert_eq!(caddy.h3_requests(), done);
+    let j = run.json.as_ref().unwrap();
+    assert_eq!(j["protocol"], "h3");
+    assert_eq!(j["http3"]["handshakes"], 4, "{}", j["http3"]);
+    assert!(run.stdout.contains("HTTP/3 (h3): 1 streams per connection; handshake "), "{}", run.stdout);
+
+    let mut a = args("--http3 -k -t 1 -c 4 -R 1000 -d 3s");
+    a.push(&url);
+    let run = strain(&a);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.num("/requests"), 3000);
+    assert_eq!(caddy.h3_requests(), done + 3000);
+}
+
+#[test]
+fn streams_are_multiplexed_on_few_connections() {
+    let caddy = Caddy::start(HELLO);
+    let url = caddy.url("/");
+    let mut a = args("--http3 -k -t 1 -c 2 -m 10 -n 5000");
+    a.push(&url);
+    let run = strain(&a);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.num("/requests"), 5000);
+    let log = caddy.requests();
+    assert_eq!(log.len(), 5000);
+    assert!(log.iter().all(|r| r.0 == "HTTP/3.0"));
+    // Two QUIC connections: two client ports carried all 5,000.
+    let ports: BTreeSet<&String> = log.iter().map(|r| &r.3).collect();
+    assert_eq!(ports.len(), 2, "{ports:?}");
+    assert_eq!(run.json.as_ref().unwrap()["http3"]["streams_per_connection"], 10);
+}
+
+#[test]
+fn method_body_scripts_and_targets_go_over_http3() {
+    let caddy = Caddy::start(HELLO);
+    let url = caddy.url("/post");
+    let mut a = args("--http3 -k -t 1 -c 2 -n 100 -X POST --body hello");
+    a.push(&url);
+    let run = strain(&a);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let log = caddy.requests();
+    assert_eq!(log.iter().filter(|r| r.1 == "POST" && r.2 == "/post" && r.0 == "HTTP/3.0").count(), 100);
+
+    // A wrk script: request() picks the path, response() counts what came back.
+    let (_d, lua) = script(
+        "local n = 0\nrequest = function() n = n + 1; return wrk.format('GET', '/s/' .. (n % 2)) end\n\
+         local seen = 0\nresponse = function(status, headers, body) if status == 200 and body == 'hello' then seen = seen + 1 end end\n\
+         done = function() end",
+    );
+    let url = caddy.url("/");
+    let run = strain(&["--http3", "-k", "-t", "1", "-c", "1", "-m", "4", "-n", "200", "-s", &lua, &url]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let log = caddy.requests();
+    assert_eq!(log.iter().filter(|r| r.2 == "/s/0").count(), 100);
+    assert_eq!(log.iter().filter(|r| r.2 == "/s/1").count(), 100);
+
+    let dir = tempfile::tempdir().unwrap();
+    let targets = dir.path().join("targets.txt");
+    let (a_url, b_url) = (caddy.url("/a"), caddy.url("/b"));
+    std::fs::write(&targets, format!("GET {a_url}\n\nGET {b_url}\n")).unwrap();
+    let t = targets.display().to_string();
+    let run = strain(&["--http3", "-k", "-t", "1", "-c", "2", "-n", "300", "--targets", &t]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let log = caddy.requests();
+    assert_eq!(log.iter().filter(|r| r.2 == "/a").count(), 150);
+    assert_eq!(log.iter().filter(|r| r.2 == "/b").count(), 150);
+}
+
+#[test]
+fn find_max_thresholds_and_html_work_over_http3() {
+    let caddy = Caddy::start(HELLO);
+    let url = caddy.url("/");
+    let search =
+        "find-max --http3 -k -c 4 -t 1 --slo p99<1s --start 200 --max 400 --warmup 100ms --step-duration 500ms";
+    let mut a = args(search);
+    a.push(&url);
+    let run = strain(&a);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let steps = run.json.as_ref().unwrap()["steps"].as_array().unwrap().clone();
+    assert!(!steps.is_empty() && steps.iter().all(|s| s["result"]["protocol"] == "h3"), "{}", run.stdout);
+
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("run.html").display().to_string();
+    let mut a = args("--http3 -k -c 2 -t 1 -d 1s --threshold p99<1s --threshold rps>1000000 --html");
+    a.push(&html);
+    a.push(&url);
+    let run = strain(&a);
+    assert_eq!(run.code, 99, "{}\n{}", run.stdout, run.stderr);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("data-panel=\"http3\""));
+}
+
+#[test]
+fn an_untrusted_certificate_fails_without_insecure() {
+    let caddy = Caddy::start(HELLO);
+    let url = caddy.url("/");
+    let run = strain(&["--http3", "-n", "10", "-c", "1", "-t", "1", &url]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let line = run.stderr.trim();
+    assert_eq!(line.lines().count(), 1, "{line}");
+    assert!(line.contains("TLS certificate rejected in the QUIC handshake") && line.contains("--insecure"), "{line}");
+    assert!(run.num("/http3/handshake_failures/certificate") >= 1);
+    assert_eq!(caddy.h3_requests(), 0);
+}
+
+#[test]
+fn a_closed_or_silent_udp_port_says_no_quic_answer() {
+    // Nothing on the port: the kernel's ICMP port unreachable comes back at once.
+    let port = crate::harness::free_port();
+    let url = format!("https://localhost:{port}/");
+    let run = strain_raw(&["--http3", "-n", "10", "-T", "1s", "-c", "1", "-t", "1", &url]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let want = format!("no QUIC answer from 127.0.0.1:{port} (ICMP port unreachable); is UDP port {port} open?");
+    assert!(run.stderr.trim().ends_with(&want), "{}", run.stderr);
+    assert_eq!(run.stderr.trim().lines().count(), 1);
+    // A socket that takes every datagram and answers none: the handshake times out.
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let url = format!("https://localhost:{port}/");
+    let run = strain_raw(&["--http3", "-n", "10", "-T", "1s", "-c", "1", "-t", "1", &url]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let want = format!("no QUIC answer from 127.0.0.1:{port} within 1s; is UDP port {port} open?");
+    assert!(run.stderr.trim().ends_with(&want), "{}", run.stderr);
+    assert!(run.elapsed < Duration::from_secs(5), "{:?}", run.elapsed);
+}
+
+#[test]
+fn http3_needs_https_and_tcp_flags_are_refused() {
+    let run = strain_raw(&["--http3", "-n", "1", "http://127.0.0.1:9/"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("HTTP/3 runs over QUIC, which is always encrypted: give an https:// URL"),
+        "{}",
+        run.stderr
+    );
+    let run = strain_raw(&["--http3", "--http2", "-n", "1", "https://127.0.0.1:9/"]);
+    assert_eq!(run.code, 2);
+    let run = strain_raw(&["-m", "4", "-n", "1", "https://127.0.0.1:9/"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("-m (streams per connection) needs --http2 or --http3"), "{}", run.stderr);
+}
+
+#[test]
+fn loss_and_delay_keep_counts_exact() {
+    let _alone = exclusive();
+    // This machine's kernel has no netem (sch_netem is not built), so the loss and delay are
+    // made by a relay on loopback: every datagram, either way, waits 20 ms and 1% are dropped.
+    let caddy = Caddy::start(HELLO);
+    let relay = LossyRelay::start(caddy.port, Duration::from_millis(20), 0.01);
+    let url = format!("https://localhost:{}/", relay.port);
+    // Caddy routes by the authority, port included: it names Caddy's own.
+    let host = format!("Host: localhost:{}", caddy.port);
+    let mut a = args("--http3 -k -t 1 -c 4 -m 4 -n 2000 -T 10s -H");
+    a.extend([host.as_str(), &url]);
+    let run = strain(&a);
+    assert_clean(&run);
+    assert_eq!(run.num("/requests"), 2000);
+    assert_eq!(caddy.h3_requests(), 2000);
+    // A request needs a round trip at least (40 ms); a lost packet costs a probe timeout more.
+    let p50 = run.num("/latency_us/percentiles/50");
+    let p99 = run.num("/latency_us/percentiles/99");
+    assert!((40_000..120_000).contains(&p50), "p50 {p50}");
+    assert!(p99 < 1_000_000, "p99 {p99}");
+    let h3 = &run.json.as_ref().unwrap()["http3"];
+    assert!(h3["packets_lost"].as_u64().unwrap() > 0, "{h3}");
+    assert!(relay.dropped() > 0);
+}
+
+/// A UDP relay on loopback that delays every datagram by a fixed time and drops a share of
+/// them, both ways: a link with loss and latency between strain and a server.
+struct LossyRelay {
+    /// Where clients send.
+    port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    dropped: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+/// One datagram on its way: when it is due, the socket it leaves by, and where to (a
+/// connected socket's peer when `None`).
+type Queued = (std::time::Instant, std::sync::Arc<std::net::UdpSocket>, Option<std::net::SocketAddr>, Vec<u8>);
+
+impl LossyRelay {
+    fn start(server_port: u16, delay: Duration, loss: f64) -> LossyRelay {
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        use std::sync::{mpsc, Arc};
+        let front = Arc::new(std::net::UdpSocket::bind("127.0.0.1:0").unwrap());
+        front.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+        let port = front.local_addr().unwrap().port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let dropped = Arc::new(AtomicU64::new(0));
+        let (tx, rx) = mpsc::channel::<Queued>();
+        let mut threads = Vec::new();
+        // The sender: the delay is the same for every datagram, so they leave in the order
+        // they came.
+        let done = stop.clone();
+        threads.push(std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                let Ok((due, socket, to, data)) = rx.recv_timeout(Duration::from_millis(50)) else { continue };
+                std::thread::sleep(due.saturating_duration_since(std::time::Instant::now()));
+                let _ = match to {
+                    Some(to) => socket.send_to(&data, to),
+                    None => socket.send(&data),
+                };
+            }
+        }));
+        let (done, lost) = (stop.clone(), dropped.clone());
+        threads.push(std::thread::spawn(move || {
+            // A fixed seed: the same datagrams are dropped in every run of the test.
+            let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+            let mut drop_one = move || {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                (seed % 1_000_000) as f64 / 1_000_000.0 < loss
+            };
+            let mut backs: std::collections::HashMap<std::net::SocketAddr, Arc<std::net::UdpSocket>> =
+                Default::default();
+            let mut buf = vec![0u8; 65536];
+            while !done.load(Ordering::Relaxed) {
+                let Ok((n, from)) = front.recv_from(&mut buf) else { continue };
+                if drop_one() {
+                    lost.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+                let back = backs.entry(from).or_insert_with(|| {
+                    // A socket of its own toward the server for each client address, and a
+                    // thread that brings the server's datagrams back to that client.
+                    let back = Arc::new(std::net::UdpSocket::bind("127.0.0.1:0").unwrap());
+                    back.connect(("127.0.0.1", server_port)).unwrap();
+                    back.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+                    let (b, f, tx, done, lost) = (back.clone(), front.clone(), tx.clone(), done.clone(), lost.clone());
+                    std::thread::spawn(move || {
+                        let mut buf = vec![0u8; 65536];
+                        let mut i = 0u64;
+                        while !done.load(Ordering::Relaxed) {
+                            let Ok(n) = b.recv(&mut buf) else { continue };
+                            i += 1;
+                            // Every hundredth datagram back is dropped: 1% the other way.
+                            if i % ((1.0 / loss) as u64).max(1) == 0 {
+                                lost.fetch_add(1, Ordering::Relaxed);
+                                continue;
+                            }
+                            let _ =
+                                tx.send((std::time::Instant::now() + delay, f.clone(), Some(from), buf[..n].to_vec()));
+                        }
+                    });
+                    back
+                });
+                let _ = tx.send((std::time::Instant::now() + delay, back.clone(), None, buf[..n].to_vec()));
+            }
+        }));
+        LossyRelay { port, stop, dropped, threads }
+    }
+
+    /// Datagrams dropped so far, both ways.
+    fn dropped(&self) -> u64 {
+        self.dropped.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Drop for LossyRelay {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
