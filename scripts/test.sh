@@ -2,7 +2,7 @@
 # The whole test suite, exactly as CI runs it (`.ci/run` calls this script).
 # Installs what the tests need that a fresh Debian machine lacks (nginx, Apache Traffic Server,
 # wrk for the compatibility tests, vegeta for the targets file's, Chromium for the HTML report, Prometheus for the
-# live metrics, and the Kubernetes schemas
+# live metrics, Caddy as a real HTTP/3 server, cmake for quiche's BoringSSL, and the Kubernetes schemas
 # for the k8s-job manifest through PyPI's kubernetes-validate, in a venv under target/),
 # then runs the format and lint gates and every test.
 set -euo pipefail
@@ -17,6 +17,9 @@ command -v wrk >/dev/null 2>&1 || need_pkgs+=(wrk)
 command -v ip >/dev/null 2>&1 || need_pkgs+=(iproute2)
 command -v man >/dev/null 2>&1 || need_pkgs+=(man-db)
 command -v prometheus >/dev/null 2>&1 || need_pkgs+=(prometheus)
+[ -x /usr/bin/caddy ] || need_pkgs+=(caddy)
+# quiche (HTTP/3) builds its vendored BoringSSL with cmake.
+command -v cmake >/dev/null 2>&1 || need_pkgs+=(cmake)
 k8s_venv=target/k8s-venv
 if [ ! -x "$k8s_venv/bin/python3" ]; then
     # Debian's python3 makes a venv only with ensurepip, which python3-venv ships.
