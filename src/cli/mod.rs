@@ -323,13 +323,14 @@ fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
     f.documents.apply(&mut config)?;
     config.service = f.service()?;
     config.tls = f.tls().map(Box::new);
+    config.http3 = f.http3;
     if let Some(tls) = &config.tls {
         tls.check()?;
     }
     crate::net::raise_file_limit();
     let (listener, shown): (origin::Listener, String) = match &f.listen {
         units::ListenAddr::Tcp(addr) => {
-            let (listener, addr) = bind(*addr)?;
+            let (listener, addr) = if f.http3 { bind_with_udp(*addr)? } else { bind(*addr)? };
             let scheme = if config.tls.is_some() { "https" } else { "http" };
             (listener.into(), format!("{scheme}://{addr}/"))
         }
@@ -411,6 +412,25 @@ pub(crate) fn bind(addr: std::net::SocketAddr) -> Result<(TcpListener, std::net:
     let bound =
         listener.local_addr().map_err(|source| CliError::Io { what: "cannot read the address".into(), source })?;
     Ok((listener, bound))
+}
+
+/// Binds a TCP listener whose port is also free for UDP (HTTP/3 takes the same number): port 0
+/// tries a few ports the kernel picks. The UDP port is only checked here; the origin binds it
+/// when it starts, a moment later.
+fn bind_with_udp(addr: std::net::SocketAddr) -> Result<(TcpListener, std::net::SocketAddr), CliError> {
+    const TRIES: usize = 16;
+    let mut tries = 0;
+    loop {
+        let (listener, bound) = bind(addr)?;
+        tries += 1;
+        match std::net::UdpSocket::bind(bound) {
+            Ok(_) => return Ok((listener, bound)),
+            Err(_) if addr.port() == 0 && tries < TRIES => continue,
+            Err(source) => {
+                return Err(CliError::Io { what: format!("cannot listen on UDP {bound} for HTTP/3"), source })
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The origin's options: what it serves and how (fixed body, documents and their cache headers,
-//! delays, a modelled service capacity, byte rate, aborts, keep-alive limit, timeouts), with
-//! defaults from [`crate::defaults`].
+//! delays, a modelled service capacity, byte rate, aborts, keep-alive limit, timeouts, TLS and
+//! HTTP/3), with defaults from [`crate::defaults`].
 
 use std::str::FromStr;
 use std::thread;
@@ -55,6 +55,9 @@ pub struct OriginConfig {
     /// Serve HTTPS (ALPN `h2` and `http/1.1`) with this certificate; `None` serves plain HTTP.
     /// (Boxed: the config travels by value, and this is rarely set.)
     pub tls: Option<Box<TlsSource>>,
+    /// Also serve HTTP/3 (QUIC, ALPN `h3`) on the UDP port of the TCP listener's number, with
+    /// the same certificate, and advertise it with `Alt-Svc`; needs [`OriginConfig::tls`].
+    pub http3: bool,
 }
 
 impl Default for OriginConfig {
@@ -79,6 +82,7 @@ impl Default for OriginConfig {
             header_timeout: Some(crate::defaults::HEADER_TIMEOUT),
             send_timeout: Some(crate::defaults::SEND_TIMEOUT),
             tls: None,
+            http3: false,
         }
     }
 }

@@ -35,6 +35,14 @@ impl Listener {
         }
     }
 
+    /// The address of a TCP listener, where HTTP/3 listens too; `None` for a Unix-domain socket.
+    pub(super) fn tcp_addr(&self) -> Option<io::Result<std::net::SocketAddr>> {
+        match self {
+            Listener::Tcp(l) => Some(l.local_addr()),
+            Listener::Unix(_) => None,
+        }
+    }
+
     /// A clone for one server thread.
     pub(super) fn for_thread(&self) -> io::Result<ThreadListener> {
         Ok(match self {

@@ -3,6 +3,8 @@
 //! ALPN `h2` and `http/1.1` (`tls.rs`); and the origin half of a cache or proxy test rig (the
 //! jtest origin of Apache Traffic Server, in spirit). A connection's first bytes decide its
 //! protocol once; after that each protocol has its own driver and the same answers and counters.
+//! With [`OriginConfig::http3`] it also serves HTTP/3 over QUIC on the UDP port of the same
+//! number (`h3/`, on the first thread's event loop) and says so in `Alt-Svc` over TCP.
 //!
 //! It owns everything between an already bound listener and the totals it returns: accepting,
 //! parsing requests, writing responses, closing. The binary calls [`run`] for `strain origin`
@@ -45,6 +47,7 @@
 mod config;
 mod conn;
 mod h2;
+mod h3;
 mod listen;
 mod live;
 mod output;
@@ -150,6 +153,9 @@ pub enum OriginError {
     /// The TLS certificate or key could not be made or read.
     #[error("{0}")]
     Tls(String),
+    /// HTTP/3 could not start (its UDP socket, its TLS).
+    #[error("{0}")]
+    Quic(String),
     /// A server thread panicked (a bug).
     #[error("a server thread panicked")]
     Panicked,
@@ -172,13 +178,14 @@ pub fn run_live(
     shutdown: &AtomicBool,
     live: &OriginLive,
 ) -> Result<OriginStats, OriginError> {
-    let site = Site::new(config)?;
+    let mut site = Site::new(config)?;
     let stall = Stall::new(Instant::now(), config);
     let threads = config.threads.max(1);
     let listener: Listener = listener.into();
     if matches!(listener, Listener::Unix(_)) && site.tls.is_some() {
         return Err(OriginError::Tls("a Unix-domain socket serves plain HTTP: drop --tls".into()));
     }
+    let mut quic = if config.http3 { Some(h3::Quic::start(&listener, &mut site, config)?) } else { None };
     listener.set_nonblocking().map_err(OriginError::Nonblocking)?;
     let counters = live.claim(threads, site.fixed_ok)?;
     // Everything that can fail at start is done here, before any thread runs, so a failure
@@ -188,8 +195,13 @@ pub fn run_live(
         let mut listener = listener.for_thread().map_err(OriginError::CloneListener)?;
         let poll = Poll::new().map_err(OriginError::Poll)?;
         listener.register(poll.registry(), LISTENER).map_err(OriginError::Register)?;
+        // The first thread owns HTTP/3 (see `h3.rs` for why one).
+        let mut quic = quic.take();
+        if let Some(q) = quic.as_mut() {
+            q.register(poll.registry(), QUIC).map_err(OriginError::Register)?;
+        }
         let ctx = Ctx { site: &site, counters, live, rng: Rng::for_thread(config.seed, i) };
-        workers.push(Worker::new(poll, listener, ctx, stall));
+        workers.push(Worker::new(poll, listener, ctx, stall, quic));
     }
     drop(listener);
 
@@ -248,6 +260,8 @@ impl Drop for FailOnPanic<'_> {
 pub const BODY_PATTERN: &[u8] = b"hello, world\n";
 /// Token of the listener; connection `i` uses `Token(i + 1)`.
 const LISTENER: Token = Token(0);
+/// Token of HTTP/3's UDP socket, beyond any connection's.
+const QUIC: Token = Token(usize::MAX);
 /// Longest wait for events, which bounds how late `shutdown` is noticed.
 const POLL_TIMEOUT: Duration = Duration::from_millis(100);
 /// How often lingering connections are checked for their deadline.
@@ -339,10 +353,12 @@ struct Worker<'r> {
     accept_stalled: bool,
     /// The stall still to come or under way; `None` once it is over or if there is none.
     stall: Option<Stall>,
+    /// HTTP/3's socket and connections, on the one thread that serves them.
+    quic: Option<h3::Quic>,
 }
 
 impl<'r> Worker<'r> {
-    fn new(poll: Poll, listener: ThreadListener, ctx: Ctx<'r>, stall: Option<Stall>) -> Self {
+    fn new(poll: Poll, listener: ThreadListener, ctx: Ctx<'r>, stall: Option<Stall>, quic: Option<h3::Quic>) -> Self {
         Worker {
             poll,
             listener,
@@ -353,6 +369,7 @@ impl<'r> Worker<'r> {
             next_generation: 0,
             accept_stalled: false,
             stall,
+            quic,
         }
     }
 
@@ -368,6 +385,9 @@ impl<'r> Worker<'r> {
             };
             if let Some(Reverse((at, _, _))) = self.timers.peek() {
                 // mio rounds up to whole milliseconds, so this never wakes early and spins.
+                timeout = timeout.min(at.saturating_duration_since(Instant::now()));
+            }
+            if let Some(at) = self.quic_timer() {
                 timeout = timeout.min(at.saturating_duration_since(Instant::now()));
             }
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
@@ -387,6 +407,7 @@ impl<'r> Worker<'r> {
             for event in events.iter() {
                 match event.token() {
                     LISTENER => self.accept(),
+                    QUIC => self.quic_ready(event.is_readable(), event.is_writable()),
                     Token(t) => self.ready(t - 1, event, &mut buf),
                 }
             }
@@ -396,13 +417,35 @@ impl<'r> Worker<'r> {
             if !self.timers.is_empty() {
                 self.fire_timers(&mut buf);
             }
+            if let Some(quic) = self.quic.as_mut() {
+                quic.fire_timers(&mut self.ctx);
+            }
             let now = Instant::now();
             if now.duration_since(last_sweep) >= SWEEP_EVERY {
                 last_sweep = now;
                 self.sweep(now);
             }
         }
+        if let Some(quic) = self.quic.as_mut() {
+            quic.close_all(&mut self.ctx);
+        }
         Ok(())
+    }
+
+    /// When HTTP/3 next needs the thread: its earliest timer, unless a stall holds everything
+    /// (its timers would wake the loop for nothing until the stall ends).
+    fn quic_timer(&self) -> Option<Instant> {
+        let at = self.quic.as_ref()?.next_timer()?;
+        let now = Instant::now();
+        let held = self.stall.is_some_and(|s| now >= s.from && now < s.until);
+        (!held).then_some(at)
+    }
+
+    /// A readiness event on HTTP/3's socket.
+    fn quic_ready(&mut self, readable: bool, writable: bool) {
+        if let Some(quic) = self.quic.as_mut() {
+            quic.ready(readable, writable, &mut self.ctx);
+        }
     }
 
     /// True while the stall holds every connection; once it is over, answers everything that
@@ -424,6 +467,7 @@ impl<'r> Worker<'r> {
             let next = conn.drive(buf, &mut self.ctx);
             self.settle(idx, next);
         }
+        self.quic_ready(true, true);
         false
     }
 

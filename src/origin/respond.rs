@@ -11,11 +11,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::service::Pool;
+use super::tls::Pem;
 use super::{ContentType, OriginConfig, OriginError, Reply, BODY_PATTERN};
 use crate::http::request_head::Persist;
 use crate::rng::Rng;
 use crate::workload::doc::Doc;
 
+/// How long a client may remember that HTTP/3 is served (`Alt-Svc`'s `ma`): a day, the
+/// RFC 7838 default and what most servers send.
+const ALT_SVC_MAX_AGE_S: u32 = 86_400;
 /// `Connection` header lines, indexed by [`Persist`].
 const CONNECTION: [&[u8]; 3] = [b"", b"Connection: keep-alive\r\n", b"Connection: close\r\n"];
 
@@ -47,6 +51,10 @@ pub(super) struct Site {
     pub(super) send_timeout: Option<Duration>,
     /// Connections speak TLS with this configuration.
     pub(super) tls: Option<Arc<rustls::ServerConfig>>,
+    /// The same certificate and key as PEM, for HTTP/3.
+    pub(super) pem: Option<Pem>,
+    /// The `Alt-Svc` line that advertises HTTP/3, or nothing (see [`Site::advertise_h3`]).
+    alt_svc: Vec<u8>,
 }
 
 impl Site {
@@ -65,8 +73,9 @@ impl Site {
         } else {
             format!("Cache-Control: max-age={}\r\n", config.max_age.as_secs()).into_bytes()
         };
-        let fixed = Responses::new(config)?;
+        let fixed = Responses::new(config, b"")?;
         let h2_fixed = fixed.h2();
+        let (tls, pem) = config.tls.as_deref().map(super::tls::server_config).transpose()?.unzip();
         Ok(Site {
             fixed,
             h2_fixed,
@@ -81,8 +90,19 @@ impl Site {
             byte_rate: config.byte_rate,
             header_timeout: config.header_timeout.filter(|t| !t.is_zero()),
             send_timeout: config.send_timeout.filter(|t| !t.is_zero()),
-            tls: config.tls.as_deref().map(super::tls::server_config).transpose()?,
+            tls,
+            pem,
+            alt_svc: Vec::new(),
         })
+    }
+
+    /// Makes every response say that HTTP/3 is served on UDP `port` of the same host (RFC 7838),
+    /// so a browser or curl tries it; the fixed responses are rendered again with the line.
+    pub(super) fn advertise_h3(&mut self, port: u16, config: &OriginConfig) -> Result<(), OriginError> {
+        self.alt_svc = format!("Alt-Svc: h3=\":{port}\"; ma={ALT_SVC_MAX_AGE_S}\r\n").into_bytes();
+        self.fixed = Responses::new(config, &self.alt_svc)?;
+        self.h2_fixed = self.fixed.h2();
+        Ok(())
     }
 
     /// Some output may have to wait for the clock, so connections need timers.
@@ -125,6 +145,7 @@ impl Site {
         out.push(b'-');
         crate::http::push_u64(out, doc.len);
         out.extend_from_slice(b"\"\r\n");
+        out.extend_from_slice(&self.alt_svc);
         out.extend_from_slice(CONNECTION[persist as usize]);
         out.extend_from_slice(b"\r\n");
     }
@@ -134,6 +155,7 @@ impl Site {
         out.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: ");
         crate::http::push_u64(out, len as u64);
         out.extend_from_slice(b"\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n");
+        out.extend_from_slice(&self.alt_svc);
         out.extend_from_slice(CONNECTION[persist as usize]);
         out.extend_from_slice(b"\r\n");
     }
@@ -168,7 +190,8 @@ pub(super) struct Responses {
 }
 
 impl Responses {
-    fn new(config: &OriginConfig) -> Result<Self, OriginError> {
+    /// The responses `config` asks for, each with `extra` (whole header lines) in its head.
+    fn new(config: &OriginConfig, extra: &[u8]) -> Result<Self, OriginError> {
         if !(200..=999).contains(&config.status) {
             return Err(OriginError::Status(config.status));
         }
@@ -183,6 +206,7 @@ impl Responses {
                     format!("Content-Length: {}\r\nContent-Type: text/plain\r\n", body.len()).as_bytes(),
                 );
             }
+            head.extend_from_slice(extra);
             head.extend_from_slice(CONNECTION[persist as usize]);
             head.extend_from_slice(b"\r\n");
             let head_len = head.len();

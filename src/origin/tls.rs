@@ -1,7 +1,8 @@
 //! HTTPS for the origin (`--tls`): the server configuration (a self-signed certificate for
 //! 127.0.0.1 and localhost made at start, or PEM files), offering ALPN `h2` and `http/1.1`, and
 //! the connection's byte stream, plain or TLS, behind one small interface for [`super::conn`]
-//! and [`super::h2`].
+//! and [`super::h2`]. The same certificate and key are kept as PEM ([`Pem`]) for HTTP/3, whose
+//! TLS (BoringSSL, inside quiche) reads PEM and not rustls's parsed form.
 //!
 //! rustls is sans-I/O, so TLS is driven by hand over mio's socket, as the client does in
 //! [`crate::net::stream`]. Which protocol a TLS connection speaks needs no look at ALPN: an h2
@@ -47,16 +48,27 @@ impl TlsSource {
 /// The names a self-signed certificate is made for.
 const SELF_SIGNED_NAMES: [&str; 2] = ["127.0.0.1", "localhost"];
 
-/// The server configuration `source` asks for, offering ALPN `h2` then `http/1.1`.
-pub(super) fn server_config(source: &TlsSource) -> Result<Arc<ServerConfig>, OriginError> {
+/// The certificate and key of a server, as PEM, for HTTP/3's TLS.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Pem {
+    /// The files `--cert` and `--key` named.
+    Files { cert: PathBuf, key: PathBuf },
+    /// A certificate made at start, which exists nowhere else.
+    Text { cert: String, key: String },
+}
+
+/// The server configuration `source` asks for, offering ALPN `h2` then `http/1.1`, and the same
+/// certificate and key as PEM.
+pub(super) fn server_config(source: &TlsSource) -> Result<(Arc<ServerConfig>, Pem), OriginError> {
     let fail = |what: String| OriginError::Tls(what);
-    let (certs, key) = match source {
+    let (certs, key, pem) = match source {
         TlsSource::SelfSigned => {
             let names: Vec<String> = SELF_SIGNED_NAMES.iter().map(|n| n.to_string()).collect();
             let made = rcgen::generate_simple_self_signed(names)
                 .map_err(|e| fail(format!("cannot make a self-signed certificate: {e}")))?;
             let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(made.key_pair.serialize_der()));
-            (vec![made.cert.der().clone()], key)
+            let pem = Pem::Text { cert: made.cert.pem(), key: made.key_pair.serialize_pem() };
+            (vec![made.cert.der().clone()], key, pem)
         }
         TlsSource::Pem { cert, key } => {
             let certs = CertificateDer::pem_file_iter(cert)
@@ -65,9 +77,9 @@ pub(super) fn server_config(source: &TlsSource) -> Result<Arc<ServerConfig>, Ori
             if certs.is_empty() {
                 return Err(fail(format!("no certificate in {}", cert.display())));
             }
-            let key = PrivateKeyDer::from_pem_file(key)
+            let der = PrivateKeyDer::from_pem_file(key)
                 .map_err(|e| fail(format!("cannot read a private key from {}: {e}", key.display())))?;
-            (certs, key)
+            (certs, der, Pem::Files { cert: cert.clone(), key: key.clone() })
         }
     };
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -76,7 +88,7 @@ pub(super) fn server_config(source: &TlsSource) -> Result<Arc<ServerConfig>, Ori
         .and_then(|b| b.with_no_client_auth().with_single_cert(certs, key))
         .map_err(|e| fail(format!("unusable certificate or key: {e}")))?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok(Arc::new(config))
+    Ok((Arc::new(config), pem))
 }
 
 /// An accepted connection's bytes, plain or TLS.

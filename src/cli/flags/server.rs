@@ -118,6 +118,10 @@ pub struct OriginFlags {
     /// localhost is made at start unless --cert and --key are given).
     #[arg(long = "tls")]
     pub tls: bool,
+    /// With --tls: also serve HTTP/3 (QUIC, ALPN h3) on the UDP port of the same number, with
+    /// the same certificate, and advertise it over TCP with Alt-Svc.
+    #[arg(long = "http3", requires = "tls")]
+    pub http3: bool,
     /// With --tls: the certificate chain, a PEM file.
     #[arg(long = "cert", value_name = "FILE", requires_all = ["tls", "key"])]
     pub cert: Option<std::path::PathBuf>,

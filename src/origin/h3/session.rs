@@ -1,0 +1,401 @@
+//! One QUIC connection's HTTP/3: requests taken from quiche's events and answered exactly as
+//! [`super::super::h2`] answers them (the fixed response, documents with their cache headers,
+//! 304s and aborts, the counters), counted in the same counters.
+//!
+//! Heads are rendered by the HTTP/1 code ([`Site::doc_head`](super::super::respond::Site) and
+//! friends) and turned into fields by [`crate::h2::response_fields`], so the three protocols
+//! cannot drift apart. What differs is HTTP/3's own:
+//! - quiche takes a response's head or body only as far as flow control and the congestion
+//!   window allow, so an answer it has not taken whole waits in `sending` and is pushed again
+//!   after every read and timer of its connection, oldest first (bodies are made a chunk at a
+//!   time as quiche takes them, never whole);
+//! - an answer held by `--delay` or a service time waits in `held` and is taken when due (the
+//!   connection's timer covers the earliest);
+//! - the keep-alive limit is a GOAWAY after the N-th request (later streams are rejected with
+//!   H3_REQUEST_REJECTED, which the client sends again elsewhere);
+//! - an aborted document's stream is reset once its head and the body up to the cut have been
+//!   handed to the socket ([`Session::reset_cut`]): resetting at once would discard them unsent.
+
+use std::mem;
+use std::time::Instant;
+
+use quiche::h3::{Event, Header, HeaderRef, NameValue};
+
+use super::super::respond::{doc_path, document};
+use super::super::{Ctx, Kind, STATS_PATH};
+use crate::http::request_head::Persist;
+use crate::workload::doc::Doc;
+
+/// H3_INTERNAL_ERROR: an aborted document's stream is reset with it, as HTTP/2 resets with
+/// INTERNAL_ERROR (RFC 9114 8.1).
+pub(super) const INTERNAL_ERROR: u64 = 0x102;
+/// H3_REQUEST_REJECTED: a request after the keep-alive limit's GOAWAY was not processed and may
+/// be sent again.
+const REQUEST_REJECTED: u64 = 0x10b;
+/// H3_MESSAGE_ERROR: a request without `:method` or `:path` (a malformed message).
+const MESSAGE_ERROR: u64 = 0x10e;
+/// Most body bytes made for one `send_body`.
+const CHUNK: usize = 64 * 1024;
+/// The distance between two client-initiated bidirectional stream ids (RFC 9000 2.1).
+const STREAM_STEP: u64 = 4;
+
+/// A request kept until it is answered.
+#[derive(Debug)]
+struct Ask {
+    stream: u64,
+    kind: Kind,
+    head_only: bool,
+    /// The document path, for documents.
+    path: Box<str>,
+}
+
+/// What a stream is answered, decided when the answer is due (the random choices are drawn
+/// then, in HTTP/2's order, so a seed gives the same choices over either).
+#[derive(Debug)]
+enum Reply {
+    Fixed,
+    Doc { doc: Doc, not_modified: bool, cut: Option<u64> },
+    Stats(Vec<u8>),
+}
+
+/// An answer quiche has not taken whole.
+#[derive(Debug)]
+struct Sending {
+    stream: u64,
+    reply: Reply,
+    head_only: bool,
+    path: Box<str>,
+    head_sent: bool,
+    /// Body bytes taken so far.
+    offset: u64,
+}
+
+/// Where an answer stands after a push.
+enum Step {
+    /// Taken whole (or cut, its reset pending).
+    Done,
+    /// quiche has no room for more now.
+    Blocked,
+    /// The stream is gone (reset or stopped by the client): nothing more to send.
+    Gone,
+}
+
+/// The HTTP/3 state of one QUIC connection.
+pub(super) struct Session {
+    h3: quiche::h3::Connection,
+    /// Answers waiting for their due time, with it.
+    held: Vec<(Instant, Ask)>,
+    /// Answers in order, waiting for room.
+    sending: Vec<Sending>,
+    /// Cut streams to reset once what they sent is out.
+    resets: Vec<u64>,
+    /// Requests of the test on this connection, for the keep-alive limit.
+    served: u64,
+    /// After the keep-alive limit: the GOAWAY's id (streams from it on are refused), and
+    /// whether the frame is out yet (the control stream may lack room).
+    goaway: Option<(u64, bool)>,
+    /// A rendered HTTP/1 head or a body chunk, reused.
+    scratch: Vec<u8>,
+}
+
+impl Session {
+    /// HTTP/3 on an established connection (its control and QPACK streams are opened).
+    pub(super) fn new(conn: &mut quiche::Connection, config: &quiche::h3::Config) -> Option<Session> {
+        let h3 = quiche::h3::Connection::with_transport(conn, config).ok()?;
+        Some(Session {
+            h3,
+            held: Vec::new(),
+            sending: Vec::new(),
+            resets: Vec::new(),
+            served: 0,
+            goaway: None,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// Takes the connection's HTTP/3 events: requests are answered (or held), request bodies
+    /// read and dropped, streams the client reset forgotten.
+    pub(super) fn events(&mut self, conn: &mut quiche::Connection, fixed: &[Header], ctx: &mut Ctx<'_>) {
+        let arrived = ctx.site.answers_wait().then(Instant::now);
+        loop {
+            match self.h3.poll(conn) {
+                Ok((stream, Event::Headers { list, .. })) => self.request(conn, stream, &list, arrived, fixed, ctx),
+                Ok((stream, Event::Data)) => self.drain(conn, stream),
+                Ok((stream, Event::Reset(_))) => self.forget(stream),
+                Ok((_, Event::Finished | Event::GoAway | Event::PriorityUpdate)) => {}
+                // Done, or an HTTP/3 error for which quiche has closed the connection.
+                Err(_) => return,
+            }
+        }
+    }
+
+    /// One request's head: refused, or taken as HTTP/2 takes it.
+    fn request(
+        &mut self,
+        conn: &mut quiche::Connection,
+        stream: u64,
+        list: &[Header],
+        arrived: Option<Instant>,
+        fixed: &[Header],
+        ctx: &mut Ctx<'_>,
+    ) {
+        if self.goaway.is_some_and(|(last, _)| stream >= last) {
+            reset(conn, stream, REQUEST_REJECTED);
+            return;
+        }
+        if !list.iter().any(|h| h.name().starts_with(b":")) {
+            // No pseudo-header: the trailers of a request already taken.
+            return;
+        }
+        let field = |name: &[u8]| list.iter().find(|h| h.name() == name).map(|h| h.value());
+        let target = field(b":path").and_then(|p| std::str::from_utf8(p).ok());
+        let (Some(method), Some(target)) = (field(b":method"), target) else {
+            ctx.counters.bad_requests.add(1);
+            reset(conn, stream, MESSAGE_ERROR);
+            return;
+        };
+        let path = doc_path(target);
+        let kind = match document(path) {
+            Some(doc) => {
+                let conditional = field(b"if-modified-since").is_some() || field(b"if-none-match").is_some();
+                Kind::Doc { doc, conditional }
+            }
+            None if path == STATS_PATH => Kind::Stats,
+            None => Kind::Fixed,
+        };
+        let path = if let Kind::Doc { .. } = kind { path.into() } else { Box::default() };
+        let ask = Ask { stream, kind, head_only: method == b"HEAD", path };
+        self.take(conn, ask, arrived, fixed, ctx);
+    }
+
+    /// Answers a request now, or holds it until it is due.
+    fn take(
+        &mut self,
+        conn: &mut quiche::Connection,
+        ask: Ask,
+        arrived: Option<Instant>,
+        fixed: &[Header],
+        ctx: &mut Ctx<'_>,
+    ) {
+        if ask.kind == Kind::Stats {
+            // Not a request of the test: uncounted, undelayed, outside the keep-alive limit.
+            return self.answer(conn, ask, fixed, ctx);
+        }
+        self.served += 1;
+        if self.served == ctx.site.keepalive {
+            // Streams below the id are answered; the client sends later ones again elsewhere.
+            self.goaway = Some((ask.stream + STREAM_STEP, false));
+            self.send_goaway(conn);
+        }
+        match arrived {
+            Some(at) => {
+                let due = ctx.site.due(at, &mut ctx.rng);
+                self.held.push((due, ask));
+            }
+            None => self.answer(conn, ask, fixed, ctx),
+        }
+    }
+
+    /// Sends the keep-alive limit's GOAWAY if it is not out yet.
+    fn send_goaway(&mut self, conn: &mut quiche::Connection) {
+        if let Some((last, false)) = self.goaway {
+            let sent = self.h3.send_goaway(conn, last).is_ok();
+            self.goaway = Some((last, sent));
+        }
+    }
+
+    /// Takes the answers whose time has come.
+    pub(super) fn release(&mut self, conn: &mut quiche::Connection, fixed: &[Header], ctx: &mut Ctx<'_>) {
+        if self.held.is_empty() {
+            return;
+        }
+        let now = Instant::now();
+        // Few answers wait at once (at most the streams the client may open), so a scan is
+        // cheaper than a heap; one connection's due times are mostly in order anyway.
+        let mut i = 0;
+        while i < self.held.len() {
+            if self.held[i].0 <= now {
+                let (_, ask) = self.held.remove(i);
+                self.answer(conn, ask, fixed, ctx);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// When the next held answer is due.
+    pub(super) fn next_due(&self) -> Option<Instant> {
+        self.held.iter().map(|(due, _)| *due).min()
+    }
+
+    /// Decides one request's answer and hands it to quiche, as far as it takes it.
+    fn answer(&mut self, conn: &mut quiche::Connection, ask: Ask, fixed: &[Header], ctx: &mut Ctx<'_>) {
+        let site = ctx.site;
+        let reply = match ask.kind {
+            Kind::Fixed => Reply::Fixed,
+            Kind::Doc { doc, conditional } => {
+                let not_modified = conditional && ctx.rng.chance(site.ims_not_modified);
+                let bodiless = not_modified || ask.head_only || doc.len == 0;
+                let cut = (!bodiless && ctx.rng.chance(site.abort_rate)).then(|| ctx.rng.below(doc.len));
+                Reply::Doc { doc, not_modified, cut }
+            }
+            Kind::Stats => Reply::Stats(serde_json::to_vec(&ctx.live.snapshot()).unwrap_or_default()),
+        };
+        let mut s = Sending {
+            stream: ask.stream,
+            reply,
+            head_only: ask.head_only,
+            path: ask.path,
+            head_sent: false,
+            offset: 0,
+        };
+        // Behind answers still waiting, this one waits too: answers go out in order.
+        if !self.sending.is_empty() || matches!(self.step(conn, &mut s, fixed, ctx), Step::Blocked) {
+            self.sending.push(s);
+        }
+    }
+
+    /// Pushes the answers that wait for room (oldest first) and a GOAWAY that did not fit.
+    pub(super) fn progress(&mut self, conn: &mut quiche::Connection, fixed: &[Header], ctx: &mut Ctx<'_>) {
+        self.send_goaway(conn);
+        if self.sending.is_empty() {
+            return;
+        }
+        let mut waiting = mem::take(&mut self.sending);
+        waiting.retain_mut(|s| matches!(self.step(conn, s, fixed, ctx), Step::Blocked));
+        self.sending = waiting;
+    }
+
+    /// Hands quiche as much of one answer as it takes.
+    fn step(&mut self, conn: &mut quiche::Connection, s: &mut Sending, fixed: &[Header], ctx: &mut Ctx<'_>) -> Step {
+        let site = ctx.site;
+        let (end, cut) = match &s.reply {
+            _ if s.head_only => (0, false),
+            Reply::Fixed => (site.h2_fixed.body.len() as u64, false),
+            Reply::Doc { not_modified: true, .. } => (0, false),
+            Reply::Doc { doc, cut, .. } => (cut.unwrap_or(doc.len), cut.is_some()),
+            Reply::Stats(json) => (json.len() as u64, false),
+        };
+        if !s.head_sent {
+            let fin = end == 0 && !cut;
+            let sent = match &s.reply {
+                Reply::Fixed => self.h3.send_response(conn, s.stream, fixed, fin),
+                Reply::Doc { doc, not_modified, .. } => {
+                    self.scratch.clear();
+                    site.doc_head(&mut self.scratch, *not_modified, *doc, Persist::KeepAlive);
+                    send_head(&mut self.h3, conn, s.stream, &mut self.scratch, fin)
+                }
+                Reply::Stats(json) => {
+                    self.scratch.clear();
+                    site.stats_head(&mut self.scratch, json.len(), Persist::KeepAlive);
+                    send_head(&mut self.h3, conn, s.stream, &mut self.scratch, fin)
+                }
+            };
+            match sent {
+                Ok(()) => s.head_sent = true,
+                Err(quiche::h3::Error::StreamBlocked | quiche::h3::Error::Done) => return Step::Blocked,
+                Err(_) => return Step::Gone,
+            }
+            count(&s.reply, ctx);
+        }
+        while s.offset < end {
+            let room = match conn.stream_capacity(s.stream) {
+                Ok(0) => return Step::Blocked,
+                Ok(n) => n,
+                Err(_) => return Step::Gone,
+            };
+            let from = s.offset;
+            let want = (end - from).min(room.min(CHUNK) as u64);
+            let fin = !cut && from + want == end;
+            let body: &[u8] = match &s.reply {
+                Reply::Fixed => &site.h2_fixed.body[from as usize..(from + want) as usize],
+                Reply::Stats(json) => &json[from as usize..(from + want) as usize],
+                Reply::Doc { doc, .. } => {
+                    self.scratch.clear();
+                    doc.body_range(&s.path, from, from + want, &mut self.scratch);
+                    &self.scratch
+                }
+            };
+            match self.h3.send_body(conn, s.stream, body, fin) {
+                Ok(n) => s.offset += n as u64,
+                Err(quiche::h3::Error::Done) => return Step::Blocked,
+                Err(_) => return Step::Gone,
+            }
+            if s.offset < from + want {
+                return Step::Blocked;
+            }
+        }
+        if cut {
+            self.resets.push(s.stream);
+        }
+        Step::Done
+    }
+
+    /// Resets the cut streams whose bytes have been handed to the socket; true if there were
+    /// any (their RESET_STREAM frames then wait to be sent).
+    pub(super) fn reset_cut(&mut self, conn: &mut quiche::Connection) -> bool {
+        let any = !self.resets.is_empty();
+        for stream in self.resets.drain(..) {
+            reset(conn, stream, INTERNAL_ERROR);
+        }
+        any
+    }
+
+    /// Reads and drops a request body.
+    fn drain(&mut self, conn: &mut quiche::Connection, stream: u64) {
+        let mut buf = [0u8; 16 * 1024];
+        while let Ok(n) = self.h3.recv_body(conn, stream, &mut buf) {
+            if n == 0 {
+                break;
+            }
+        }
+    }
+
+    /// The client reset a stream: whatever was still to be sent on it is dropped, uncounted if
+    /// it had not started.
+    fn forget(&mut self, stream: u64) {
+        self.held.retain(|(_, ask)| ask.stream != stream);
+        self.sending.retain(|s| s.stream != stream);
+    }
+}
+
+/// Sends the head rendered (as HTTP/1) in `head` on `stream`.
+fn send_head(
+    h3: &mut quiche::h3::Connection,
+    conn: &mut quiche::Connection,
+    stream: u64,
+    head: &mut [u8],
+    fin: bool,
+) -> quiche::h3::Result<()> {
+    let fields = crate::h2::response_fields(head);
+    let headers: Vec<HeaderRef<'_>> = fields.iter().map(|(n, v)| HeaderRef::new(n, v)).collect();
+    h3.send_response(conn, stream, &headers, fin)
+}
+
+/// Counts an answer whose head quiche took, as HTTP/1 and HTTP/2 count it (`/_strain/stats` is
+/// not a request of the test).
+fn count(reply: &Reply, ctx: &Ctx<'_>) {
+    let counters = ctx.counters;
+    match reply {
+        Reply::Fixed => counters.requests.add(1),
+        Reply::Doc { not_modified, cut, .. } => {
+            // The status before the request, as over HTTP/1 (see `Counters::snapshot`).
+            if *not_modified {
+                counters.not_modified.add(1);
+            } else {
+                counters.doc_ok.add(1);
+            }
+            if cut.is_some() {
+                counters.aborted.add(1);
+            }
+            counters.requests.add(1);
+        }
+        Reply::Stats(_) => {}
+    }
+}
+
+/// Resets both directions of `stream` with `code`; a stream already gone is no error.
+fn reset(conn: &mut quiche::Connection, stream: u64, code: u64) {
+    let _ = conn.stream_shutdown(stream, quiche::Shutdown::Write, code);
+    let _ = conn.stream_shutdown(stream, quiche::Shutdown::Read, code);
+}
