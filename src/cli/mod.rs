@@ -330,9 +330,10 @@ fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
     crate::net::raise_file_limit();
     let (listener, shown): (origin::Listener, String) = match &f.listen {
         units::ListenAddr::Tcp(addr) => {
-            let (listener, addr) = if f.http3 { bind_with_udp(*addr)? } else { bind(*addr)? };
+            let (listener, addr) =
+                if f.http3 { bind_with_udp(*addr)? } else { bind(*addr).map(|(l, a)| (l.into(), a))? };
             let scheme = if config.tls.is_some() { "https" } else { "http" };
-            (listener.into(), format!("{scheme}://{addr}/"))
+            (listener, format!("{scheme}://{addr}/"))
         }
         units::ListenAddr::Unix(path) => {
             let listener = bind_unix(path)?;
@@ -414,17 +415,17 @@ pub(crate) fn bind(addr: std::net::SocketAddr) -> Result<(TcpListener, std::net:
     Ok((listener, bound))
 }
 
-/// Binds a TCP listener whose port is also free for UDP (HTTP/3 takes the same number): port 0
-/// tries a few ports the kernel picks. The UDP port is only checked here; the origin binds it
-/// when it starts, a moment later.
-fn bind_with_udp(addr: std::net::SocketAddr) -> Result<(TcpListener, std::net::SocketAddr), CliError> {
+/// Binds a TCP listener and the UDP socket of the same address for HTTP/3, both before the
+/// origin says it listens (a client's first datagram must not find the port closed); port 0
+/// tries a few ports the kernel picks until the UDP one is free too.
+fn bind_with_udp(addr: std::net::SocketAddr) -> Result<(origin::Listener, std::net::SocketAddr), CliError> {
     const TRIES: usize = 16;
     let mut tries = 0;
     loop {
         let (listener, bound) = bind(addr)?;
         tries += 1;
         match std::net::UdpSocket::bind(bound) {
-            Ok(_) => return Ok((listener, bound)),
+            Ok(udp) => return Ok((origin::Listener::TcpAndUdp(listener, udp), bound)),
             Err(_) if addr.port() == 0 && tries < TRIES => continue,
             Err(source) => {
                 return Err(CliError::Io { what: format!("cannot listen on UDP {bound} for HTTP/3"), source })

@@ -1,5 +1,6 @@
-//! Where the origin listens: a TCP port, or a Unix-domain socket (`--listen unix:PATH`). Each
-//! server thread accepts on its own clone; what it accepts becomes a [`ServerStream`].
+//! Where the origin listens: a TCP port (with, for HTTP/3, the UDP port of the same number), or
+//! a Unix-domain socket (`--listen unix:PATH`). Each server thread accepts on its own clone;
+//! what it accepts becomes a [`ServerStream`].
 
 use std::io;
 use std::sync::Arc;
@@ -17,6 +18,10 @@ pub enum Listener {
     Tcp(std::net::TcpListener),
     /// A Unix-domain socket (plain HTTP only).
     Unix(std::os::unix::net::UnixListener),
+    /// TCP, and a UDP socket bound to the same address for HTTP/3 ([`super::OriginConfig::http3`];
+    /// without it the UDP socket is closed). Bound by the caller with the TCP one, so that a
+    /// client's first datagrams wait in it until the server runs instead of being refused.
+    TcpAndUdp(std::net::TcpListener, std::net::UdpSocket),
 }
 
 impl From<std::net::TcpListener> for Listener {
@@ -26,11 +31,19 @@ impl From<std::net::TcpListener> for Listener {
 }
 
 impl Listener {
+    /// The listener alone, and the UDP socket that came with it.
+    pub(super) fn split_udp(self) -> (Listener, Option<std::net::UdpSocket>) {
+        match self {
+            Listener::TcpAndUdp(tcp, udp) => (Listener::Tcp(tcp), Some(udp)),
+            other => (other, None),
+        }
+    }
+
     /// Non-blocking accepts (O_NONBLOCK is on the shared file description: it covers every
     /// clone).
     pub(super) fn set_nonblocking(&self) -> io::Result<()> {
         match self {
-            Listener::Tcp(l) => l.set_nonblocking(true),
+            Listener::Tcp(l) | Listener::TcpAndUdp(l, _) => l.set_nonblocking(true),
             Listener::Unix(l) => l.set_nonblocking(true),
         }
     }
@@ -38,7 +51,7 @@ impl Listener {
     /// The address of a TCP listener, where HTTP/3 listens too; `None` for a Unix-domain socket.
     pub(super) fn tcp_addr(&self) -> Option<io::Result<std::net::SocketAddr>> {
         match self {
-            Listener::Tcp(l) => Some(l.local_addr()),
+            Listener::Tcp(l) | Listener::TcpAndUdp(l, _) => Some(l.local_addr()),
             Listener::Unix(_) => None,
         }
     }
@@ -46,7 +59,7 @@ impl Listener {
     /// A clone for one server thread.
     pub(super) fn for_thread(&self) -> io::Result<ThreadListener> {
         Ok(match self {
-            Listener::Tcp(l) => ThreadListener::Tcp(TcpListener::from_std(l.try_clone()?)),
+            Listener::Tcp(l) | Listener::TcpAndUdp(l, _) => ThreadListener::Tcp(TcpListener::from_std(l.try_clone()?)),
             Listener::Unix(l) => ThreadListener::Unix(UnixListener::from_std(l.try_clone()?)),
         })
     }

@@ -181,11 +181,11 @@ pub fn run_live(
     let mut site = Site::new(config)?;
     let stall = Stall::new(Instant::now(), config);
     let threads = config.threads.max(1);
-    let listener: Listener = listener.into();
+    let (listener, udp) = listener.into().split_udp();
     if matches!(listener, Listener::Unix(_)) && site.tls.is_some() {
         return Err(OriginError::Tls("a Unix-domain socket serves plain HTTP: drop --tls".into()));
     }
-    let mut quic = if config.http3 { Some(h3::Quic::start(&listener, &mut site, config)?) } else { None };
+    let mut quic = if config.http3 { Some(h3::Quic::start(&listener, udp, &mut site, config)?) } else { None };
     listener.set_nonblocking().map_err(OriginError::Nonblocking)?;
     let counters = live.claim(threads, site.fixed_ok)?;
     // Everything that can fail at start is done here, before any thread runs, so a failure

@@ -98,26 +98,36 @@ pub(super) struct Quic {
 }
 
 impl Quic {
-    /// HTTP/3 on the UDP port of `listener`'s number, with every response over TCP now
-    /// advertising it.
-    pub(super) fn start(listener: &Listener, site: &mut Site, config: &OriginConfig) -> Result<Quic, OriginError> {
+    /// HTTP/3 on `udp`, or on the UDP port of `listener`'s address if the caller bound none,
+    /// with every response over TCP now advertising it.
+    pub(super) fn start(
+        listener: &Listener,
+        udp: Option<std::net::UdpSocket>,
+        site: &mut Site,
+        config: &OriginConfig,
+    ) -> Result<Quic, OriginError> {
         let Some(addr) = listener.tcp_addr() else {
             return Err(OriginError::Invalid("HTTP/3 needs a TCP listener, not a Unix-domain socket".into()));
         };
         let addr = addr.map_err(|e| OriginError::Quic(format!("HTTP/3: cannot read the listener's address: {e}")))?;
-        // First, so that HTTP/3's own fixed response has the line too, as its documents do.
-        site.advertise_h3(addr.port(), config)?;
-        Quic::bind(addr, site)
-    }
-
-    /// Listens on UDP `addr` (the TCP listener's) with the certificate of `site`.
-    fn bind(addr: SocketAddr, site: &Site) -> Result<Quic, OriginError> {
         let Some(pem) = &site.pem else {
             return Err(OriginError::Invalid("HTTP/3 needs TLS (--tls)".into()));
         };
-        let config = config::server(pem)?;
-        let socket =
-            udp_socket(addr).map_err(|e| OriginError::Quic(format!("cannot listen on UDP {addr} for HTTP/3: {e}")))?;
+        let quic_config = config::server(pem)?;
+        let udp = match udp {
+            Some(udp) => Ok(udp),
+            None => std::net::UdpSocket::bind(addr),
+        };
+        let socket = udp
+            .and_then(prepare)
+            .map_err(|e| OriginError::Quic(format!("cannot listen on UDP {addr} for HTTP/3: {e}")))?;
+        // First, so that HTTP/3's own fixed response has the line too, as its documents do.
+        site.advertise_h3(addr.port(), config)?;
+        Quic::new(socket, quic_config, site)
+    }
+
+    /// Serves on `socket` with `config` and the answers of `site`.
+    fn new(socket: mio::net::UdpSocket, config: quiche::Config, site: &Site) -> Result<Quic, OriginError> {
         let local = socket.local_addr().map_err(|e| OriginError::Quic(format!("HTTP/3: {e}")))?;
         let id_key = ring::hmac::Key::generate(ring::hmac::HMAC_SHA256, &ring::rand::SystemRandom::new())
             .map_err(|_| OriginError::Quic("HTTP/3: no random key for connection ids".into()))?;
@@ -220,17 +230,26 @@ impl Quic {
     /// the connection's slot.
     fn datagram(&mut self, buf: &mut [u8], from: SocketAddr, ctx: &mut Ctx<'_>) -> Option<usize> {
         let len = buf.len();
-        let idx = {
+        let (idx, new) = {
             let hdr = quiche::Header::from_slice(buf, quiche::MAX_CONN_ID_LEN).ok()?;
             match self.lookup(&hdr.dcid) {
-                Some(idx) => idx,
-                None => self.accept(&hdr, from, len, ctx)?,
+                Some(idx) => (idx, false),
+                None => (self.accept(&hdr, from, len, ctx)?, true),
             }
         };
         let p = self.conns.get_mut(idx)?.as_mut()?;
         // A packet quiche refuses is dropped; a fatal error closes the connection, which the
         // settling after the read notices.
-        let _ = p.conn.recv(buf, quiche::RecvInfo { from, to: self.local });
+        let took = p.conn.recv(buf, quiche::RecvInfo { from, to: self.local }).is_ok();
+        if new {
+            if !took {
+                // An Initial that does not decrypt opens nothing: garbage must not hold a
+                // connection until its idle timeout.
+                self.remove(idx);
+                return None;
+            }
+            ctx.counters.connections.add(1);
+        }
         Some(idx)
     }
 
@@ -248,8 +267,9 @@ impl Quic {
         id
     }
 
-    /// A new connection for a client's first Initial, or a version negotiation for a version
-    /// quiche does not speak; `None` when the datagram opens nothing.
+    /// A new connection for a client's first Initial (counted once quiche takes the packet), or
+    /// a version negotiation for a version quiche does not speak; `None` when the datagram opens
+    /// nothing.
     fn accept(&mut self, hdr: &quiche::Header<'_>, from: SocketAddr, len: usize, ctx: &mut Ctx<'_>) -> Option<usize> {
         if hdr.ty != quiche::Type::Initial {
             return None;
@@ -277,7 +297,6 @@ impl Quic {
         let id: Box<[u8]> = id.into();
         self.ids.insert(id.clone(), idx);
         self.conns[idx] = Some(Box::new(Peer { conn, session: None, id, timer: None, waiting: false }));
-        ctx.counters.connections.add(1);
         Some(idx)
     }
 
@@ -387,14 +406,12 @@ impl Quic {
     }
 }
 
-/// A non-blocking UDP socket bound to `addr`, with large buffers.
-fn udp_socket(addr: SocketAddr) -> io::Result<mio::net::UdpSocket> {
-    use socket2::{Domain, Protocol, Socket, Type};
-    let socket = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+/// A bound UDP socket made non-blocking, with large buffers.
+fn prepare(socket: std::net::UdpSocket) -> io::Result<mio::net::UdpSocket> {
+    let sock = socket2::SockRef::from(&socket);
     // Best effort: the defaults work, only with more drops under a burst.
-    let _ = socket.set_recv_buffer_size(SOCKET_BUF);
-    let _ = socket.set_send_buffer_size(SOCKET_BUF);
-    socket.bind(&addr.into())?;
+    let _ = sock.set_recv_buffer_size(SOCKET_BUF);
+    let _ = sock.set_send_buffer_size(SOCKET_BUF);
     socket.set_nonblocking(true)?;
-    Ok(mio::net::UdpSocket::from_std(socket.into()))
+    Ok(mio::net::UdpSocket::from_std(socket))
 }
