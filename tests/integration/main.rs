@@ -24,6 +24,7 @@ mod merge;
 mod metrics;
 mod origin;
 mod origin_h2;
+mod origin_h3;
 mod origin_service;
 mod progress;
 mod proxy;
