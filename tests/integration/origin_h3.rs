@@ -1,8 +1,9 @@
 //! `strain origin --tls --http3`: HTTP/3 over QUIC on the UDP port of the TCP port's number,
 //! driven by strain's own HTTP/3 client (`--http3 -k`): exact counts in the origin's totals and
 //! `/_strain/stats`, documents with the length, cache headers and bytes HTTP/1.1 gives them,
-//! 304s, delays, a known capacity, aborts as stream resets, the keep-alive limit as GOAWAY,
-//! `Alt-Svc` over TCP, garbage datagrams, and `--http3` refused without `--tls`.
+//! 304s, delays, a known capacity, the byte rate, a stall, aborts as stream resets, the
+//! keep-alive limit as GOAWAY, `Alt-Svc` over TCP, garbage datagrams, and `--http3` refused
+//! without `--tls`.
 
 use std::net::UdpSocket;
 use std::time::Duration;
@@ -149,6 +150,28 @@ fn a_known_capacity_holds_over_http3() {
     assert_clean(&run);
     let rate = run.json.as_ref().and_then(|j| j["requests_per_s"].as_f64()).unwrap();
     assert!((rate - 2000.0).abs() <= 100.0, "{rate} requests/s, expected 2000 ± 5%");
+    assert_eq!(origin.stop().requests, run.num("/requests"));
+}
+
+#[test]
+fn the_byte_rate_holds_over_http3() {
+    let origin = origin(&["-t", "1", "--byte-rate", "200000"]);
+    // 100 kB of document at 200 kB/s: half a second, not less.
+    let run = load("--http3 -k -n 1 -c 1 -t 1", &url(&origin, "/d/5/100000"));
+    assert_clean(&run);
+    let ms = run.num("/latency_us/max") as f64 / 1000.0;
+    assert!((450.0..1500.0).contains(&ms), "{ms} ms");
+}
+
+#[test]
+fn a_stall_holds_http3_streams_and_answers_them_after() {
+    // The stall is timed from the origin's start: the load must not wait for another test.
+    let _alone = exclusive();
+    let origin = origin(&["-t", "1", "--stall-at", "500ms", "--stall-for", "500ms"]);
+    let run = load("--http3 -k -m 4 -c 2 -t 1 -d 1500ms", &url(&origin, "/"));
+    assert_clean(&run);
+    let max_ms = run.num("/latency_us/max") as f64 / 1000.0;
+    assert!((400.0..1000.0).contains(&max_ms), "max latency {max_ms} ms");
     assert_eq!(origin.stop().requests, run.num("/requests"));
 }
 

@@ -27,8 +27,8 @@
 //!   writable edge; connections that had more to send meanwhile wait in a list and are flushed
 //!   after it. quiche keeps the rest, so nothing is lost and no datagram is dropped by us.
 //!
-//! Not carried over from TCP: `--byte-rate` (QUIC paces itself; the throttle holds TCP
-//! connections only), the header and send timeouts (QUIC's idle timeout ends a silent client).
+//! Not carried over from TCP: the header and send timeouts (QUIC's idle timeout ends a silent
+//! client, and quiche bounds what one may make the server hold).
 
 mod config;
 mod session;
@@ -306,7 +306,7 @@ impl Quic {
     fn settle(&mut self, idx: usize, ctx: &mut Ctx<'_>) {
         let Some(Some(p)) = self.conns.get_mut(idx) else { return };
         if p.session.is_none() && p.conn.is_established() {
-            p.session = Session::new(&mut p.conn, &self.h3_config);
+            p.session = Session::new(&mut p.conn, &self.h3_config, ctx.site.byte_rate);
             if p.session.is_none() {
                 let _ = p.conn.close(true, session::INTERNAL_ERROR, b"");
             }

@@ -14,13 +14,16 @@
 //! - the keep-alive limit is a GOAWAY after the N-th request (later streams are rejected with
 //!   H3_REQUEST_REJECTED, which the client sends again elsewhere);
 //! - an aborted document's stream is reset once its head and the body up to the cut have been
-//!   handed to the socket ([`Session::reset_cut`]): resetting at once would discard them unsent.
+//!   handed to the socket ([`Session::reset_cut`]): resetting at once would discard them unsent;
+//! - `--byte-rate` holds the bodies of a connection's responses (QUIC's own frames, heads and
+//!   acknowledgements go at once: holding those would stall the connection, not pace it).
 
 use std::mem;
 use std::time::Instant;
 
 use quiche::h3::{Event, Header, HeaderRef, NameValue};
 
+use super::super::output::Throttle;
 use super::super::respond::{doc_path, document};
 use super::super::{Ctx, Kind, STATS_PATH};
 use crate::http::request_head::Persist;
@@ -94,13 +97,21 @@ pub(super) struct Session {
     /// After the keep-alive limit: the GOAWAY's id (streams from it on are refused), and
     /// whether the frame is out yet (the control stream may lack room).
     goaway: Option<(u64, bool)>,
+    /// The byte rate's budget, with `--byte-rate`.
+    throttle: Option<Throttle>,
+    /// When the byte rate lets bodies move again, while it holds them.
+    wake: Option<Instant>,
     /// A rendered HTTP/1 head or a body chunk, reused.
     scratch: Vec<u8>,
 }
 
 impl Session {
     /// HTTP/3 on an established connection (its control and QPACK streams are opened).
-    pub(super) fn new(conn: &mut quiche::Connection, config: &quiche::h3::Config) -> Option<Session> {
+    pub(super) fn new(
+        conn: &mut quiche::Connection,
+        config: &quiche::h3::Config,
+        byte_rate: Option<u64>,
+    ) -> Option<Session> {
         let h3 = quiche::h3::Connection::with_transport(conn, config).ok()?;
         Some(Session {
             h3,
@@ -109,6 +120,8 @@ impl Session {
             resets: Vec::new(),
             served: 0,
             goaway: None,
+            throttle: byte_rate.map(Throttle::new),
+            wake: None,
             scratch: Vec::new(),
         })
     }
@@ -223,9 +236,9 @@ impl Session {
         }
     }
 
-    /// When the next held answer is due.
+    /// When the next held answer is due, or the byte rate lets bodies move again.
     pub(super) fn next_due(&self) -> Option<Instant> {
-        self.held.iter().map(|(due, _)| *due).min()
+        self.held.iter().map(|(due, _)| *due).chain(self.wake).min()
     }
 
     /// Decides one request's answer and hands it to quiche, as far as it takes it.
@@ -258,6 +271,7 @@ impl Session {
     /// Pushes the answers that wait for room (oldest first) and a GOAWAY that did not fit.
     pub(super) fn progress(&mut self, conn: &mut quiche::Connection, fixed: &[Header], ctx: &mut Ctx<'_>) {
         self.send_goaway(conn);
+        self.wake = None;
         if self.sending.is_empty() {
             return;
         }
@@ -304,8 +318,16 @@ impl Session {
                 Ok(n) => n,
                 Err(_) => return Step::Gone,
             };
+            let allowed = match self.throttle.as_mut().map(|t| t.allowance(Instant::now())) {
+                None => usize::MAX,
+                Some(Ok(n)) => n,
+                Some(Err(at)) => {
+                    self.wake = Some(at);
+                    return Step::Blocked;
+                }
+            };
             let from = s.offset;
-            let want = (end - from).min(room.min(CHUNK) as u64);
+            let want = (end - from).min(room.min(CHUNK).min(allowed) as u64);
             let fin = !cut && from + want == end;
             let body: &[u8] = match &s.reply {
                 Reply::Fixed => &site.h2_fixed.body[from as usize..(from + want) as usize],
@@ -317,7 +339,12 @@ impl Session {
                 }
             };
             match self.h3.send_body(conn, s.stream, body, fin) {
-                Ok(n) => s.offset += n as u64,
+                Ok(n) => {
+                    s.offset += n as u64;
+                    if let Some(t) = self.throttle.as_mut() {
+                        t.spend(n);
+                    }
+                }
                 Err(quiche::h3::Error::Done) => return Step::Blocked,
                 Err(_) => return Step::Gone,
             }
