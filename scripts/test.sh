@@ -2,7 +2,7 @@
 # The whole test suite, exactly as CI runs it (`.ci/run` calls this script).
 # Installs what the tests need that a fresh Debian machine lacks (nginx, Apache Traffic Server,
 # wrk for the compatibility tests, vegeta for the targets file's, Chromium for the HTML report, Prometheus for the
-# live metrics, Caddy as a real HTTP/3 server, cmake for quiche's BoringSSL, and the Kubernetes schemas
+# live metrics, Caddy as a real HTTP/3 server, cmake and libclang for quiche's BoringSSL, and the Kubernetes schemas
 # for the k8s-job manifest through PyPI's kubernetes-validate, in a venv under target/),
 # then runs the format and lint gates and every test.
 set -euo pipefail
@@ -18,8 +18,9 @@ command -v ip >/dev/null 2>&1 || need_pkgs+=(iproute2)
 command -v man >/dev/null 2>&1 || need_pkgs+=(man-db)
 command -v prometheus >/dev/null 2>&1 || need_pkgs+=(prometheus)
 [ -x /usr/bin/caddy ] || need_pkgs+=(caddy)
-# quiche (HTTP/3) builds its vendored BoringSSL with cmake.
+# quiche (HTTP/3) builds BoringSSL (boring-sys) with cmake, and its bindings with libclang.
 command -v cmake >/dev/null 2>&1 || need_pkgs+=(cmake)
+[ -n "$(ls /usr/lib/llvm-*/lib/libclang*.so* 2>/dev/null)" ] || need_pkgs+=(libclang-dev)
 k8s_venv=target/k8s-venv
 if [ ! -x "$k8s_venv/bin/python3" ]; then
     # Debian's python3 makes a venv only with ensurepip, which python3-venv ships.

@@ -1,7 +1,8 @@
 //! Caddy (Debian's, installed by the test command) as a real HTTP/3 server: it serves h1, h2 and
 //! h3 on one port number (TCP and UDP), with a certificate for `localhost` made here, and
 //! writes a JSON access log whose lines name the protocol (`"proto":"HTTP/3.0"`). Its QUIC side
-//! wants a host name for SNI, so its URL is `https://localhost:PORT`.
+//! picks its certificate by SNI, which a client sends only for a host name: `default_sni` lets
+//! `https://127.0.0.1:PORT` (no SNI) in too.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -33,8 +34,8 @@ impl Caddy {
         std::fs::write(d.join("cert.pem"), key.cert.pem()).unwrap();
         std::fs::write(d.join("key.pem"), key.key_pair.serialize_pem()).unwrap();
         let config = format!(
-            "{{\n\tadmin off\n\tauto_https off\n\tservers {{\n\t\tprotocols h1 h2 h3\n\t}}\n}}\n\
-             https://localhost:{port} {{\n\ttls {d}/cert.pem {d}/key.pem\n\t{site}\n\tlog {{\n\t\toutput file {d}/access.log\n\t\tformat json\n\t}}\n}}\n",
+            "{{\n\tadmin off\n\tdefault_sni localhost\n\tauto_https off\n\tservers {{\n\t\tprotocols h1 h2 h3\n\t}}\n}}\n\
+             https://localhost:{port}, https://127.0.0.1:{port} {{\n\ttls {d}/cert.pem {d}/key.pem\n\t{site}\n\tlog {{\n\t\toutput file {d}/access.log\n\t\tformat json\n\t}}\n}}\n",
             d = d.display()
         );
         std::fs::write(d.join("Caddyfile"), config).unwrap();

@@ -124,6 +124,27 @@ fn find_max_thresholds_and_html_work_over_http3() {
 }
 
 #[test]
+fn a_proxy_test_loads_caddy_as_a_reverse_proxy_over_http3() {
+    // Caddy terminates HTTP/3 and forwards to strain's in-process origin over HTTP/1.1.
+    let origin_port = crate::harness::free_port();
+    let caddy = Caddy::start(&format!("reverse_proxy 127.0.0.1:{origin_port}"));
+    let line = format!(
+        "proxy --listen 127.0.0.1:{origin_port} --proxy 127.0.0.1:{} --proxy-tls -k --http3 -m 4 -c 2 -t 1 -d 1s --check-content --hit-rate 0.5 --hotset 20",
+        caddy.port
+    );
+    let run = strain(&args(&line));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let j = run.json.as_ref().unwrap();
+    assert_eq!(j["protocol"], "h3");
+    assert_eq!(j["errors"]["content"], 0, "every body was its document: {}", run.stdout);
+    let requests = j["requests"].as_u64().unwrap();
+    assert!(requests > 100, "{}", run.stdout);
+    // No cache in Caddy: every request reached the origin.
+    let origin = j["proxy"]["origin_requests"].as_u64().unwrap();
+    assert!(origin + 8 >= requests && origin <= requests + 8, "origin {origin}, client {requests}");
+}
+
+#[test]
 fn an_untrusted_certificate_fails_without_insecure() {
     let caddy = Caddy::start(HELLO);
     let url = caddy.url("/");

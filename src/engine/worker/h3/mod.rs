@@ -15,12 +15,11 @@
 use std::collections::{BTreeSet, HashMap};
 use std::net::SocketAddr;
 
-use quiche::h3::NameValue;
-
 use super::*;
 use crate::engine::QuicSetup;
 use crate::http::response::Captured;
 
+mod frames;
 mod handshake;
 mod streams;
 mod transport;
@@ -48,8 +47,11 @@ pub(super) enum LinkState {
 pub(super) struct Link {
     socket: Option<mio::net::UdpSocket>,
     conn: Option<quiche::Connection>,
-    h3: Option<quiche::h3::Connection>,
     state: LinkState,
+    /// The next request stream's id (client-initiated bidirectional: 0, 4, 8, ...).
+    next_stream: u64,
+    /// The server's unidirectional streams (control, QPACK), by id.
+    uni: HashMap<u64, streams::PeerUni>,
     /// Its addresses, for quiche's receive information.
     local: SocketAddr,
     peer: SocketAddr,
@@ -79,8 +81,9 @@ impl Link {
         Link {
             socket: None,
             conn: None,
-            h3: None,
             state: LinkState::Closed,
+            next_stream: 0,
+            uni: HashMap::new(),
             local: any,
             peer: any,
             by_stream: HashMap::new(),
@@ -105,11 +108,12 @@ pub(super) struct Http3 {
     slots: Vec<SlotStream>,
     /// Responses are kept whole for a hook or a content check.
     capture: bool,
-    /// The request every slot sends, as HTTP/3 fields, and its body.
-    fixed: (Vec<quiche::h3::Header>, Option<Vec<u8>>),
-    /// The QUIC and HTTP/3 client configuration of this thread.
+    /// The request every slot sends, as it goes on its stream (frames, encoded once).
+    fixed: Vec<u8>,
+    /// The QUIC client configuration of this thread.
     config: quiche::Config,
-    h3_config: quiche::h3::Config,
+    /// Stream ids being read (kept for its capacity).
+    readable: Vec<u64>,
     /// The server name (SNI and certificate check).
     host: String,
     /// The link being read: sends made while its events are handled wait for one flush.
@@ -136,8 +140,10 @@ struct SlotStream {
     status: u16,
     /// The request was refused unprocessed (GOAWAY) and goes again on the next connection.
     retry: bool,
-    /// The request body still to be written (flow control), when it did not fit at once.
+    /// The request's bytes still to be written (flow control), when they did not fit at once.
     rest: Option<Vec<u8>>,
+    /// The response's frames, as they are read.
+    reader: frames::Reader,
     /// The response just completed, kept whole for a hook or a content check.
     capture: Option<Box<Captured>>,
 }
@@ -151,15 +157,15 @@ impl Http3 {
         quic: &QuicSetup,
     ) -> Result<Http3, EngineError> {
         let streams = streams.max(1);
-        let fields = fixed.fields.iter().map(|(n, v)| quiche::h3::Header::new(n, v)).collect();
+        let encoded = frames::encode_request(&fixed.fields, fixed.body.as_deref()).map_err(EngineError::Quic)?;
         Ok(Http3 {
             streams,
             links: (0..count).map(|_| Link::new()).collect(),
             slots: (0..count * streams).map(|_| SlotStream::default()).collect(),
             capture: false,
-            fixed: (fields, fixed.body.clone()),
+            fixed: encoded,
             config: handshake::client_config(quic.insecure, streams)?,
-            h3_config: quiche::h3::Config::new().map_err(|e| EngineError::Quic(e.to_string()))?,
+            readable: Vec::new(),
             host: quic.host.clone(),
             reading: None,
             deadlines: Deadlines::new(count),
@@ -268,12 +274,14 @@ impl Worker<'_, Http3> {
         let h3 = &mut self.transport;
         let link = &mut h3.links[l];
         let Some(conn) = link.conn.as_mut() else { return };
-        let session = match quiche::h3::Connection::with_transport(conn, &h3.h3_config) {
-            Ok(s) => s,
-            Err(e) => return self.link_connect_failed(l, ConnectCause::Other, format!("HTTP/3 did not start: {e}")),
-        };
-        link.h3 = Some(session);
+        // The client's control stream (the first client-initiated unidirectional one, id 2)
+        // opens with its SETTINGS and stays open as long as the connection.
+        if let Err(e) = conn.stream_send(2, &frames::CONTROL_PREFACE, false) {
+            return self.link_connect_failed(l, ConnectCause::Other, format!("HTTP/3 did not start: {e}"));
+        }
         link.state = LinkState::Open;
+        link.next_stream = 0;
+        link.uni.clear();
         link.uses = 0;
         link.failures = 0;
         let took = now.saturating_sub(link.started_us);
@@ -355,7 +363,7 @@ impl Worker<'_, Http3> {
             self.link_up(l);
         }
         if self.transport.links[l].state == LinkState::Open {
-            self.handle_events(l);
+            self.read_streams(l);
         }
         if self.transport.links[l].state != LinkState::Closed {
             self.flush_link(l);
@@ -461,8 +469,8 @@ impl Worker<'_, Http3> {
             let _ = self.poll.registry().deregister(&mut s);
         }
         link.conn = None;
-        link.h3 = None;
         link.state = LinkState::Closed;
+        link.uni.clear();
         link.by_stream.clear();
         link.blocked.clear();
         link.generation = link.generation.wrapping_add(1);
@@ -528,10 +536,4 @@ impl Worker<'_, Http3> {
 /// Whether a handshake deadline still applies to its link.
 fn connecting(links: &[Link], d: &Deadline) -> bool {
     links.get(d.conn as usize).is_some_and(|k| k.generation == d.generation && k.state == LinkState::Connecting)
-}
-
-/// A response's `:status`, if it is one.
-fn status_of(list: &[quiche::h3::Header]) -> Option<u16> {
-    let h = list.iter().find(|h| h.name() == b":status")?;
-    std::str::from_utf8(h.value()).ok()?.parse().ok()
 }

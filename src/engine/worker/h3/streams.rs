@@ -1,17 +1,39 @@
-//! A slot's stream on its link: requests put on new streams, the connection's HTTP/3 events
-//! turned into completions, resets and retries; a slot given up (timeout, abort) or freed; a
-//! proxy test's keep-alive limit.
+//! A slot's stream on its link: requests put on new QUIC streams, responses read back frame by
+//! frame ([`frames::Reader`]), the server's control stream watched for GOAWAY; a slot given up
+//! (timeout, abort) or freed; a proxy test's keep-alive limit.
 
+use super::frames::{self, Part, Reader};
 use super::*;
 
 /// What putting a request on a stream came to.
 enum Put {
-    /// On the wire (its body, if any, written or waiting for flow control).
+    /// On the wire (what flow control held back waits in the slot's `rest`).
     Sent(u64),
-    /// The connection cannot take a new stream now (the server's stream limit): it waits.
+    /// The server allows no more streams now: it waits for one to end.
     Blocked,
     /// The link is going away (GOAWAY) or broken: the request waits for the next connection.
     Gone,
+}
+
+/// A server-initiated unidirectional stream.
+pub(super) enum PeerUni {
+    /// Its type is still being read.
+    Typing(Vec<u8>),
+    /// The server's control stream.
+    Control(Reader),
+    /// QPACK's streams (unused: no dynamic table) and unknown types: read and dropped.
+    Drain,
+}
+
+/// What a response's bytes came to in one read.
+#[derive(Default)]
+struct Read {
+    /// Its final status arrived in this read.
+    status: bool,
+    /// Body bytes arrived.
+    data: bool,
+    /// The server broke HTTP/3.
+    bad: Option<frames::FrameError>,
 }
 
 impl Worker<'_, Http3> {
@@ -35,11 +57,13 @@ impl Worker<'_, Http3> {
     pub(super) fn h3_submit(&mut self, i: usize) {
         let l = i / self.transport.streams;
         // A script's or a proxy test's request is built as HTTP/1 bytes and converted here.
-        let converted = match self.requests.built(i) {
+        let built = match self.requests.built(i) {
             None => None,
             Some(bytes) => {
                 let authority = self.addrs[l % self.addrs.len()].to_string();
-                match crate::h2::from_http1(bytes, "https", &authority) {
+                let encoded = crate::h2::from_http1(bytes, "https", &authority)
+                    .and_then(|r| frames::encode_request(&r.fields, r.body.as_deref()));
+                match encoded {
                     Ok(r) => Some(r),
                     Err(why) => {
                         self.meter.rec.sent = self.meter.rec.sent.saturating_sub(1);
@@ -51,13 +75,10 @@ impl Worker<'_, Http3> {
                 }
             }
         };
-        match self.put(l, i, converted.as_ref()) {
+        match self.put(l, i, built) {
             Put::Sent(id) => {
                 let h3 = &mut self.transport;
                 h3.links[l].by_stream.insert(id, i as u32);
-                let stream = &mut h3.slots[i];
-                stream.id = id;
-                stream.status = 0;
                 self.slots[i].state = State::Reading;
                 if h3.reading != Some(l) {
                     self.flush_link(l);
@@ -70,9 +91,9 @@ impl Worker<'_, Http3> {
                     // No stream id was refused: those in flight finish here.
                     link.goaway = Some(u64::MAX);
                 }
-                let retire = link.by_stream.is_empty();
+                let retire = link.by_stream.is_empty() && link.state == LinkState::Open;
                 self.requeue(i);
-                if retire && self.transport.links[l].state == LinkState::Open {
+                if retire {
                     self.retire_link(l);
                 } else {
                     self.h3_open(i);
@@ -81,41 +102,40 @@ impl Worker<'_, Http3> {
         }
     }
 
-    /// Opens a stream on link `l` for slot `i` with `request` (the fixed one when `None`).
-    fn put(&mut self, l: usize, i: usize, request: Option<&crate::h2::H2Request>) -> Put {
+    /// Opens a stream on link `l` for slot `i` with `built` (the fixed request when `None`).
+    fn put(&mut self, l: usize, i: usize, built: Option<Vec<u8>>) -> Put {
         let h3 = &mut self.transport;
         let link = &mut h3.links[l];
-        let (Some(conn), Some(session)) = (link.conn.as_mut(), link.h3.as_mut()) else { return Put::Gone };
+        let Some(conn) = link.conn.as_mut() else { return Put::Gone };
         if link.state != LinkState::Open || link.goaway.is_some() {
             return Put::Gone;
         }
-        let converted: Vec<quiche::h3::Header>;
-        let (fields, body) = match request {
-            None => (&h3.fixed.0, h3.fixed.1.as_deref()),
-            Some(r) => {
-                converted = r.fields.iter().map(|(n, v)| quiche::h3::Header::new(n, v)).collect();
-                (&converted, r.body.as_deref())
-            }
-        };
-        let id = match session.send_request(conn, fields, body.is_none()) {
-            Ok(id) => id,
-            Err(quiche::h3::Error::StreamBlocked | quiche::h3::Error::TransportError(quiche::Error::StreamLimit)) => {
-                return Put::Blocked
-            }
+        if conn.peer_streams_left_bidi() == 0 {
+            return Put::Blocked;
+        }
+        let id = link.next_stream;
+        let request = built.as_deref().unwrap_or(&h3.fixed);
+        let sent = match conn.stream_send(id, request, true) {
+            Ok(n) => n,
+            Err(quiche::Error::Done) => 0,
+            Err(quiche::Error::StreamLimit) => return Put::Blocked,
             Err(_) => return Put::Gone,
         };
-        if let Some(body) = body {
-            let written = session.send_body(conn, id, body, true).unwrap_or(0);
-            if written < body.len() {
-                h3.slots[i].rest = Some(body[written..].to_vec());
-                link.blocked.push(i as u32);
-            }
+        link.next_stream += 4;
+        let stream = &mut h3.slots[i];
+        stream.id = id;
+        stream.status = 0;
+        stream.capture = None;
+        stream.reader.reset();
+        if sent < request.len() {
+            stream.rest = Some(request[sent..].to_vec());
+            link.blocked.push(i as u32);
         }
         Put::Sent(id)
     }
 
     /// Retries link `l`'s requests that waited for a stream or for flow control.
-    fn unblock(&mut self, l: usize) {
+    pub(super) fn unblock(&mut self, l: usize) {
         let waiting = std::mem::take(&mut self.transport.links[l].blocked);
         for i in waiting {
             let i = i as usize;
@@ -124,97 +144,155 @@ impl Worker<'_, Http3> {
             }
             let Some(rest) = self.transport.slots[i].rest.take() else {
                 // It waited for a stream: it goes out now, or waits again.
-                if !self.transport.links[l].by_stream.values().any(|&s| s as usize == i) {
-                    self.h3_submit(i);
-                }
+                self.h3_submit(i);
                 continue;
             };
             let h3 = &mut self.transport;
             let link = &mut h3.links[l];
             let id = h3.slots[i].id;
-            let (Some(conn), Some(session)) = (link.conn.as_mut(), link.h3.as_mut()) else { return };
-            let written = session.send_body(conn, id, &rest, true).unwrap_or(0);
-            if written < rest.len() {
-                h3.slots[i].rest = Some(rest[written..].to_vec());
-                link.blocked.push(i as u32);
+            let Some(conn) = link.conn.as_mut() else { return };
+            match conn.stream_send(id, &rest, true) {
+                Ok(n) if n == rest.len() => {}
+                Ok(n) => {
+                    h3.slots[i].rest = Some(rest[n..].to_vec());
+                    link.blocked.push(i as u32);
+                }
+                Err(quiche::Error::Done) => {
+                    h3.slots[i].rest = Some(rest);
+                    link.blocked.push(i as u32);
+                }
+                Err(quiche::Error::StreamStopped(code)) => self.stream_reset(l, id, code),
+                Err(_) => self.stream_reset(l, id, 0x102),
             }
         }
     }
 
-    /// Turns link `l`'s HTTP/3 events into completions, resets and retries.
-    pub(super) fn handle_events(&mut self, l: usize) {
+    /// Reads every stream of link `l` that has something to read.
+    pub(super) fn read_streams(&mut self, l: usize) {
         self.transport.reading = Some(l);
-        loop {
-            let h3 = &mut self.transport;
-            let link = &mut h3.links[l];
-            let (Some(conn), Some(session)) = (link.conn.as_mut(), link.h3.as_mut()) else { break };
-            let (id, event) = match session.poll(conn) {
-                Ok(e) => e,
-                Err(quiche::h3::Error::Done) => break,
-                Err(_) => {
-                    // An HTTP/3 protocol error: quiche closes the connection with its code.
-                    self.meter.rec.h3.protocol_errors += 1;
-                    break;
-                }
-            };
-            match event {
-                quiche::h3::Event::Headers { list, .. } => {
-                    let Some(&i) = link.by_stream.get(&id) else { continue };
-                    let status = status_of(&list).unwrap_or(0);
-                    if status >= 200 || status == 0 {
-                        let stream = &mut h3.slots[i as usize];
-                        stream.status = status;
-                        if h3.capture {
-                            let headers = list.iter().map(|h| (h.name().to_vec(), h.value().to_vec())).collect();
-                            stream.capture = Some(Box::new(Captured { headers, body: Vec::new() }));
-                        }
-                        self.first_byte(i as usize);
-                    }
-                }
-                quiche::h3::Event::Data => self.read_body(l, id),
-                quiche::h3::Event::Finished => self.stream_finished(l, id),
-                quiche::h3::Event::Reset(code) => self.stream_reset(l, id, code),
-                quiche::h3::Event::GoAway => self.goaway(l, id),
-                quiche::h3::Event::PriorityUpdate => {}
+        let mut ids = std::mem::take(&mut self.transport.readable);
+        if let Some(conn) = self.transport.links[l].conn.as_ref() {
+            ids.extend(conn.readable());
+        }
+        for &id in &ids {
+            match id & 0x3 {
+                0 => self.read_response(l, id),
+                3 => self.read_uni(l, id),
+                _ => {}
+            }
+            if self.transport.links[l].state != LinkState::Open {
+                break;
             }
         }
+        ids.clear();
+        self.transport.readable = ids;
         self.transport.reading = None;
-        self.unblock(l);
-        let link = &self.transport.links[l];
-        if link.state == LinkState::Open && link.goaway.is_some() && link.by_stream.is_empty() {
-            self.retire_link(l);
+        if self.transport.links[l].state == LinkState::Open {
+            self.unblock(l);
+            let link = &self.transport.links[l];
+            if link.goaway.is_some() && link.by_stream.is_empty() {
+                self.retire_link(l);
+            }
         }
     }
 
-    /// Reads stream `id`'s body as far as it came: kept when capturing, else only counted
-    /// through. A client abort (`--client-abort-rate`) walks away once the body starts.
-    fn read_body(&mut self, l: usize, id: u64) {
-        let i = self.transport.links[l].by_stream.get(&id).copied();
-        if let Some(i) = i.filter(|&i| self.requests.aborts(i as usize)) {
-            self.meter.rec.aborted += 1;
-            return self.abandon(l, i as usize);
-        }
+    /// Reads request stream `id` of link `l`: its response's frames, its end or its reset.
+    fn read_response(&mut self, l: usize, id: u64) {
+        let slot = self.transport.links[l].by_stream.get(&id).copied();
         loop {
             let h3 = &mut self.transport;
-            let link = &mut h3.links[l];
-            let (Some(conn), Some(session)) = (link.conn.as_mut(), link.h3.as_mut()) else { return };
-            let n = match session.recv_body(conn, id, &mut self.buf) {
-                Ok(n) => n,
+            let Some(conn) = h3.links[l].conn.as_mut() else { return };
+            let (n, fin) = match conn.stream_recv(id, &mut self.buf) {
+                Ok(r) => r,
+                Err(quiche::Error::StreamReset(code)) => return self.stream_reset(l, id, code),
                 Err(_) => return,
             };
-            if let Some(c) = i.and_then(|i| h3.slots[i as usize].capture.as_mut()) {
-                c.body.extend_from_slice(&self.buf[..n]);
+            // A stream given up on (a timeout, an abort) is only drained.
+            let Some(i) = slot.map(|i| i as usize) else { continue };
+            let read = feed(&mut h3.slots[i], h3.capture, &self.buf[..n]);
+            if read.bad.is_some() || (fin && h3.slots[i].reader.end().is_err()) {
+                self.meter.rec.h3.protocol_errors += 1;
+                return self.h3_fail(i, ErrorKind::Parse);
+            }
+            if read.status {
+                self.first_byte(i);
+            }
+            if read.data && self.requests.aborts(i) {
+                // --client-abort-rate: walk away once the body starts.
+                self.meter.rec.aborted += 1;
+                return self.abandon(l, i);
+            }
+            if fin {
+                return self.stream_finished(l, id, i);
             }
         }
     }
 
-    /// Stream `id` of link `l` ended: its response is complete.
-    fn stream_finished(&mut self, l: usize, id: u64) {
-        let Some(i) = self.transport.links[l].by_stream.remove(&id) else { return };
-        let i = i as usize;
+    /// Reads the server's unidirectional stream `id`: its control stream's GOAWAY; the rest
+    /// is dropped.
+    fn read_uni(&mut self, l: usize, id: u64) {
+        let mut goaway = None;
+        let mut broken = false;
+        loop {
+            let h3 = &mut self.transport;
+            let link = &mut h3.links[l];
+            let Some(conn) = link.conn.as_mut() else { return };
+            let (n, fin) = match conn.stream_recv(id, &mut self.buf) {
+                Ok(r) => r,
+                Err(_) => break,
+            };
+            let uni = link.uni.entry(id).or_insert_with(|| PeerUni::Typing(Vec::new()));
+            let mut input = &self.buf[..n];
+            if let PeerUni::Typing(head) = uni {
+                head.extend_from_slice(input);
+                let Some((ty, len)) = frames::varint(head) else { continue };
+                let rest = head.split_off(len);
+                *uni = match ty {
+                    frames::CONTROL_STREAM => PeerUni::Control(Reader::control()),
+                    _ => PeerUni::Drain,
+                };
+                if let PeerUni::Control(r) = uni {
+                    broken |= r
+                        .feed(&rest, &mut |p| {
+                            if let Part::GoAway(g) = p {
+                                goaway = Some(g)
+                            }
+                        })
+                        .is_err();
+                }
+                input = &[];
+            }
+            if let PeerUni::Control(r) = uni {
+                broken |= r
+                    .feed(input, &mut |p| {
+                        if let Part::GoAway(g) = p {
+                            goaway = Some(g)
+                        }
+                    })
+                    .is_err();
+                // The control stream lives as long as the connection (RFC 9114 6.2.1).
+                broken |= fin;
+            }
+        }
+        if let Some(g) = goaway {
+            self.goaway(l, g);
+        }
+        if broken {
+            self.meter.rec.h3.protocol_errors += 1;
+            if let Some(conn) = self.transport.links[l].conn.as_mut() {
+                // H3_CLOSED_CRITICAL_STREAM or H3_FRAME_UNEXPECTED: the connection ends.
+                let _ = conn.close(true, 0x104, b"");
+            }
+        }
+    }
+
+    /// Stream `id` of link `l` ended: slot `i`'s response is complete.
+    fn stream_finished(&mut self, l: usize, id: u64, i: usize) {
+        self.transport.links[l].by_stream.remove(&id);
         let status = self.transport.slots[i].status;
         if status == 0 {
             // Ended without a final status: not a response.
+            self.meter.rec.h3.protocol_errors += 1;
             self.failed(i, ErrorKind::Parse);
             return self.next_request(i);
         }
@@ -222,10 +300,11 @@ impl Worker<'_, Http3> {
         self.completed(i, status, true);
     }
 
-    /// The server reset stream `id` of link `l` with `code`.
+    /// The server reset (or stopped) stream `id` of link `l` with `code`.
     fn stream_reset(&mut self, l: usize, id: u64, code: u64) {
         let Some(i) = self.transport.links[l].by_stream.remove(&id) else { return };
         let i = i as usize;
+        self.transport.slots[i].rest = None;
         // H3_REQUEST_REJECTED: not processed, so it goes again (RFC 9114 4.1.1).
         if code == 0x10b {
             self.requeue(i);
@@ -263,7 +342,8 @@ impl Worker<'_, Http3> {
         self.meter.rec.sent = self.meter.rec.sent.saturating_sub(1);
     }
 
-    /// Resets slot `i`'s stream on link `l` and frees the slot (nothing is counted here).
+    /// Cancels slot `i`'s stream on link `l` both ways and frees the slot (nothing is counted
+    /// here).
     pub(super) fn abandon(&mut self, l: usize, i: usize) {
         let id = self.transport.slots[i].id;
         self.transport.slots[i].rest = None;
@@ -289,8 +369,8 @@ impl Worker<'_, Http3> {
         true
     }
 
-    /// Slot `i` gives up its request (a timeout, or a failure of its own): the stream is reset
-    /// and the slot goes on; the link stays.
+    /// Slot `i` gives up its request (a timeout, or a failure of its own): the stream is
+    /// cancelled and the slot goes on; the link stays.
     pub(super) fn h3_fail(&mut self, i: usize, kind: ErrorKind) {
         let l = i / self.transport.streams;
         if self.slots[i].in_flight() {
@@ -315,4 +395,41 @@ impl Worker<'_, Http3> {
             s.state = State::Closed;
         }
     }
+}
+
+/// Feeds `input` to `stream`'s response reader: its status from the first final HEADERS, its
+/// fields and body kept when `capture`.
+fn feed(stream: &mut SlotStream, capture: bool, input: &[u8]) -> Read {
+    let mut read = Read::default();
+    let SlotStream { reader, status, capture: kept, .. } = stream;
+    let result = reader.feed(input, &mut |part| match part {
+        // Informational responses (1xx) come first; trailers after the body are not read.
+        Part::Headers(block) if *status == 0 => match frames::status(block) {
+            Ok(s) if s < 200 => {}
+            Ok(s) => {
+                *status = s;
+                read.status = true;
+                if capture {
+                    match frames::decode(block) {
+                        Ok(headers) => *kept = Some(Box::new(Captured { headers, body: Vec::new() })),
+                        Err(e) => read.bad = Some(e),
+                    }
+                }
+            }
+            Err(e) => read.bad = Some(e),
+        },
+        Part::Headers(_) => {}
+        Part::Data(_) if *status == 0 => read.bad = Some(frames::FrameError("DATA before the response's HEADERS")),
+        Part::Data(d) => {
+            read.data = true;
+            if let Some(c) = kept.as_mut() {
+                c.body.extend_from_slice(d);
+            }
+        }
+        Part::GoAway(_) => {}
+    });
+    if let Err(e) = result {
+        read.bad.get_or_insert(e);
+    }
+    read
 }
