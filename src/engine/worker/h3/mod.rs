@@ -21,6 +21,7 @@ use crate::http::response::Captured;
 
 mod frames;
 mod handshake;
+mod batch;
 mod streams;
 mod transport;
 
@@ -127,7 +128,7 @@ pub(super) struct Http3 {
     /// list (which needs setting order to be expiry order) cannot hold them; a set keyed by
     /// time keeps one entry per link, which a heap with stale entries would not.
     timers: BTreeSet<(u64, u32)>,
-    /// One datagram being written.
+    /// Datagrams being written, one every [`MAX_DATAGRAM`] bytes.
     out: Vec<u8>,
 }
 
@@ -171,7 +172,7 @@ impl Http3 {
             deadlines: Deadlines::new(count),
             retries: BinaryHeap::new(),
             timers: BTreeSet::new(),
-            out: vec![0; MAX_DATAGRAM],
+            out: vec![0; MAX_DATAGRAM * batch::BATCH],
         })
     }
 
@@ -303,21 +304,30 @@ impl Worker<'_, Http3> {
 
     /// Sends what link `l`'s connection has to send, then sets its timer.
     pub(super) fn flush_link(&mut self, l: usize) {
+        use std::os::fd::AsRawFd;
         let h3 = &mut self.transport;
         let link = &mut h3.links[l];
         let (Some(conn), Some(socket)) = (link.conn.as_mut(), link.socket.as_ref()) else { return };
+        let fd = socket.as_raw_fd();
+        let mut lens = [0usize; batch::BATCH];
+        let mut n = 0;
         loop {
-            let n = match conn.send(&mut h3.out) {
-                Ok((n, _)) => n,
-                Err(quiche::Error::Done) => break,
-                Err(_) => break,
+            let done = match conn.send(&mut h3.out[n * MAX_DATAGRAM..(n + 1) * MAX_DATAGRAM]) {
+                Ok((len, _)) => {
+                    lens[n] = len;
+                    n += 1;
+                    false
+                }
+                Err(_) => true,
             };
-            match socket.send(&h3.out[..n]) {
-                Ok(_) => {}
-                // The socket's buffer is full: the datagram is lost, and QUIC's loss recovery
-                // sends its frames again, as it would for a datagram lost on the way.
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(_) => break,
+            if n == batch::BATCH || (done && n > 0) {
+                // A full socket buffer loses the datagrams that did not go, and QUIC's loss
+                // recovery sends their frames again, as for datagrams lost on the way.
+                let _ = batch::send_batch(fd, &h3.out, MAX_DATAGRAM, &lens[..n]);
+                n = 0;
+            }
+            if done {
+                break;
             }
         }
         let now = self.clock.now_us();
@@ -329,29 +339,33 @@ impl Worker<'_, Http3> {
 
     /// Reads every datagram waiting on link `l`, then handles what its connection made of them.
     pub(super) fn read_link(&mut self, l: usize) {
+        use std::os::fd::AsRawFd;
         let mut refused = None;
-        loop {
+        let mut lens = [0usize; batch::BATCH];
+        'batches: loop {
             let h3 = &mut self.transport;
             let link = &mut h3.links[l];
             let (Some(conn), Some(socket)) = (link.conn.as_mut(), link.socket.as_ref()) else { return };
-            match socket.recv(&mut self.buf) {
-                Ok(n) => {
-                    self.meter.rec.bytes += n as u64;
-                    let info = quiche::RecvInfo { from: link.peer, to: link.local };
-                    if let Err(e) = conn.recv(&mut self.buf[..n], info) {
-                        if e == quiche::Error::UnknownVersion {
-                            refused = Some(handshake::Failure::Version);
-                            break;
-                        }
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+            let got = match batch::recv_batch(socket.as_raw_fd(), &mut self.buf, &mut lens) {
+                Ok(0) => break,
+                Ok(got) => got,
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
                     refused = Some(handshake::Failure::Refused);
                     break;
                 }
                 Err(_) => break,
+            };
+            let info = quiche::RecvInfo { from: link.peer, to: link.local };
+            for (k, &len) in lens[..got].iter().enumerate() {
+                self.meter.rec.bytes += len as u64;
+                let datagram = &mut self.buf[k * batch::SLOT..k * batch::SLOT + len];
+                if conn.recv(datagram, info) == Err(quiche::Error::UnknownVersion) {
+                    refused = Some(handshake::Failure::Version);
+                    break 'batches;
+                }
+            }
+            if got < batch::BATCH {
+                break;
             }
         }
         if let Some(why) = refused {
