@@ -50,6 +50,8 @@ use session::Session;
 const MAX_CONNS: usize = 65_536;
 /// Smallest datagram that may carry a client's Initial (RFC 9000 14.1).
 const MIN_INITIAL: usize = 1200;
+/// Datagrams read before the connections they touched are answered and flushed.
+const READ_BATCH: usize = 64;
 /// Receive buffer: the largest UDP payload there is.
 const RECV_BUF: usize = 65_535;
 /// Socket buffers asked of the kernel (it caps them at `net.core.[rw]mem_max`): a burst of
@@ -201,29 +203,37 @@ impl Quic {
         }
     }
 
-    /// Reads every waiting datagram, then answers and sends for each connection they touched.
+    /// Reads every waiting datagram, a batch at a time, answering and sending for the
+    /// connections each batch touched before the next: a busy socket must not hold back the
+    /// acknowledgements and answers its first datagrams call for.
     fn read(&mut self, ctx: &mut Ctx<'_>) {
         let mut buf = mem::take(&mut self.recv_buf);
         let mut touched = Vec::new();
-        loop {
-            let (n, from) = match self.socket.recv_from(&mut buf) {
-                Ok(got) => got,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                // WouldBlock: drained. Anything else (an ICMP error reported on the socket)
-                // concerns one datagram sent earlier; the next edge reads on.
-                Err(_) => break,
-            };
-            ctx.counters.bytes_read.add(n as u64);
-            if let Some(idx) = self.datagram(&mut buf[..n], from, ctx) {
-                if !touched.contains(&idx) {
-                    touched.push(idx);
+        let mut drained = false;
+        while !drained {
+            for _ in 0..READ_BATCH {
+                let (n, from) = match self.socket.recv_from(&mut buf) {
+                    Ok(got) => got,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    // WouldBlock: drained. Anything else (an ICMP error reported on the socket)
+                    // concerns one datagram sent earlier; the next edge reads on.
+                    Err(_) => {
+                        drained = true;
+                        break;
+                    }
+                };
+                ctx.counters.bytes_read.add(n as u64);
+                if let Some(idx) = self.datagram(&mut buf[..n], from, ctx) {
+                    if !touched.contains(&idx) {
+                        touched.push(idx);
+                    }
                 }
+            }
+            for idx in touched.drain(..) {
+                self.settle(idx, ctx);
             }
         }
         self.recv_buf = buf;
-        for idx in touched {
-            self.settle(idx, ctx);
-        }
     }
 
     /// Hands one datagram to its connection (a new one for a client's first Initial); returns

@@ -92,6 +92,8 @@ pub(super) struct Session {
     sending: Vec<Sending>,
     /// Cut streams to reset once what they sent is out.
     resets: Vec<u64>,
+    /// Reset streams quiche's HTTP/3 layer still holds (see [`Session::forget_reset`]).
+    releasing: Vec<u64>,
     /// Requests of the test on this connection, for the keep-alive limit.
     served: u64,
     /// After the keep-alive limit: the GOAWAY's id (streams from it on are refused), and
@@ -118,6 +120,7 @@ impl Session {
             held: Vec::new(),
             sending: Vec::new(),
             resets: Vec::new(),
+            releasing: Vec::new(),
             served: 0,
             goaway: None,
             throttle: byte_rate.map(Throttle::new),
@@ -153,7 +156,7 @@ impl Session {
         ctx: &mut Ctx<'_>,
     ) {
         if self.goaway.is_some_and(|(last, _)| stream >= last) {
-            reset(conn, stream, REQUEST_REJECTED);
+            self.refuse(conn, stream, REQUEST_REJECTED);
             return;
         }
         if !list.iter().any(|h| h.name().starts_with(b":")) {
@@ -164,7 +167,7 @@ impl Session {
         let target = field(b":path").and_then(|p| std::str::from_utf8(p).ok());
         let (Some(method), Some(target)) = (field(b":method"), target) else {
             ctx.counters.bad_requests.add(1);
-            reset(conn, stream, MESSAGE_ERROR);
+            self.refuse(conn, stream, MESSAGE_ERROR);
             return;
         };
         let path = doc_path(target);
@@ -271,6 +274,7 @@ impl Session {
     /// Pushes the answers that wait for room (oldest first) and a GOAWAY that did not fit.
     pub(super) fn progress(&mut self, conn: &mut quiche::Connection, fixed: &[Header], ctx: &mut Ctx<'_>) {
         self.send_goaway(conn);
+        self.forget_reset(conn);
         self.wake = None;
         if self.sending.is_empty() {
             return;
@@ -363,9 +367,30 @@ impl Session {
     pub(super) fn reset_cut(&mut self, conn: &mut quiche::Connection) -> bool {
         let any = !self.resets.is_empty();
         for stream in self.resets.drain(..) {
-            reset(conn, stream, INTERNAL_ERROR);
+            // The request has ended, so only the response's direction is reset.
+            let _ = conn.stream_shutdown(stream, quiche::Shutdown::Write, INTERNAL_ERROR);
+            self.releasing.push(stream);
         }
         any
+    }
+
+    /// Makes quiche's HTTP/3 layer forget the streams this side reset once QUIC is done with
+    /// them. It drops a stream's state when a write finds the stream finished, or the QUIC
+    /// stream gone, which a stream reset here never meets by itself: every aborted document
+    /// would stay for the connection's life (hundreds of bytes each, measured). Once QUIC has
+    /// let the stream go (its reset acknowledged), an empty final write of the head or the
+    /// body, whichever is next on it, fails and so drops the state; before, it could send.
+    /// (Streams the client resets are dropped by quiche as it reports them.)
+    fn forget_reset(&mut self, conn: &mut quiche::Connection) {
+        let h3 = &mut self.h3;
+        self.releasing.retain(|&stream| {
+            if conn.stream_capacity(stream).is_ok() {
+                return true;
+            }
+            let _ = h3.send_body(conn, stream, &[], true);
+            let _ = h3.send_response(conn, stream, &[] as &[Header], true);
+            false
+        });
     }
 
     /// Reads and drops a request body.
@@ -376,6 +401,14 @@ impl Session {
                 break;
             }
         }
+    }
+
+    /// Resets both directions of a request not taken with `code`; a stream already gone is no
+    /// error.
+    fn refuse(&mut self, conn: &mut quiche::Connection, stream: u64, code: u64) {
+        let _ = conn.stream_shutdown(stream, quiche::Shutdown::Write, code);
+        let _ = conn.stream_shutdown(stream, quiche::Shutdown::Read, code);
+        self.releasing.push(stream);
     }
 
     /// The client reset a stream: whatever was still to be sent on it is dropped, uncounted if
@@ -419,10 +452,4 @@ fn count(reply: &Reply, ctx: &Ctx<'_>) {
         }
         Reply::Stats(_) => {}
     }
-}
-
-/// Resets both directions of `stream` with `code`; a stream already gone is no error.
-fn reset(conn: &mut quiche::Connection, stream: u64, code: u64) {
-    let _ = conn.stream_shutdown(stream, quiche::Shutdown::Write, code);
-    let _ = conn.stream_shutdown(stream, quiche::Shutdown::Read, code);
 }
