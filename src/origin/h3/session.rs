@@ -24,7 +24,7 @@ use std::time::Instant;
 use quiche::h3::{Event, Header, HeaderRef, NameValue};
 
 use super::super::output::Throttle;
-use super::super::respond::{doc_path, document};
+use super::super::respond::{doc_path, document, Site};
 use super::super::{Ctx, Kind, STATS_PATH};
 use crate::http::request_head::Persist;
 use crate::workload::doc::Doc;
@@ -71,6 +71,19 @@ struct Sending {
     head_sent: bool,
     /// Body bytes taken so far.
     offset: u64,
+}
+
+impl Sending {
+    /// Where the body ends (its length, or the cut), and whether it is cut.
+    fn extent(&self, site: &Site) -> (u64, bool) {
+        match &self.reply {
+            _ if self.head_only => (0, false),
+            Reply::Fixed => (site.h2_fixed.body.len() as u64, false),
+            Reply::Doc { not_modified: true, .. } => (0, false),
+            Reply::Doc { doc, cut, .. } => (cut.unwrap_or(doc.len), cut.is_some()),
+            Reply::Stats(json) => (json.len() as u64, false),
+        }
+    }
 }
 
 /// Where an answer stands after a push.
@@ -286,29 +299,9 @@ impl Session {
 
     /// Hands quiche as much of one answer as it takes.
     fn step(&mut self, conn: &mut quiche::Connection, s: &mut Sending, fixed: &[Header], ctx: &mut Ctx<'_>) -> Step {
-        let site = ctx.site;
-        let (end, cut) = match &s.reply {
-            _ if s.head_only => (0, false),
-            Reply::Fixed => (site.h2_fixed.body.len() as u64, false),
-            Reply::Doc { not_modified: true, .. } => (0, false),
-            Reply::Doc { doc, cut, .. } => (cut.unwrap_or(doc.len), cut.is_some()),
-            Reply::Stats(json) => (json.len() as u64, false),
-        };
+        let (end, cut) = s.extent(ctx.site);
         if !s.head_sent {
-            let fin = end == 0 && !cut;
-            let sent = match &s.reply {
-                Reply::Fixed => self.h3.send_response(conn, s.stream, fixed, fin),
-                Reply::Doc { doc, not_modified, .. } => {
-                    self.scratch.clear();
-                    site.doc_head(&mut self.scratch, *not_modified, *doc, Persist::KeepAlive);
-                    send_head(&mut self.h3, conn, s.stream, &mut self.scratch, fin)
-                }
-                Reply::Stats(json) => {
-                    self.scratch.clear();
-                    site.stats_head(&mut self.scratch, json.len(), Persist::KeepAlive);
-                    send_head(&mut self.h3, conn, s.stream, &mut self.scratch, fin)
-                }
-            };
+            let sent = self.head(conn, s, end == 0 && !cut, fixed, ctx.site);
             match sent {
                 Ok(()) => s.head_sent = true,
                 Err(quiche::h3::Error::StreamBlocked | quiche::h3::Error::Done) => return Step::Blocked,
@@ -316,6 +309,40 @@ impl Session {
             }
             count(&s.reply, ctx);
         }
+        match self.body(conn, s, end, cut, ctx.site) {
+            Step::Done if cut => {
+                self.resets.push(s.stream);
+                Step::Done
+            }
+            step => step,
+        }
+    }
+
+    /// Sends an answer's head, with FIN when `fin` (no body follows).
+    fn head(
+        &mut self,
+        conn: &mut quiche::Connection,
+        s: &Sending,
+        fin: bool,
+        fixed: &[Header],
+        site: &Site,
+    ) -> quiche::h3::Result<()> {
+        self.scratch.clear();
+        match &s.reply {
+            Reply::Fixed => return self.h3.send_response(conn, s.stream, fixed, fin),
+            Reply::Doc { doc, not_modified, .. } => {
+                site.doc_head(&mut self.scratch, *not_modified, *doc, Persist::KeepAlive)
+            }
+            Reply::Stats(json) => site.stats_head(&mut self.scratch, json.len(), Persist::KeepAlive),
+        }
+        let fields = crate::h2::response_fields(&mut self.scratch);
+        let headers: Vec<HeaderRef<'_>> = fields.iter().map(|(n, v)| HeaderRef::new(n, v)).collect();
+        self.h3.send_response(conn, s.stream, &headers, fin)
+    }
+
+    /// Sends an answer's body up to `end` as far as quiche and the byte rate take it, with FIN
+    /// at the end unless it is `cut`.
+    fn body(&mut self, conn: &mut quiche::Connection, s: &mut Sending, end: u64, cut: bool, site: &Site) -> Step {
         while s.offset < end {
             let room = match conn.stream_capacity(s.stream) {
                 Ok(0) => return Step::Blocked,
@@ -355,9 +382,6 @@ impl Session {
             if s.offset < from + want {
                 return Step::Blocked;
             }
-        }
-        if cut {
-            self.resets.push(s.stream);
         }
         Step::Done
     }
@@ -417,19 +441,6 @@ impl Session {
         self.held.retain(|(_, ask)| ask.stream != stream);
         self.sending.retain(|s| s.stream != stream);
     }
-}
-
-/// Sends the head rendered (as HTTP/1) in `head` on `stream`.
-fn send_head(
-    h3: &mut quiche::h3::Connection,
-    conn: &mut quiche::Connection,
-    stream: u64,
-    head: &mut [u8],
-    fin: bool,
-) -> quiche::h3::Result<()> {
-    let fields = crate::h2::response_fields(head);
-    let headers: Vec<HeaderRef<'_>> = fields.iter().map(|(n, v)| HeaderRef::new(n, v)).collect();
-    h3.send_response(conn, stream, &headers, fin)
 }
 
 /// Counts an answer whose head quiche took, as HTTP/1 and HTTP/2 count it (`/_strain/stats` is
