@@ -35,6 +35,8 @@ fn closed_loop_and_rate_counts_equal_caddys_log() {
     let j = run.json.as_ref().unwrap();
     assert_eq!(j["protocol"], "h3");
     assert_eq!(j["http3"]["handshakes"], 4, "{}", j["http3"]);
+    let schema = crate::harness::schema();
+    assert!(schema.is_valid(j), "{:?}", schema.iter_errors(j).map(|e| e.to_string()).collect::<Vec<_>>());
     assert!(run.stdout.contains("HTTP/3 (h3): 1 streams per connection; handshake "), "{}", run.stdout);
 
     let mut a = args("--http3 -k -t 1 -c 4 -R 1000 -d 3s");
@@ -142,6 +144,64 @@ fn a_proxy_test_loads_caddy_as_a_reverse_proxy_over_http3() {
     // No cache in Caddy: every request reached the origin.
     let origin = j["proxy"]["origin_requests"].as_u64().unwrap();
     assert!(origin + 8 >= requests && origin <= requests + 8, "origin {origin}, client {requests}");
+}
+
+#[test]
+fn segments_merge_and_live_metrics_work_over_http3() {
+    // Two segments of `-R 1000 -d 2s` in parallel, each with its metrics endpoint; their merge
+    // is the one test Caddy served, and each endpoint's request total is its segment's.
+    let caddy = Caddy::start(HELLO);
+    let url = caddy.url("/");
+    let dir = tempfile::tempdir().unwrap();
+    let start = std::time::Instant::now();
+    let children: Vec<(String, String, std::process::Child)> = (0..2)
+        .map(|i| {
+            let out = dir.path().join(format!("s{i}.json")).display().to_string();
+            let listen = format!("127.0.0.1:{}", crate::harness::free_port());
+            let segment = format!("{i}/2");
+            let own = ["--segment", &segment, "--metrics-listen", &listen, "--metrics-linger", "3s", "--json", &out];
+            let mut a = args("--http3 -k -t 1 -c 2 -R 1000 -d 2s --quiet");
+            a.extend(own);
+            a.push(&url);
+            let child = crate::harness::spawn(&a);
+            (out.clone(), listen.clone(), child)
+        })
+        .collect();
+    // The endpoints linger after the load: their totals are final by then.
+    std::thread::sleep(Duration::from_millis(2800).saturating_sub(start.elapsed()));
+    let scraped: Vec<u64> = children.iter().map(|(_, listen, _)| scrape_total(listen)).collect();
+    let mut files = Vec::new();
+    for ((out, _, child), scraped) in children.into_iter().zip(scraped) {
+        let run = crate::harness::finish(child, start);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        assert_eq!(scraped, j["requests"].as_u64().unwrap());
+        files.push(out);
+    }
+    let merged = dir.path().join("m.json").display().to_string();
+    let run = strain_raw(&["merge", &files[0], &files[1], "--json", &merged]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&merged).unwrap()).unwrap();
+    assert_eq!(m["requests"], 2000);
+    assert_eq!(m["protocol"], "h3");
+    // -c 2 is the whole test's: a connection for each segment.
+    assert_eq!(m["http3"]["handshakes"], 2, "{}", m["http3"]);
+    assert_eq!(caddy.h3_requests(), 2000);
+    let schema = crate::harness::schema();
+    assert!(schema.is_valid(&m), "{:?}", schema.iter_errors(&m).map(|e| e.to_string()).collect::<Vec<_>>());
+}
+
+/// `strain_requests_total` summed over its series, scraped once from `addr`'s `/metrics`.
+fn scrape_total(addr: &str) -> u64 {
+    use std::io::{Read, Write};
+    let mut s = crate::harness::connect(addr.parse().unwrap());
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    text.lines()
+        .filter(|l| l.starts_with("strain_requests_total{"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>() as u64
 }
 
 #[test]
