@@ -65,9 +65,7 @@ pub(super) fn recv_batch(fd: RawFd, buf: &mut [u8], lens: &mut [usize; BATCH]) -
     loop {
         // SAFETY: each iovec points at its own SLOT bytes of `buf`, which outlives the call;
         // a null timeout with MSG_DONTWAIT returns at once.
-        let r = unsafe {
-            libc::recvmmsg(fd, msgs.as_mut_ptr(), n as u32, libc::MSG_DONTWAIT, std::ptr::null_mut())
-        };
+        let r = unsafe { libc::recvmmsg(fd, msgs.as_mut_ptr(), n as u32, libc::MSG_DONTWAIT, std::ptr::null_mut()) };
         if r < 0 {
             let e = io::Error::last_os_error();
             match e.kind() {

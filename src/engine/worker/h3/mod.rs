@@ -19,9 +19,9 @@ use super::*;
 use crate::engine::QuicSetup;
 use crate::http::response::Captured;
 
+mod batch;
 mod frames;
 mod handshake;
-mod batch;
 mod streams;
 mod transport;
 
