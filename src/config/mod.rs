@@ -9,10 +9,13 @@ use crate::http::request::Header;
 use crate::plan::Schedule;
 
 use crate::defaults::{AUTO_INTERVAL_ROWS, COUNT_INTERVAL, MIN_INTERVAL};
+
+mod target;
 pub use crate::defaults::{
     CONNECTIONS as DEFAULT_CONNECTIONS, DURATION as DEFAULT_DURATION, INTERVAL as DEFAULT_INTERVAL,
     THREADS as DEFAULT_THREADS, TICK as DEFAULT_TICK, TIMEOUT as DEFAULT_TIMEOUT,
 };
+pub use target::{Scheme, Target};
 
 /// Why a URL or option cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -28,134 +31,6 @@ pub enum ConfigError {
     /// Any other option that is out of range.
     #[error("{0}")]
     Invalid(String),
-}
-
-/// Transport of the target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scheme {
-    /// Plain TCP.
-    Http,
-    /// TLS over TCP.
-    Https,
-}
-
-/// The server under test, from the URL.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
-    /// The URL as the user wrote it (printed in the report).
-    pub url: String,
-    /// http or https.
-    pub scheme: Scheme,
-    /// Host name or address literal, without IPv6 brackets.
-    pub host: String,
-    /// Port to connect to (the scheme's default when the URL names none).
-    pub port: u16,
-    /// Whether the URL named the port (wrk then puts it in `Host`).
-    pub explicit_port: bool,
-    /// Path and query, `/` when the URL has none.
-    pub path: String,
-}
-
-impl Target {
-    /// Parses `http[s]://host[:port][/path][?query]`, with IPv6 literals in brackets.
-    pub fn parse(url: &str) -> Result<Target, ConfigError> {
-        let bad = |why| ConfigError::Url { url: url.to_string(), why };
-        let (scheme, rest) = if let Some(r) = strip_prefix_ci(url, "http://") {
-            (Scheme::Http, r)
-        } else if let Some(r) = strip_prefix_ci(url, "https://") {
-            (Scheme::Https, r)
-        } else if url.contains("://") {
-            return Err(bad("only http:// and https:// are supported"));
-        } else {
-            return Err(bad("it must start with http:// or https://"));
-        };
-        let split = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-        let (authority, tail) = rest.split_at(split);
-        if authority.contains('@') {
-            return Err(bad("user information in the URL is not supported"));
-        }
-        let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-            let end = v6.find(']').ok_or_else(|| bad("unclosed '[' in IPv6 address"))?;
-            let host = &v6[..end];
-            if host.parse::<std::net::Ipv6Addr>().is_err() {
-                return Err(bad("invalid IPv6 address"));
-            }
-            let after = &v6[end + 1..];
-            let port = match after.strip_prefix(':') {
-                Some(p) => Some(p),
-                None if after.is_empty() => None,
-                None => return Err(bad("unexpected text after IPv6 address")),
-            };
-            (host, port)
-        } else {
-            match authority.rsplit_once(':') {
-                Some((h, p)) => (h, Some(p)),
-                None => (authority, None),
-            }
-        };
-        if host.is_empty() {
-            return Err(bad("missing host"));
-        }
-        if host.contains(':') && !authority.starts_with('[') {
-            return Err(bad("IPv6 addresses must be in brackets"));
-        }
-        let default_port = match scheme {
-            Scheme::Http => 80,
-            Scheme::Https => 443,
-        };
-        let port_num = match port {
-            Some(p) => match p.parse::<u16>() {
-                Ok(n) if n > 0 => n,
-                _ => return Err(bad("invalid port")),
-            },
-            None => default_port,
-        };
-        // A fragment is never sent on the wire.
-        let tail = tail.split('#').next().unwrap_or("");
-        let path = match tail {
-            "" => "/".to_string(),
-            t if t.starts_with('?') => format!("/{t}"),
-            t => t.to_string(),
-        };
-        if path.bytes().any(|b| b <= b' ' || b == 0x7f) {
-            return Err(bad("spaces and control characters must be percent-encoded"));
-        }
-        Ok(Target {
-            url: url.to_string(),
-            scheme,
-            host: host.to_string(),
-            port: port_num,
-            explicit_port: port.is_some(),
-            path,
-        })
-    }
-
-    /// Whether `other` is the same server (scheme, host and port).
-    pub fn same_origin(&self, other: &Target) -> bool {
-        (self.scheme, &self.host, self.port) == (other.scheme, &other.host, other.port)
-    }
-
-    /// `scheme://host:port`, naming the server in messages.
-    pub fn origin(&self) -> String {
-        let scheme = if self.scheme == Scheme::Https { "https" } else { "http" };
-        let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
-        format!("{scheme}://{host}:{}", self.port)
-    }
-
-    /// The `Host` header value wrk sends: brackets for IPv6, `:port` when the URL named one.
-    pub fn host_header(&self) -> String {
-        let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
-        if self.explicit_port {
-            format!("{host}:{}", self.port)
-        } else {
-            host
-        }
-    }
-}
-
-fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
-    let head = s.get(..prefix.len())?;
-    head.eq_ignore_ascii_case(prefix).then(|| &s[prefix.len()..])
 }
 
 /// Which share of a test this process runs (`--segment I/N`): its connections, and every
