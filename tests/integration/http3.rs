@@ -182,11 +182,14 @@ fn segments_merge_and_live_metrics_work_over_http3() {
     let run = strain_raw(&["merge", &files[0], &files[1], "--json", &merged]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&merged).unwrap()).unwrap();
-    assert_eq!(m["requests"], 2000);
+    // Exactly what Caddy answered; the schedule's 2,000 within 0.5%, as over TCP (segments
+    // started apart by a busy machine may leave a request of the schedule unsent).
+    let requests = m["requests"].as_u64().unwrap();
+    assert!(requests.abs_diff(2000) <= 10, "{requests}");
     assert_eq!(m["protocol"], "h3");
     // -c 2 is the whole test's: a connection for each segment.
     assert_eq!(m["http3"]["handshakes"], 2, "{}", m["http3"]);
-    assert_eq!(caddy.h3_requests(), 2000);
+    assert_eq!(caddy.h3_requests(), requests);
     let schema = crate::harness::schema();
     assert!(schema.is_valid(&m), "{:?}", schema.iter_errors(&m).map(|e| e.to_string()).collect::<Vec<_>>());
 }

@@ -18,6 +18,7 @@ mod connect;
 mod h1;
 mod h2;
 mod h3;
+mod links;
 mod meter;
 mod requests;
 mod schedule;

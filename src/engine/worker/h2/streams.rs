@@ -14,7 +14,7 @@ impl Worker<'_, Http2> {
         // A GOAWAY holds for the whole batch: a response completed before it in the batch must
         // not start a stream the server has already said it will refuse.
         if events.iter().any(|e| matches!(e, Event::GoAway { .. })) {
-            links.links[l].goaway = true;
+            links.mux.life[l].goaway = true;
         }
         for e in events.drain(..) {
             match e {
@@ -40,8 +40,7 @@ impl Worker<'_, Http2> {
         let links = &mut self.transport;
         links.events = events;
         links.reading = None;
-        let link = &links.links[l];
-        if link.goaway && link.by_stream.is_empty() {
+        if links.mux.life[l].goaway && links.links[l].by_stream.is_empty() {
             self.retire_link(l);
             return false;
         }
@@ -51,7 +50,7 @@ impl Worker<'_, Http2> {
     /// Stream `stream` of link `l` ended with `code`.
     pub(super) fn stream_closed(&mut self, l: usize, stream: i32, code: u32) {
         let links = &mut self.transport;
-        let goaway = links.links[l].goaway;
+        let goaway = links.mux.life[l].goaway;
         // A stream this side reset (a timeout) was already let go of.
         let Some(i) = links.links[l].by_stream.remove(&stream) else { return };
         let i = i as usize;
@@ -82,16 +81,6 @@ impl Worker<'_, Http2> {
         }
     }
 
-    /// Slot `i`'s request never reached a server that took it: it is not counted as sent and
-    /// goes again, as first planned, once the slot's link is up (see [`Worker::slot_ready`]).
-    pub(super) fn requeue(&mut self, i: usize) {
-        self.transport.slots[i].retry = true;
-        let s = &mut self.slots[i];
-        s.state = State::Closed;
-        s.bump();
-        self.meter.rec.sent = self.meter.rec.sent.saturating_sub(1);
-    }
-
     /// Resets slot `i`'s stream on link `l` and frees the slot (nothing is counted here).
     pub(super) fn abandon(&mut self, l: usize, i: usize) {
         let id = self.transport.slots[i].id;
@@ -101,26 +90,13 @@ impl Worker<'_, Http2> {
             s.reset(id, CANCEL);
             s.take_captured(id);
         }
-        self.h2_free(i);
-    }
-
-    /// A proxy test's keep-alive limit over HTTP/2: after `limit` responses the link takes no
-    /// new stream and is replaced once its streams end. True: slot `i` may go on.
-    pub(super) fn h2_count_use(&mut self, i: usize, limit: u64) -> bool {
-        let m = self.transport.streams;
-        let link = &mut self.transport.links[i / m];
-        link.uses += 1;
-        if limit > 0 && link.uses >= limit {
-            link.goaway = true;
-        }
-        true
+        self.free_slot(i);
     }
 
     /// Slot `i` gives up its request (a timeout, or a failure of its own): the stream is reset
     /// and the slot goes on; the link stays.
     pub(super) fn h2_fail(&mut self, i: usize, kind: ErrorKind) {
-        let m = self.transport.streams;
-        let l = i / m;
+        let l = self.transport.mux.of(i);
         let in_flight = matches!(self.slots[i].state, State::Writing | State::Reading);
         if in_flight {
             self.failed(i, kind);
@@ -128,19 +104,6 @@ impl Worker<'_, Http2> {
             self.flush_link(l);
             return;
         }
-        self.h2_free(i);
-    }
-
-    /// Slot `i` is free: it sends again if its link is up, else waits for it.
-    pub(super) fn h2_free(&mut self, i: usize) {
-        let m = self.transport.streams;
-        let up = self.transport.links[i / m].state == LinkState::Open;
-        let s = &mut self.slots[i];
-        s.bump();
-        if up && !self.draining {
-            self.next_request(i);
-        } else {
-            s.state = State::Closed;
-        }
+        self.free_slot(i);
     }
 }

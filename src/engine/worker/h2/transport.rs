@@ -1,6 +1,7 @@
 //! HTTP/2 as a worker's transport: each trait call routes a slot to its link.
 
 use super::*;
+use crate::engine::worker::links::Multiplexed;
 
 impl Transport for Http2 {
     fn slots(&self) -> usize {
@@ -8,7 +9,7 @@ impl Transport for Http2 {
     }
 
     fn link(&self, i: usize) -> usize {
-        i / self.streams
+        self.mux.of(i)
     }
 
     fn capture(&mut self, on: bool) {
@@ -16,7 +17,7 @@ impl Transport for Http2 {
     }
 
     fn open(w: &mut Worker<'_, Self>, i: usize) {
-        w.h2_open(i);
+        w.mux_open(i);
     }
 
     fn submit(w: &mut Worker<'_, Self>, i: usize) {
@@ -35,7 +36,7 @@ impl Transport for Http2 {
 
     /// The slot goes on; its link stays.
     fn reopen(w: &mut Worker<'_, Self>, i: usize) {
-        w.h2_free(i);
+        w.free_slot(i);
     }
 
     fn close(w: &mut Worker<'_, Self>, i: usize) {
@@ -56,15 +57,15 @@ impl Transport for Http2 {
     }
 
     fn count_use(w: &mut Worker<'_, Self>, i: usize, limit: u64) -> bool {
-        w.h2_count_use(i, limit)
+        w.count_link_use(i, limit)
     }
 
     fn open_connections(w: &Worker<'_, Self>) -> u64 {
-        w.transport.open() as u64
+        w.transport.mux.open() as u64
     }
 
     fn next_deadline(&mut self) -> Option<u64> {
-        Http2::next_deadline(self)
+        self.mux.next_deadline()
     }
 
     fn expire(w: &mut Worker<'_, Self>, now: u64) {
@@ -72,10 +73,36 @@ impl Transport for Http2 {
     }
 
     fn count_done(w: &Worker<'_, Self>) -> bool {
-        w.in_flight() == 0 && !w.transport.slots.iter().any(|s| s.retry)
+        w.streams_done()
     }
 
     fn finish(w: &mut Worker<'_, Self>) {
         w.finish_links();
+    }
+}
+
+impl Multiplexed for Http2 {
+    fn links(&self) -> &Links {
+        &self.mux
+    }
+
+    fn links_mut(&mut self) -> &mut Links {
+        &mut self.mux
+    }
+
+    fn busy(&self, l: usize) -> bool {
+        !self.links[l].by_stream.is_empty()
+    }
+
+    fn connect_link(w: &mut Worker<'_, Self>, l: usize) {
+        w.connect_h2_link(l);
+    }
+
+    fn drop_link(w: &mut Worker<'_, Self>, l: usize) {
+        w.drop_h2_link(l);
+    }
+
+    fn connect_timed_out(w: &mut Worker<'_, Self>, l: usize) {
+        w.link_connect_failed(l, ConnectCause::TimedOut, "connect timed out".into());
     }
 }

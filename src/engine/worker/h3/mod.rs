@@ -15,6 +15,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::net::SocketAddr;
 
+use super::links::{LinkState, Links};
 use super::*;
 use crate::engine::QuicSetup;
 use crate::http::response::Captured;
@@ -35,41 +36,24 @@ const REQUEST_CANCELLED: u64 = 0x10c;
 /// H3_NO_ERROR: the connection ends cleanly at the end of the run.
 const NO_ERROR: u64 = 0x100;
 
-/// Where a link is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum LinkState {
-    Closed,
-    /// The QUIC handshake is under way.
-    Connecting,
-    Open,
-}
-
-/// One QUIC connection.
+/// One QUIC connection: what the protocol keeps of it (the rest is in [`Links`]).
 pub(super) struct Link {
     socket: Option<mio::net::UdpSocket>,
     conn: Option<quiche::Connection>,
-    state: LinkState,
+    /// Its addresses, for quiche's receive information.
+    local: SocketAddr,
+    peer: SocketAddr,
     /// The next request stream's id (client-initiated bidirectional: 0, 4, 8, ...).
     next_stream: u64,
     /// The server's unidirectional streams (control, QPACK), by id.
     uni: HashMap<u64, streams::PeerUni>,
-    /// Its addresses, for quiche's receive information.
-    local: SocketAddr,
-    peer: SocketAddr,
     /// Streams in flight: stream id -> slot.
     by_stream: HashMap<u64, u32>,
     /// Slots whose request waits for the connection to take it (stream limit or flow
     /// control): retried after each read.
     blocked: Vec<u32>,
-    generation: u32,
-    failures: u32,
-    /// Counted in the worker's opening window until its first response.
-    opening: bool,
-    /// The server's GOAWAY id (or 0 when a client keep-alive limit was reached): no new
-    /// streams; replaced once its streams end.
-    goaway: Option<u64>,
-    /// Responses completed on this connection (for a proxy test's `--keepalive`).
-    uses: u64,
+    /// The server's GOAWAY id: streams at or above it were not processed.
+    refused_from: Option<u64>,
     /// When its handshake started, in clock microseconds.
     started_us: u64,
     /// Its QUIC timer's key in [`Http3::timers`], if set.
@@ -82,18 +66,13 @@ impl Link {
         Link {
             socket: None,
             conn: None,
-            state: LinkState::Closed,
-            next_stream: 0,
-            uni: HashMap::new(),
             local: any,
             peer: any,
+            next_stream: 0,
+            uni: HashMap::new(),
             by_stream: HashMap::new(),
             blocked: Vec::new(),
-            generation: 0,
-            failures: 0,
-            opening: false,
-            goaway: None,
-            uses: 0,
+            refused_from: None,
             started_us: 0,
             timer: None,
         }
@@ -102,8 +81,8 @@ impl Link {
 
 /// A worker's links, what they share, and what each slot's stream holds.
 pub(super) struct Http3 {
-    /// Slots per link (`-m`).
-    streams: usize,
+    /// When links open, back off and are replaced; which slots go again.
+    mux: Links,
     links: Vec<Link>,
     /// Per slot: its stream.
     slots: Vec<SlotStream>,
@@ -119,10 +98,6 @@ pub(super) struct Http3 {
     host: String,
     /// The link being read: sends made while its events are handled wait for one flush.
     reading: Option<usize>,
-    /// Handshake deadlines, one per link.
-    deadlines: Deadlines,
-    /// Reconnects after a failed connect, with backoff: (at, link, generation).
-    retries: BinaryHeap<Reverse<(u64, u32, u32)>>,
     /// Every link's QUIC timer, (at, link): one entry per link, moved when quiche moves it.
     /// quiche's timers go earlier and later as packets come and go, so the slot deadlines'
     /// list (which needs setting order to be expiry order) cannot hold them; a set keyed by
@@ -139,8 +114,6 @@ struct SlotStream {
     id: u64,
     /// The current response's status, once its headers arrived.
     status: u16,
-    /// The request was refused unprocessed (GOAWAY) and goes again on the next connection.
-    retry: bool,
     /// The request's bytes still to be written (flow control), when they did not fit at once.
     rest: Option<Vec<u8>>,
     /// The response's frames, as they are read.
@@ -160,7 +133,7 @@ impl Http3 {
         let streams = streams.max(1);
         let encoded = frames::encode_request(&fixed.fields, fixed.body.as_deref()).map_err(EngineError::Quic)?;
         Ok(Http3 {
-            streams,
+            mux: Links::new(count, streams),
             links: (0..count).map(|_| Link::new()).collect(),
             slots: (0..count * streams).map(|_| SlotStream::default()).collect(),
             capture: false,
@@ -169,25 +142,15 @@ impl Http3 {
             readable: Vec::new(),
             host: quic.host.clone(),
             reading: None,
-            deadlines: Deadlines::new(count),
-            retries: BinaryHeap::new(),
             timers: BTreeSet::new(),
             out: vec![0; MAX_DATAGRAM * batch::BATCH],
         })
     }
 
-    /// Links with a connection up.
-    pub(super) fn open(&self) -> usize {
-        self.links.iter().filter(|l| l.state == LinkState::Open).count()
-    }
-
     /// The next handshake deadline, reconnect or QUIC timer.
     pub(super) fn next_deadline(&mut self) -> Option<u64> {
-        let retry = self.retries.peek().map(|r| r.0 .0);
         let timer = self.timers.first().map(|t| t.0);
-        let links = &self.links;
-        let connect = self.deadlines.next(|d| connecting(links, d));
-        [retry, timer, connect].into_iter().flatten().min()
+        [self.mux.next_deadline(), timer].into_iter().flatten().min()
     }
 
     /// Sets link `l`'s QUIC timer from quiche's, replacing the one it had.
@@ -204,33 +167,14 @@ impl Http3 {
 }
 
 impl Worker<'_, Http3> {
-    /// Slot `i` wants to send: opens its link if it is closed, or starts the slot if it is up.
-    pub(super) fn h3_open(&mut self, i: usize) {
-        let l = i / self.transport.streams;
-        let link = &self.transport.links[l];
-        match link.state {
-            // A link going away takes no new stream: the slot waits for its replacement.
-            LinkState::Open if link.goaway.is_some() => {}
-            LinkState::Open => {
-                if self.slots[i].state == State::Closed {
-                    self.slot_ready(i);
-                }
-            }
-            LinkState::Connecting => {}
-            LinkState::Closed => self.connect_link(l),
-        }
-    }
-
     /// Opens link `l`: a UDP socket connected to its origin and a QUIC handshake.
-    pub(super) fn connect_link(&mut self, l: usize) {
+    pub(super) fn connect_h3_link(&mut self, l: usize) {
         let now = self.clock.now_us();
         let peer = self.addrs[l % self.addrs.len()];
-        let source = self.source(l);
-        let socket = match handshake::udp_socket(peer, source) {
+        let mut socket = match handshake::udp_socket(peer, self.source(l)) {
             Ok(s) => s,
             Err(e) => return self.link_connect_failed(l, ConnectCause::of_io(&e), e.to_string()),
         };
-        let mut socket = socket;
         if let Err(e) = self.poll.registry().register(&mut socket, Token(l), Interest::READABLE | Interest::WRITABLE) {
             return self.link_connect_failed(l, ConnectCause::Other, e.to_string());
         }
@@ -241,25 +185,19 @@ impl Worker<'_, Http3> {
             Err(e) => return self.link_connect_failed(l, ConnectCause::Other, e),
         };
         let link = &mut h3.links[l];
-        link.generation = link.generation.wrapping_add(1);
         link.socket = Some(socket);
         link.conn = Some(conn);
         link.local = local;
         link.peer = peer;
-        link.state = LinkState::Connecting;
-        link.opening = true;
-        link.goaway = None;
+        link.refused_from = None;
         link.started_us = now;
-        let generation = link.generation;
-        h3.deadlines.push(Deadline { at_us: now + self.plan.timeout_us, conn: l as u32, generation });
-        self.opening.started();
+        self.link_connecting(l, now);
         self.flush_link(l);
     }
 
     /// A poll event on link `l`'s socket.
     pub(super) fn link_event(&mut self, l: usize, readable: bool, writable: bool) {
-        let Some(link) = self.transport.links.get(l) else { return };
-        if link.state == LinkState::Closed {
+        if self.transport.mux.life.get(l).is_none_or(|k| k.state == LinkState::Closed) {
             return;
         }
         if readable {
@@ -280,26 +218,15 @@ impl Worker<'_, Http3> {
         if let Err(e) = conn.stream_send(2, &frames::CONTROL_PREFACE, false) {
             return self.link_connect_failed(l, ConnectCause::Other, format!("HTTP/3 did not start: {e}"));
         }
-        link.state = LinkState::Open;
         link.next_stream = 0;
         link.uni.clear();
-        link.uses = 0;
-        link.failures = 0;
+        h3.mux.life[l].failures = 0;
         let took = now.saturating_sub(link.started_us);
         self.meter.rec.connections += 1;
         self.meter.rec.h3.handshake(took);
-        let m = h3.streams;
         h3.reading = Some(l);
-        for i in l * m..(l + 1) * m {
-            if self.slots[i].state == State::Closed {
-                self.slot_ready(i);
-            }
-        }
+        self.start_slots(l);
         self.transport.reading = None;
-        if self.transport.links[l].by_stream.is_empty() {
-            // Nothing sent at once (rate mode): a response cannot prove the server took it.
-            self.link_opened(l);
-        }
     }
 
     /// Sends what link `l`'s connection has to send, then sets its timer.
@@ -371,15 +298,14 @@ impl Worker<'_, Http3> {
         if let Some(why) = refused {
             return self.handshake_failed(l, why);
         }
-        let link = &self.transport.links[l];
-        let established = link.conn.as_ref().is_some_and(|c| c.is_established());
-        if link.state == LinkState::Connecting && established {
+        let established = self.transport.links[l].conn.as_ref().is_some_and(|c| c.is_established());
+        if self.transport.mux.life[l].state == LinkState::Connecting && established {
             self.link_up(l);
         }
-        if self.transport.links[l].state == LinkState::Open {
+        if self.transport.mux.life[l].state == LinkState::Open {
             self.read_streams(l);
         }
-        if self.transport.links[l].state != LinkState::Closed {
+        if self.transport.mux.life[l].state != LinkState::Closed {
             self.flush_link(l);
         }
     }
@@ -390,7 +316,7 @@ impl Worker<'_, Http3> {
     pub(super) fn link_closed(&mut self, l: usize) {
         let link = &self.transport.links[l];
         let Some(conn) = link.conn.as_ref() else { return };
-        if link.state == LinkState::Connecting {
+        if self.transport.mux.life[l].state == LinkState::Connecting {
             let why = handshake::Failure::of(conn);
             return self.handshake_failed(l, why);
         }
@@ -401,11 +327,11 @@ impl Worker<'_, Http3> {
         } else if let Some(e) = conn.peer_error().or(conn.local_error()) {
             counts.closed(e.error_code);
         }
-        let goaway = link.goaway;
+        let refused_from = link.refused_from;
         let lost: Vec<(u64, u32)> = self.transport.links[l].by_stream.drain().collect();
         for (id, i) in lost {
             let i = i as usize;
-            if goaway.is_some_and(|g| id >= g) {
+            if refused_from.is_some_and(|g| id >= g) {
                 self.meter.rec.h3.retried += 1;
                 self.requeue(i);
                 continue;
@@ -419,7 +345,7 @@ impl Worker<'_, Http3> {
     }
 
     /// Link `l`'s handshake failed for `why`: counted by cause, and the link tries again.
-    fn handshake_failed(&mut self, l: usize, why: handshake::Failure) {
+    pub(super) fn handshake_failed(&mut self, l: usize, why: handshake::Failure) {
         let waiting: Vec<u32> = self.transport.links[l].by_stream.drain().map(|(_, i)| i).collect();
         for i in waiting {
             self.requeue(i as usize);
@@ -428,25 +354,6 @@ impl Worker<'_, Http3> {
         let peer = self.transport.links[l].peer;
         let timeout = Duration::from_micros(self.plan.timeout_us);
         self.link_connect_failed(l, why.cause(), why.describe(peer, timeout));
-    }
-
-    /// Closes link `l` (its streams are done or lost) and, unless the run is over, opens a new
-    /// connection in its place.
-    pub(super) fn retire_link(&mut self, l: usize) {
-        self.close_link(l);
-        let m = self.transport.streams;
-        for i in l * m..(l + 1) * m {
-            if self.slots[i].state == State::Idle {
-                self.slots[i].state = State::Closed;
-            }
-        }
-        // A closed slot stands for the link in the opening queue; when none is closed, the
-        // link reopens when one of its slots next sends.
-        let closed = (l * m..(l + 1) * m).find(|&i| self.slots[i].state == State::Closed);
-        if let Some(i) = closed.filter(|_| !self.draining) {
-            self.opening.queue.push_back(i as u32);
-            self.open_queued();
-        }
     }
 
     /// Counts what link `l`'s connection sent, lost and sent again.
@@ -472,7 +379,8 @@ impl Worker<'_, Http3> {
         }
     }
 
-    pub(super) fn close_link(&mut self, l: usize) {
+    /// Drops link `l`'s connection and socket, counting its packets first.
+    pub(super) fn drop_h3_link(&mut self, l: usize) {
         self.count_packets(l);
         let h3 = &mut self.transport;
         let link = &mut h3.links[l];
@@ -483,47 +391,13 @@ impl Worker<'_, Http3> {
             let _ = self.poll.registry().deregister(&mut s);
         }
         link.conn = None;
-        link.state = LinkState::Closed;
         link.uni.clear();
         link.by_stream.clear();
         link.blocked.clear();
-        link.generation = link.generation.wrapping_add(1);
-        if std::mem::take(&mut link.opening) {
-            self.opening.ended();
-        }
     }
 
-    /// Link `l` proved the server took it: its place in the opening window goes on.
-    pub(super) fn link_opened(&mut self, l: usize) {
-        if std::mem::take(&mut self.transport.links[l].opening) {
-            self.opened();
-        }
-    }
-
-    pub(super) fn link_connect_failed(&mut self, l: usize, cause: ConnectCause, why: String) {
-        self.count_connect_error(l, cause, why);
-        self.close_link(l);
-        let now = self.clock.now_us();
-        let h3 = &mut self.transport;
-        let link = &mut h3.links[l];
-        link.failures = link.failures.saturating_add(1);
-        let backoff = retry_backoff_us(link.failures);
-        h3.retries.push(Reverse((now + backoff, l as u32, link.generation)));
-    }
-
-    /// Fails the handshakes whose time ran out, reconnects the links whose backoff ended, and
-    /// runs the QUIC timers that came due.
-    pub(super) fn expire_links(&mut self, now: u64) {
-        while let Some(&Reverse((at, l, generation))) = self.transport.retries.peek() {
-            if at > now {
-                break;
-            }
-            self.transport.retries.pop();
-            let link = &self.transport.links[l as usize];
-            if link.generation == generation && link.state == LinkState::Closed && !self.draining {
-                self.connect_link(l as usize);
-            }
-        }
+    /// Runs the QUIC timers that came due.
+    pub(super) fn expire_timers(&mut self, now: u64) {
         while let Some(&(at, l)) = self.transport.timers.first() {
             if at > now {
                 break;
@@ -536,18 +410,5 @@ impl Worker<'_, Http3> {
                 self.flush_link(l as usize);
             }
         }
-        loop {
-            let h3 = &mut self.transport;
-            let all = &h3.links;
-            let Some(d) = h3.deadlines.pop_expired(now, |d| connecting(all, d)) else { return };
-            let conn = h3.links[d.conn as usize].conn.as_ref();
-            let why = conn.map_or(handshake::Failure::NoAnswer, handshake::Failure::timed_out);
-            self.handshake_failed(d.conn as usize, why);
-        }
     }
-}
-
-/// Whether a handshake deadline still applies to its link.
-fn connecting(links: &[Link], d: &Deadline) -> bool {
-    links.get(d.conn as usize).is_some_and(|k| k.generation == d.generation && k.state == LinkState::Connecting)
 }

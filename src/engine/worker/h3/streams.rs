@@ -37,25 +37,9 @@ struct Read {
 }
 
 impl Worker<'_, Http3> {
-    /// Slot `i`'s link is up and the slot is free: a request the server refused unprocessed
-    /// goes again (as first planned); otherwise the slot takes its next request.
-    pub(super) fn slot_ready(&mut self, i: usize) {
-        if std::mem::take(&mut self.transport.slots[i].retry) && !self.draining {
-            let s = &mut self.slots[i];
-            s.bump();
-            s.state = State::Writing;
-            self.meter.rec.sent += 1;
-            let at_us = self.clock.now_us() + self.plan.timeout_us;
-            self.due.deadlines.push(Deadline { at_us, conn: i as u32, generation: s.generation });
-            self.h3_submit(i);
-        } else {
-            self.next_request(i);
-        }
-    }
-
     /// Puts slot `i`'s request on its link as a new stream.
     pub(super) fn h3_submit(&mut self, i: usize) {
-        let l = i / self.transport.streams;
+        let l = self.transport.mux.of(i);
         // A script's or a proxy test's request is built as HTTP/1 bytes and converted here.
         let built = match self.requests.built(i) {
             None => None,
@@ -86,17 +70,16 @@ impl Worker<'_, Http3> {
             }
             Put::Blocked => self.transport.links[l].blocked.push(i as u32),
             Put::Gone => {
-                let link = &mut self.transport.links[l];
-                if link.state == LinkState::Open && link.goaway.is_none() {
-                    // No stream id was refused: those in flight finish here.
-                    link.goaway = Some(u64::MAX);
-                }
-                let retire = link.by_stream.is_empty() && link.state == LinkState::Open;
+                let life = &mut self.transport.mux.life[l];
+                let open = life.state == LinkState::Open;
+                // No stream id was refused: those in flight finish here.
+                life.goaway |= open;
+                let retire = open && self.transport.links[l].by_stream.is_empty();
                 self.requeue(i);
                 if retire {
                     self.retire_link(l);
                 } else {
-                    self.h3_open(i);
+                    self.mux_open(i);
                 }
             }
         }
@@ -107,7 +90,8 @@ impl Worker<'_, Http3> {
         let h3 = &mut self.transport;
         let link = &mut h3.links[l];
         let Some(conn) = link.conn.as_mut() else { return Put::Gone };
-        if link.state != LinkState::Open || link.goaway.is_some() {
+        let life = h3.mux.life[l];
+        if life.state != LinkState::Open || life.goaway {
             return Put::Gone;
         }
         if conn.peer_streams_left_bidi() == 0 {
@@ -180,17 +164,16 @@ impl Worker<'_, Http3> {
                 3 => self.read_uni(l, id),
                 _ => {}
             }
-            if self.transport.links[l].state != LinkState::Open {
+            if self.transport.mux.life[l].state != LinkState::Open {
                 break;
             }
         }
         ids.clear();
         self.transport.readable = ids;
         self.transport.reading = None;
-        if self.transport.links[l].state == LinkState::Open {
+        if self.transport.mux.life[l].state == LinkState::Open {
             self.unblock(l);
-            let link = &self.transport.links[l];
-            if link.goaway.is_some() && link.by_stream.is_empty() {
+            if self.transport.mux.life[l].goaway && self.transport.links[l].by_stream.is_empty() {
                 self.retire_link(l);
             }
         }
@@ -309,7 +292,7 @@ impl Worker<'_, Http3> {
         if code == 0x10b {
             self.requeue(i);
             self.meter.rec.h3.retried += 1;
-            return self.h3_open(i);
+            return self.mux_open(i);
         }
         self.failed(i, ErrorKind::Reset);
         self.meter.rec.h3.reset(code);
@@ -320,26 +303,15 @@ impl Worker<'_, Http3> {
     /// again on the next connection; the link takes no new stream.
     fn goaway(&mut self, l: usize, id: u64) {
         self.meter.rec.h3.goaways += 1;
+        self.transport.mux.life[l].goaway = true;
         let link = &mut self.transport.links[l];
-        link.goaway = Some(id);
+        link.refused_from = Some(id);
         let refused: Vec<(u64, u32)> = link.by_stream.iter().filter(|(&s, _)| s >= id).map(|(&s, &i)| (s, i)).collect();
         for (s, i) in refused {
             self.transport.links[l].by_stream.remove(&s);
             self.meter.rec.h3.retried += 1;
             self.requeue(i as usize);
         }
-    }
-
-    /// Slot `i`'s request never reached a server that took it: it is not counted as sent and
-    /// goes again, as first planned, once the slot's link is up (see [`Worker::slot_ready`]).
-    pub(super) fn requeue(&mut self, i: usize) {
-        let stream = &mut self.transport.slots[i];
-        stream.retry = true;
-        stream.rest = None;
-        let s = &mut self.slots[i];
-        s.state = State::Closed;
-        s.bump();
-        self.meter.rec.sent = self.meter.rec.sent.saturating_sub(1);
     }
 
     /// Cancels slot `i`'s stream on link `l` both ways and frees the slot (nothing is counted
@@ -355,24 +327,13 @@ impl Worker<'_, Http3> {
             }
         }
         link.blocked.retain(|&s| s as usize != i);
-        self.h3_free(i);
-    }
-
-    /// A proxy test's keep-alive limit over HTTP/3: after `limit` responses the link takes no
-    /// new stream and is replaced once its streams end. True: slot `i` may go on.
-    pub(super) fn h3_count_use(&mut self, i: usize, limit: u64) -> bool {
-        let link = &mut self.transport.links[i / self.transport.streams];
-        link.uses += 1;
-        if limit > 0 && link.uses >= limit && link.goaway.is_none() {
-            link.goaway = Some(u64::MAX);
-        }
-        true
+        self.free_slot(i);
     }
 
     /// Slot `i` gives up its request (a timeout, or a failure of its own): the stream is
     /// cancelled and the slot goes on; the link stays.
     pub(super) fn h3_fail(&mut self, i: usize, kind: ErrorKind) {
-        let l = i / self.transport.streams;
+        let l = self.transport.mux.of(i);
         if self.slots[i].in_flight() {
             self.failed(i, kind);
             self.abandon(l, i);
@@ -381,19 +342,7 @@ impl Worker<'_, Http3> {
             }
             return;
         }
-        self.h3_free(i);
-    }
-
-    /// Slot `i` is free: it sends again if its link is up, else waits for it.
-    pub(super) fn h3_free(&mut self, i: usize) {
-        let up = self.transport.links[i / self.transport.streams].state == LinkState::Open;
-        let s = &mut self.slots[i];
-        s.bump();
-        if up && !self.draining {
-            self.next_request(i);
-        } else {
-            s.state = State::Closed;
-        }
+        self.free_slot(i);
     }
 }
 

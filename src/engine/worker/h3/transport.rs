@@ -1,6 +1,7 @@
 //! HTTP/3 as a worker's transport: each trait call routes a slot to its link.
 
 use super::*;
+use crate::engine::worker::links::Multiplexed;
 
 impl Transport for Http3 {
     fn slots(&self) -> usize {
@@ -8,7 +9,7 @@ impl Transport for Http3 {
     }
 
     fn link(&self, i: usize) -> usize {
-        i / self.streams
+        self.mux.of(i)
     }
 
     fn capture(&mut self, on: bool) {
@@ -16,7 +17,7 @@ impl Transport for Http3 {
     }
 
     fn open(w: &mut Worker<'_, Self>, i: usize) {
-        w.h3_open(i);
+        w.mux_open(i);
     }
 
     fn submit(w: &mut Worker<'_, Self>, i: usize) {
@@ -28,14 +29,14 @@ impl Transport for Http3 {
     }
 
     /// A stream's deadline passed (a link's handshake deadline is the link's own): the stream
-    /// is reset and the connection kept.
+    /// is cancelled and the connection kept.
     fn timed_out(w: &mut Worker<'_, Self>, i: usize) {
         w.h3_fail(i, ErrorKind::Timeout);
     }
 
     /// The slot goes on; its link stays.
     fn reopen(w: &mut Worker<'_, Self>, i: usize) {
-        w.h3_free(i);
+        w.free_slot(i);
     }
 
     fn close(w: &mut Worker<'_, Self>, i: usize) {
@@ -48,7 +49,7 @@ impl Transport for Http3 {
         w.link_event(l, readable != Readable::No, writable);
     }
 
-    /// quiche frames each request from its fields, HEAD included.
+    /// Each request is framed from its fields, HEAD included.
     fn head_request(&mut self, _: usize, _: bool) {}
 
     fn captured(&self, i: usize) -> Option<&Captured> {
@@ -56,11 +57,11 @@ impl Transport for Http3 {
     }
 
     fn count_use(w: &mut Worker<'_, Self>, i: usize, limit: u64) -> bool {
-        w.h3_count_use(i, limit)
+        w.count_link_use(i, limit)
     }
 
     fn open_connections(w: &Worker<'_, Self>) -> u64 {
-        w.transport.open() as u64
+        w.transport.mux.open() as u64
     }
 
     fn next_deadline(&mut self) -> Option<u64> {
@@ -69,14 +70,47 @@ impl Transport for Http3 {
 
     fn expire(w: &mut Worker<'_, Self>, now: u64) {
         w.expire_links(now);
+        w.expire_timers(now);
     }
 
     /// As over HTTP/2: a GOAWAY may refuse streams in flight, which go again first.
     fn count_done(w: &Worker<'_, Self>) -> bool {
-        w.in_flight() == 0 && !w.transport.slots.iter().any(|s| s.retry)
+        w.streams_done()
     }
 
     fn finish(w: &mut Worker<'_, Self>) {
         w.finish_links();
+    }
+}
+
+impl Multiplexed for Http3 {
+    fn links(&self) -> &Links {
+        &self.mux
+    }
+
+    fn links_mut(&mut self) -> &mut Links {
+        &mut self.mux
+    }
+
+    fn busy(&self, l: usize) -> bool {
+        !self.links[l].by_stream.is_empty()
+    }
+
+    fn forget(&mut self, i: usize) {
+        self.slots[i].rest = None;
+    }
+
+    fn connect_link(w: &mut Worker<'_, Self>, l: usize) {
+        w.connect_h3_link(l);
+    }
+
+    fn drop_link(w: &mut Worker<'_, Self>, l: usize) {
+        w.drop_h3_link(l);
+    }
+
+    fn connect_timed_out(w: &mut Worker<'_, Self>, l: usize) {
+        let conn = w.transport.links[l].conn.as_ref();
+        let why = conn.map_or(handshake::Failure::NoAnswer, handshake::Failure::timed_out);
+        w.handshake_failed(l, why);
     }
 }
