@@ -127,6 +127,20 @@ fn documents_over_http3_are_what_http1_serves_and_conditional_ones_get_304s() {
 }
 
 #[test]
+fn a_certificate_from_pem_files_serves_http3_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let made = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert, made.cert.pem()).unwrap();
+    std::fs::write(&key, made.key_pair.serialize_pem()).unwrap();
+    let (cert, key) = (cert.display().to_string(), key.display().to_string());
+    let origin = origin(&["-t", "1", "--cert", &cert, "--key", &key]);
+    let run = load("--http3 -k -n 50 -c 1 -t 1", &url(&origin, "/"));
+    assert_clean(&run);
+    assert_eq!(origin.stop().requests, 50);
+}
+
+#[test]
 fn a_delay_holds_each_stream_not_the_connection() {
     let origin = origin(&["-t", "1", "--delay", "20ms"]);
     let run = load("--http3 -k -m 4 -c 2 -t 1 -d 1s", &url(&origin, "/"));
