@@ -351,9 +351,21 @@ impl Worker<'_, Http3> {
             self.requeue(i as usize);
         }
         self.meter.rec.h3.handshake_failures[why as usize] += 1;
-        let peer = self.transport.links[l].peer;
+        let link = &self.transport.links[l];
         let timeout = Duration::from_micros(self.plan.timeout_us);
-        self.link_connect_failed(l, why.cause(), why.describe(peer, timeout));
+        let mut line = why.describe(link.peer, timeout);
+        // A cause strain has no words for is named by the code the connection closed with.
+        let closed = link.conn.as_ref().and_then(|c| c.local_error().or(c.peer_error()));
+        if let Some(e) = closed.filter(|_| why == handshake::Failure::Other) {
+            let reason = String::from_utf8_lossy(&e.reason);
+            line.push_str(&format!(
+                " ({} 0x{:x}{}{reason})",
+                if e.is_app { "application error" } else { "QUIC error" },
+                e.error_code,
+                if reason.is_empty() { "" } else { ": " }
+            ));
+        }
+        self.link_connect_failed(l, why.cause(), line);
     }
 
     /// Counts what link `l`'s connection sent, lost and sent again.
