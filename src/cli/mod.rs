@@ -333,7 +333,8 @@ fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
             let (listener, addr) =
                 if f.http3 { bind_with_udp(*addr)? } else { bind(*addr).map(|(l, a)| (l.into(), a))? };
             let scheme = if config.tls.is_some() { "https" } else { "http" };
-            (listener, format!("{scheme}://{addr}/"))
+            let quic = if f.http3 { format!(" (and HTTP/3 on UDP {addr})") } else { String::new() };
+            (listener, format!("{scheme}://{addr}/{quic}"))
         }
         units::ListenAddr::Unix(path) => {
             let listener = bind_unix(path)?;
