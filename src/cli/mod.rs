@@ -333,8 +333,9 @@ fn run_origin(f: &OriginFlags) -> Result<i32, CliError> {
             let (listener, addr) =
                 if f.http3 { bind_with_udp(*addr)? } else { bind(*addr).map(|(l, a)| (l.into(), a))? };
             let scheme = if config.tls.is_some() { "https" } else { "http" };
-            let quic = if f.http3 { format!(" (and HTTP/3 on UDP {addr})") } else { String::new() };
-            (listener, format!("{scheme}://{addr}/{quic}"))
+            // The URL stays the line's last word: scripts and tests take it from there (HTTP/3
+            // is on the same address's UDP port, and Alt-Svc says so).
+            (listener, format!("{scheme}://{addr}/"))
         }
         units::ListenAddr::Unix(path) => {
             let listener = bind_unix(path)?;
