@@ -74,7 +74,8 @@ fn a_stall_is_corrected_over_http3_as_over_http1() {
     // time the origin takes to answer the 4,000 that waited: over HTTP/3 this test build's
     // origin answers about 25,000 a second, which adds up to 0.2 s near the p90 (0.9 s by
     // that arithmetic) and under 20 ms at the p99.
-    let origin = crate::harness::Origin::start(&["-t", "1", "--stall-at", "4s", "--stall-for", "2s", "--tls", "--http3"]);
+    let origin =
+        crate::harness::Origin::start(&["-t", "1", "--stall-at", "4s", "--stall-for", "2s", "--tls", "--http3"]);
     let url = format!("https://{}/", origin.addr);
     let mut a = args("--http3 -k -m 10 -t 2 -c 5 -d 12s -R 2000 -T 5s");
     a.push(&url);
