@@ -31,7 +31,9 @@ fn static_cpp_runtime() {
             .and_then(|o| String::from_utf8(o.stdout).ok())
             .map(|s| std::path::PathBuf::from(s.trim()));
         // Without the file the compiler prints the bare name back.
-        if let Some(dir) = found.filter(|p| p.is_absolute() && p.exists()).and_then(|p| p.parent().map(|d| d.to_owned())) {
+        if let Some(dir) =
+            found.filter(|p| p.is_absolute() && p.exists()).and_then(|p| p.parent().map(|d| d.to_owned()))
+        {
             println!("cargo:rustc-link-search=native={}", dir.display());
             return;
         }
