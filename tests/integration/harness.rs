@@ -208,12 +208,13 @@ impl Origin {
         let mut first = String::new();
         lines.read_line(&mut first).unwrap();
         let url = first.trim().rsplit(' ').next().unwrap_or_default().to_string();
-        let addr: SocketAddr = url
-            .trim_start_matches("https://")
-            .trim_start_matches("http://")
-            .trim_end_matches('/')
-            .parse()
-            .unwrap_or_else(|_| panic!("origin said: {first:?}"));
+        let parsed = url.trim_start_matches("https://").trim_start_matches("http://").trim_end_matches('/').parse();
+        let Ok(addr) = parsed else {
+            // Not left running after the test fails.
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("origin said: {first:?}");
+        };
         Origin { child, addr, lines }
     }
 
