@@ -94,6 +94,30 @@ fn a_stall_is_corrected_over_http3_as_over_http1() {
 }
 
 #[test]
+fn a_server_that_closes_its_connections_is_counted_by_code() {
+    // strain's origin stopped mid-run closes its QUIC connections with H3_NO_ERROR; the
+    // requests in flight fail, and the reconnects meet a closed port.
+    let origin = crate::harness::Origin::start(&["-t", "1", "--tls", "--http3"]);
+    let url = format!("https://{}/", origin.addr);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.json").display().to_string();
+    let mut a = args("--http3 -k -c 2 -t 1 -d 2s -T 500ms --json");
+    a.extend([out.as_str(), &url]);
+    let child = crate::harness::spawn(&a);
+    let start = std::time::Instant::now();
+    std::thread::sleep(Duration::from_millis(700));
+    let served = origin.stop();
+    let run = crate::harness::finish(child, start);
+    let text = std::fs::read_to_string(&out).unwrap_or_else(|_| panic!("{}\n{}", run.stdout, run.stderr));
+    let j: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let h3 = &j["http3"];
+    assert_eq!(h3["closes"]["H3_NO_ERROR"], 2, "{h3}");
+    assert!(h3["handshake_failures"]["port_unreachable"].as_u64().unwrap_or(0) >= 1, "{h3}");
+    // Every request the origin answered was counted, and none twice.
+    assert!(served.requests >= j["requests"].as_u64().unwrap(), "{} vs {}", served.requests, j["requests"]);
+}
+
+#[test]
 fn method_body_scripts_and_targets_go_over_http3() {
     let caddy = Caddy::start(HELLO);
     let url = caddy.url("/post");
