@@ -204,6 +204,29 @@ impl<T: Multiplexed> Worker<'_, T> {
         true
     }
 
+    /// Slot `i`'s request as a script or a proxy test built it (HTTP/1 bytes), converted by
+    /// `convert` for its link's authority; `None` for the fixed request. `Err` when it cannot be
+    /// converted: the slot stops, it is not counted as sent, and the run ends with the error.
+    pub(super) fn convert_built<R>(
+        &mut self,
+        i: usize,
+        convert: impl FnOnce(&[u8], &str) -> Result<R, String>,
+    ) -> Result<Option<R>, ()> {
+        let l = self.transport.links().of(i);
+        let Some(bytes) = self.requests.built(i) else { return Ok(None) };
+        match convert(bytes, &self.addrs[l % self.addrs.len()].to_string()) {
+            Ok(r) => Ok(Some(r)),
+            Err(why) => {
+                self.meter.rec.sent = self.meter.rec.sent.saturating_sub(1);
+                let s = &mut self.slots[i];
+                s.state = State::Closed;
+                s.bump();
+                self.script_failed(ScriptError::Runtime { hook: "request", message: why });
+                Err(())
+            }
+        }
+    }
+
     /// Whether `-n`'s count is done: no stream in flight and no refused request waiting.
     pub(super) fn streams_done(&self) -> bool {
         self.in_flight() == 0 && !self.transport.links().retry.iter().any(|&r| r)

@@ -155,22 +155,10 @@ impl Worker<'_, Http2> {
     /// Puts slot `i`'s request on its link as a new stream.
     pub(super) fn h2_submit(&mut self, i: usize) {
         let l = self.transport.mux.of(i);
-        // A script's or a proxy test's request is built as HTTP/1 bytes and converted here.
-        let converted = match self.requests.built(i) {
-            None => None,
-            Some(bytes) => {
-                let scheme = if self.plan.https() { "https" } else { "http" };
-                match crate::h2::from_http1(bytes, scheme, &self.addrs[l % self.addrs.len()].to_string()) {
-                    Ok(r) => Some(r),
-                    Err(why) => {
-                        self.meter.rec.sent = self.meter.rec.sent.saturating_sub(1);
-                        let s = &mut self.slots[i];
-                        s.state = State::Closed;
-                        s.bump();
-                        return self.script_failed(ScriptError::Runtime { hook: "request", message: why });
-                    }
-                }
-            }
+        let scheme = if self.plan.https() { "https" } else { "http" };
+        let Ok(converted) = self.convert_built(i, |bytes, authority| crate::h2::from_http1(bytes, scheme, authority))
+        else {
+            return;
         };
         let links = &mut self.transport;
         let link = &mut links.links[l];

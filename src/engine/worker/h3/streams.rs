@@ -40,25 +40,11 @@ impl Worker<'_, Http3> {
     /// Puts slot `i`'s request on its link as a new stream.
     pub(super) fn h3_submit(&mut self, i: usize) {
         let l = self.transport.mux.of(i);
-        // A script's or a proxy test's request is built as HTTP/1 bytes and converted here.
-        let built = match self.requests.built(i) {
-            None => None,
-            Some(bytes) => {
-                let authority = self.addrs[l % self.addrs.len()].to_string();
-                let encoded = crate::h2::from_http1(bytes, "https", &authority)
-                    .and_then(|r| frames::encode_request(&r.fields, r.body.as_deref()));
-                match encoded {
-                    Ok(r) => Some(r),
-                    Err(why) => {
-                        self.meter.rec.sent = self.meter.rec.sent.saturating_sub(1);
-                        let s = &mut self.slots[i];
-                        s.state = State::Closed;
-                        s.bump();
-                        return self.script_failed(ScriptError::Runtime { hook: "request", message: why });
-                    }
-                }
-            }
+        let encode = |bytes: &[u8], authority: &str| {
+            crate::h2::from_http1(bytes, "https", authority)
+                .and_then(|r| frames::encode_request(&r.fields, r.body.as_deref()))
         };
+        let Ok(built) = self.convert_built(i, encode) else { return };
         match self.put(l, i, built) {
             Put::Sent(id) => {
                 let h3 = &mut self.transport;
