@@ -54,6 +54,7 @@ pub fn load(
     config.interval = run.and_then(|r| r.interval);
     if let Some(length) = run.map(|r| r.length) {
         config.requests = length.requests.map(|n| n as u64);
+        config.time_bound = length.requests.is_none() || length.duration.is_some() || length.stages.is_some();
         config.duration = match (length.duration, length.requests, length.rate) {
             (Some(d), None, _) | (Some(d), _, None) => d.0,
             // At a rate, N requests are due in N / rate; one interval more lets the last come

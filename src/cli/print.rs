@@ -38,6 +38,8 @@ struct Printer<'a> {
     joining: Option<Joining>,
     /// Live metrics, fed each row.
     metrics: Option<crate::metrics::Exporter>,
+    /// Requests sent so far (the status line's bar with `-n`).
+    sent: u64,
 }
 
 /// Consecutive rows (and their proxy columns) to be shown as one line.
@@ -105,10 +107,13 @@ impl Printer<'_> {
             self.say(&progress_line(row, proxy));
         }
         if let Some(status) = self.status.as_mut() {
-            let total_s = self.config.duration.as_secs_f64();
+            let goal = match (self.config.requests, self.config.time_bound) {
+                (Some(total), false) => report::live::Goal::Requests { sent: self.sent, total },
+                _ => report::live::Goal::Time(self.config.duration.as_secs_f64()),
+            };
             status.draw(&report::live::status(
                 row,
-                total_s,
+                goal,
                 proxy.map(|p| p.hit_ratio),
                 report::live::StatusLine::width(),
             ));
@@ -132,6 +137,7 @@ impl Observer for Printer<'_> {
     }
 
     fn interval(&mut self, row: &IntervalRow, latency: Latencies<'_>, proxy: Option<&ProxyRow>) {
+        self.sent += row.sent;
         if let Some(m) = self.metrics.as_mut() {
             m.row(row, latency, proxy);
         }
@@ -211,7 +217,8 @@ pub fn run_and_report(test: RunConfig, outputs: &Outputs, stop: &AtomicBool) -> 
     // Nothing to show, nothing to join.
     let joining = Joining::of(&config).filter(|_| outputs.progress || status.is_some());
     let metrics = start_metrics(&outputs.metrics, config.warmup.as_secs_f64())?;
-    let mut printer = Printer { config: &config, outputs, text, hdr_log, log_error: None, status, joining, metrics };
+    let mut printer =
+        Printer { config: &config, outputs, text, hdr_log, log_error: None, status, joining, metrics, sent: 0 };
     let result = crate::run::run(test, stop, &mut printer)?;
     let metrics = printer.metrics.take();
     if let Some(Failure::Script(e)) = &result.failure {

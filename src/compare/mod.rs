@@ -593,7 +593,7 @@ mod tests {
             format!("connections ({} and {})", a.config.connections, c.config.connections)
         );
         let mut d = a.clone();
-        d.config.duration_s += 1.0;
+        d.config.duration_s = d.config.duration_s.map(|s| s + 1.0);
         assert!(mismatch(&a, &d, false).unwrap().starts_with("duration ("));
         let mut e = a.clone();
         e.protocol = "h2".into();

@@ -142,7 +142,7 @@ pub fn usable(rows: &[Interval]) -> Vec<Interval> {
 pub fn mismatch(a: &RunDoc, b: &RunDoc, allow_url: bool) -> Option<String> {
     let mode = |d: &RunDoc| if d.rate.is_some() { "rate mode" } else { "closed loop" };
     let rate = |d: &RunDoc| d.rate.as_ref().map_or(0.0, |r| r.target_per_s);
-    let measured = |d: &RunDoc| d.config.duration_s - d.config.warmup_s;
+    let measured = |d: &RunDoc| d.config.duration_s.unwrap_or(d.duration_s) - d.config.warmup_s;
     let differ = |x: f64, y: f64| (x - y).abs() > 1e-6 * x.abs().max(y.abs()).max(1.0);
     if !allow_url && a.config.url != b.config.url {
         return Some(format!("URL ({} and {})", a.config.url, b.config.url));

@@ -165,6 +165,9 @@ pub struct Config {
     pub threads: usize,
     /// How long to send load.
     pub duration: Duration,
+    /// `duration` was asked for (`-d`, `--stages`), not a bound strain set itself on a run
+    /// of `-n` requests: the header and the JSON say only what was asked.
+    pub time_bound: bool,
     /// The first part of `duration` that is load but not measured (connections open, caches and
     /// queues settle); zero measures from the start.
     pub warmup: Duration,
@@ -234,6 +237,7 @@ impl Config {
             connections: DEFAULT_CONNECTIONS,
             threads: DEFAULT_THREADS,
             duration: DEFAULT_DURATION,
+            time_bound: true,
             warmup: Duration::ZERO,
             timeout: DEFAULT_TIMEOUT,
             requests: None,

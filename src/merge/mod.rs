@@ -217,7 +217,8 @@ pub fn check(parts: &[Part]) -> Result<(), MergeError> {
             });
         }
         same("connections", Some(x.config.connections.into()), Some(y.config.connections.into()))?;
-        same("duration", Some(x.config.duration_s.into()), Some(y.config.duration_s.into()))?;
+        same("duration", x.config.duration_s.map(Into::into), y.config.duration_s.map(Into::into))?;
+        same("requests", x.config.requests.map(Into::into), y.config.requests.map(Into::into))?;
         let rate = |d: &crate::result::RunDoc| d.rate.as_ref().map(|r| r.target_per_s.into());
         same("rate", rate(x), rate(y))?;
     }
@@ -332,7 +333,11 @@ fn whole_config(parts: &[Part], interval: Duration) -> Result<Config, MergeError
     config.connections = doc.config.connections;
     config.threads = parts.iter().map(|p| p.threads).fold(0, usize::saturating_add).max(1);
     let secs = |s: f64, field: &str| Duration::try_from_secs_f64(s).map_err(|_| bad(field));
-    config.duration = secs(doc.config.duration_s, "/config/duration_s")?;
+    // A run of -n requests has no duration asked for: the longest segment's is what ran.
+    let longest = parts.iter().map(|p| p.doc.duration_s).fold(0.0, f64::max);
+    config.duration = secs(doc.config.duration_s.unwrap_or(longest), "/config/duration_s")?;
+    config.time_bound = doc.config.duration_s.is_some();
+    config.requests = doc.config.requests;
     config.timeout = secs(doc.config.timeout_s, "/config/timeout_s")?;
     config.warmup = first.warmup;
     config.insecure = doc.config.insecure;

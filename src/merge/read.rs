@@ -191,6 +191,7 @@ fn recorder(n: &str, doc: &RunDoc) -> Result<Recorder, MergeError> {
         p.sent = count(n, "/rate/sent", rate.sent)?;
         p.late = count(n, "/rate/late", rate.late)?;
         p.late_no_connection = count(n, "/rate/late_no_connection", rate.late_no_connection)?;
+        p.late_connecting = count(n, "/rate/late_connecting", rate.late_connecting)?;
         p.late_max_us = count(n, "/rate/late_max_us", rate.late_max_us)?;
         p.unsent = count(n, "/rate/unsent", rate.unsent)?;
         // The file keeps the mean; the sum it came from is back to within a microsecond.

@@ -41,20 +41,40 @@ pub fn bar(done: f64, cells: usize) -> String {
     format!("[{}{}]", "#".repeat(full), "-".repeat(cells - full))
 }
 
+/// How far a run has to go, for the status line's bar.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Goal {
+    /// Its planned seconds.
+    Time(f64),
+    /// `-n`: requests sent so far of the count (a run of N requests has no planned time).
+    Requests {
+        /// Sent so far.
+        sent: u64,
+        /// The count.
+        total: u64,
+    },
+}
+
 /// The status line for an interval row, at most `width` characters: the elapsed and planned
-/// seconds with a bar, requests per second (against the target in rate mode), p50 and p99 of
+/// seconds with a bar (with `-n`, the requests sent of the count), requests per second (against the target in rate mode), p50 and p99 of
 /// the interval, errors, open connections, and the hit ratio in a proxy test (`hit` is
 /// `Some(None)` when the ratio is unknown). Fields that do not fit are left off, least useful
 /// first, so what shows is always whole.
-pub fn status(r: &IntervalRow, total_s: f64, hit: Option<Option<f64>>, width: usize) -> String {
+pub fn status(r: &IntervalRow, goal: Goal, hit: Option<Option<f64>>, width: usize) -> String {
     let elapsed_s = r.start_s + r.length_s;
+    let progress = match goal {
+        Goal::Time(total_s) => format!("{} {elapsed_s:.1}/{total_s:.0}s", bar(elapsed_s / total_s, BAR_CELLS)),
+        Goal::Requests { sent, total } => {
+            format!("{} {sent}/{total} requests {elapsed_s:.1}s", bar(sent as f64 / total as f64, BAR_CELLS))
+        }
+    };
     let rate = match r.target_per_s {
         Some(t) => format!("{:.0}/{:.0} req/s", r.achieved_per_s, t),
         None => format!("{:.0} req/s", r.achieved_per_s),
     };
     // (priority, text): lower priority is dropped first when the line is too wide.
     let mut fields: Vec<(u8, String)> = vec![
-        (9, format!("{} {elapsed_s:.1}/{total_s:.0}s", bar(elapsed_s / total_s, BAR_CELLS))),
+        (9, progress),
         (8, rate),
         (5, format!("p50 {}", time_us(r.p50_us as f64))),
         (7, format!("p99 {}", time_us(r.p99_us as f64))),
@@ -206,8 +226,13 @@ mod tests {
                 "[#####-----] 1.0/2s  12345 req/s  p50 820.00us  p99 4.56ms  err 7  conn 100  hit ?",
             ),
         ] {
-            assert_eq!(status(&r, total, hit, 200), want);
+            assert_eq!(status(&r, Goal::Time(total), hit, 200), want);
         }
+        // -n: the requests sent of the count, and the time so far.
+        assert_eq!(
+            status(&row(1.0, None), Goal::Requests { sent: 250, total: 1000 }, None, 200),
+            "[###-------] 250/1000 requests 1.0s  12345 req/s  p50 820.00us  p99 4.56ms  err 7  conn 100"
+        );
     }
 
     #[test]
@@ -223,7 +248,7 @@ mod tests {
             // Narrower than the last field: cut.
             (8, "[#####--"),
         ] {
-            let got = status(&r, 10.0, Some(Some(0.9)), width);
+            let got = status(&r, Goal::Time(10.0), Some(Some(0.9)), width);
             assert_eq!(got, want, "width {width}");
             assert!(got.len() <= width);
         }

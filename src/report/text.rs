@@ -20,13 +20,34 @@ pub fn header(config: &Config) -> String {
     } else {
         String::new()
     };
+    // wrk's "Running 10s test @": a run of -n requests says its count, and its time only
+    // when one was asked for too (whichever comes first ends it).
+    let test = match (config.requests, config.time_bound) {
+        (None, _) => format!("{} test", time_s(config.duration.as_secs_f64())),
+        (Some(n), false) => format!("{n}-request test"),
+        (Some(n), true) => format!("{n}-request test (at most {})", time_s(config.duration.as_secs_f64())),
+    };
     format!(
-        "Running {} test @ {}\n  {} threads and {} connections{segment}\n",
-        time_s(config.duration.as_secs_f64()),
-        config.target.url,
+        "Running {test} @ {}\n  {} threads and {} connections{segment}\n",
+        target_words(config),
         config.threads,
         config.segment_connections()
     )
+}
+
+/// What the header says the load goes to: the URL, or a targets file's requests (their count
+/// and the first few URLs), since the URL argument is then at most a default.
+fn target_words(config: &Config) -> String {
+    const SHOWN: usize = 3;
+    match config.targets.len() {
+        0 => config.target.url.clone(),
+        n => {
+            let urls: Vec<&str> = config.targets.iter().take(SHOWN).map(|t| t.url.as_str()).collect();
+            let more = if n > SHOWN { format!(" and {} more", n - SHOWN) } else { String::new() };
+            let noun = if n == 1 { "target" } else { "targets" };
+            format!("{n} {noun} ({}{more})", urls.join(", "))
+        }
+    }
 }
 
 /// The report wrk prints after the load ends.
@@ -232,15 +253,27 @@ fn pacing_lines(out: &mut String, summary: &Summary, config: &Config, protocol: 
             time_us(mean),
             time_us(p.late_max_us as f64)
         );
-        if p.late_no_connection > 0 {
+        let own = p.late_generator();
+        if own > 0 {
             let _ = write!(
                 out,
-                "; {} found no free connection ({})",
-                p.late_no_connection,
+                "; {own} had a connection free at their intended time, so strain itself was behind (add threads with -t, or give strain CPUs of its own)"
+            );
+        }
+        if p.late_connecting > 0 {
+            let _ = write!(
+                out,
+                "; {} came due while their connection was still being opened (connect or TLS handshake)",
+                p.late_connecting
+            );
+        }
+        let busy_sends = p.late_no_connection - p.late_connecting;
+        if busy_sends > 0 {
+            let _ = write!(
+                out,
+                "; {busy_sends} found every connection waiting on a response ({})",
                 busy(summary, config, protocol)
             );
-        } else {
-            out.push_str("; connections were free, so the generator itself was slow (add threads with -t)");
         }
         out.push('\n');
     }
@@ -268,10 +301,12 @@ fn target_lines(out: &mut String, summary: &Summary, config: &Config) {
     }
 }
 
-/// Why sends found every connection busy, and what would help. By Little's law the rate needs
-/// about rate x the server's own (uncorrected) median latency requests in flight: with fewer
-/// slots than that, more connections would have helped; with more, every connection was held
-/// by a slow or stalled server, and more would only queue more requests at it.
+/// Why sends found every connection waiting on a response, and what would help. By Little's
+/// law the rate needs about rate x the server's own (uncorrected) median latency requests in
+/// flight: with fewer slots than that, more connections would have helped; with more, every
+/// slot was held at once only because responses took far longer than the median at times
+/// (sends strain itself made late and bunched are counted as strain's, not here), so the
+/// server was slow or stalled then, and more connections would only queue more requests at it.
 fn busy(summary: &Summary, config: &Config, protocol: Protocol) -> String {
     let rate = config.schedule.as_ref().map_or(0.0, |s| s.total_requests() / s.duration().as_secs_f64().max(1e-9));
     let rate = rate * config.segment_fraction();
@@ -291,8 +326,13 @@ fn busy(summary: &Summary, config: &Config, protocol: Protocol) -> String {
             needed.ceil()
         )
     } else {
-        "every connection was waiting on a slow or stalled server; more connections would queue more requests at it"
-            .to_string()
+        format!(
+            "{} req/s at the server's median latency of {} keeps about {} in flight and {slots} were open, so the server was slow or stalled at times: its slowest response took {}; more connections would queue more requests at it",
+            crate::report::search::rate(rate),
+            time_us(median_s * 1e6),
+            needed.ceil(),
+            time_us(if h.is_empty() { 0.0 } else { h.max() as f64 })
+        )
     }
 }
 

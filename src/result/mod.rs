@@ -229,8 +229,11 @@ pub struct ConfigDoc {
     pub connections: usize,
     /// Worker threads.
     pub threads: usize,
-    /// Load time, warm-up included.
-    pub duration_s: f64,
+    /// Load time asked for, warm-up included; `None` for a run of `-n` requests without one.
+    pub duration_s: Option<f64>,
+    /// `-n`: requests the whole test sends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u64>,
     /// Request timeout.
     pub timeout_s: f64,
     /// Extra headers, `Name: value`.
@@ -345,8 +348,12 @@ pub struct Rate {
     pub sent: u64,
     /// Sent more than a millisecond late.
     pub late: u64,
-    /// Late for want of a free connection.
+    /// Late for want of a free connection (strain's own thread kept up).
     pub late_no_connection: u64,
+    /// Of those, late because their connection was still being opened (absent from results
+    /// written before it was counted).
+    #[serde(default)]
+    pub late_connecting: u64,
     /// Mean lateness of the late ones.
     pub late_mean_us: f64,
     /// Largest lateness.

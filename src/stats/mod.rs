@@ -12,7 +12,7 @@ mod summary;
 
 pub use h3::{code_name as h3_code_name, H3Counts, HANDSHAKE_FAILURES};
 pub use recorder::{
-    latency_histogram, unused_histogram, ConnectCause, H2Counts, Pacing, Recorder, TargetCount, LATE_SEND_US,
+    latency_histogram, unused_histogram, ConnectCause, H2Counts, Pacing, Recorder, TargetCount, Waited, LATE_SEND_US,
     MAX_CONTENT_FAILURES, STATUS_SLOTS,
 };
 pub use summary::{Distribution, Summary};

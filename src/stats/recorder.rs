@@ -340,6 +340,18 @@ pub const MAX_CONTENT_FAILURES: usize = 5;
 /// Lateness above this is a late send: it is more than the timer's own resolution.
 pub const LATE_SEND_US: u64 = 1_000;
 
+/// What a send waited for between its due time and its write (it matters only when late).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waited {
+    /// A connection was free at its due time, or the thread took more than
+    /// [`LATE_SEND_US`] after one came free: the generator's own delay.
+    Generator,
+    /// Every connection was under way when it came due.
+    Busy,
+    /// The connection it went on was still being opened when it came due.
+    Connecting,
+}
+
 /// How well the generator kept to its rate schedule.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Pacing {
@@ -347,8 +359,12 @@ pub struct Pacing {
     pub sent: u64,
     /// Requests written more than [`LATE_SEND_US`] after their intended time.
     pub late: u64,
-    /// Of those, requests that found no free connection when they came due.
+    /// Of those, requests that found no free connection when they came due (every one was
+    /// under way, or still being opened), while strain's own thread kept up.
     pub late_no_connection: u64,
+    /// Of those, requests whose connection was still being opened (connect, TLS, or a
+    /// reconnect) when they came due.
+    pub late_connecting: u64,
     /// Total lateness of late requests, microseconds.
     pub late_sum_us: u64,
     /// Worst lateness, microseconds.
@@ -358,22 +374,29 @@ pub struct Pacing {
 }
 
 impl Pacing {
-    /// Records one send `late_us` after its intended time.
+    /// Records one send `late_us` after its intended time, and why it waited.
     #[inline]
-    pub fn sent(&mut self, late_us: u64, no_connection: bool) {
+    pub fn sent(&mut self, late_us: u64, waited: Waited) {
         self.sent += 1;
         if late_us > LATE_SEND_US {
             self.late += 1;
             self.late_sum_us += late_us;
             self.late_max_us = self.late_max_us.max(late_us);
-            self.late_no_connection += u64::from(no_connection);
+            self.late_no_connection += u64::from(waited != Waited::Generator);
+            self.late_connecting += u64::from(waited == Waited::Connecting);
         }
+    }
+
+    /// Late sends with a connection free at their due time: strain's own thread was behind.
+    pub fn late_generator(&self) -> u64 {
+        self.late - self.late_no_connection
     }
 
     fn merge(&mut self, o: &Pacing) {
         self.sent += o.sent;
         self.late += o.late;
         self.late_no_connection += o.late_no_connection;
+        self.late_connecting += o.late_connecting;
         self.late_sum_us += o.late_sum_us;
         self.late_max_us = self.late_max_us.max(o.late_max_us);
         self.unsent += o.unsent;

@@ -3,7 +3,6 @@
 //! The mode is a [`Requests`] value settled when the worker is made; the loop only asks it for
 //! bytes.
 
-use super::schedule::Paced;
 use super::*;
 use crate::engine::proxy::Sent;
 
@@ -232,9 +231,8 @@ impl<T: Transport> Worker<'_, T> {
             return T::close(self, i);
         }
         let now = self.clock.now_us();
-        if let When::Paced(Paced { idle, .. }) | When::Ordered(idle) = &mut self.when {
-            self.slots[i].state = State::Idle;
-            idle[self.transport.link(i) % self.addrs.len()].push(i as u32);
+        if matches!(self.when, When::Paced(_) | When::Ordered(_)) {
+            self.park(i);
             return self.dispatch(now);
         }
         let delay_ms = match self.requests.lua().filter(|s| s.has_delay()).map(|s| s.delay_ms()) {
@@ -263,9 +261,7 @@ impl<T: Transport> Worker<'_, T> {
             *left = rest;
         }
         let now = self.clock.now_us();
-        if let When::Paced(p) = &self.when {
-            self.meter.rec.pacing.sent(now.saturating_sub(intended_us), p.starved);
-        }
+        self.paced_send(i, intended_us, now);
         match self.requests.build(i) {
             // A script may send HEAD, whose responses have no body whatever they announce.
             Ok(head) => self.transport.head_request(i, head),

@@ -3,6 +3,7 @@
 //! arrivals), deadlines, rate samples, interval cuts and the drain at the end.
 
 use super::*;
+use crate::stats::Waited;
 
 /// When this thread sends, settled when the worker is made.
 pub(super) enum When<'a> {
@@ -26,8 +27,63 @@ pub(super) struct Paced<'a> {
     /// Per origin (one but with targets on several servers), its free connections.
     pub(super) idle: Vec<Vec<u32>>,
     pub(super) timer: Timer,
-    /// A request came due while no connection was free.
-    pub(super) starved: bool,
+    /// Per slot: when it came free, to tell why a late send waited.
+    free: Vec<Free>,
+}
+
+/// When a slot came free for a due request, to tell a late send's cause: was a connection
+/// free at its due time? The loop sleeps through a due time when no connection is free (there
+/// is nothing to send on), so the answer comes from when the slot it goes on came free.
+#[derive(Debug, Clone, Copy, Default)]
+struct Free {
+    /// When the slot came free, clock microseconds, as if strain had sent its previous request
+    /// on time: that response, and so the slot, would have come back that much sooner. A
+    /// generator that fell behind and then used every connection for its backlog made them
+    /// busy itself; this keeps that from reading as "no connection was free".
+    at_us: u64,
+    /// How long strain's own thread took to send the slot's current request once it was both
+    /// due and had this slot.
+    lag_us: u64,
+    /// It came free by its connection opening (its first request), not by a response.
+    opened: bool,
+}
+
+impl Paced<'_> {
+    /// Slot `i` came free at `now` (`opened`: its connection has just opened) and joins
+    /// origin `o`'s free slots.
+    fn release(&mut self, o: usize, i: usize, now: u64, opened: bool) {
+        if let Some(f) = self.free.get_mut(i) {
+            let lag = if opened { 0 } else { f.lag_us };
+            *f = Free { at_us: now.saturating_sub(lag), lag_us: 0, opened };
+        }
+        if let Some(idle) = self.idle.get_mut(o) {
+            idle.push(i as u32);
+        }
+    }
+
+    /// Why the request due at `due_us`, written at `now` on slot `i` (just taken from origin
+    /// `o`'s free slots), waited: strain's thread, or no connection.
+    fn waited(&mut self, o: usize, i: usize, due_us: u64, now: u64, slots: &[Slot]) -> Waited {
+        let Some(&taken) = self.free.get(i) else { return Waited::Generator };
+        // The free list is a stack: its bottom has been free longest, maybe since before the
+        // due time even when the slot taken from its top came free after it.
+        let longest = self.idle.get(o).and_then(|v| v.first()).map(|&b| b as usize).filter(|&b| {
+            slots.get(b).is_some_and(|s| s.state == State::Idle)
+                && self.free.get(b).is_some_and(|f| f.at_us < taken.at_us)
+        });
+        let first = longest.and_then(|b| self.free.get(b).copied()).unwrap_or(taken);
+        let lag = now.saturating_sub(due_us.max(first.at_us));
+        if let Some(f) = self.free.get_mut(i) {
+            f.lag_us = lag;
+        }
+        if lag > crate::stats::LATE_SEND_US {
+            Waited::Generator
+        } else if first.opened {
+            Waited::Connecting
+        } else {
+            Waited::Busy
+        }
+    }
 }
 
 /// Arriving connections: their schedule and the slots free for them.
@@ -53,7 +109,7 @@ impl<'a> When<'a> {
                     pacer: Pacer::new(schedule, share_index(plan, index), share_stride(plan), *tick_us),
                     idle: (0..plan.origins.len()).map(|_| Vec::with_capacity(conns)).collect(),
                     timer,
-                    starved: false,
+                    free: vec![Free::default(); conns],
                 })
             }
             WhenPlan::Arrivals(schedule) => When::Arrivals(Arrivals {
@@ -77,6 +133,28 @@ fn share_stride(plan: &Plan) -> usize {
 }
 
 impl<T: Transport> Worker<'_, T> {
+    /// Slot `i` is free for a paced request (rate mode), or for the sequence's next request
+    /// (several servers in closed loop): it waits in its origin's free list.
+    pub(super) fn park(&mut self, i: usize) {
+        let o = self.transport.link(i) % self.addrs.len();
+        let opened = !self.slots[i].in_flight();
+        self.slots[i].state = State::Idle;
+        match &mut self.when {
+            When::Paced(p) => p.release(o, i, self.clock.now_us(), opened),
+            When::Ordered(idle) => idle[o].push(i as u32),
+            When::ClosedLoop | When::Arrivals(_) => {}
+        }
+    }
+
+    /// Records a paced send of slot `i`, due at `due_us` and written at `now`.
+    pub(super) fn paced_send(&mut self, i: usize, due_us: u64, now: u64) {
+        let o = self.transport.link(i) % self.addrs.len();
+        if let When::Paced(p) = &mut self.when {
+            let waited = p.waited(o, i, due_us, now, &self.slots);
+            self.meter.rec.pacing.sent(now.saturating_sub(due_us), waited);
+        }
+    }
+
     /// Sends this thread's measurements of the interval ending now and starts the next one.
     pub(super) fn cut_interval(&mut self, now: u64) {
         let open = T::open_connections(self);
@@ -176,14 +254,10 @@ impl<T: Transport> Worker<'_, T> {
                 When::Paced(p) => {
                     let Some(due) = p.pacer.next_due() else { return };
                     if due > now {
-                        p.starved = false;
                         return;
                     }
                     // The request waits for a connection to its own server.
-                    let Some(i) = p.idle.get_mut(o).and_then(Vec::pop) else {
-                        p.starved = true;
-                        return;
-                    };
+                    let Some(i) = p.idle.get_mut(o).and_then(Vec::pop) else { return };
                     if self.slots[i as usize].state != State::Idle {
                         continue;
                     }
