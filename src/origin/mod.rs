@@ -405,6 +405,12 @@ impl<'r> Worker<'r> {
                 }
             }
             for event in events.iter() {
+                // One batch can hold a thousand connections each taking megabytes of body
+                // (a client that stopped reading has large socket buffers to fill): seconds of
+                // writing that a stop must not wait for.
+                if shutdown.load(Ordering::Relaxed) {
+                    break;
+                }
                 match event.token() {
                     LISTENER => self.accept(),
                     QUIC => self.quic_ready(event.is_readable(), event.is_writable()),
