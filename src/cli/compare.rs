@@ -163,6 +163,7 @@ fn runner(f: &CompareFlags) -> Result<i32, CliError> {
     let stop = super::stop_flag()?;
     let progress = std::io::stderr().is_terminal();
     let mut saved = Ok(());
+    let mut warned = false;
     let outcome = ab::run(&plan, &stop, &mut |event| match event {
         AbEvent::Starting { side, round, of } if progress => {
             eprint!("\rstrain: round {round}/{of}: running {side}…");
@@ -170,6 +171,10 @@ fn runner(f: &CompareFlags) -> Result<i32, CliError> {
         }
         AbEvent::Starting { .. } => {}
         AbEvent::Ran { side, round, doc } => {
+            if let Some(shared) = doc.shared_cpus.as_ref().filter(|_| !warned) {
+                warned = true;
+                eprintln!("{}", shared.warning(&doc.config.url));
+            }
             if progress {
                 let p = |k: &str| crate::report::units::time_us(doc.latency_us.at(k).unwrap_or(0) as f64);
                 eprintln!(
@@ -205,7 +210,16 @@ fn runner(f: &CompareFlags) -> Result<i32, CliError> {
 /// Prints the comparison, writes its JSON and HTML, and returns the exit code.
 fn report(f: &CompareFlags, c: &Comparison, runs: &[(String, RunDoc)]) -> Result<i32, CliError> {
     let to_stdout = f.files.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
-    let text = render::text(c);
+    let mut text = render::text(c);
+    let shared: Vec<&crate::net::host::SharedCpus> = runs.iter().filter_map(|(_, d)| d.shared_cpus.as_ref()).collect();
+    if let Some(first) = shared.first() {
+        text.push_str(&format!(
+            "Shared CPUs: in {} of {} runs the server and strain both ran on CPUs {}: each side's numbers include their competition for CPU time, which varies from run to run; pin them apart before trusting a verdict.\n",
+            shared.len(),
+            runs.len(),
+            crate::net::host::cpu_list(&first.cpus)
+        ));
+    }
     if to_stdout {
         eprint!("{text}");
     } else {

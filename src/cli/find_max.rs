@@ -96,6 +96,10 @@ struct Printer<'a> {
     metrics: Option<crate::metrics::Exporter>,
     /// Each step's warm-up, seconds (its rows before it are not counted).
     warmup_s: f64,
+    /// The target, as the shared-CPUs warning names it (said once).
+    target: String,
+    /// Whether that warning was said.
+    warned: bool,
 }
 
 impl Printer<'_> {
@@ -107,6 +111,12 @@ impl Printer<'_> {
 }
 
 impl SearchObserver for Printer<'_> {
+    fn shared_cpus(&mut self, shared: &crate::net::host::SharedCpus) {
+        if !std::mem::replace(&mut self.warned, true) {
+            eprintln!("{}", shared.warning(&self.target));
+        }
+    }
+
     fn probed(&mut self, per_s: f64, start: f64) {
         let _ = self.out.write_all(text::probed(per_s, start, self.connections).as_bytes());
     }
@@ -167,6 +177,8 @@ pub fn search_and_report(
         table: false,
         metrics,
         warmup_s: config.warmup.as_secs_f64(),
+        target: config.load.target.url.clone(),
+        warned: false,
     };
     let _ = printer.out.write_all(text::header(config).as_bytes());
     let _ = printer.out.flush();
@@ -184,6 +196,9 @@ pub fn search_and_report(
     };
     let _ = printer.out.write_all(b"\n");
     let _ = printer.out.write_all(text::answer(&result.answer, config.load.connections).as_bytes());
+    if let Some(shared) = result.steps.iter().find_map(|s| s.result.shared_cpus.as_ref()) {
+        let _ = writeln!(printer.out, "{}", text::shared_note(shared));
+    }
     let _ = printer.out.flush();
     let found = text::document(config, &result, &super::load::command_line());
     if let Some(path) = html {

@@ -64,6 +64,7 @@ pub fn run(f: &MergeFlags) -> Result<i32, CliError> {
         outcomes: Vec::new(),
         thread_cpu: merged.thread_cpu,
         thread_waited: Vec::new(),
+        shared_cpus: merged.shared_cpus,
     };
     let mut result = result;
     result.outcomes = result.judge(&thresholds);

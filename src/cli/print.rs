@@ -130,6 +130,14 @@ fn progress_line(row: &IntervalRow, proxy: Option<&ProxyRow>) -> String {
 }
 
 impl Observer for Printer<'_> {
+    fn shared_cpus(&mut self, shared: &crate::net::host::SharedCpus) {
+        let target = match &self.config.unix_socket {
+            Some(path) => format!("unix:{}", path.display()),
+            None => self.config.target.url.clone(),
+        };
+        self.say(&shared.warning(&target));
+    }
+
     fn started(&mut self) {
         // The header follows what the scripts' init() printed, as in wrk.
         let _ = self.text.write_all(report::text::header(self.config).as_bytes());

@@ -135,6 +135,8 @@ pub struct Merged {
     /// Some results were proxy tests, whose `proxy` section (hit ratio, origin counts) is not
     /// merged: a hit ratio measured at one origin by several clients is not a sum.
     pub proxy_dropped: bool,
+    /// A segment whose server shared its CPUs (the first such, in input order).
+    pub shared_cpus: Option<crate::net::host::SharedCpus>,
 }
 
 /// Splits `text` (one result, or results concatenated as `cat` or `kubectl logs` give them,
@@ -291,7 +293,8 @@ pub fn merge(docs: Vec<(String, Value)>, force: bool) -> Result<Merged, MergeErr
         ProtocolChoice::Http3 { streams } => Protocol::Http3 { streams },
         _ => Protocol::Http1,
     };
-    Ok(Merged { summary, series, config, protocol, thread_cpu, proxy_dropped })
+    let shared_cpus = parts.iter().find_map(|p| p.doc.shared_cpus.clone());
+    Ok(Merged { summary, series, config, protocol, thread_cpu, proxy_dropped, shared_cpus })
 }
 
 /// Length of the series' intervals: the first full row's, rounded to 10 ms (the shortest

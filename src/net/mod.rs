@@ -4,6 +4,7 @@
 //! the run, and opens every connection through [`stream::Stream`], which hides whether bytes
 //! are encrypted.
 
+pub mod host;
 pub mod stream;
 pub mod tls;
 

@@ -38,7 +38,9 @@ fn spread(d: &Distribution) -> Spread {
 pub fn document(result: &RunResult, config: &Config, command: &[String]) -> RunDoc {
     let cpu: Vec<f64> = result.thread_cpu.iter().map(|d| d.as_secs_f64()).collect();
     let run = Run { protocol: result.protocol, intervals: &result.series, proxy: result.proxy.as_ref(), command };
-    document_with(&result.summary, config, run, &result.outcomes, cpu)
+    let mut doc = document_with(&result.summary, config, run, &result.outcomes, cpu);
+    doc.shared_cpus = result.shared_cpus.clone();
+    doc
 }
 
 /// Renders a run's result as pretty JSON (see [`document`]).
@@ -109,6 +111,7 @@ fn document_with(
         http2: http2(summary, config, protocol),
         http3: http3(summary, protocol),
         targets: targets(summary, config),
+        shared_cpus: None,
     }
 }
 

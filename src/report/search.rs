@@ -90,6 +90,14 @@ pub fn step_line(s: &Step) -> String {
     out
 }
 
+/// The answer's note when the server shared strain's CPUs: every step measured both.
+pub fn shared_note(shared: &crate::net::host::SharedCpus) -> String {
+    format!(
+        "Shared CPUs: the server and strain both ran on CPUs {} in every step, so each rate measured the two together; pin them apart for the server's own capacity.",
+        crate::net::host::cpu_list(&shared.cpus)
+    )
+}
+
 /// The answer, in sentences.
 pub fn answer(a: &Answer, connections: usize) -> String {
     let mut out = String::new();
@@ -197,6 +205,7 @@ pub fn document(c: &SearchConfig, r: &SearchResult, command: &[String]) -> FindM
         steps,
         command: command.to_vec(),
         host_cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        shared_cpus: r.steps.iter().find_map(|s| s.result.shared_cpus.clone()),
     }
 }
 

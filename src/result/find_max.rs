@@ -29,6 +29,9 @@ pub struct FindMaxDoc {
     pub command: Vec<String>,
     /// CPUs of the machine that ran the search.
     pub host_cores: usize,
+    /// The server ran on this machine on CPUs strain's threads used too, in every step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_cpus: Option<crate::net::host::SharedCpus>,
 }
 
 impl FindMaxDoc {

@@ -165,6 +165,9 @@ pub struct RunDoc {
     /// `--targets`: each target's responses and latency, in the file's order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<TargetDoc>,
+    /// The server ran on this machine on CPUs strain's threads used too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_cpus: Option<crate::net::host::SharedCpus>,
 }
 
 /// One target of a targets file: what it is and how it was answered.

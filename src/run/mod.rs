@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::config::{Config, ConfigError, Protocol};
 use crate::engine::proxy::ProxyPlan;
 use crate::engine::{self, EngineError, Progress, ScriptPlan};
+use crate::net::host::{self, Listening, SharedCpus};
 use crate::origin::{self, OriginConfig, OriginError, OriginLive, OriginStats};
 use crate::script::{MainScript, ScriptError, ScriptSource, UrlParts};
 use crate::stats::interval::{IntervalRow, Latencies};
@@ -121,10 +122,15 @@ pub struct RunResult {
     /// Time each worker thread was ready to run but waited for a CPU while measuring (another
     /// process, the server on the same machine, had it).
     pub thread_waited: Vec<std::time::Duration>,
+    /// The server runs on this machine on CPUs strain's threads use too.
+    pub shared_cpus: Option<SharedCpus>,
 }
 
 /// Sees a run as it goes. Every method has a default that ignores it.
 pub trait Observer {
+    /// The server runs on this machine on CPUs strain's threads use too (told once, before
+    /// load starts).
+    fn shared_cpus(&mut self, _shared: &SharedCpus) {}
     /// Every thread's script ran `init`; load starts now (wrk prints its header here).
     fn started(&mut self) {}
     /// One interval, merged across threads, with the proxy columns in proxy tests.
@@ -182,6 +188,14 @@ fn client(
         _ => None,
     };
     let mut plan = engine::prepare(load)?;
+    let shared_cpus = match (live, &load.unix_socket) {
+        (Some(_), _) => host::shared_cpus(Listening::ThisProcess),
+        (None, Some(path)) => host::shared_cpus(Listening::Unix(path)),
+        (None, None) => plan.origins.iter().find_map(|o| host::shared_cpus(Listening::Tcp(o.addr))),
+    };
+    if let Some(s) = &shared_cpus {
+        observer.shared_cpus(s);
+    }
     let mut tracker = None;
     if let Workload::Proxy(p) = workload {
         let view = match live {
@@ -204,6 +218,7 @@ fn client(
     let mut out = engine::run(&plan, stop, &mut |progress| watch.progress(progress))?;
     let tracker = watch.tracker.take();
     let mut result = measured(&plan, &mut out, tracker);
+    result.shared_cpus = shared_cpus;
     result.outcomes = result.judge(&checks.thresholds);
     observer.finished(&result);
     if let Some(main) = &main_script {
@@ -270,6 +285,7 @@ fn measured(plan: &engine::Plan, out: &mut engine::RunOutput, tracker: Option<Pr
         outcomes: Vec::new(),
         thread_cpu: std::mem::take(&mut out.thread_cpu),
         thread_waited: std::mem::take(&mut out.thread_waited),
+        shared_cpus: None,
     }
 }
 
@@ -286,6 +302,7 @@ fn unrun(plan: &engine::Plan, failure: Failure) -> RunResult {
         outcomes: Vec::new(),
         thread_cpu: Vec::new(),
         thread_waited: Vec::new(),
+        shared_cpus: None,
     }
 }
 

@@ -113,6 +113,9 @@ pub struct Answer {
 
 /// Hears a search as it goes.
 pub trait SearchObserver {
+    /// The server runs on this machine on CPUs strain's threads use too (told by every step;
+    /// the first time is before any load).
+    fn shared_cpus(&mut self, _shared: &crate::net::host::SharedCpus) {}
     /// The probe ran: its rate and the first rate chosen from it.
     fn probed(&mut self, _per_s: f64, _start: f64) {}
     /// A step at `rate` starts.
@@ -203,7 +206,7 @@ pub fn find_max(
     let start = match config.start {
         Some(s) => s,
         None => {
-            let per_s = probe(config, stop)?;
+            let per_s = probe(config, stop, observer)?;
             let start = (per_s / 4.0).max(plan::FLOOR_PER_S);
             observer.probed(per_s, start);
             probe_per_s = Some(per_s);
@@ -243,8 +246,17 @@ pub fn find_max(
     Ok(SearchResult { probe_per_s, steps, answer })
 }
 
+/// Tells the search's observer what a run tells of the machine (the probe's run).
+struct Told<'a>(&'a mut dyn SearchObserver);
+
+impl Observer for Told<'_> {
+    fn shared_cpus(&mut self, shared: &crate::net::host::SharedCpus) {
+        self.0.shared_cpus(shared);
+    }
+}
+
 /// A short closed-loop run: how fast the service answers with every connection busy.
-fn probe(config: &SearchConfig, stop: &AtomicBool) -> Result<f64, SearchError> {
+fn probe(config: &SearchConfig, stop: &AtomicBool, observer: &mut dyn SearchObserver) -> Result<f64, SearchError> {
     let mut load = config.load.clone();
     load.duration = config.probe;
     load.schedule = None;
@@ -254,7 +266,7 @@ fn probe(config: &SearchConfig, stop: &AtomicBool) -> Result<f64, SearchError> {
         origin: OriginPlacement::Elsewhere,
         checks: Checks::default(),
     };
-    let result = crate::run::run(test, stop, &mut crate::run::Quiet)?;
+    let result = crate::run::run(test, stop, &mut Told(observer))?;
     if let Some(f) = &result.failure {
         return Err(SearchError::Failed(format!("the probe failed: {}", failure_text(f))));
     }
@@ -347,6 +359,10 @@ impl<'a> Early<'a> {
 }
 
 impl Observer for Early<'_> {
+    fn shared_cpus(&mut self, shared: &crate::net::host::SharedCpus) {
+        self.outer.shared_cpus(shared);
+    }
+
     fn started(&mut self) {
         self.watch_start = self.watch.iter().map(|pid| watch::sample(*pid).ok()).collect();
     }

@@ -249,6 +249,7 @@ mod tests {
             outcomes: Vec::new(),
             thread_cpu: vec![std::time::Duration::from_secs_f64(cpu)],
             thread_waited: vec![std::time::Duration::ZERO],
+            shared_cpus: None,
         }
     }
 
