@@ -213,7 +213,9 @@ fn report(f: &CompareFlags, c: &Comparison, runs: &[(String, RunDoc)]) -> Result
     let mut text = render::text(c);
     let shared: Vec<&crate::net::host::SharedCpus> = runs.iter().filter_map(|(_, d)| d.shared_cpus.as_ref()).collect();
     if let Some(first) = shared.first() {
-        text.push_str(&format!(
+        // Before the verdict, which stays the last line.
+        let at = text.rfind("Verdict: ").unwrap_or(text.len());
+        text.insert_str(at, &format!(
             "Shared CPUs: in {} of {} runs the server and strain both ran on CPUs {}: each side's numbers include their competition for CPU time, which varies from run to run; pin them apart before trusting a verdict.\n",
             shared.len(),
             runs.len(),

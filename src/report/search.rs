@@ -114,7 +114,13 @@ pub fn answer(a: &Answer, connections: usize) -> String {
         None => out.push_str("Max rate: none: no rate tried met the SLO\n"),
     }
     if let Some(f) = a.first_fail {
-        let _ = writeln!(out, "First fail: {} requests/s ({})", rate(f), a.failed_terms.join(", "));
+        // A step that fell behind failed with no SLO term: say so rather than show empty brackets.
+        let why = if a.failed_terms.is_empty() {
+            "behind: fewer than 95% answered".to_string()
+        } else {
+            a.failed_terms.join(", ")
+        };
+        let _ = writeln!(out, "First fail: {} requests/s ({why})", rate(f));
     }
     if let Some((r, us)) = a.knee {
         let _ = writeln!(out, "Knee: latency turns up at {} requests/s ({})", rate(r), time_us(us));

@@ -23,9 +23,9 @@ pub fn header(config: &Config) -> String {
     // wrk's "Running 10s test @": a run of -n requests says its count, and its time only
     // when one was asked for too (whichever comes first ends it).
     let test = match (config.requests, config.time_bound) {
-        (None, _) => format!("{} test", time_s(config.duration.as_secs_f64())),
+        (None, _) => format!("{} test", length(config.duration)),
         (Some(n), false) => format!("{n}-request test"),
-        (Some(n), true) => format!("{n}-request test (at most {})", time_s(config.duration.as_secs_f64())),
+        (Some(n), true) => format!("{n}-request test (at most {})", length(config.duration)),
     };
     format!(
         "Running {test} @ {}\n  {} threads and {} connections{segment}\n",
@@ -33,6 +33,19 @@ pub fn header(config: &Config) -> String {
         config.threads,
         config.segment_connections()
     )
+}
+
+/// A run's length as the header says it: wrk's words for whole seconds (`10s`, `2m`), and
+/// exactly otherwise (`500ms`, `1.5s`), where wrk's rounding would name a test not run.
+fn length(d: std::time::Duration) -> String {
+    let ms = d.as_millis();
+    if d.subsec_nanos() == 0 {
+        time_s(d.as_secs_f64())
+    } else if ms < 1000 {
+        format!("{}ms", d.as_secs_f64() * 1000.0)
+    } else {
+        format!("{}s", d.as_secs_f64())
+    }
 }
 
 /// What the header says the load goes to: the URL, or a targets file's requests (their count
@@ -303,10 +316,12 @@ fn target_lines(out: &mut String, summary: &Summary, config: &Config) {
 
 /// Why sends found every connection waiting on a response, and what would help. By Little's
 /// law the rate needs about rate x the server's own (uncorrected) median latency requests in
-/// flight: with fewer slots than that, more connections would have helped; with more, every
+/// flight: with fewer slots than that, more connections would have helped. With more, every
 /// slot was held at once only because responses took far longer than the median at times
-/// (sends strain itself made late and bunched are counted as strain's, not here), so the
-/// server was slow or stalled then, and more connections would only queue more requests at it.
+/// (sends strain itself made late and bunched are counted as strain's, not here): the server
+/// was slow or stalled then, if its slowest response was long enough for the rate to fill
+/// them all (rate x slowest >= slots); more connections would only queue more requests at it.
+/// If not even that, the slots were busy with a backlog of requests already late.
 fn busy(summary: &Summary, config: &Config, protocol: Protocol) -> String {
     let rate = config.schedule.as_ref().map_or(0.0, |s| s.total_requests() / s.duration().as_secs_f64().max(1e-9));
     let rate = rate * config.segment_fraction();
@@ -314,6 +329,7 @@ fn busy(summary: &Summary, config: &Config, protocol: Protocol) -> String {
     let median_s = if h.is_empty() { 0.0 } else { h.value_at_quantile(0.5) as f64 / 1e6 };
     let slots = config.segment_connections() * protocol.streams() as usize;
     let needed = rate * median_s;
+    let max_s = if h.is_empty() { 0.0 } else { h.max() as f64 / 1e6 };
     if (slots as f64) < needed * 1.2 {
         let more = match protocol {
             Protocol::Http1 => "add connections with -c",
@@ -325,13 +341,22 @@ fn busy(summary: &Summary, config: &Config, protocol: Protocol) -> String {
             time_us(median_s * 1e6),
             needed.ceil()
         )
-    } else {
+    } else if rate * max_s >= slots as f64 {
         format!(
             "{} req/s at the server's median latency of {} keeps about {} in flight and {slots} were open, so the server was slow or stalled at times: its slowest response took {}; more connections would queue more requests at it",
             crate::report::search::rate(rate),
             time_us(median_s * 1e6),
             needed.ceil(),
-            time_us(if h.is_empty() { 0.0 } else { h.max() as f64 })
+            time_us(max_s * 1e6)
+        )
+    } else {
+        // Even the slowest response held a connection too briefly for the rate to fill them
+        // all: they were busy with requests already late (a backlog strain or the opening
+        // left), not with a slow server.
+        format!(
+            "busy with requests already late: at {} req/s even the server's slowest response, {}, leaves most of the {slots} free",
+            crate::report::search::rate(rate),
+            time_us(max_s * 1e6)
         )
     }
 }

@@ -1,6 +1,11 @@
 //! The knee of a latency-vs-rate curve: where latency stops being flat and starts to climb.
 //! Found as the point farthest below the straight line from the first point to the last, with
-//! both axes scaled to 0-1 (the "Kneedle" idea); pure, on (rate, latency) points.
+//! both axes scaled to 0-1 (the "Kneedle" idea); pure, on (rate, latency) points. A curve whose
+//! highest latency is under [`TURN`] times its lowest has no knee: scaled to 0-1, noise on a
+//! flat curve would bend it anywhere, and "latency turns up" would be false.
+
+/// Latency must reach this multiple of its lowest value on the curve for a knee to exist.
+pub const TURN: f64 = 2.0;
 
 /// The point at the knee, if the curve bends upward at all.
 pub fn knee(points: &[(f64, f64)]) -> Option<(f64, f64)> {
@@ -11,7 +16,7 @@ pub fn knee(points: &[(f64, f64)]) -> Option<(f64, f64)> {
     }
     let (x0, x1) = (pts[0].0, pts[pts.len() - 1].0);
     let (y0, y1) = pts.iter().fold((f64::MAX, f64::MIN), |(lo, hi), p| (lo.min(p.1), hi.max(p.1)));
-    if x1 <= x0 || y1 <= y0 {
+    if x1 <= x0 || y1 <= y0 || y1 < TURN * y0 {
         return None;
     }
     let norm = |p: &(f64, f64)| ((p.0 - x0) / (x1 - x0), (p.1 - y0) / (y1 - y0));
@@ -45,6 +50,8 @@ mod tests {
         assert_eq!(knee(&[(1.0, 1.0), (2.0, 2.0)]), None);
         assert_eq!(knee(&[(1.0, 1.0), (2.0, 2.0), (3.0, 3.0)]), None);
         assert_eq!(knee(&[(1.0, 5.0), (2.0, 5.0), (3.0, 5.0)]), None);
+        // A flat curve with noise (4.2-4.9 ms passing steps below --max) does not turn up.
+        assert_eq!(knee(&[(250.0, 4.2), (500.0, 4.3), (1_000.0, 4.25), (2_000.0, 4.9)]), None);
         // Concave: latency rises early and flattens; nothing lies below the chord.
         assert_eq!(knee(&[(1.0, 1.0), (2.0, 9.0), (3.0, 10.0)]), None);
     }

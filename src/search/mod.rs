@@ -310,7 +310,10 @@ fn run_step(
     if let Some(f) = &result.failure {
         return Err(SearchError::Failed(format!("the step at {rate:.0} requests/s failed: {}", failure_text(f))));
     }
-    let baseline = earlier.iter().map(Step::service_mean_us).filter(|m| *m > 0.0).reduce(f64::min);
+    // Only a passing step shows the service unqueued: a failed one may have been saturated, and
+    // a later step as slow would then read as "as fast as before" (a -c limit that was not).
+    let baseline =
+        earlier.iter().filter(|s| s.verdict.passed()).map(Step::service_mean_us).filter(|m| *m > 0.0).reduce(f64::min);
     Ok(Step::judge(rate, result, &config.slo, config.load.connections, baseline, watched))
 }
 

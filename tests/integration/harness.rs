@@ -29,7 +29,13 @@ pub struct Run {
     pub elapsed: Duration,
     /// The `--json` file, when the run wrote one.
     pub json: Option<serde_json::Value>,
+    /// strain's warning that the server shares its CPUs, taken out of `stderr`: most servers
+    /// in these tests run unpinned beside strain, so most runs say it (diagnoses.rs tests it).
+    pub shared_cpus_said: Vec<String>,
 }
+
+/// The words of strain's shared-CPUs warning (see [`Run::shared_cpus_said`]).
+pub const SHARED_CPUS: &str = ", as strain's threads do: each takes CPU time from the other";
 
 impl Run {
     /// A field of the JSON result, as u64.
@@ -128,12 +134,16 @@ pub fn finish(mut child: Child, start: Instant) -> Run {
         }
         thread::sleep(Duration::from_millis(10));
     };
+    let err = t_err.join().unwrap();
+    let (said, stderr): (Vec<&str>, Vec<&str>) =
+        err.split_inclusive('\n').partition(|l| l.starts_with("strain: ") && l.contains(SHARED_CPUS));
     Run {
         code: status.code().unwrap_or(-1),
         stdout: t_out.join().unwrap(),
-        stderr: t_err.join().unwrap(),
+        stderr: stderr.concat(),
         elapsed: start.elapsed(),
         json: None,
+        shared_cpus_said: said.iter().map(|l| l.trim_end().to_string()).collect(),
     }
 }
 
@@ -195,7 +205,19 @@ impl Origin {
 
     /// Starts the origin on `listen`.
     pub fn start_on(listen: &str, extra: &[&str]) -> Origin {
-        let mut child = Command::new(bin())
+        Origin::spawn(Command::new(bin()), listen, extra)
+    }
+
+    /// Starts the origin on 127.0.0.1:0, held to `cpus` (taskset's list) from its first
+    /// instruction.
+    pub fn start_pinned(cpus: &str, extra: &[&str]) -> Origin {
+        let mut command = Command::new("taskset");
+        command.args(["-c", cpus, bin()]);
+        Origin::spawn(command, "127.0.0.1:0", extra)
+    }
+
+    fn spawn(mut command: Command, listen: &str, extra: &[&str]) -> Origin {
+        let mut child = command
             .args(["origin", "--listen", listen])
             .args(extra)
             .stdin(Stdio::null())
@@ -229,18 +251,26 @@ impl Origin {
     }
 
     /// Stops the origin with Ctrl-C and returns what it served.
-    pub fn stop(mut self) -> Served {
-        signal(self.child.id(), "INT");
+    pub fn stop(self) -> Served {
+        self.stop_by("INT").0
+    }
+
+    /// Stops the origin with signal `sig`; returns what it served and how long it took to
+    /// exit after the signal.
+    pub fn stop_by(mut self, sig: &str) -> (Served, Duration) {
+        let asked = Instant::now();
+        signal(self.child.id(), sig);
         let mut rest = String::new();
         let _ = self.lines.read_to_string(&mut rest);
         let _ = self.child.wait();
+        let took = asked.elapsed();
         let nums: Vec<u64> = rest
             .split(|c: char| !c.is_ascii_digit())
             .filter(|s| !s.is_empty())
             .filter_map(|s| s.parse().ok())
             .collect();
         assert_eq!(nums.len(), 4, "origin said: {rest:?}");
-        Served { requests: nums[0], connections: nums[1], bytes_in: nums[2], bytes_out: nums[3] }
+        (Served { requests: nums[0], connections: nums[1], bytes_in: nums[2], bytes_out: nums[3] }, took)
     }
 }
 

@@ -22,6 +22,10 @@ fn assert_clean(run: &crate::harness::Run) {
         assert_eq!(j["errors"][kind], 0, "{kind}: {}", run.stdout);
     }
     assert_eq!(j["sent"], j["requests"], "{}", run.stdout);
+    // Nothing went wrong, so no cause is named (docs/DIAGNOSES.md).
+    for line in ["HTTP/2 resets:", "Connect errors:", "Late sends:"] {
+        assert!(!run.stdout.contains(line), "{line}: {}", run.stdout);
+    }
 }
 
 #[test]

@@ -19,6 +19,10 @@ fn assert_clean(run: &crate::harness::Run) {
         assert_eq!(j["errors"][kind], 0, "{kind}: {}", run.stdout);
     }
     assert_eq!(j["sent"], j["requests"], "{}", run.stdout);
+    // Nothing went wrong, so no cause is named (docs/DIAGNOSES.md).
+    for line in ["HTTP/3 resets:", "Connect errors:"] {
+        assert!(!run.stdout.contains(line), "{line}: {}", run.stdout);
+    }
 }
 
 #[test]

@@ -8,6 +8,7 @@ mod cli;
 mod compare;
 mod connections;
 mod counts;
+mod diagnoses;
 mod errors;
 mod exit_codes;
 mod faults_conn;

@@ -204,6 +204,27 @@ fn client_and_origin_in_separate_processes() {
     assert_eq!(served.requests, requests);
     assert_eq!(run.num("/proxy/origin_requests"), requests);
     assert_eq!(run.json.as_ref().unwrap()["proxy"]["hit_ratio"].as_f64(), Some(0.0));
+    assert!(run.stdout.contains("  Proxy: hit ratio 0.000: 0 of "), "{}", run.stdout);
+    // An origin whose counters cannot be read (nginx has no /_strain/stats): no hit ratio is
+    // made up.
+    let nginx = crate::harness::Nginx::start("location / { return 200 'ok'; }", false);
+    let run = strain(&[
+        "proxy",
+        "--client-only",
+        "--origin",
+        &format!("127.0.0.1:{}", nginx.port),
+        "--hotset",
+        "20",
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "-d",
+        "500ms",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("  Proxy: the origin's counters could not be read; no hit ratio\n"), "{}", run.stdout);
+    assert_eq!(run.json.as_ref().unwrap()["proxy"]["hit_ratio"], serde_json::Value::Null);
 }
 
 #[test]

@@ -36,16 +36,21 @@ pub(super) struct Paced<'a> {
 /// is nothing to send on), so the answer comes from when the slot it goes on came free.
 #[derive(Debug, Clone, Copy, Default)]
 struct Free {
-    /// When the slot came free, clock microseconds, as if strain had sent its previous request
-    /// on time: that response, and so the slot, would have come back that much sooner. A
-    /// generator that fell behind and then used every connection for its backlog made them
-    /// busy itself; this keeps that from reading as "no connection was free".
-    at_us: u64,
-    /// How long strain's own thread took to send the slot's current request once it was both
-    /// due and had this slot.
-    lag_us: u64,
-    /// It came free by its connection opening (its first request), not by a response.
-    opened: bool,
+    /// When the slot came free, clock microseconds.
+    free_us: u64,
+    /// When it would have come free had strain's thread not been slow to send its previous
+    /// request: that response would have come back that much sooner. A generator that fell
+    /// behind and then used every connection for its backlog made them busy itself; this
+    /// keeps that from reading as "no connection was free".
+    ideal_us: u64,
+    /// How long strain's thread took to send the slot's current request once it was due and
+    /// the slot was free (its reaction alone: the previous send's is not carried on, or one
+    /// slow turn would mark every later send of a connection-bound backlog as strain's).
+    react_us: u64,
+    /// When its connection opened (clock microseconds): a request due before that waited
+    /// while connections were being opened, however many responses the slot carried since
+    /// (a backlog built while every connection was opening drains through them).
+    opened_us: u64,
 }
 
 impl Paced<'_> {
@@ -53,8 +58,9 @@ impl Paced<'_> {
     /// origin `o`'s free slots.
     fn release(&mut self, o: usize, i: usize, now: u64, opened: bool) {
         if let Some(f) = self.free.get_mut(i) {
-            let lag = if opened { 0 } else { f.lag_us };
-            *f = Free { at_us: now.saturating_sub(lag), lag_us: 0, opened };
+            let react = if opened { 0 } else { f.react_us };
+            let opened_us = if opened { now } else { f.opened_us };
+            *f = Free { free_us: now, ideal_us: now.saturating_sub(react), react_us: 0, opened_us };
         }
         if let Some(idle) = self.idle.get_mut(o) {
             idle.push(i as u32);
@@ -69,16 +75,16 @@ impl Paced<'_> {
         // due time even when the slot taken from its top came free after it.
         let longest = self.idle.get(o).and_then(|v| v.first()).map(|&b| b as usize).filter(|&b| {
             slots.get(b).is_some_and(|s| s.state == State::Idle)
-                && self.free.get(b).is_some_and(|f| f.at_us < taken.at_us)
+                && self.free.get(b).is_some_and(|f| f.ideal_us < taken.ideal_us)
         });
         let first = longest.and_then(|b| self.free.get(b).copied()).unwrap_or(taken);
-        let lag = now.saturating_sub(due_us.max(first.at_us));
+        let lag = now.saturating_sub(due_us.max(first.ideal_us));
         if let Some(f) = self.free.get_mut(i) {
-            f.lag_us = lag;
+            f.react_us = now.saturating_sub(due_us.max(taken.free_us));
         }
         if lag > crate::stats::LATE_SEND_US {
             Waited::Generator
-        } else if first.opened {
+        } else if due_us < first.opened_us {
             Waited::Connecting
         } else {
             Waited::Busy
