@@ -115,7 +115,11 @@ fn a_server_that_closes_its_connections_is_counted_by_code() {
     let text = std::fs::read_to_string(&out).unwrap_or_else(|_| panic!("{}\n{}", run.stdout, run.stderr));
     let j: serde_json::Value = serde_json::from_str(&text).unwrap();
     let h3 = &j["http3"];
-    assert_eq!(h3["closes"]["H3_NO_ERROR"], 2, "{h3}");
+    // Both links connected; the origin closes both, but a link that sends (a reconnect's
+    // request, an acknowledgement) after the origin exited can meet the port's ICMP error before
+    // it reads the close waiting in its socket (seen in 1 run of 6): one close at least.
+    assert_eq!(h3["handshakes"], 2, "{h3}");
+    assert!((1..=2).contains(&h3["closes"]["H3_NO_ERROR"].as_u64().unwrap_or(0)), "{h3}");
     assert!(h3["handshake_failures"]["port_unreachable"].as_u64().unwrap_or(0) >= 1, "{h3}");
     // Every request the origin answered was counted, and none twice.
     assert!(served.requests >= j["requests"].as_u64().unwrap(), "{} vs {}", served.requests, j["requests"]);

@@ -46,6 +46,9 @@ use super::respond::Site;
 use super::{Ctx, Listener, OriginConfig, OriginError};
 use session::Session;
 
+/// Longest wait, at the end, for a send-blocked socket to take the connections' closes.
+const CLOSE_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// Most QUIC connections kept at once; Initials beyond it are dropped until some end.
 const MAX_CONNS: usize = 65_536;
 /// Smallest datagram that may carry a client's Initial (RFC 9000 14.1).
@@ -196,10 +199,22 @@ impl Quic {
     /// Closes every connection (H3_NO_ERROR), so clients still running learn of it at once
     /// instead of waiting out their idle timeout.
     pub(super) fn close_all(&mut self, ctx: &mut Ctx<'_>) {
-        for idx in 0..self.conns.len() {
-            let Some(p) = self.conns[idx].as_mut() else { continue };
+        for p in self.conns.iter_mut().flatten() {
             let _ = p.conn.close(true, NO_ERROR, b"");
-            self.flush(idx, ctx);
+        }
+        // A socket that refused a datagram holds every flush back until a writable edge, and
+        // the loop that would see one has ended: retry for a moment, or a busy connection's
+        // close is never sent and its client waits out the idle timeout.
+        let until = std::time::Instant::now() + CLOSE_WAIT;
+        loop {
+            self.unstall(ctx);
+            for idx in 0..self.conns.len() {
+                self.flush(idx, ctx);
+            }
+            if self.stalled.is_none() || std::time::Instant::now() >= until {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
         }
     }
 

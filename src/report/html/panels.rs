@@ -479,10 +479,12 @@ fn late(o: &Overlay, tl: &Timeline) -> String {
         );
         let who = if o.single() { String::new() } else { format!("{label}: ") };
         unsent.push(format!(
-            "{who}{} sent, {} late ({} for want of a free connection), {} unsent at the stop",
+            "{who}{} sent, {} late ({} strain's own with a connection free, {} for want of a free connection, {} of them while connections were being opened), {} unsent at the stop",
             grouped(r.sent as f64, 0),
             grouped(r.late as f64, 0),
+            grouped(r.late.saturating_sub(r.late_no_connection) as f64, 0),
             grouped(r.late_no_connection as f64, 0),
+            grouped(r.late_connecting as f64, 0),
             grouped(r.unsent as f64, 0)
         ));
     }
