@@ -104,7 +104,11 @@ fn find_max_at_a_known_capacity_answers_it_without_blaming_strain() {
     assert_eq!(j["answer"]["failed_terms"], serde_json::json!(["p99<100ms"]));
     for s in j["steps"].as_array().unwrap() {
         assert!(["pass", "slo"].contains(&s["verdict"].as_str().unwrap()), "{s}\n{}", run.stdout);
-        // Every late send of a step above the capacity waited for a connection.
+        // A failed step's late sends waited for a connection (a passing step may have some of
+        // strain's own on a busy machine: they are inside its latency, which still passed).
+        if s["verdict"] != "slo" {
+            continue;
+        }
         let rate = &s["result"]["rate"];
         let late = rate["late"].as_u64().unwrap();
         let own = late - rate["late_no_connection"].as_u64().unwrap();
