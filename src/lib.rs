@@ -5,9 +5,9 @@
 //!   [`run::RunConfig`] and the [`report::Outputs`] the caller wants; nothing below it sees the
 //!   flag parser. [`config`] is the load alone; [`defaults`] names every default.
 //! - [`run::run`] runs one test of any kind and returns a typed result with its [`verdict`]s
-//!   (thresholds judged, `--abort-on-fail`); [`search`] loops over it for `strain find-max`.
+//!   (thresholds judged, `--abort-on-fail`); [`find_max`] loops over it for `strain find-max`.
 //! - [`engine`] settles the plan before any load (address, protocol by ALPN, TLS, requests;
-//!   pacing from [`plan`], scripts from [`script`], proxy workloads from [`workload`]), runs one
+//!   pacing from [`schedule`], scripts from [`script`], proxy workloads from [`workload`]), runs one
 //!   event loop per thread, generic over one transport per protocol (HTTP/1.1, HTTP/2), and
 //!   returns each thread's [`stats::Recorder`]; [`net`] gives it sockets (TCP, TLS), [`http`]
 //!   and [`h2`] the wire.
@@ -29,19 +29,19 @@ pub mod compare;
 pub mod config;
 pub mod defaults;
 pub mod engine;
+pub mod find_max;
 pub mod h2;
 pub mod http;
 pub mod merge;
 pub mod metrics;
 pub mod net;
 pub mod origin;
-pub mod plan;
 pub mod report;
 pub mod result;
 pub mod rng;
 pub mod run;
+pub mod schedule;
 pub mod script;
-pub mod search;
 pub mod stats;
 pub mod verdict;
 pub mod workload;

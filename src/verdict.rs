@@ -349,7 +349,7 @@ mod tests {
     #[test]
     fn budgets_fail_upper_bounds_only_once_they_are_crossed() {
         let mut config = Config::new(crate::config::Target::parse("http://127.0.0.1:1/").unwrap());
-        config.schedule = Some(crate::plan::Schedule::constant(100.0, std::time::Duration::from_secs(10)));
+        config.schedule = Some(crate::schedule::Schedule::constant(100.0, std::time::Duration::from_secs(10)));
         let rules: Vec<Threshold> =
             ["p99<1ms", "max<=50ms", "errors<1%", "late<20"].iter().map(|t| Threshold::parse(t).unwrap()).collect();
         let row = |max_us: u64, errors: u64, late: u64| crate::stats::interval::IntervalRow {

@@ -140,7 +140,7 @@ fn runner(f: &CompareFlags) -> Result<i32, CliError> {
         config.warmup = warm;
         config.duration += warm;
         if let Some(rate) = f.length.rate {
-            config.schedule = Some(crate::plan::Schedule::constant(rate, config.duration));
+            config.schedule = Some(crate::schedule::Schedule::constant(rate, config.duration));
         }
         config.validate()?;
         Ok(AbSide { config, workload, prepare: prepare.clone() })

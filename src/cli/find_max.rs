@@ -1,17 +1,17 @@
-//! `strain find-max` (and `demo --find-max`): flags become a [`SearchConfig`]; the search
+//! `strain find-max` (and `demo --find-max`): flags become a [`FindMaxConfig`]; the search
 //! prints a line per step as it ends, then the answer; `--json` and `--html` get the whole
 //! search. No passing rate exits with the thresholds' code.
 
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 
-use super::flags::{FindMaxFlags, SearchFlags};
+use super::flags::{FindMaxFlags, FindMaxOptions};
 use super::{CliError, EXIT_FAILED, EXIT_OK, EXIT_THRESHOLDS, EXIT_USAGE};
 use crate::config::Config;
-use crate::report::search as text;
+use crate::find_max::step::Step;
+use crate::find_max::{self, FindMaxConfig, FindMaxError, FindMaxObserver, FindMaxResult};
+use crate::report::find_max as text;
 use crate::run::Workload;
-use crate::search::step::Step;
-use crate::search::{self, SearchConfig, SearchError, SearchObserver, SearchResult};
 use crate::verdict::Threshold;
 
 /// Runs `strain find-max`.
@@ -37,7 +37,7 @@ pub fn load(f: &FindMaxFlags) -> Result<(Config, Workload), CliError> {
 }
 
 /// The search `flags` describe, over `load` and `workload`.
-pub fn search_config(f: &SearchFlags, load: Config, workload: Workload) -> Result<SearchConfig, CliError> {
+pub fn search_config(f: &FindMaxOptions, load: Config, workload: Workload) -> Result<FindMaxConfig, CliError> {
     if f.slo.is_empty() {
         return Err(CliError::Usage("find-max needs an SLO: --slo 'p99<100ms' (repeatable)".into()));
     }
@@ -46,7 +46,7 @@ pub fn search_config(f: &SearchFlags, load: Config, workload: Workload) -> Resul
         .iter()
         .map(|t| Threshold::parse(t).map_err(|e| CliError::Usage(e.to_string())))
         .collect::<Result<_, _>>()?;
-    let config = SearchConfig {
+    let config = FindMaxConfig {
         load,
         workload,
         slo,
@@ -67,7 +67,7 @@ pub fn search_config(f: &SearchFlags, load: Config, workload: Workload) -> Resul
 /// search (the demo, a proxy search): each step reads its counters over HTTP, as a remote
 /// origin's.
 pub fn search_with_origin(
-    config: &SearchConfig,
+    config: &FindMaxConfig,
     stop: &AtomicBool,
     listener: std::net::TcpListener,
     origin_config: &crate::origin::OriginConfig,
@@ -110,7 +110,7 @@ impl Printer<'_> {
     }
 }
 
-impl SearchObserver for Printer<'_> {
+impl FindMaxObserver for Printer<'_> {
     fn shared_cpus(&mut self, shared: &crate::net::host::SharedCpus) {
         if !std::mem::replace(&mut self.warned, true) {
             eprintln!("{}", shared.warning(&self.target));
@@ -157,7 +157,7 @@ impl SearchObserver for Printer<'_> {
 
 /// Runs the search, printing as it goes, and writes the JSON and HTML; returns the exit code.
 pub fn search_and_report(
-    config: &SearchConfig,
+    config: &FindMaxConfig,
     stop: &AtomicBool,
     json: Option<&std::path::Path>,
     html: Option<&std::path::Path>,
@@ -182,13 +182,13 @@ pub fn search_and_report(
     };
     let _ = printer.out.write_all(text::header(config).as_bytes());
     let _ = printer.out.flush();
-    let result: SearchResult = match search::find_max(config, stop, &mut printer) {
+    let result: FindMaxResult = match find_max::run(config, stop, &mut printer) {
         Ok(r) => r,
-        Err(SearchError::Failed(why)) => {
+        Err(FindMaxError::Failed(why)) => {
             eprintln!("strain: {why}");
             return Ok(EXIT_FAILED);
         }
-        Err(SearchError::Run(e)) => return Err(CliError::Run(e)),
+        Err(FindMaxError::Run(e)) => return Err(CliError::Run(e)),
         Err(e) => {
             eprintln!("strain: {e}");
             return Ok(EXIT_USAGE);
@@ -202,7 +202,7 @@ pub fn search_and_report(
     let _ = printer.out.flush();
     let found = text::document(config, &result, &super::load::command_line());
     if let Some(path) = html {
-        super::write_file(path, &crate::report::html::render_search(&found))?;
+        super::write_file(path, &crate::report::html::render_find_max(&found))?;
     }
     let doc = found.to_json();
     match json {

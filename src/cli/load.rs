@@ -8,9 +8,9 @@ use super::flags::{ConnectFlags, LengthFlags, RequestFlags, RunFlags, SegmentFla
 use super::CliError;
 use crate::config::{Config, ProtocolChoice, Segment, Target};
 use crate::http::request::Header;
-use crate::plan::Schedule;
 use crate::report::{Output, Outputs, TextOptions};
 use crate::run::Workload;
+use crate::schedule::Schedule;
 use crate::verdict::{Checks, Needs, Threshold};
 use std::time::Duration;
 

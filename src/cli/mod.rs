@@ -258,7 +258,7 @@ fn run_report(f: &flags::ReportFlags) -> Result<i32, CliError> {
     }
     let page = match docs.as_slice() {
         [(path, text, result::Kind::FindMax)] => {
-            report::html::render_search(&parsed(path, text, result::find_max::FindMaxDoc::parse)?)
+            report::html::render_find_max(&parsed(path, text, result::find_max::FindMaxDoc::parse)?)
         }
         [(path, text, result::Kind::Compare)] => {
             let doc = parsed(path, text, crate::compare::doc::CompareDoc::parse)?;
@@ -391,7 +391,7 @@ fn demo_find_max() -> Result<i32, CliError> {
     let Some(Command::FindMax(f)) = cli.command else { return Err(CliError::Usage("demo: no search".into())) };
     let f = *f;
     let (load, workload) = find_max::load(&f)?;
-    let flags = flags::SearchFlags {
+    let flags = flags::FindMaxOptions {
         warmup: Some(units::Dur(std::time::Duration::from_secs(1))),
         step: Some(units::Dur(std::time::Duration::from_secs(2))),
         ..f.search
@@ -401,7 +401,7 @@ fn demo_find_max() -> Result<i32, CliError> {
         "The origin serves each request with one of {} workers for {:?}: its capacity is {} requests/s.",
         service.workers,
         service.time,
-        report::search::rate(capacity)
+        report::units::rate(capacity)
     );
     let origin_config = OriginConfig { threads: 1, service: Some(service), ..OriginConfig::default() };
     let stop = stop_flag()?;

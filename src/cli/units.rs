@@ -150,7 +150,7 @@ pub fn rate(s: &str) -> Result<f64, String> {
 
 /// The stages of `--stages`, one value for clap.
 #[derive(Debug, Clone, PartialEq)]
-pub struct StageList(pub Vec<crate::plan::Stage>);
+pub struct StageList(pub Vec<crate::schedule::Stage>);
 
 /// Parses `--stages`: comma-separated `DURATION:RATE`.
 pub fn stages(s: &str) -> Result<StageList, String> {
@@ -158,7 +158,10 @@ pub fn stages(s: &str) -> Result<StageList, String> {
         .map(|part| {
             let (d, r) =
                 part.split_once(':').ok_or_else(|| format!("stage '{part}' must be DURATION:RATE, like 30s:1000"))?;
-            Ok(crate::plan::Stage { duration: duration(d)?, rate_per_s: if r.trim() == "0" { 0.0 } else { rate(r)? } })
+            Ok(crate::schedule::Stage {
+                duration: duration(d)?,
+                rate_per_s: if r.trim() == "0" { 0.0 } else { rate(r)? },
+            })
         })
         .collect::<Result<Vec<_>, String>>()
         .and_then(|v| {

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use crate::http::request::Header;
-use crate::plan::Schedule;
+use crate::schedule::Schedule;
 
 use crate::defaults::{AUTO_INTERVAL_ROWS, COUNT_INTERVAL, MIN_INTERVAL};
 

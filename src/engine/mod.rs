@@ -140,13 +140,13 @@ pub enum WhenPlan {
     /// together.
     Paced {
         /// The whole run's schedule; each thread takes every `threads`-th request.
-        schedule: crate::plan::Schedule,
+        schedule: crate::schedule::Schedule,
         /// The tick, in microseconds (0: each at its own time).
         tick_us: u64,
     },
     /// Connections arrive on a schedule (jtest's `-e`), each sending its requests at once; at
     /// most `-c` are open.
-    Arrivals(crate::plan::Schedule),
+    Arrivals(crate::schedule::Schedule),
 }
 
 /// What a run reports while it goes.
@@ -183,7 +183,7 @@ pub struct Plan {
     /// How long the load goes and how its time is cut.
     pub(crate) span: Span,
     /// Rate mode: the schedule each interval's target comes from.
-    pub(crate) target: Option<crate::plan::Schedule>,
+    pub(crate) target: Option<crate::schedule::Schedule>,
     pub(crate) source_addrs: Vec<std::net::IpAddr>,
     pub(crate) send: SendPlan,
     pub(crate) when: WhenPlan,
@@ -257,7 +257,7 @@ impl Plan {
     /// new-connection rate, connections arrive on that schedule.
     pub fn with_proxy(mut self, proxy: proxy::ProxyPlan) -> Plan {
         if let Some(rate) = proxy.new_conn_rate {
-            self.when = WhenPlan::Arrivals(crate::plan::Schedule::constant(rate, self.span.duration));
+            self.when = WhenPlan::Arrivals(crate::schedule::Schedule::constant(rate, self.span.duration));
         }
         self.send = SendPlan::Proxy(proxy);
         self

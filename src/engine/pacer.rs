@@ -12,7 +12,7 @@
 //! that one per millisecond, like wrk2's and h2load's timers, while the rate stays exact and a
 //! stall still shows in full. `--tick 0` sends each request at its own microsecond.
 
-use crate::plan::Schedule;
+use crate::schedule::Schedule;
 
 /// The next requests this thread owes.
 #[derive(Debug)]
@@ -81,7 +81,7 @@ mod tests {
 
     #[test]
     fn segments_and_their_threads_interleave_the_single_process_schedule() {
-        use crate::plan::Stage;
+        use crate::schedule::Stage;
         let ramp = Schedule::stages(
             0.0,
             &[

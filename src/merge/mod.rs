@@ -20,7 +20,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::config::{Config, Protocol, ProtocolChoice, Target};
-use crate::plan::Schedule;
+use crate::schedule::Schedule;
 use crate::stats::interval::{IntervalRow, Snapshot};
 use crate::stats::{Recorder, Summary};
 pub use read::Part;

@@ -319,7 +319,7 @@ mod tests {
     #[test]
     fn rate_mode_json_matches_golden_file() {
         let (mut summary, mut config) = fixed();
-        config.schedule = Some(crate::plan::Schedule::constant(100.0, config.duration));
+        config.schedule = Some(crate::schedule::Schedule::constant(100.0, config.duration));
         summary.total.pacing = crate::report::fixed_pacing();
         let mut rows = rows();
         for r in &mut rows {

@@ -5,12 +5,12 @@
 
 use std::path::PathBuf;
 
+pub mod find_max;
 pub mod hdrlog;
 pub mod html;
 pub mod json;
 pub mod live;
 pub mod proxy;
-pub mod search;
 pub mod text;
 pub mod units;
 pub mod wrk2;

@@ -126,7 +126,7 @@ pub fn body(summary: &Summary, config: &Config, protocol: Protocol, show: TextOp
         // wrk says only how many; which codes is what one wants next.
         let codes: Vec<String> = summary
             .status_counts()
-            .map(|(code, n)| format!("{code} \u{d7}{}", crate::report::search::rate(n as f64)))
+            .map(|(code, n)| format!("{code} \u{d7}{}", crate::report::units::rate(n as f64)))
             .collect();
         let _ = writeln!(out, "Status codes: {}", codes.join(", "));
     }
@@ -304,8 +304,8 @@ fn target_lines(out: &mut String, summary: &Summary, config: &Config) {
         let _ = writeln!(
             out,
             "  {:>10}  {:>8}  {:>8}  {:>8}  {} {}",
-            crate::report::search::rate(c.requests as f64),
-            crate::report::search::rate(c.errors as f64),
+            crate::report::units::rate(c.requests as f64),
+            crate::report::units::rate(c.errors as f64),
             time_us(mean),
             time_us(c.latency_max_us as f64),
             t.method,
@@ -337,14 +337,14 @@ fn busy(summary: &Summary, config: &Config, protocol: Protocol) -> String {
         };
         format!(
             "{more}: {} req/s at the server's median latency of {} keeps about {} in flight, {slots} can be",
-            crate::report::search::rate(rate),
+            crate::report::units::rate(rate),
             time_us(median_s * 1e6),
             needed.ceil()
         )
     } else if rate * max_s >= slots as f64 {
         format!(
             "{} req/s at the server's median latency of {} keeps about {} in flight and {slots} were open, so the server was slow or stalled at times: its slowest response took {}; more connections would queue more requests at it",
-            crate::report::search::rate(rate),
+            crate::report::units::rate(rate),
             time_us(median_s * 1e6),
             needed.ceil(),
             time_us(max_s * 1e6)
@@ -355,7 +355,7 @@ fn busy(summary: &Summary, config: &Config, protocol: Protocol) -> String {
         // left), not with a slow server.
         format!(
             "busy with requests already late: at {} req/s even the server's slowest response, {}, leaves most of the {slots} free",
-            crate::report::search::rate(rate),
+            crate::report::units::rate(rate),
             time_us(max_s * 1e6)
         )
     }
@@ -428,7 +428,7 @@ mod tests {
     #[test]
     fn rate_mode_report_matches_golden_file() {
         let (mut summary, mut config) = fixed();
-        config.schedule = Some(crate::plan::Schedule::constant(100.0, config.duration));
+        config.schedule = Some(crate::schedule::Schedule::constant(100.0, config.duration));
         let t = &mut summary.total;
         for (latency_us, n) in [(110, 900), (400, 107)] {
             for _ in 0..n {

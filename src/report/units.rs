@@ -125,6 +125,32 @@ pub fn padded(msg: &str, width: usize) -> String {
     format!("{msg:>width$}{}", &"  "[..pad])
 }
 
+/// A number with `places` decimals and a thousands separator: `12,345.6`.
+pub fn grouped(v: f64, places: usize) -> String {
+    let text = format!("{:.places$}", v.abs());
+    let (int, frac) = text.split_once('.').map_or((text.as_str(), None), |(i, f)| (i, Some(f)));
+    let mut out = String::with_capacity(text.len() + int.len() / 3 + 1);
+    if v < 0.0 && text.bytes().any(|b| b.is_ascii_digit() && b != b'0') {
+        out.push('-');
+    }
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if let Some(f) = frac {
+        out.push('.');
+        out.push_str(f);
+    }
+    out
+}
+
+/// A rate or count rounded to a whole number, with a thousands separator: `12,345`.
+pub fn rate(r: f64) -> String {
+    grouped(r.max(0.0), 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

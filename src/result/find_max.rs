@@ -19,7 +19,7 @@ pub struct FindMaxDoc {
     /// How the search ended and what it found.
     pub answer: Answer,
     /// The search's settings.
-    pub config: SearchSettings,
+    pub config: FindMaxSettings,
     /// The probe's achieved rate, when the search started with one.
     pub probe_per_s: Option<f64>,
     /// Every step, in the order run.
@@ -96,7 +96,7 @@ pub struct Limit {
 
 /// A search's settings.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SearchSettings {
+pub struct FindMaxSettings {
     /// Target URL.
     pub url: String,
     /// Connections.

@@ -54,7 +54,7 @@ fn assert_found(run: &Run, capacity: f64) {
 
 /// A rate as the text prints it.
 fn group(r: f64) -> String {
-    strain::report::search::rate(r)
+    strain::report::units::rate(r)
 }
 
 #[test]

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use strain::config::{Config, Target};
 use strain::origin::OriginConfig;
-use strain::plan::Schedule;
 use strain::run::{run, Observer, OriginPlacement, RunConfig, Workload};
+use strain::schedule::Schedule;
 use strain::verdict::{Checks, Threshold};
 
 /// Counts what the run reports as it goes.

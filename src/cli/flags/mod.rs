@@ -343,7 +343,7 @@ pub struct LoadFlags {
 /// and `demo --find-max`. The defaults are applied when the search is made, so that `proxy`
 /// can tell a search flag given without `--find-max` (and refuse it).
 #[derive(Debug, Args)]
-pub struct SearchFlags {
+pub struct FindMaxOptions {
     /// Service level every passing rate must meet (repeatable; at least one on latency, which
     /// is measured from the intended send): p99<100ms, p(99.9)<1s, max<2s, errors<0.1%.
     #[arg(long = "slo", value_name = "EXPR")]
@@ -373,7 +373,7 @@ pub struct SearchFlags {
 pub struct FindMaxFlags {
     /// How steps are chosen and judged.
     #[command(flatten)]
-    pub search: SearchFlags,
+    pub search: FindMaxOptions,
     /// Connections, threads, timeout, protocol.
     #[command(flatten)]
     pub connect: ConnectFlags,
@@ -415,7 +415,7 @@ pub struct DemoFlags {
     pub find_max: bool,
 }
 
-impl SearchFlags {
+impl FindMaxOptions {
     /// The first search flag given, by name (`None`: no search was asked for).
     pub fn first_given(&self) -> Option<&'static str> {
         [

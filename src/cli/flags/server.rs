@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use super::{ConnectFlags, RunFlags, SearchFlags};
+use super::{ConnectFlags, FindMaxOptions, RunFlags};
 
 use super::super::units::{self, Dur};
 use crate::defaults;
@@ -279,7 +279,7 @@ pub struct ProxyFlags {
     pub find_max: bool,
     /// The capacity search, with --find-max.
     #[command(flatten)]
-    pub search: SearchFlags,
+    pub search: FindMaxOptions,
 }
 
 /// What `proxy --find-max` refuses: a search chooses each step's rate and length, steps are

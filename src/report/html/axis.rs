@@ -2,6 +2,8 @@
 //! logarithmic: 1, 2 and 5 of each decade), one unit per axis chosen for its range and named
 //! in its title, and numbers with thousands separators.
 
+use crate::report::units::grouped;
+
 /// How values map onto an axis.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Scale {
@@ -225,27 +227,6 @@ fn decimals(step: f64) -> usize {
 fn clean(v: f64) -> f64 {
     let s = format!("{v:.9}");
     s.parse().unwrap_or(v)
-}
-
-/// A number with `places` decimals and a thousands separator: `12,345.6`.
-pub fn grouped(v: f64, places: usize) -> String {
-    let text = format!("{:.places$}", v.abs());
-    let (int, frac) = text.split_once('.').map_or((text.as_str(), None), |(i, f)| (i, Some(f)));
-    let mut out = String::with_capacity(text.len() + int.len() / 3 + 1);
-    if v < 0.0 && text.bytes().any(|b| b.is_ascii_digit() && b != b'0') {
-        out.push('-');
-    }
-    for (i, c) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if let Some(f) = frac {
-        out.push('.');
-        out.push_str(f);
-    }
-    out
 }
 
 #[cfg(test)]

@@ -371,7 +371,7 @@ pub fn heatmap(f: &Frame, columns: &[Column], edges: &[f64], bucket_tip: &dyn Fn
             c.cells
                 .iter()
                 .rev()
-                .map(|&(b, n)| format!("{}: {}", bucket_tip(b), super::axis::grouped(n as f64, 0)))
+                .map(|&(b, n)| format!("{}: {}", bucket_tip(b), crate::report::units::grouped(n as f64, 0)))
                 .collect()
         })
         .collect();
@@ -411,7 +411,7 @@ pub fn heatmap(f: &Frame, columns: &[Column], edges: &[f64], bucket_tip: &dyn Fn
         out,
         "<text x=\"{:.1}\" y=\"{LEGEND_Y}\" class=\"legend\">{} per cell</text></svg>",
         x + 14.0 * HEAT.len() as f64 + 4.0,
-        super::axis::grouped(top_count as f64, 0)
+        crate::report::units::grouped(top_count as f64, 0)
     );
     out
 }

@@ -16,13 +16,13 @@ use crate::result::RunDoc;
 
 pub mod axis;
 pub mod chart;
+mod find_max;
 mod panels;
 mod protocol;
-mod search;
 pub mod series;
 mod summary;
 
-pub use search::render_search;
+pub use find_max::render_find_max;
 
 /// The page's style: light and dark themes, a two-column grid on wide screens, print.
 const STYLE: &str = include_str!("page.css");

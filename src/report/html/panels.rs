@@ -6,10 +6,11 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::axis::{grouped, latency, latency_unit, per_second, time_unit, Axis};
+use super::axis::{latency, latency_unit, per_second, time_unit, Axis};
 use super::chart::{self, colour, Column, Frame, Layer, Line};
 use super::series::{buckets, edge, PageRows};
 use super::{esc, Overlay};
+use crate::report::units::grouped;
 use crate::stats::codec::decode_histogram;
 use crate::stats::interval::IntervalRow;
 

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::axis::grouped;
 use super::{esc, Overlay};
+use crate::report::units::grouped;
 use crate::result::{Http2Doc, Http3Doc};
 
 /// The HTTP/2 table: a row per figure, a column per result.

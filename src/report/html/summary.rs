@@ -4,9 +4,10 @@
 
 use std::fmt::Write;
 
-use super::axis::{grouped, latency, per_second};
+use super::axis::{latency, per_second};
 use super::{esc, Overlay};
 use crate::report::text::threshold_value;
+use crate::report::units::grouped;
 use crate::result::RunDoc;
 use crate::verdict::Threshold;
 

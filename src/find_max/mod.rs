@@ -8,8 +8,8 @@
 //! SLO percentile's bound than the whole step may have (1% of the planned requests for p99),
 //! no later response can bring the percentile back under it.
 
+pub mod bisect;
 pub mod knee;
-pub mod plan;
 pub mod step;
 pub mod watch;
 
@@ -17,11 +17,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::config::Config;
-use crate::plan::Schedule;
 use crate::run::{Failure, Observer, OriginPlacement, RunConfig, RunError, Workload};
+use crate::schedule::Schedule;
 use crate::stats::interval::{IntervalRow, Latencies};
 use crate::verdict::{Budget, Checks, Metric, Op, Threshold};
-use plan::{End, Outcome, Plan};
+use bisect::{Bisection, End, Outcome};
 use step::{Step, Verdict};
 use watch::WatchError;
 
@@ -41,7 +41,7 @@ fn cool_down(wait: Duration, stop: &AtomicBool) {
 
 /// A capacity search: the load every step shares, the SLO and how the rates are chosen.
 #[derive(Debug, Clone)]
-pub struct SearchConfig {
+pub struct FindMaxConfig {
     /// Target, connections, threads, timeout, headers, tick; the duration and rate are the
     /// search's.
     pub load: Config,
@@ -67,7 +67,7 @@ pub struct SearchConfig {
 
 /// Why a search could not run.
 #[derive(Debug, thiserror::Error)]
-pub enum SearchError {
+pub enum FindMaxError {
     /// The settings do not form a search.
     #[error("{0}")]
     Invalid(String),
@@ -84,7 +84,7 @@ pub enum SearchError {
 
 /// What the search found.
 #[derive(Debug)]
-pub struct SearchResult {
+pub struct FindMaxResult {
     /// The closed-loop probe's rate, when it ran.
     pub probe_per_s: Option<f64>,
     /// Every step, in the order run.
@@ -112,7 +112,7 @@ pub struct Answer {
 }
 
 /// Hears a search as it goes.
-pub trait SearchObserver {
+pub trait FindMaxObserver {
     /// The server runs on this machine on CPUs strain's threads use too (told by every step;
     /// the first time is before any load).
     fn shared_cpus(&mut self, _shared: &crate::net::host::SharedCpus) {}
@@ -131,12 +131,12 @@ pub trait SearchObserver {
 /// A search observer that ignores everything.
 pub struct Quiet;
 
-impl SearchObserver for Quiet {}
+impl FindMaxObserver for Quiet {}
 
-impl SearchConfig {
+impl FindMaxConfig {
     /// Checks the settings.
-    pub fn validate(&self) -> Result<(), SearchError> {
-        let invalid = |s: String| Err(SearchError::Invalid(s));
+    pub fn validate(&self) -> Result<(), FindMaxError> {
+        let invalid = |s: String| Err(FindMaxError::Invalid(s));
         if !self.slo.iter().any(is_latency_term) {
             return invalid("the SLO needs a latency term, e.g. --slo 'p99<100ms'".into());
         }
@@ -149,8 +149,8 @@ impl SearchConfig {
             return invalid(format!("--precision must be between 0% and 100%, not {}%", self.precision * 100.0));
         }
         for (flag, rate) in [("--start", self.start), ("--max", self.max)] {
-            if rate.is_some_and(|r| !(r.is_finite() && r >= plan::FLOOR_PER_S)) {
-                return invalid(format!("{flag} must be a rate of at least {} request/s", plan::FLOOR_PER_S));
+            if rate.is_some_and(|r| !(r.is_finite() && r >= bisect::FLOOR_PER_S)) {
+                return invalid(format!("{flag} must be a rate of at least {} request/s", bisect::FLOOR_PER_S));
             }
         }
         if self.step.is_zero() {
@@ -193,11 +193,11 @@ fn is_latency_term(t: &Threshold) -> bool {
 }
 
 /// Searches for the highest rate that meets the SLO, until the search ends or `stop` is set.
-pub fn find_max(
-    config: &SearchConfig,
+pub fn run(
+    config: &FindMaxConfig,
     stop: &AtomicBool,
-    observer: &mut dyn SearchObserver,
-) -> Result<SearchResult, SearchError> {
+    observer: &mut dyn FindMaxObserver,
+) -> Result<FindMaxResult, FindMaxError> {
     config.validate()?;
     for pid in &config.watch {
         watch::sample(*pid)?;
@@ -207,27 +207,27 @@ pub fn find_max(
         Some(s) => s,
         None => {
             let per_s = probe(config, stop, observer)?;
-            let start = (per_s / 4.0).max(plan::FLOOR_PER_S);
+            let start = (per_s / 4.0).max(bisect::FLOOR_PER_S);
             observer.probed(per_s, start);
             probe_per_s = Some(per_s);
             start
         }
     };
-    let mut plan = Plan::new(start, config.max, config.precision);
+    let mut bisection = Bisection::new(start, config.max, config.precision);
     let mut steps: Vec<Step> = Vec::new();
-    while let Some(rate) = plan.next() {
+    while let Some(rate) = bisection.next() {
         if stop.load(Ordering::Relaxed) {
-            plan.stop();
+            bisection.stop();
             break;
         }
         observer.step_started(rate);
         let step = run_step(config, rate, &steps, stop, observer)?;
         if stop.load(Ordering::Relaxed) {
             // Cut short from outside: not a measurement of this rate.
-            plan.stop();
+            bisection.stop();
             break;
         }
-        plan.record(
+        bisection.record(
             rate,
             match &step.verdict {
                 Verdict::Pass => Outcome::Pass,
@@ -238,16 +238,16 @@ pub fn find_max(
         observer.step(&step);
         let backlog = (!step.verdict.passed()).then(|| Duration::from_micros(step.max_us).min(COOLDOWN_MAX));
         steps.push(step);
-        if let Some(wait) = backlog.filter(|_| plan.next().is_some()) {
+        if let Some(wait) = backlog.filter(|_| bisection.next().is_some()) {
             cool_down(wait, stop);
         }
     }
-    let answer = answer(&plan, &steps, &config.slo);
-    Ok(SearchResult { probe_per_s, steps, answer })
+    let answer = answer(&bisection, &steps, &config.slo);
+    Ok(FindMaxResult { probe_per_s, steps, answer })
 }
 
 /// Tells the search's observer what a run tells of the machine (the probe's run).
-struct Told<'a>(&'a mut dyn SearchObserver);
+struct Told<'a>(&'a mut dyn FindMaxObserver);
 
 impl Observer for Told<'_> {
     fn shared_cpus(&mut self, shared: &crate::net::host::SharedCpus) {
@@ -256,7 +256,7 @@ impl Observer for Told<'_> {
 }
 
 /// A short closed-loop run: how fast the service answers with every connection busy.
-fn probe(config: &SearchConfig, stop: &AtomicBool, observer: &mut dyn SearchObserver) -> Result<f64, SearchError> {
+fn probe(config: &FindMaxConfig, stop: &AtomicBool, observer: &mut dyn FindMaxObserver) -> Result<f64, FindMaxError> {
     let mut load = config.load.clone();
     load.duration = config.probe;
     load.schedule = None;
@@ -268,11 +268,11 @@ fn probe(config: &SearchConfig, stop: &AtomicBool, observer: &mut dyn SearchObse
     };
     let result = crate::run::run(test, stop, &mut Told(observer))?;
     if let Some(f) = &result.failure {
-        return Err(SearchError::Failed(format!("the probe failed: {}", failure_text(f))));
+        return Err(FindMaxError::Failed(format!("the probe failed: {}", failure_text(f))));
     }
     let per_s = result.summary.requests_per_s();
     if per_s <= 0.0 {
-        return Err(SearchError::Failed(format!(
+        return Err(FindMaxError::Failed(format!(
             "the probe got no response in {:?}: give --start to search anyway",
             config.probe
         )));
@@ -289,12 +289,12 @@ fn failure_text(f: &Failure) -> String {
 
 /// Runs and judges one step.
 fn run_step(
-    config: &SearchConfig,
+    config: &FindMaxConfig,
     rate: f64,
     earlier: &[Step],
     stop: &AtomicBool,
-    outer: &mut dyn SearchObserver,
-) -> Result<Step, SearchError> {
+    outer: &mut dyn FindMaxObserver,
+) -> Result<Step, FindMaxError> {
     let load = config.step_load(rate);
     let step_stop = AtomicBool::new(false);
     let mut early = Early::new(config, &load, rate, stop, &step_stop, outer);
@@ -308,7 +308,7 @@ fn run_step(
     let starts = std::mem::take(&mut early.watch_start);
     let watched = config.watch.iter().zip(starts).map(|(pid, s)| watch::over(*pid, s)).collect();
     if let Some(f) = &result.failure {
-        return Err(SearchError::Failed(format!("the step at {rate:.0} requests/s failed: {}", failure_text(f))));
+        return Err(FindMaxError::Failed(format!("the step at {rate:.0} requests/s failed: {}", failure_text(f))));
     }
     // Only a passing step shows the service unqueued: a failed one may have been saturated, and
     // a later step as slow would then read as "as fast as before" (a -c limit that was not).
@@ -332,17 +332,17 @@ struct Early<'a> {
     stop: &'a AtomicBool,
     step_stop: &'a AtomicBool,
     /// The search's observer, which sees the step's rows and end too.
-    outer: &'a mut dyn SearchObserver,
+    outer: &'a mut dyn FindMaxObserver,
 }
 
 impl<'a> Early<'a> {
     fn new(
-        config: &'a SearchConfig,
+        config: &'a FindMaxConfig,
         load: &Config,
         rate: f64,
         stop: &'a AtomicBool,
         step_stop: &'a AtomicBool,
-        outer: &'a mut dyn SearchObserver,
+        outer: &'a mut dyn FindMaxObserver,
     ) -> Early<'a> {
         let mut measured = load.clone();
         measured.schedule = Some(Schedule::constant(rate, config.step));
@@ -396,7 +396,7 @@ impl Observer for Early<'_> {
 }
 
 /// The answer from the steps run.
-fn answer(plan: &Plan, steps: &[Step], slo: &[Threshold]) -> Answer {
+fn answer(bisection: &Bisection, steps: &[Step], slo: &[Threshold]) -> Answer {
     let first_fail_step = steps
         .iter()
         .filter(|s| matches!(s.verdict, Verdict::Slo | Verdict::Behind))
@@ -413,8 +413,8 @@ fn answer(plan: &Plan, steps: &[Step], slo: &[Threshold]) -> Answer {
         })
         .collect();
     Answer {
-        end: plan.end().unwrap_or(End::Stopped),
-        max_rate: plan.pass,
+        end: bisection.end().unwrap_or(End::Stopped),
+        max_rate: bisection.pass,
         first_fail: first_fail_step.map(|s| s.target),
         failed_terms,
         knee: knee::knee(&points),

@@ -38,7 +38,7 @@ pub const MAX_STEPS: usize = 60;
 
 /// Where the search stands.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub struct Bisection {
     precision: f64,
     max: Option<f64>,
     /// Highest rate that passed.
@@ -50,12 +50,12 @@ pub struct Plan {
     end: Option<End>,
 }
 
-impl Plan {
+impl Bisection {
     /// A search starting at `start` req/s, never above `max`, ending within `precision` (a
     /// share, e.g. 0.02).
-    pub fn new(start: f64, max: Option<f64>, precision: f64) -> Plan {
+    pub fn new(start: f64, max: Option<f64>, precision: f64) -> Bisection {
         let start = max.map_or(start, |m| start.min(m)).max(FLOOR_PER_S);
-        Plan { precision, max, pass: None, fail: None, next: Some(start), steps: 0, end: None }
+        Bisection { precision, max, pass: None, fail: None, next: Some(start), steps: 0, end: None }
     }
 
     /// The rate to try next; `None` once the search has ended.
@@ -109,14 +109,14 @@ mod tests {
     use super::*;
 
     /// Runs a search against `step`; returns the plan and the rates tried.
-    fn search(start: f64, max: Option<f64>, step: &mut dyn FnMut(f64) -> Outcome) -> (Plan, Vec<f64>) {
-        let mut plan = Plan::new(start, max, 0.02);
+    fn search(start: f64, max: Option<f64>, step: &mut dyn FnMut(f64) -> Outcome) -> (Bisection, Vec<f64>) {
+        let mut bisection = Bisection::new(start, max, 0.02);
         let mut tried = Vec::new();
-        while let Some(rate) = plan.next() {
+        while let Some(rate) = bisection.next() {
             tried.push(rate);
-            plan.record(rate, step(rate));
+            bisection.record(rate, step(rate));
         }
-        (plan, tried)
+        (bisection, tried)
     }
 
     fn capacity(c: f64) -> impl FnMut(f64) -> Outcome {
@@ -127,9 +127,9 @@ mod tests {
     fn capacities_are_found_within_the_precision() {
         // (capacity, start)
         for (cap, start) in [(100.0, 10.0), (3_700.0, 250.0), (50_000.0, 1_000.0), (3_700.0, 90_000.0), (100.0, 1.0)] {
-            let (plan, tried) = search(start, None, &mut capacity(cap));
-            assert_eq!(plan.end(), Some(End::Converged), "{cap}: {tried:?}");
-            let (p, f) = (plan.pass.unwrap(), plan.fail.unwrap());
+            let (bisection, tried) = search(start, None, &mut capacity(cap));
+            assert_eq!(bisection.end(), Some(End::Converged), "{cap}: {tried:?}");
+            let (p, f) = (bisection.pass.unwrap(), bisection.fail.unwrap());
             assert!(p <= cap && f > cap, "{cap}: pass {p}, fail {f}");
             assert!((f - p) / p <= 0.02, "{cap}: pass {p}, fail {f}");
             assert!(tried.len() <= 20, "{cap}: {} steps: {tried:?}", tried.len());
@@ -145,25 +145,26 @@ mod tests {
 
     #[test]
     fn a_generator_limit_stops_the_search_at_once() {
-        let (plan, tried) = search(1_000.0, None, &mut |r| if r > 30_000.0 { Outcome::Limit } else { Outcome::Pass });
-        assert_eq!(plan.end(), Some(End::Limit));
+        let (bisection, tried) =
+            search(1_000.0, None, &mut |r| if r > 30_000.0 { Outcome::Limit } else { Outcome::Pass });
+        assert_eq!(bisection.end(), Some(End::Limit));
         assert_eq!(tried, vec![1_000.0, 2_000.0, 4_000.0, 8_000.0, 16_000.0, 32_000.0]);
-        assert_eq!((plan.pass, plan.fail), (Some(16_000.0), None));
+        assert_eq!((bisection.pass, bisection.fail), (Some(16_000.0), None));
     }
 
     #[test]
     fn max_caps_the_rates_and_a_pass_there_ends_it() {
-        let (plan, tried) = search(1_000.0, Some(5_000.0), &mut capacity(1e9));
+        let (bisection, tried) = search(1_000.0, Some(5_000.0), &mut capacity(1e9));
         assert_eq!(tried, vec![1_000.0, 2_000.0, 4_000.0, 5_000.0]);
-        assert_eq!(plan.end(), Some(End::MaxPassed));
+        assert_eq!(bisection.end(), Some(End::MaxPassed));
     }
 
     #[test]
     fn when_everything_fails_it_goes_down_to_the_floor() {
-        let (plan, tried) = search(64.0, None, &mut |_| Outcome::Fail);
-        assert_eq!(plan.end(), Some(End::NothingPassed));
+        let (bisection, tried) = search(64.0, None, &mut |_| Outcome::Fail);
+        assert_eq!(bisection.end(), Some(End::NothingPassed));
         assert_eq!(tried, vec![64.0, 32.0, 16.0, 8.0, 4.0, 2.0, 1.0]);
-        assert_eq!(plan.pass, None);
+        assert_eq!(bisection.pass, None);
     }
 
     #[test]
@@ -172,7 +173,7 @@ mod tests {
         for seed in 0..50 {
             let mut rng = crate::rng::Rng::new(seed);
             let cap = 3_700.0;
-            let (plan, tried) = search(100.0, None, &mut |r| {
+            let (bisection, tried) = search(100.0, None, &mut |r| {
                 if (r - cap).abs() <= 0.05 * cap {
                     if rng.chance(0.5) {
                         Outcome::Pass
@@ -184,20 +185,20 @@ mod tests {
                 }
             });
             assert!(tried.len() <= 25, "seed {seed}: {} steps", tried.len());
-            let pass = plan.pass.unwrap();
+            let pass = bisection.pass.unwrap();
             assert!((pass - cap).abs() <= 0.06 * cap, "seed {seed}: pass {pass}");
         }
     }
 
     #[test]
     fn a_step_budget_bounds_a_search_that_cannot_converge() {
-        let mut plan = Plan::new(100.0, None, 0.0);
+        let mut bisection = Bisection::new(100.0, None, 0.0);
         let mut n = 0;
-        while let Some(rate) = plan.next() {
+        while let Some(rate) = bisection.next() {
             n += 1;
-            plan.record(rate, if rate < 150.0 { Outcome::Pass } else { Outcome::Fail });
+            bisection.record(rate, if rate < 150.0 { Outcome::Pass } else { Outcome::Fail });
         }
         assert_eq!(n, MAX_STEPS);
-        assert_eq!(plan.end(), Some(End::StepBudget));
+        assert_eq!(bisection.end(), Some(End::StepBudget));
     }
 }

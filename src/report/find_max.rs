@@ -3,30 +3,17 @@
 
 use std::fmt::Write as _;
 
-use crate::result::find_max::{Answer as AnswerDoc, FindMaxDoc, Knee, Limit, SearchSettings, StepDoc};
+use crate::find_max::bisect::End;
+use crate::find_max::step::{Step, Verdict};
+use crate::find_max::{Answer, FindMaxConfig, FindMaxResult};
+use crate::result::find_max::{Answer as AnswerDoc, FindMaxDoc, FindMaxSettings, Knee, Limit, StepDoc};
 use crate::result::{ThresholdDoc, SCHEMA_VERSION};
-use crate::search::plan::End;
-use crate::search::step::{Step, Verdict};
-use crate::search::{Answer, SearchConfig, SearchResult};
 use crate::verdict::Outcome;
 
-use super::units::time_us;
-
-/// A rate with thousands grouped: `16,000`.
-pub fn rate(r: f64) -> String {
-    let digits = format!("{:.0}", r.max(0.0));
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+use super::units::{rate, time_us};
 
 /// What is searched, and how.
-pub fn header(c: &SearchConfig) -> String {
+pub fn header(c: &FindMaxConfig) -> String {
     let slo: Vec<&str> = c.slo.iter().map(|t| t.text.as_str()).collect();
     format!(
         "Searching {} for the highest rate with {}\n  {} connections, {} thread{}, steps of {:?} after {:?} of warm-up, precision {}%\n",
@@ -127,7 +114,7 @@ pub fn answer(a: &Answer, connections: usize) -> String {
     }
     match &a.limit {
         Some(Verdict::Generator { late_share, cpu_share }) => {
-            let why = if *cpu_share >= crate::search::step::CPU_SATURATED {
+            let why = if *cpu_share >= crate::find_max::step::CPU_SATURATED {
                 format!("its busiest thread was busy or waiting for a CPU {:.0}% of the step", cpu_share * 100.0)
             } else {
                 format!("{:.1}% of requests were sent late although a connection was free", late_share * 100.0)
@@ -169,7 +156,7 @@ fn slo_docs(o: &[Outcome]) -> Vec<ThresholdDoc> {
 }
 
 /// The search as its document.
-pub fn document(c: &SearchConfig, r: &SearchResult, command: &[String]) -> FindMaxDoc {
+pub fn document(c: &FindMaxConfig, r: &FindMaxResult, command: &[String]) -> FindMaxDoc {
     let steps = r
         .steps
         .iter()
@@ -195,7 +182,7 @@ pub fn document(c: &SearchConfig, r: &SearchResult, command: &[String]) -> FindM
         kind: "find-max".to_string(),
         max_rate: r.answer.max_rate,
         answer: answer_doc(&r.answer),
-        config: SearchSettings {
+        config: FindMaxSettings {
             url: c.load.target.url.clone(),
             connections: c.load.connections,
             threads: c.load.threads,
@@ -241,7 +228,7 @@ fn answer_doc(a: &Answer) -> AnswerDoc {
 }
 
 /// The search as pretty JSON.
-pub fn json(c: &SearchConfig, r: &SearchResult, command: &[String]) -> String {
+pub fn json(c: &FindMaxConfig, r: &FindMaxResult, command: &[String]) -> String {
     document(c, r, command).to_json()
 }
 

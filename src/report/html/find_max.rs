@@ -8,14 +8,14 @@ use std::fmt::Write;
 use super::axis::{latency, latency_unit, Axis};
 use super::chart::{self, colour, Frame, Line};
 use super::{esc, head, tail};
-use crate::report::search::rate;
+use crate::report::units::rate;
 use crate::report::units::time_us;
 use crate::result::find_max::{Answer, FindMaxDoc, StepDoc};
 use crate::verdict::Threshold;
 
 /// A capacity search (`find-max --json`) as one page: the answer, the latency-vs-rate curves
 /// with the highest passing rate marked, and the steps.
-pub fn render_search(doc: &FindMaxDoc) -> String {
+pub fn render_find_max(doc: &FindMaxDoc) -> String {
     let mut out = head("strain: find-max");
     let slo: Vec<&str> = doc.config.slo.iter().map(String::as_str).collect();
     let steps = &doc.steps;
