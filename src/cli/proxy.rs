@@ -99,7 +99,7 @@ pub fn run(f: &ProxyFlags) -> Result<i32, CliError> {
             f.origin.clone().ok_or_else(|| CliError::Usage("--client-only needs --origin HOST:PORT".into()))?;
         return client(f, &origin, &stop, OriginPlacement::Elsewhere);
     }
-    let (listener, addr) = super::bind(f.listen)?;
+    let (listener, addr) = super::origin::bind(f.listen)?;
     let mut origin_config =
         crate::origin::OriginConfig { keepalive: f.origin_keepalive as u64, seed: f.seed, ..Default::default() };
     f.documents.apply(&mut origin_config)?;

@@ -130,15 +130,6 @@ impl Protocol {
             Protocol::Http2 { streams } | Protocol::Http3 { streams } => streams.max(1),
         }
     }
-
-    /// The choice that asks for exactly this protocol.
-    pub fn as_choice(self) -> ProtocolChoice {
-        match self {
-            Protocol::Http1 => ProtocolChoice::Http1,
-            Protocol::Http2 { streams } => ProtocolChoice::Http2 { streams },
-            Protocol::Http3 { streams } => ProtocolChoice::Http3 { streams },
-        }
-    }
 }
 
 /// One request of a targets file (`--targets`, read by `workload::targets`).

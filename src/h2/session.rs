@@ -243,15 +243,6 @@ impl Session {
         unsafe { ng::nghttp2_submit_rst_stream(self.raw, ng::NGHTTP2_FLAG_NONE as u8, stream, code) };
     }
 
-    /// Queues a GOAWAY: no new streams from the peer.
-    pub fn go_away(&mut self, code: u32) {
-        // SAFETY: a valid session.
-        unsafe {
-            let last = ng::nghttp2_session_get_last_proc_stream_id(self.raw);
-            ng::nghttp2_submit_goaway(self.raw, ng::NGHTTP2_FLAG_NONE as u8, last, code, std::ptr::null(), 0);
-        }
-    }
-
     /// Server: queues a GOAWAY that lets the peer's streams up to `last_stream` finish and
     /// refuses the rest (a keep-alive limit reached at `last_stream`).
     pub fn go_away_after(&mut self, last_stream: i32, code: u32) {
@@ -367,12 +358,6 @@ impl Session {
     pub fn is_done(&self) -> bool {
         // SAFETY: a valid session.
         unsafe { ng::nghttp2_session_want_read(self.raw) == 0 && ng::nghttp2_session_want_write(self.raw) == 0 }
-    }
-
-    /// Streams the peer lets this side open at once (its SETTINGS_MAX_CONCURRENT_STREAMS).
-    pub fn peer_max_streams(&self) -> u32 {
-        // SAFETY: a valid session.
-        unsafe { ng::nghttp2_session_get_remote_settings(self.raw, ng::NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS) }
     }
 }
 

@@ -43,11 +43,6 @@ pub fn document(result: &RunResult, config: &Config, command: &[String]) -> RunD
     doc
 }
 
-/// Renders a run's result as pretty JSON (see [`document`]).
-pub fn render_result(result: &RunResult, config: &Config, command: &[String]) -> String {
-    document(result, config, command).to_json()
-}
-
 /// What a run adds to its summary in the JSON.
 struct Run<'a> {
     protocol: Protocol,
