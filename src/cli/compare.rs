@@ -15,6 +15,7 @@ use super::units::RoundsArg;
 use super::{load, CliError, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION};
 use crate::compare::ab::{self, AbEvent, AbPlan, AbSide, Rounds};
 use crate::compare::{self, render, runs, Comparison, Rule, Side};
+use crate::report::Output;
 use crate::result::RunDoc;
 
 /// Flags that mean something with saved results; every other one is for the A/B runner.
@@ -209,7 +210,7 @@ fn runner(f: &CompareFlags) -> Result<i32, CliError> {
 
 /// Prints the comparison, writes its JSON and HTML, and returns the exit code.
 fn report(f: &CompareFlags, c: &Comparison, runs: &[(String, RunDoc)]) -> Result<i32, CliError> {
-    let to_stdout = f.files.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    let json = f.files.json.clone().map(Output::of);
     let mut text = render::text(c);
     let shared: Vec<&crate::net::host::SharedCpus> = runs.iter().filter_map(|(_, d)| d.shared_cpus.as_ref()).collect();
     if let Some(first) = shared.first() {
@@ -222,18 +223,9 @@ fn report(f: &CompareFlags, c: &Comparison, runs: &[(String, RunDoc)]) -> Result
             crate::net::host::cpu_list(&first.cpus)
         ));
     }
-    if to_stdout {
-        eprint!("{text}");
-    } else {
-        print!("{text}");
-    }
-    if let Some(path) = &f.files.json {
-        let json = render::json(c, runs);
-        if to_stdout {
-            let _ = std::io::stdout().write_all(json.as_bytes());
-        } else {
-            super::write_file(path, &json)?;
-        }
+    let _ = super::print::text_stream(json.as_ref()).write_all(text.as_bytes());
+    if let Some(json) = &json {
+        super::print::emit(json, &render::json(c, runs))?;
     }
     if let Some(path) = &f.files.html {
         super::write_file(path, &render::html(c, runs))?;

@@ -11,6 +11,7 @@ use crate::config::Config;
 use crate::find_max::step::Step;
 use crate::find_max::{self, FindMaxConfig, FindMaxError, FindMaxObserver, FindMaxResult};
 use crate::report::find_max as text;
+use crate::report::Output;
 use crate::run::Workload;
 use crate::verdict::Threshold;
 
@@ -168,8 +169,8 @@ pub fn search_and_report(
     }
     // Steps' rows before their warm-up's end are not counted; the probe's rows are not either.
     let metrics = super::print::start_metrics(metrics, config.warmup.as_secs_f64())?;
-    let to_stdout = json.is_some_and(|p| p.as_os_str() == "-");
-    let out: Box<dyn Write> = if to_stdout { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };
+    let json = json.map(|p| Output::of(p.to_path_buf()));
+    let out = super::print::text_stream(json.as_ref());
     let mut printer = Printer {
         out,
         connections: config.load.connections,
@@ -204,13 +205,8 @@ pub fn search_and_report(
     if let Some(path) = html {
         super::write_file(path, &crate::report::html::render_find_max(&found))?;
     }
-    let doc = found.to_json();
-    match json {
-        Some(_) if to_stdout => {
-            let _ = std::io::stdout().write_all(doc.as_bytes());
-        }
-        Some(path) => super::write_file(path, &doc)?,
-        None => {}
+    if let Some(json) = &json {
+        super::print::emit(json, &found.to_json())?;
     }
     super::print::close_metrics(printer.metrics.take());
     Ok(if result.answer.max_rate.is_some() { EXIT_OK } else { EXIT_THRESHOLDS })

@@ -18,7 +18,7 @@ pub fn run(f: &MergeFlags) -> Result<i32, CliError> {
     let mut docs = Vec::new();
     let mut stdin_read = false;
     for path in &f.results {
-        let (name, text) = if path.as_os_str() == "-" {
+        let (name, text) = if crate::report::is_standard(path) {
             if std::mem::replace(&mut stdin_read, true) {
                 return Err(CliError::Usage("'-' (standard input) is given twice".into()));
             }
@@ -69,8 +69,7 @@ pub fn run(f: &MergeFlags) -> Result<i32, CliError> {
     let mut result = result;
     result.outcomes = result.judge(&thresholds);
     // wrk's text goes to stderr when stdout carries the JSON, as for a run.
-    let mut text: Box<dyn Write> =
-        if outputs.json == Some(Output::Stdout) { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };
+    let mut text = super::print::text_stream(outputs.json.as_ref());
     let mut out = report::text::header(&config);
     out.push_str(&report::text::body(&result.summary, &config, result.protocol, outputs.text));
     for o in &result.outcomes {

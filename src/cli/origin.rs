@@ -33,7 +33,7 @@ pub fn run(f: &OriginFlags) -> Result<i32, CliError> {
         units::ListenAddr::Tcp(addr) => {
             let (listener, addr) =
                 if f.http3 { bind_with_udp(*addr)? } else { bind(*addr).map(|(l, a)| (l.into(), a))? };
-            let scheme = if config.tls.is_some() { "https" } else { "http" };
+            let scheme = crate::config::Scheme::of_tls(config.tls.is_some()).name();
             // The URL stays the line's last word: scripts and tests take it from there (HTTP/3
             // is on the same address's UDP port, and Alt-Svc says so).
             (listener, format!("{scheme}://{addr}/"))

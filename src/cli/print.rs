@@ -215,8 +215,7 @@ impl Observer for Printer<'_> {
 pub fn run_and_report(test: RunConfig, outputs: &Outputs, stop: &AtomicBool) -> Result<(i32, RunResult), CliError> {
     check_outputs(outputs)?;
     let config = test.load.clone();
-    let text: Box<dyn Write> =
-        if outputs.json == Some(Output::Stdout) { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) };
+    let text = text_stream(outputs.json.as_ref());
     let hdr_log = match &outputs.hdr_log {
         Some(path) => Some(open_hdr_log(path)?),
         None => None,
@@ -290,10 +289,7 @@ pub(crate) fn write_result(doc: &RunDoc, config: &Config, outputs: &Outputs) -> 
             let line = serde_json::to_value(doc).map_or_else(|_| doc.to_json(), |v| v.to_string());
             let _ = writeln!(std::io::stdout(), "{}", line.trim_end());
         }
-        Some(Output::Stdout) => {
-            let _ = std::io::stdout().write_all(doc.to_json().as_bytes());
-        }
-        Some(Output::File(path)) => write_file(path, &doc.to_json())?,
+        Some(output) => emit(output, &doc.to_json())?,
         None => {}
     }
     Ok(())
@@ -310,11 +306,32 @@ pub(crate) fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
     })
 }
 
+/// Writes `text` where `output` says: standard output, or a file written whole.
+pub(crate) fn emit(output: &Output, text: &str) -> Result<(), CliError> {
+    match output {
+        Output::Stdout => {
+            let _ = std::io::stdout().write_all(text.as_bytes());
+            Ok(())
+        }
+        Output::File(path) => write_file(path, text),
+    }
+}
+
+/// Where text for people goes: standard error when a document takes standard output, so the
+/// two never mix.
+pub(crate) fn text_stream(document: Option<&Output>) -> Box<dyn Write> {
+    if document == Some(&Output::Stdout) {
+        Box::new(std::io::stderr())
+    } else {
+        Box::new(std::io::stdout())
+    }
+}
+
 /// Checks, before any load, that a report file can be written at `path` (`-` is standard
 /// output): its directory exists and takes a new file, and it is not a directory. A long test's
 /// result is then not lost to a typo found at its end.
 pub(crate) fn check_writable(path: &Path) -> Result<(), CliError> {
-    if path.as_os_str() == "-" {
+    if report::is_standard(path) {
         return Ok(());
     }
     if path.is_dir() {

@@ -116,7 +116,7 @@ pub fn run(f: &ProxyFlags) -> Result<i32, CliError> {
 /// Runs the client side: the engine with generated requests, reporting the hit ratio.
 fn client(f: &ProxyFlags, origin: &str, stop: &AtomicBool, placement: OriginPlacement) -> Result<i32, CliError> {
     let target = f.proxy.clone().unwrap_or_else(|| origin.to_string());
-    let scheme = if f.proxy_tls { "https" } else { "http" };
+    let scheme = crate::config::Scheme::of_tls(f.proxy_tls).name();
     let url = format!("{scheme}://{target}/");
     if f.find_max {
         return find_max(f, &url, origin, stop, placement);

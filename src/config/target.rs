@@ -11,6 +11,25 @@ pub enum Scheme {
     Https,
 }
 
+impl Scheme {
+    /// `https` over TLS, `http` without.
+    pub fn of_tls(tls: bool) -> Scheme {
+        if tls {
+            Scheme::Https
+        } else {
+            Scheme::Http
+        }
+    }
+
+    /// Its name in a URL (and HTTP/2's `:scheme`): the one place it is spelled.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scheme::Http => "http",
+            Scheme::Https => "https",
+        }
+    }
+}
+
 /// The server under test, from the URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
@@ -109,7 +128,7 @@ impl Target {
 
     /// `scheme://host:port`, naming the server in messages.
     pub fn origin(&self) -> String {
-        let scheme = if self.scheme == Scheme::Https { "https" } else { "http" };
+        let scheme = self.scheme.name();
         let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
         format!("{scheme}://{host}:{}", self.port)
     }

@@ -311,13 +311,13 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
     let wire = match protocol {
         Protocol::Http1 => WirePlan::Http1,
         Protocol::Http2 { streams } => {
-            let scheme = if target.scheme == Scheme::Https { "https" } else { "http" };
+            let scheme = target.scheme.name();
             let fixed = crate::h2::from_http1(&request, scheme, &target.host_header())
                 .map_err(|why| EngineError::Script(ScriptError::Runtime { hook: "request", message: why }))?;
             WirePlan::Http2 { streams: streams as usize, fixed }
         }
         Protocol::Http3 { streams } => {
-            let fixed = crate::h2::from_http1(&request, "https", &target.host_header())
+            let fixed = crate::h2::from_http1(&request, Scheme::Https.name(), &target.host_header())
                 .map_err(|why| EngineError::Script(ScriptError::Runtime { hook: "request", message: why }))?;
             let quic = QuicSetup { host: target.host.clone(), insecure: config.insecure };
             WirePlan::Http3 { streams: streams as usize, fixed, quic }

@@ -27,12 +27,18 @@ pub enum Output {
 impl Output {
     /// `-` is standard output, anything else a file.
     pub fn of(path: PathBuf) -> Output {
-        if path.as_os_str() == "-" {
+        if is_standard(&path) {
             Output::Stdout
         } else {
             Output::File(path)
         }
     }
+}
+
+/// Whether a path given on the command line is `-`: the standard stream (standard output for a
+/// report, standard input for results read back). The one place that decides it.
+pub fn is_standard(path: &std::path::Path) -> bool {
+    path.as_os_str() == "-"
 }
 
 /// What wrk's text shows beyond its default lines.

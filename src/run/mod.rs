@@ -323,10 +323,7 @@ impl RunResult {
 fn url_parts(config: &Config) -> UrlParts {
     let t = &config.target;
     UrlParts {
-        scheme: match t.scheme {
-            crate::config::Scheme::Http => "http".into(),
-            crate::config::Scheme::Https => "https".into(),
-        },
+        scheme: t.scheme.name().into(),
         host: t.host.clone(),
         port: t.explicit_port.then_some(t.port),
         path: t.path.clone(),

@@ -155,7 +155,7 @@ impl Worker<'_, Http2> {
     /// Puts slot `i`'s request on its link as a new stream.
     pub(super) fn h2_submit(&mut self, i: usize) {
         let l = self.transport.mux.of(i);
-        let scheme = if self.plan.https() { "https" } else { "http" };
+        let scheme = crate::config::Scheme::of_tls(self.plan.https()).name();
         let Ok(converted) = self.convert_built(i, |bytes, authority| crate::h2::from_http1(bytes, scheme, authority))
         else {
             return;
