@@ -8,9 +8,10 @@
 //!   (thresholds judged, `--abort-on-fail`); [`find_max`] loops over it for `strain find-max`.
 //! - [`engine`] settles the plan before any load (address, protocol by ALPN, TLS, requests;
 //!   pacing from [`schedule`], scripts from [`script`], proxy workloads from [`workload`]), runs one
-//!   event loop per thread, generic over one transport per protocol (HTTP/1.1, HTTP/2), and
-//!   returns each thread's [`stats::Recorder`]; [`net`] gives it sockets (TCP, TLS), [`http`]
-//!   and [`h2`] the wire.
+//!   event loop per thread, generic over one transport per protocol (HTTP/1.1, HTTP/2, HTTP/3
+//!   over QUIC), and returns each thread's [`stats::Recorder`]; [`net`] gives it sockets (TCP,
+//!   TLS, Unix) and tells whether the server shares strain's CPUs, [`http`] and [`h2`] the wire
+//!   (HTTP/3's framing is the engine's own, on quiche's QUIC).
 //! - [`stats`] merges the recorders into a [`stats::Summary`], which [`report`] renders as wrk's
 //!   text, JSON, HTML, live lines and a search's table.
 //! - [`result`] is the result JSON as a type ([`result::RunDoc`], and a search's document),

@@ -214,14 +214,14 @@ pub enum WirePlan {
         /// Requests in flight per connection.
         streams: usize,
         /// The URL's request as HTTP/2 fields.
-        fixed: crate::h2::H2Request,
+        fixed: crate::http::fields::FieldRequest,
     },
     /// HTTP/3 over QUIC: `streams` in flight per connection.
     Http3 {
         /// Requests in flight per connection.
         streams: usize,
         /// The URL's request as fields (HTTP/3 has HTTP/2's pseudo-headers).
-        fixed: crate::h2::H2Request,
+        fixed: crate::http::fields::FieldRequest,
         /// How each thread sets up its QUIC connections.
         quic: QuicSetup,
     },
@@ -312,12 +312,12 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
         Protocol::Http1 => WirePlan::Http1,
         Protocol::Http2 { streams } => {
             let scheme = target.scheme.name();
-            let fixed = crate::h2::from_http1(&request, scheme, &target.host_header())
+            let fixed = crate::http::fields::from_http1(&request, scheme, &target.host_header())
                 .map_err(|why| EngineError::Script(ScriptError::Runtime { hook: "request", message: why }))?;
             WirePlan::Http2 { streams: streams as usize, fixed }
         }
         Protocol::Http3 { streams } => {
-            let fixed = crate::h2::from_http1(&request, Scheme::Https.name(), &target.host_header())
+            let fixed = crate::http::fields::from_http1(&request, Scheme::Https.name(), &target.host_header())
                 .map_err(|why| EngineError::Script(ScriptError::Runtime { hook: "request", message: why }))?;
             let quic = QuicSetup { host: target.host.clone(), insecure: config.insecure };
             WirePlan::Http3 { streams: streams as usize, fixed, quic }

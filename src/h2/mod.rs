@@ -5,8 +5,6 @@
 mod body;
 mod callbacks;
 mod events;
-pub mod request;
 pub mod session;
 
-pub use request::{from_http1, response_fields, H2Request};
 pub use session::{code_name, Body, Event, H2Error, RequestHead, Session, Settings, Source};

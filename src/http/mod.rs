@@ -1,12 +1,14 @@
-//! HTTP/1 codec shared by the load generator and the origin server.
+//! HTTP/1 codec shared by the load generator and the origin server, and requests as the
+//! multiplexed protocols' field lists.
 //!
 //! Split by role, as hyper does: [`request`] renders request heads once per run, [`response`]
 //! parses response heads and frames their bodies incrementally, [`body`] holds the framing both
-//! sides use. Nothing here touches a socket: callers feed bytes and get positions back, so the
+//! sides use; [`fields`] turns those HTTP/1 requests into HTTP/2's and HTTP/3's fields. Nothing here touches a socket: callers feed bytes and get positions back, so the
 //! same code runs over plain TCP and TLS, in the client and in `origin/`.
 
 pub mod body;
 pub mod date;
+pub mod fields;
 pub mod request;
 pub mod request_head;
 pub mod response;

@@ -5,7 +5,7 @@
 //! in the same counters, so load tests and proxy tests read the same figures over either protocol.
 //!
 //! The head of a response is rendered by the same code as HTTP/1's ([`Site::doc_head`] and
-//! friends) and turned into HTTP/2 fields ([`crate::h2::response_fields`]), so the two protocols cannot drift
+//! friends) and turned into HTTP/2 fields ([`crate::http::fields::response_fields`]), so the two protocols cannot drift
 //! apart; the fixed response is converted once at start and its body shared by every stream.
 //! What differs is the protocol's own: a response held by `--delay` or a service time waits in
 //! this driver (not in the connection's output, which would hold back every stream behind it)
@@ -206,7 +206,7 @@ impl H2Conn {
                     let source = Box::new(DocBody { doc, path: ask.path.clone(), scratch: Vec::new() });
                     Body::Made { source, len: doc.len, cut: cut.unwrap_or(doc.len) }
                 };
-                let fields = crate::h2::response_fields(&mut self.scratch);
+                let fields = crate::http::fields::response_fields(&mut self.scratch);
                 if self.session.submit_response(stream, &fields, body).is_ok() {
                     // Counted last, as over HTTP/1 (see `Counters::snapshot`).
                     if not_modified {
@@ -225,7 +225,7 @@ impl H2Conn {
                 self.scratch.clear();
                 site.stats_head(&mut self.scratch, json.len(), Persist::KeepAlive);
                 let body = if ask.head_only { Vec::new() } else { json };
-                let fields = crate::h2::response_fields(&mut self.scratch);
+                let fields = crate::http::fields::response_fields(&mut self.scratch);
                 // A stream reset meanwhile just gets nothing.
                 let _ = self.session.submit_response(stream, &fields, body);
             }
@@ -260,7 +260,7 @@ mod tests {
         let mut head =
             b"HTTP/1.1 304 Not Modified\r\nCache-Control: max-age=60\r\nETag: \"1-2\"\r\nConnection: close\r\n\r\n"
                 .to_vec();
-        let fields = crate::h2::response_fields(&mut head);
+        let fields = crate::http::fields::response_fields(&mut head);
         let want: [(&[u8], &[u8]); 3] =
             [(b":status", b"304"), (b"cache-control", b"max-age=60"), (b"etag", b"\"1-2\"")];
         assert_eq!(fields, want);

@@ -225,7 +225,10 @@ impl Responses {
     fn h2(&self) -> H2Fixed {
         let (full, head_len) = (&self.full[Persist::KeepAlive as usize], self.head_len[Persist::KeepAlive as usize]);
         let mut head = full[..head_len].to_vec();
-        let fields = crate::h2::response_fields(&mut head).into_iter().map(|(n, v)| (n.to_vec(), v.to_vec())).collect();
+        let fields = crate::http::fields::response_fields(&mut head)
+            .into_iter()
+            .map(|(n, v)| (n.to_vec(), v.to_vec()))
+            .collect();
         H2Fixed { fields, body: full[head_len..].into() }
     }
 

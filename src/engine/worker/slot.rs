@@ -1,5 +1,5 @@
 //! A request slot: where one request of the worker is in its cycle, whatever carries it (an
-//! HTTP/1.1 connection of its own, or a stream of an HTTP/2 connection). Plain data: the worker
+//! HTTP/1.1 connection of its own, or a stream of an HTTP/2 or HTTP/3 connection). Plain data: the worker
 //! drives the transitions; what a protocol keeps per connection is its transport's.
 
 /// Where a slot is in its cycle.

@@ -96,7 +96,7 @@ fn a_made_body_is_sent_whole_or_cut_with_a_reset() {
 #[test]
 fn the_url_request_submits() {
     let bytes = crate::http::request::render("GET", "/", "127.0.0.1:1", &[], None);
-    let r = crate::h2::from_http1(&bytes, "http", "x").unwrap();
+    let r = crate::http::fields::from_http1(&bytes, "http", "x").unwrap();
     let mut c = Session::client(Settings::default()).unwrap();
     assert_eq!(c.submit_request(&r.fields, r.body.clone()), Ok(1), "{r:?}");
 }

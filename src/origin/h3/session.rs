@@ -3,7 +3,7 @@
 //! 304s and aborts, the counters), counted in the same counters.
 //!
 //! Heads are rendered by the HTTP/1 code ([`Site::doc_head`](super::super::respond::Site) and
-//! friends) and turned into fields by [`crate::h2::response_fields`], so the three protocols
+//! friends) and turned into fields by [`crate::http::fields::response_fields`], so the three protocols
 //! cannot drift apart. What differs is HTTP/3's own:
 //! - quiche takes a response's head or body only as far as flow control and the congestion
 //!   window allow, so an answer it has not taken whole waits in `sending` and is pushed again
@@ -335,7 +335,7 @@ impl Session {
             }
             Reply::Stats(json) => site.stats_head(&mut self.scratch, json.len(), Persist::KeepAlive),
         }
-        let fields = crate::h2::response_fields(&mut self.scratch);
+        let fields = crate::http::fields::response_fields(&mut self.scratch);
         let headers: Vec<HeaderRef<'_>> = fields.iter().map(|(n, v)| HeaderRef::new(n, v)).collect();
         self.h3.send_response(conn, s.stream, &headers, fin)
     }

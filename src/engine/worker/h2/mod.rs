@@ -15,7 +15,8 @@ use std::collections::HashMap;
 
 use super::links::{LinkState, Links};
 use super::*;
-use crate::h2::{Event, H2Request, Session, Settings};
+use crate::h2::{Event, Session, Settings};
+use crate::http::fields::FieldRequest;
 use crate::http::response::Captured;
 
 mod streams;
@@ -56,7 +57,7 @@ pub(super) struct Http2 {
     /// Responses are kept whole for a hook or a content check.
     capture: bool,
     /// The request every slot sends.
-    fixed: H2Request,
+    fixed: FieldRequest,
     /// The link being read: sends made while its events are handled wait for one flush.
     reading: Option<usize>,
     /// Events taken out of a session while they are handled (kept for its capacity).
@@ -76,7 +77,7 @@ struct SlotStream {
 
 impl Http2 {
     /// `count` links of `streams` slots each, sending `fixed`.
-    pub(in crate::engine::worker) fn new(count: usize, streams: usize, fixed: H2Request) -> Http2 {
+    pub(in crate::engine::worker) fn new(count: usize, streams: usize, fixed: FieldRequest) -> Http2 {
         let streams = streams.max(1);
         Http2 {
             mux: Links::new(count, streams),
@@ -156,7 +157,8 @@ impl Worker<'_, Http2> {
     pub(super) fn h2_submit(&mut self, i: usize) {
         let l = self.transport.mux.of(i);
         let scheme = crate::config::Scheme::of_tls(self.plan.https()).name();
-        let Ok(converted) = self.convert_built(i, |bytes, authority| crate::h2::from_http1(bytes, scheme, authority))
+        let Ok(converted) =
+            self.convert_built(i, |bytes, authority| crate::http::fields::from_http1(bytes, scheme, authority))
         else {
             return;
         };

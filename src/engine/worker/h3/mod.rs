@@ -127,7 +127,7 @@ impl Http3 {
     pub(in crate::engine::worker) fn new(
         count: usize,
         streams: usize,
-        fixed: &crate::h2::H2Request,
+        fixed: &crate::http::fields::FieldRequest,
         quic: &QuicSetup,
     ) -> Result<Http3, EngineError> {
         let streams = streams.max(1);

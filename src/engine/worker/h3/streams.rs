@@ -41,7 +41,7 @@ impl Worker<'_, Http3> {
     pub(super) fn h3_submit(&mut self, i: usize) {
         let l = self.transport.mux.of(i);
         let encode = |bytes: &[u8], authority: &str| {
-            crate::h2::from_http1(bytes, crate::config::Scheme::Https.name(), authority)
+            crate::http::fields::from_http1(bytes, crate::config::Scheme::Https.name(), authority)
                 .and_then(|r| frames::encode_request(&r.fields, r.body.as_deref()))
         };
         let Ok(built) = self.convert_built(i, encode) else { return };

@@ -1,10 +1,11 @@
-//! Requests (and response heads) as HTTP/2 fields, made from the HTTP/1 bytes the rest of strain builds (the
-//! rendered URL request, a script's `wrk.format`, a proxy test's document request), so every
-//! way of making a request works unchanged over HTTP/2.
+//! Requests (and response heads) as the field lists of the multiplexed protocols, HTTP/2 and
+//! HTTP/3 (pseudo-headers first, names lowercase), made from the HTTP/1 bytes the rest of
+//! strain builds (the rendered URL request, a script's `wrk.format`, a proxy test's document
+//! request), so every way of making a request works unchanged over either.
 
-/// An HTTP/2 request: its fields (pseudo-headers first) and body.
+/// A request of HTTP/2 or HTTP/3: its fields (pseudo-headers first) and body.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct H2Request {
+pub struct FieldRequest {
     /// `:method`, `:scheme`, `:authority`, `:path`, then the other headers, names lowercase.
     pub fields: Vec<(Vec<u8>, Vec<u8>)>,
     /// The body, when the request has one.
@@ -12,13 +13,13 @@ pub struct H2Request {
 }
 
 /// Headers that belong to one HTTP/1 connection and must not appear in HTTP/2 (RFC 9113
-/// 8.2.2); `Host` becomes `:authority`.
+/// 8.2.2, RFC 9114 4.2); `Host` becomes `:authority`.
 const CONNECTION_SPECIFIC: [&str; 6] =
     ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "host"];
 
 /// Converts one HTTP/1 request (head and `Content-Length` body) for `scheme` (`http` or
 /// `https`); `authority` is used when the request has no `Host`.
-pub fn from_http1(bytes: &[u8], scheme: &str, authority: &str) -> Result<H2Request, String> {
+pub fn from_http1(bytes: &[u8], scheme: &str, authority: &str) -> Result<FieldRequest, String> {
     let mut headers = [httparse::EMPTY_HEADER; crate::http::MAX_HEADERS];
     let mut req = httparse::Request::new(&mut headers);
     let head_len = match req.parse(bytes) {
@@ -78,7 +79,7 @@ pub fn from_http1(bytes: &[u8], scheme: &str, authority: &str) -> Result<H2Reque
     if bytes.len() > head_len + length.unwrap_or(0) {
         return Err("one request at a time over HTTP/2 (streams replace pipelining): use -m".into());
     }
-    Ok(H2Request { fields, body })
+    Ok(FieldRequest { fields, body })
 }
 
 /// An HTTP/1 response head rendered by an HTTP/1 server (the origin's renderers) as HTTP/2 fields: `:status` from the
@@ -111,7 +112,7 @@ pub fn response_fields(head: &mut [u8]) -> Vec<(&[u8], &[u8])> {
 mod tests {
     use super::*;
 
-    fn field<'a>(r: &'a H2Request, name: &str) -> Option<&'a str> {
+    fn field<'a>(r: &'a FieldRequest, name: &str) -> Option<&'a str> {
         r.fields.iter().find(|(n, _)| n == name.as_bytes()).map(|(_, v)| std::str::from_utf8(v).unwrap())
     }
 
