@@ -353,30 +353,15 @@ mod tests {
         let rules: Vec<Threshold> =
             ["p99<1ms", "max<=50ms", "errors<1%", "late<20"].iter().map(|t| Threshold::parse(t).unwrap()).collect();
         let row = |max_us: u64, errors: u64, late: u64| crate::stats::interval::IntervalRow {
-            start_s: 0.0,
             length_s: 1.0,
             target_per_s: Some(100.0),
             achieved_per_s: 100.0,
             requests: 100,
-            mean_us: 0.0,
-            p50_us: 0,
-            p90_us: 0,
-            p99_us: 0,
             max_us,
             errors: errors + 100,
-            status_errors: 0,
             errors_by_kind: [("read".to_string(), errors), ("connect".to_string(), 100)].into_iter().collect(),
-            open_connections: 0,
-            new_connections: 0,
             late,
-            sent: 0,
-            goaways: 0,
-            retried: 0,
-            bytes_per_s: 0.0,
-            ttfb_mean_us: 0.0,
-            ttfb_p99_us: 0,
-            status: Default::default(),
-            latency_histogram: None,
+            ..Default::default()
         };
         let mut b = Budget::new(&config);
         // 1,000 planned: 9 failures fit under 1%, a percentile is never judged early.

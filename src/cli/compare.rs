@@ -132,18 +132,14 @@ fn runner(f: &CompareFlags) -> Result<i32, CliError> {
     }
     // 1 s rows unless told, as always: a comparison of one run a side samples them.
     let interval = Some(f.runner.interval.unwrap_or(crate::defaults::COMPARE_INTERVAL));
-    let shape = load::RunShape { length: &f.length, segment: None, interval };
+    // The warm-up is load before the measured duration, not part of it.
+    let shape = load::RunShape { length: &f.length, segment: None, interval, warmup: f.runner.warmup.0 };
+    // The files are read once for both sides.
+    let inputs = load::Inputs::read(&f.request)?;
+    let request = load::RequestShape { flags: &f.request, inputs: &inputs };
     let side = |url: &str, prepare: &Option<String>| -> Result<AbSide, CliError> {
-        let mut config = load::load(url, &f.connect, Some(shape), crate::defaults::CONNECTIONS)?;
-        let workload = load::workload(&mut config, &f.request, url, &f.new)?;
-        // The warm-up is load before the measured duration, not part of it.
-        let warm = f.runner.warmup.0;
-        config.warmup = warm;
-        config.duration += warm;
-        if let Some(rate) = f.length.rate {
-            config.schedule = Some(crate::schedule::Schedule::constant(rate, config.duration));
-        }
-        config.validate()?;
+        let config = load::load(url, &f.connect, Some(shape), Some(request), crate::defaults::CONNECTIONS)?;
+        let workload = load::workload(&f.request, url, &f.new)?;
         Ok(AbSide { config, workload, prepare: prepare.clone() })
     };
     let plan = AbPlan {

@@ -32,8 +32,10 @@ pub fn load(f: &FindMaxFlags) -> Result<(Config, Workload), CliError> {
             )));
         }
     }
-    let mut config = super::load::load(&f.url, &f.connect, None, crate::defaults::SEARCH_CONNECTIONS)?;
-    let workload = super::load::workload(&mut config, &f.request, &f.url, &f.script_args)?;
+    let inputs = super::load::Inputs::read(&f.request)?;
+    let request = super::load::RequestShape { flags: &f.request, inputs: &inputs };
+    let config = super::load::load(&f.url, &f.connect, None, Some(request), crate::defaults::SEARCH_CONNECTIONS)?;
+    let workload = super::load::workload(&f.request, &f.url, &f.script_args)?;
     Ok((config, workload))
 }
 
@@ -59,7 +61,6 @@ pub fn search_config(f: &FindMaxOptions, load: Config, workload: Workload) -> Re
         probe: crate::defaults::SEARCH_PROBE,
         watch: f.watch.clone(),
     };
-    config.load.validate()?;
     config.validate().map_err(|e| CliError::Usage(e.to_string()))?;
     Ok(config)
 }

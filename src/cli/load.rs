@@ -23,22 +23,40 @@ pub struct RunShape<'a> {
     pub segment: Option<&'a SegmentFlags>,
     /// `--interval`.
     pub interval: Option<Duration>,
+    /// Load before the measured length (the A/B runner's `--warmup`), added to it.
+    pub warmup: Duration,
 }
 
 impl<'a> RunShape<'a> {
     /// The shape a single run's flags give.
     pub fn of(run: &'a RunFlags) -> RunShape<'a> {
-        RunShape { length: &run.length, segment: Some(&run.segment), interval: run.live.interval }
+        RunShape {
+            length: &run.length,
+            segment: Some(&run.segment),
+            interval: run.live.interval,
+            warmup: Duration::ZERO,
+        }
     }
 }
 
-/// The validated load for `url`: how it connects, and for a single run (`None` for a search)
-/// its length, segment and interval. `-c` defaults to `default_connections` (find-max loads
-/// with more connections than wrk's 10).
+/// What each request is, from the flags and the files they name (a proxy test makes its own).
+#[derive(Clone, Copy)]
+pub struct RequestShape<'a> {
+    /// `-X`, `-H`, `--body`, `--targets-order`.
+    pub flags: &'a RequestFlags,
+    /// The targets and body files, read once.
+    pub inputs: &'a Inputs,
+}
+
+/// The load for `url`, built once and checked once: how it connects, for a single run
+/// (`None` for a search) its length, segment and interval, and what each request is (`None`
+/// for a proxy test). `-c` defaults to `default_connections` (find-max loads with more
+/// connections than wrk's 10).
 pub fn load(
     url: &str,
     f: &ConnectFlags,
     run: Option<RunShape>,
+    request: Option<RequestShape>,
     default_connections: usize,
 ) -> Result<Config, CliError> {
     let mut config = Config::new(Target::parse(url)?);
@@ -67,6 +85,9 @@ pub fn load(
             (None, Some(_), None) => crate::defaults::REQUESTS_DURATION,
             (None, None, _) => crate::defaults::DURATION,
         };
+        let warmup = run.map_or(Duration::ZERO, |r| r.warmup);
+        config.warmup = warmup;
+        config.duration += warmup;
         config.schedule = match (length.rate, &length.stages) {
             (rate, Some(stages)) => {
                 let schedule = Schedule::stages(rate.unwrap_or(0.0), &stages.0);
@@ -80,6 +101,9 @@ pub fn load(
     if let Some(s) = run.and_then(|r| r.segment) {
         config.segment = segment(s)?;
         config.start_at = s.start_at;
+    }
+    if let Some(r) = request {
+        requests(&mut config, r)?;
     }
     config.validate()?;
     if let Some(late) = config.start_at.and_then(|at| std::time::SystemTime::now().duration_since(at).ok()) {
@@ -133,19 +157,46 @@ fn protocol(f: &ConnectFlags) -> Result<ProtocolChoice, CliError> {
     })
 }
 
-/// What each request is: the URL with `-H` headers (set on `config`), or a script with its
-/// `init` arguments (the URL first, as wrk passes it).
-pub fn workload(
-    config: &mut Config,
-    f: &RequestFlags,
-    url: &str,
-    script_args: &[String],
-) -> Result<Workload, CliError> {
+/// The files a test's requests come from (`--targets`, `--body-file`), each read once: a
+/// comparison's two sides and a search's steps share what was read.
+#[derive(Debug, Clone, Default)]
+pub struct Inputs {
+    /// The targets file's requests.
+    pub targets: Option<Vec<crate::config::TargetRequest>>,
+    /// The body file's bytes.
+    pub body: Option<Vec<u8>>,
+}
+
+impl Inputs {
+    /// Reads the files `f` names.
+    pub fn read(f: &RequestFlags) -> Result<Inputs, CliError> {
+        let targets = match &f.targets {
+            Some(path) => Some(crate::workload::targets::read(path).map_err(|e| CliError::Usage(e.to_string()))?),
+            None => None,
+        };
+        let body = match &f.body_file {
+            Some(path) => Some(
+                std::fs::read(path)
+                    .map_err(|source| CliError::Io { what: format!("cannot read {}", path.display()), source })?,
+            ),
+            None => None,
+        };
+        Ok(Inputs { targets, body })
+    }
+
+    /// The URL of the first target: it names the server when no URL does.
+    pub fn first_url(&self) -> Option<&str> {
+        self.targets.as_ref()?.first().map(|t| t.target.url.as_str())
+    }
+}
+
+/// The request parts of `config`: `-H` headers, the targets, the method and the body.
+fn requests(config: &mut Config, r: RequestShape) -> Result<(), CliError> {
+    let f = r.flags;
     config.headers = f.headers.iter().map(|h| parse_header(h)).collect::<Result<_, _>>()?;
-    if let Some(path) = &f.targets {
-        config.targets = crate::workload::targets::read(path).map_err(|e| CliError::Usage(e.to_string()))?;
+    if let Some(targets) = &r.inputs.targets {
+        config.targets = targets.clone();
         config.targets_random = (f.targets_order == super::flags::TargetsOrder::Random).then_some(f.seed);
-        config.validate()?;
     }
     if let Some(m) = &f.method {
         // A method is an HTTP token; lower case is the user's, not a method of its own.
@@ -154,14 +205,16 @@ pub fn workload(
         }
         config.method = m.to_ascii_uppercase();
     }
-    config.body = match (&f.body, &f.body_file) {
-        (Some(text), _) => Some(text.clone().into_bytes()),
-        (None, Some(path)) => Some(
-            std::fs::read(path)
-                .map_err(|source| CliError::Io { what: format!("cannot read {}", path.display()), source })?,
-        ),
-        (None, None) => None,
+    config.body = match &f.body {
+        Some(text) => Some(text.clone().into_bytes()),
+        None => r.inputs.body.clone(),
     };
+    Ok(())
+}
+
+/// What each request is: the URL's (the config has its headers, method and body), or a script
+/// with its `init` arguments (the URL first, as wrk passes it).
+pub fn workload(f: &RequestFlags, url: &str, script_args: &[String]) -> Result<Workload, CliError> {
     match &f.script {
         Some(path) => {
             let mut args = vec![url.to_string()];

@@ -124,8 +124,13 @@ fn client(f: &ProxyFlags, origin: &str, stop: &AtomicBool, placement: OriginPlac
     if let Some(flag) = f.search.first_given() {
         return Err(CliError::Usage(format!("{flag} is the capacity search's: add --find-max (or use --threshold)")));
     }
-    let config =
-        super::load::load(&url, &f.connect, Some(super::load::RunShape::of(&f.run)), crate::defaults::CONNECTIONS)?;
+    let config = super::load::load(
+        &url,
+        &f.connect,
+        Some(super::load::RunShape::of(&f.run)),
+        None,
+        crate::defaults::CONNECTIONS,
+    )?;
     if f.new_conn_rate.is_some() && config.schedule.is_some() {
         return Err(CliError::Usage(
             "--new-conn-rate cannot be combined with -R or --stages: arriving connections send their requests at once"
@@ -151,7 +156,7 @@ fn find_max(
     stop: &AtomicBool,
     placement: OriginPlacement,
 ) -> Result<i32, CliError> {
-    let config = super::load::load(url, &f.connect, None, crate::defaults::CONNECTIONS)?;
+    let config = super::load::load(url, &f.connect, None, None, crate::defaults::CONNECTIONS)?;
     let search = super::find_max::search_config(&f.search, config, Workload::Proxy(proxy_plan(f, origin)?))?;
     let (json, html) = (f.run.files.json.as_deref(), f.run.files.html.as_deref());
     let metrics = f.run.metrics.settings(None);

@@ -137,8 +137,8 @@ impl Protocol {
 pub struct TargetRequest {
     /// Its method.
     pub method: String,
-    /// Its URL.
-    pub url: String,
+    /// Its URL, parsed once when the file is read (`target.url` as written).
+    pub target: Target,
     /// Its headers, in order.
     pub headers: Vec<crate::http::request::Header>,
     /// Its body.
@@ -336,10 +336,8 @@ impl Config {
     pub fn origins(&self) -> Vec<Target> {
         let mut origins = vec![self.target.clone()];
         for t in &self.targets {
-            if let Ok(u) = Target::parse(&t.url) {
-                if !origins.iter().any(|o| o.same_origin(&u)) {
-                    origins.push(u);
-                }
+            if !origins.iter().any(|o| o.same_origin(&t.target)) {
+                origins.push(t.target.clone());
             }
         }
         origins
@@ -348,10 +346,9 @@ impl Config {
     /// Which of [`Config::origins`] each target is on.
     pub fn target_origins(&self) -> Vec<u16> {
         let origins = self.origins();
-        let of = |url: &str| {
-            Target::parse(url).ok().and_then(|u| origins.iter().position(|o| o.same_origin(&u))).unwrap_or(0)
-        };
-        self.targets.iter().map(|t| of(&t.url) as u16).collect()
+        // Every target's origin is among them: origins() is made of the targets.
+        let of = |t: &Target| origins.iter().position(|o| o.same_origin(t)).unwrap_or(0);
+        self.targets.iter().map(|t| of(&t.target) as u16).collect()
     }
 
     /// Targets on several servers: one scheme, none missing the URL's server, a connection
@@ -361,7 +358,7 @@ impl Config {
             return Ok(());
         }
         let origins = self.origins();
-        let on_url = self.targets.iter().any(|t| Target::parse(&t.url).is_ok_and(|u| u.same_origin(&self.target)));
+        let on_url = self.targets.iter().any(|t| t.target.same_origin(&self.target));
         if !on_url {
             return Err(ConfigError::Invalid(format!(
                 "no target is on {} (the URL's server): give a URL of one of the targets' servers, or none",

@@ -22,7 +22,9 @@ mod clock;
 mod deadlines;
 mod pacer;
 pub mod proxy;
+mod slot;
 mod timer;
+mod transport;
 mod worker;
 
 use worker::WorkerOutput;
@@ -349,9 +351,9 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
                     .targets
                     .iter()
                     .map(|t| {
-                        let url = crate::config::Target::parse(&t.url).unwrap_or_else(|_| target.clone());
                         let mut headers = config.headers.clone();
                         headers.extend(t.headers.iter().cloned());
+                        let url = &t.target;
                         request::render(&t.method, &url.path, &url.host_header(), &headers, t.body.as_deref())
                     })
                     .collect(),

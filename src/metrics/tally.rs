@@ -215,42 +215,20 @@ impl Tally {
 
     /// Every family with its samples, each labelled with `tags`.
     pub fn families(&self, tags: &Tags) -> Vec<Family> {
-        let with = |extra: &[(&str, &str)]| -> Vec<(String, String)> {
-            let mut l: Vec<(String, String)> = tags.0.clone();
-            l.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-            l.sort();
-            l
-        };
-        let one = |name: &str, value: f64| Sample { name: name.to_string(), labels: with(&[]), value };
-        let by = |name: &str, label: &str, map: &BTreeMap<String, u64>| -> Vec<Sample> {
-            map.iter()
-                .map(|(k, v)| Sample { name: name.to_string(), labels: with(&[(label, k)]), value: *v as f64 })
-                .collect()
-        };
-        let counter = |name, help, value: u64| Family {
-            name,
-            help,
-            kind: Kind::Counter,
-            samples: vec![one(&format!("{name}_total"), value as f64)],
-        };
-        let gauge = |name: &'static str, help, value: f64| Family {
-            name,
-            help,
-            kind: Kind::Gauge,
-            samples: vec![one(name, value)],
-        };
+        let m = Maker { tags };
+        let with = |extra: &[(&str, &str)]| m.labels(extra);
         let mut out = vec![
             Family {
                 name: "strain_requests",
                 help: "Responses completed, by status code.",
                 kind: Kind::Counter,
-                samples: by("strain_requests_total", "status", &self.requests),
+                samples: m.by("strain_requests_total", "status", &self.requests),
             },
             Family {
                 name: "strain_errors",
                 help: "Failed requests by kind (status: responses above 399).",
                 kind: Kind::Counter,
-                samples: by("strain_errors_total", "kind", &self.errors),
+                samples: m.by("strain_errors_total", "kind", &self.errors),
             },
             histogram(
                 "strain_request_duration_seconds",
@@ -258,19 +236,19 @@ impl Tally {
                 &self.latency,
                 &with,
             ),
-            counter("strain_late", "Sends more than 1 ms after their intended time (rate mode).", self.late),
-            counter("strain_unsent", "Sends due but never made: the run was stopped (rate mode).", self.unsent),
-            counter("strain_connections_opened", "Connections established.", self.opened),
-            counter("strain_bytes_received", "Bytes read.", self.bytes),
-            gauge("strain_connections_open", "Connections open.", self.open as f64),
+            m.counter("strain_late", "Sends more than 1 ms after their intended time (rate mode).", self.late),
+            m.counter("strain_unsent", "Sends due but never made: the run was stopped (rate mode).", self.unsent),
+            m.counter("strain_connections_opened", "Connections established.", self.opened),
+            m.counter("strain_bytes_received", "Bytes read.", self.bytes),
+            m.gauge("strain_connections_open", "Connections open.", self.open as f64),
         ];
-        out.push(counter("strain_sent", "Requests sent: each ends as a response or an error.", self.sent));
+        out.push(m.counter("strain_sent", "Requests sent: each ends as a response or an error.", self.sent));
         // A sent request is in flight until it ends as a response or as one of these errors
         // (connect errors never sent one; status errors are responses).
         let ended: u64 = self.requests.values().sum::<u64>()
             + ["read", "write", "parse", "timeout", "reset"].iter().filter_map(|k| self.errors.get(*k)).sum::<u64>();
         let in_flight = self.sent.saturating_sub(ended) as f64;
-        out.push(gauge("strain_in_flight", "Requests sent and not yet answered or failed.", in_flight));
+        out.push(m.gauge("strain_in_flight", "Requests sent and not yet answered or failed.", in_flight));
         if let Some(u) = &self.uncorrected {
             out.push(histogram(
                 "strain_request_duration_uncorrected_seconds",
@@ -280,30 +258,36 @@ impl Tally {
             ));
         }
         if let Some(t) = self.target_per_s {
-            out.push(gauge("strain_target_requests_per_second", "The rate asked for now (rate mode).", t));
+            out.push(m.gauge("strain_target_requests_per_second", "The rate asked for now (rate mode).", t));
         }
+        self.mode_families(&m, &mut out);
+        out
+    }
+
+    /// The families of proxy tests, HTTP/2 and capacity searches, when they apply.
+    fn mode_families(&self, m: &Maker<'_>, out: &mut Vec<Family>) {
         if let Some(h) = self.hit_ratio {
-            out.push(gauge(
+            out.push(m.gauge(
                 "strain_proxy_hit_ratio",
                 "Share of responses served without the origin, last interval.",
                 h,
             ));
-            out.push(counter(
+            out.push(m.counter(
                 "strain_proxy_origin_requests",
                 "Requests the origin answered (proxy tests).",
                 self.origin_requests,
             ));
         }
         if let Some(fb) = self.first_byte_p99_us {
-            out.push(gauge(
+            out.push(m.gauge(
                 "strain_proxy_first_byte_p99_seconds",
                 "Time to first byte, p99 of the last interval.",
                 fb as f64 / 1e6,
             ));
         }
         if self.goaways > 0 || !self.resets.is_empty() || self.retried > 0 {
-            out.push(counter("strain_http2_goaways", "HTTP/2 GOAWAY frames received.", self.goaways));
-            out.push(counter(
+            out.push(m.counter("strain_http2_goaways", "HTTP/2 GOAWAY frames received.", self.goaways));
+            out.push(m.counter(
                 "strain_http2_retried",
                 "HTTP/2 requests refused after a GOAWAY and sent again.",
                 self.retried,
@@ -312,11 +296,11 @@ impl Tally {
                 name: "strain_http2_resets",
                 help: "HTTP/2 streams the server reset, by error code.",
                 kind: Kind::Counter,
-                samples: by("strain_http2_resets_total", "code", &self.resets),
+                samples: m.by("strain_http2_resets_total", "code", &self.resets),
             });
         }
         if let Some(t) = self.step_target {
-            out.push(gauge(
+            out.push(m.gauge(
                 "strain_find_max_step_target_requests_per_second",
                 "The capacity search's current step.",
                 t,
@@ -325,10 +309,46 @@ impl Tally {
                 name: "strain_find_max_steps",
                 help: "Capacity search steps ended, by verdict.",
                 kind: Kind::Counter,
-                samples: by("strain_find_max_steps_total", "verdict", &self.steps),
+                samples: m.by("strain_find_max_steps_total", "verdict", &self.steps),
             });
         }
-        out
+    }
+}
+
+/// Makes samples labelled with a run's tags.
+struct Maker<'a> {
+    tags: &'a Tags,
+}
+
+impl Maker<'_> {
+    /// The tags and `extra`, sorted.
+    fn labels(&self, extra: &[(&str, &str)]) -> Vec<(String, String)> {
+        let mut l: Vec<(String, String)> = self.tags.0.clone();
+        l.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        l.sort();
+        l
+    }
+
+    /// One unlabelled sample.
+    fn one(&self, name: &str, value: f64) -> Sample {
+        Sample { name: name.to_string(), labels: self.labels(&[]), value }
+    }
+
+    /// A sample per key of `map`, labelled `label`.
+    fn by(&self, name: &str, label: &str, map: &BTreeMap<String, u64>) -> Vec<Sample> {
+        map.iter()
+            .map(|(k, v)| Sample { name: name.to_string(), labels: self.labels(&[(label, k)]), value: *v as f64 })
+            .collect()
+    }
+
+    /// A counter family of one sample.
+    fn counter(&self, name: &'static str, help: &'static str, value: u64) -> Family {
+        Family { name, help, kind: Kind::Counter, samples: vec![self.one(&format!("{name}_total"), value as f64)] }
+    }
+
+    /// A gauge family of one sample.
+    fn gauge(&self, name: &'static str, help: &'static str, value: f64) -> Family {
+        Family { name, help, kind: Kind::Gauge, samples: vec![self.one(name, value)] }
     }
 }
 

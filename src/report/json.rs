@@ -120,7 +120,7 @@ fn targets(summary: &Summary, config: &Config) -> Vec<TargetDoc> {
             let c = counts.get(k).copied().unwrap_or_default();
             TargetDoc {
                 method: t.method.clone(),
-                url: t.url.clone(),
+                url: t.target.url.clone(),
                 requests: c.requests,
                 latency_mean_us: if c.requests > 0 { c.latency_sum_us as f64 / c.requests as f64 } else { 0.0 },
                 latency_max_us: c.latency_max_us,

@@ -162,19 +162,8 @@ mod tests {
             p99_us: 4560,
             max_us: 9000,
             errors: 7,
-            status_errors: 0,
-            errors_by_kind: Default::default(),
             open_connections: 100,
-            new_connections: 0,
-            late: 0,
-            sent: 0,
-            goaways: 0,
-            retried: 0,
-            bytes_per_s: 0.0,
-            ttfb_mean_us: 0.0,
-            ttfb_p99_us: 0,
-            status: Default::default(),
-            latency_histogram: None,
+            ..Default::default()
         }
     }
 

@@ -55,7 +55,7 @@ fn target_words(config: &Config) -> String {
     match config.targets.len() {
         0 => config.target.url.clone(),
         n => {
-            let urls: Vec<&str> = config.targets.iter().take(SHOWN).map(|t| t.url.as_str()).collect();
+            let urls: Vec<&str> = config.targets.iter().take(SHOWN).map(|t| t.target.url.as_str()).collect();
             let more = if n > SHOWN { format!(" and {} more", n - SHOWN) } else { String::new() };
             let noun = if n == 1 { "target" } else { "targets" };
             format!("{n} {noun} ({}{more})", urls.join(", "))
@@ -309,7 +309,7 @@ fn target_lines(out: &mut String, summary: &Summary, config: &Config) {
             time_us(mean),
             time_us(c.latency_max_us as f64),
             t.method,
-            t.url
+            t.target.url
         );
     }
 }

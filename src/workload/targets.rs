@@ -69,13 +69,13 @@ pub fn parse(
     Ok(targets)
 }
 
-/// Checks a target's method and URL.
-fn checked(method: &str, url: &str) -> Result<(String, String), String> {
+/// Checks a target's method and parses its URL.
+fn checked(method: &str, url: &str) -> Result<(String, Url), String> {
     if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-' || b == b'_') {
         return Err(format!("invalid method '{method}'"));
     }
-    Url::parse(url).map_err(|e| e.to_string())?;
-    Ok((method.to_ascii_uppercase(), url.to_string()))
+    let target = Url::parse(url).map_err(|e| e.to_string())?;
+    Ok((method.to_ascii_uppercase(), target))
 }
 
 fn http_format(
@@ -102,8 +102,8 @@ fn http_format(
             let Some((method, url)) = line.split_once(' ') else {
                 return Err(bad(n, format!("expected 'METHOD URL', found '{line}'")));
             };
-            let (method, url) = checked(method, url.trim()).map_err(|why| bad(n, why))?;
-            out.push(Target { method, url, headers: Vec::new(), body: None });
+            let (method, target) = checked(method, url.trim()).map_err(|why| bad(n, why))?;
+            out.push(Target { method, target, headers: Vec::new(), body: None });
             open = true;
             continue;
         }
@@ -156,7 +156,7 @@ fn json_lines(text: &str, bad: &dyn Fn(usize, String) -> TargetsError) -> Result
             continue;
         }
         let t: JsonTarget = serde_json::from_str(line).map_err(|e| bad(n, format!("not a JSON target: {e}")))?;
-        let (method, url) = checked(&t.method, &t.url).map_err(|why| bad(n, why))?;
+        let (method, target) = checked(&t.method, &t.url).map_err(|why| bad(n, why))?;
         let body = match t.body.as_deref() {
             None | Some("") => None,
             Some(b) => Some(crate::b64::decode(b).ok_or_else(|| bad(n, "the body is not base64".into()))?),
@@ -166,7 +166,7 @@ fn json_lines(text: &str, bad: &dyn Fn(usize, String) -> TargetsError) -> Result
             .into_iter()
             .flat_map(|(name, values)| values.into_iter().map(move |value| Header { name: name.clone(), value }))
             .collect();
-        out.push(Target { method, url, headers, body });
+        out.push(Target { method, target, headers, body });
     }
     Ok(out)
 }
@@ -193,7 +193,7 @@ mod tests {
                     POST http://a.test:8080/things\nContent-Type: application/json\n@thing.json\n";
         let t = parse("t.txt", text, &no_files).unwrap();
         assert_eq!(t.len(), 3);
-        assert_eq!((t[0].method.as_str(), t[0].url.as_str()), ("GET", "http://a.test:8080/x?y=1"));
+        assert_eq!((t[0].method.as_str(), t[0].target.url.as_str()), ("GET", "http://a.test:8080/x?y=1"));
         assert_eq!(t[0].headers, [h("X-Account", "8675309")]);
         assert_eq!(t[1].method, "DELETE");
         assert_eq!(t[1].headers, [h("Confirmation-Token", "90215"), h("Authorization", "Token DEADBEEF")]);
@@ -202,7 +202,7 @@ mod tests {
         // Request lines one after another, as vegeta takes them.
         let t = parse("t.txt", "GET http://a.test/1\nPOST http://b.test/2\nX-A: 1\nGET http://a.test/3\n", &no_files)
             .unwrap();
-        let got: Vec<_> = t.iter().map(|t| (t.method.as_str(), t.url.as_str(), t.headers.len())).collect();
+        let got: Vec<_> = t.iter().map(|t| (t.method.as_str(), t.target.url.as_str(), t.headers.len())).collect();
         assert_eq!(got, [("GET", "http://a.test/1", 0), ("POST", "http://b.test/2", 1), ("GET", "http://a.test/3", 0)]);
     }
 

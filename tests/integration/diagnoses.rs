@@ -369,8 +369,8 @@ fn a_spent_port_range_is_named_and_refused_connects_are_not_taken_for_it() {
     let _gone = Gone(ns.clone());
     let script = format!(
         "ip link set lo up && sysctl -qw net.ipv4.ip_local_port_range='40000 40009' && \
-         {bin} origin --listen 127.0.0.1:8080 -t 1 >/dev/null 2>&1 & \
-         sleep 0.5; {bin} -t 1 -c 30 -d 1s http://127.0.0.1:8080/; code=$?; kill %1; exit $code",
+         {{ {bin} origin --listen 127.0.0.1:8080 -t 1 >/dev/null 2>&1 & }}; origin=$!; \
+         sleep 0.5; {bin} -t 1 -c 30 -d 1s http://127.0.0.1:8080/; code=$?; kill $origin; wait $origin; exit $code",
         bin = bin()
     );
     let run = run_program("ip", &["netns", "exec", &ns, "sh", "-c", &script]);

@@ -1,26 +1,51 @@
 //! How a worker opens connections, whatever the protocol: a queue of slots whose connection is
-//! to be opened and a window of connections being opened (see [`OPENING_WINDOW`]), retries with
-//! backoff, and connect failures by cause.
+//! to be opened and a window of connections being opened (see [`OPENING_WINDOW`]), and the
+//! reconnects and delayed sends whose time has come.
 
-use super::*;
+use std::cmp::Reverse;
+use std::collections::VecDeque;
+
+use super::Core;
+use crate::engine::slot::State;
+
+/// Connections being opened at once, all threads together (each thread takes its share, at
+/// least [`MIN_OPENING_PER_THREAD`]): from `connect` until their first response (or,
+/// when nothing is sent at once, until connected). Opening every connection in one burst keeps
+/// the loop in the kernel's port search for seconds before serving anything, and overflows the
+/// server's accept queue: the kernel then drops the handshake's last ACK, the client believes it
+/// is connected, and the server only picks the connection up after a retransmit a second or more
+/// later (connect and request timeouts that wrk, which never times out a connect, hides). The
+/// TCP handshake alone does not prove the server accepted, the first response does; so the
+/// window closes on it, and no more than this many connections can wait in the server's accept
+/// queue: 512 stays within nginx's default backlog of 511 plus the one being accepted.
+const OPENING_WINDOW: usize = 512;
+/// A thread's smallest share of [`OPENING_WINDOW`].
+const MIN_OPENING_PER_THREAD: usize = 16;
+/// Longest time one loop turn spends opening connections. With the local port range crowded
+/// (TIME_WAIT from earlier runs) one `connect` can take a millisecond of kernel port search, so
+/// a turn stops opening after this and serves the connections already open before going on.
+const OPEN_BUDGET_US: u64 = 2_000;
 
 /// Slots waiting for their connection to be opened, and the window of connections being opened.
 pub(super) struct Opening {
     /// Slots to open, in order.
-    pub(super) queue: std::collections::VecDeque<u32>,
+    pub(super) queue: VecDeque<u32>,
     /// Connections being opened now.
     connecting: usize,
     /// How many may be: this thread's share of [`OPENING_WINDOW`].
     max: usize,
+    /// When the current round of opening started (its time is [`OPEN_BUDGET_US`]).
+    round_us: u64,
 }
 
 impl Opening {
     /// A window for `slots` slots on one of `threads` threads.
     pub(super) fn new(slots: usize, threads: usize) -> Opening {
         Opening {
-            queue: std::collections::VecDeque::with_capacity(slots),
+            queue: VecDeque::with_capacity(slots),
             connecting: 0,
             max: (OPENING_WINDOW / threads.max(1)).max(MIN_OPENING_PER_THREAD),
+            round_us: 0,
         }
     }
 
@@ -38,33 +63,35 @@ impl Opening {
     pub(super) fn can_open(&self) -> bool {
         !self.queue.is_empty() && self.connecting < self.max
     }
-}
 
-impl<T: Transport> Worker<'_, T> {
-    /// A connection that was being opened no longer is: its place in the window goes to the
-    /// next queued slot.
-    pub(super) fn opened(&mut self) {
-        self.opening.ended();
-        self.open_queued();
-    }
-
-    /// Opens queued slots' connections while fewer than this thread's share of
-    /// [`OPENING_WINDOW`] are being opened.
-    pub(super) fn open_queued(&mut self) {
-        let start = self.clock.now_us();
-        while self.opening.connecting < self.opening.max && !self.draining {
-            if self.clock.now_us().saturating_sub(start) > OPEN_BUDGET_US {
+    /// The next queued slot to open now, if the window has room and this round's time lasts
+    /// (`start` begins a round at `now`); slots that are no longer closed were opened already
+    /// and are passed over.
+    pub(super) fn next(
+        &mut self,
+        start: bool,
+        now: u64,
+        draining: bool,
+        closed: impl Fn(usize) -> bool,
+    ) -> Option<usize> {
+        if start {
+            self.round_us = now;
+        }
+        while self.connecting < self.max && !draining {
+            if now.saturating_sub(self.round_us) > OPEN_BUDGET_US {
                 // The loop comes back at once (see next_wake) after serving what is ready.
-                return;
+                return None;
             }
-            let Some(i) = self.opening.queue.pop_front() else { return };
-            // A slot is queued only while closed; one that moved on since was opened already.
-            if self.slots[i as usize].state == State::Closed {
-                T::open(self, i as usize);
+            let i = self.queue.pop_front()? as usize;
+            if closed(i) {
+                return Some(i);
             }
         }
+        None
     }
+}
 
+impl Core<'_> {
     /// Reconnects and delayed sends whose time has come.
     pub(super) fn retry_due(&mut self, now: u64) {
         if self.draining {
@@ -85,47 +112,5 @@ impl<T: Transport> Worker<'_, T> {
                 _ => {}
             }
         }
-    }
-
-    /// The address a new connection of this thread starts from (`--source-addr`), by its
-    /// number `n`.
-    pub(super) fn source(&self, n: usize) -> Option<std::net::IpAddr> {
-        let sources = &self.plan.source_addrs;
-        (!sources.is_empty()).then(|| sources[(n + self.index) % sources.len()])
-    }
-
-    /// Starts a connection for source number `n`, registered with the poller as `token`; the
-    /// connection numbered `token` goes to origin `token mod origins`.
-    pub(super) fn connect(&mut self, n: usize, token: usize) -> Result<Stream, ConnectError> {
-        let o = token % self.addrs.len();
-        let mut s = match &self.plan.unix_socket {
-            Some(path) => Stream::connect_unix(path)?,
-            None => Stream::connect(self.addrs[o], self.source(n), self.plan.origins[o].tls.as_ref())?,
-        };
-        self.poll.registry().register(s.socket(), Token(token), Interest::READABLE | Interest::WRITABLE)?;
-        Ok(s)
-    }
-
-    /// Counts a failed connect of the connection numbered `token`.
-    pub(super) fn count_connect_error(&mut self, token: usize, cause: ConnectCause, why: String) {
-        let to = match &self.plan.unix_socket {
-            Some(path) => path.display().to_string(),
-            None => self.addrs[token % self.addrs.len()].to_string(),
-        };
-        self.meter.rec.connect_error(cause, || format!("connect to {to} failed: {why}"));
-    }
-}
-
-/// The wait before the next connect after `failures` failures in a row (at least 1): doubling
-/// from [`RETRY_MIN_US`] up to [`RETRY_MAX_US`].
-pub(super) fn retry_backoff_us(failures: u32) -> u64 {
-    (RETRY_MIN_US << failures.saturating_sub(1).min(16)).min(RETRY_MAX_US)
-}
-
-/// The cause of a failed connect, for the report.
-pub(super) fn connect_cause(e: &ConnectError) -> ConnectCause {
-    match e {
-        ConnectError::Io(io) => ConnectCause::of_io(io),
-        ConnectError::Tls(_) | ConnectError::ClosedInHandshake => ConnectCause::Tls,
     }
 }

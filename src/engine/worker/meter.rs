@@ -1,8 +1,13 @@
 //! A worker's counters: the recorder, the current interval's histograms and the totals it is
 //! measured against, the `Req/Sec` samples, the warm-up's end and the thread's CPU use.
 
-use super::*;
-use crate::stats::{latency_histogram, unused_histogram, RATE_SAMPLE_MS, STATUS_SLOTS};
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
+
+use crate::engine::clock::Clock;
+use crate::engine::transport::Note;
+use crate::stats::interval::Snapshot;
+use crate::stats::{latency_histogram, unused_histogram, Recorder, RATE_SAMPLE_MS, STATUS_SLOTS};
 
 /// Everything a worker counts.
 pub(super) struct Meter {
@@ -43,6 +48,35 @@ impl Meter {
             waited_at_start: thread_waited(),
             paced,
             first_bytes,
+        }
+    }
+
+    /// Counts a protocol's own event.
+    pub(super) fn note(&mut self, note: Note) {
+        let (h2, h3) = (&mut self.rec.h2, &mut self.rec.h3);
+        match note {
+            Note::H2GoAway => h2.goaways += 1,
+            Note::H2Retried => h2.retried += 1,
+            Note::H2Reset(code) => h2.resets[(code as usize).min(14)] += 1,
+            Note::H2ProtocolError => h2.protocol_errors += 1,
+            Note::H2Session { compressed, decoded, stalls } => {
+                h2.header_frame_bytes += compressed;
+                h2.header_bytes += decoded;
+                h2.flow_control_stalls += stalls;
+            }
+            Note::H3GoAway => h3.goaways += 1,
+            Note::H3Retried => h3.retried += 1,
+            Note::H3Reset(code) => h3.reset(code),
+            Note::H3ProtocolError => h3.protocol_errors += 1,
+            Note::H3Handshake(us) => h3.handshake(us),
+            Note::H3HandshakeFailed(why) => h3.handshake_failures[why as usize] += 1,
+            Note::H3Closed(code) => h3.closed(code),
+            Note::H3IdleTimeout => h3.idle_timeouts += 1,
+            Note::H3Packets { sent, lost, retransmitted } => {
+                h3.packets_sent += sent;
+                h3.packets_lost += lost;
+                h3.packets_retransmitted += retransmitted;
+            }
         }
     }
 

@@ -1,129 +1,56 @@
-//! A worker thread's event loop: its request slots, its deadlines, its counters. This file is
-//! the loop; how a slot's request travels is its [`transport::Transport`]'s (HTTP/1.1 in
-//! `h1.rs`, HTTP/2 in `h2/`, HTTP/3 in `h3/`), what is sent is [`requests::Requests`]'s, when it is sent
-//! [`schedule::When`]'s, what is counted [`meter::Meter`]'s, and how connections are opened
-//! `connect.rs`'s. Every mode and the protocol are settled when the worker is made, so the loop
-//! never asks which combination of options is on.
+//! A worker thread's event loop: this file is the loop and what it keeps, [`Core`] (the
+//! request slots, deadlines, counters, everything but the protocol's connections), which the
+//! protocol sees only as the `Host` handle (`host.rs`). How a slot's request travels is its [`Transport`]'s (`engine::transport`),
+//! what is sent is [`requests::Requests`]'s, when it is sent [`schedule::When`]'s, what is
+//! counted [`meter::Meter`]'s, and how connections are opened `connect.rs`'s. Every mode and
+//! the protocol are settled when the worker is made, so the loop never asks which combination
+//! of options is on.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::io;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
-use mio::{Events, Interest, Poll, Token};
+use mio::{Events, Poll, Token};
 
 mod connect;
-mod h1;
-mod h2;
-mod h3;
-mod links;
+mod host;
 mod meter;
 mod requests;
 mod schedule;
-mod slot;
-mod transport;
 
 pub use requests::thread_script;
 
 use crate::engine::clock::Clock;
 use crate::engine::deadlines::{Deadline, Deadlines};
-use crate::engine::pacer::Pacer;
-use crate::engine::proxy::ProxyClient;
-use crate::engine::timer::Timer;
-use crate::engine::{EngineError, Plan, SendPlan, WhenPlan, WirePlan};
-use crate::net::stream::{ConnectError, Stream};
+use crate::engine::slot::{Slot, State};
+use crate::engine::transport::h1::Http1;
+use crate::engine::transport::h2::Http2;
+use crate::engine::transport::h3::Http3;
+use crate::engine::transport::{Op, Readable, Transport};
+use crate::engine::{EngineError, Plan, SendPlan, WirePlan};
 use crate::script::{ScriptError, ThreadScript};
 use crate::stats::interval::Snapshot;
-use crate::stats::{ConnectCause, ErrorKind, Recorder};
-use connect::{connect_cause, retry_backoff_us, Opening};
+use crate::stats::ErrorKind;
+use crate::stats::Recorder;
+use connect::Opening;
 use meter::Meter;
 use requests::Requests;
 use schedule::When;
-use slot::{Slot, State};
-use transport::Transport;
 
-/// Bytes read per `read` call; one buffer per thread serves every connection, since responses
-/// are parsed in place and bodies are skipped, never stored.
-const READ_BUFFER: usize = 64 * 1024;
 /// Events taken from one `epoll_wait`.
 const EVENTS_PER_POLL: usize = 1024;
 /// Longest sleep in `epoll_wait`, so a stop request is seen promptly.
 const MAX_POLL_WAIT_US: u64 = 100_000;
-/// First and largest delay before reconnecting after a failed connect: a refused port is retried
-/// quickly but not in a busy loop.
-const RETRY_MIN_US: u64 = 1_000;
-const RETRY_MAX_US: u64 = 100_000;
-/// Connections being opened at once, all threads together (each thread takes its share, at
-/// least [`MIN_OPENING_PER_THREAD`]): from `connect` until their first response (or,
-/// when nothing is sent at once, until connected). Opening every connection in one burst keeps
-/// the loop in the kernel's port search for seconds before serving anything, and overflows the
-/// server's accept queue: the kernel then drops the handshake's last ACK, the client believes it
-/// is connected, and the server only picks the connection up after a retransmit a second or more
-/// later (connect and request timeouts that wrk, which never times out a connect, hides). The
-/// TCP handshake alone does not prove the server accepted, the first response does; so the
-/// window closes on it, and no more than this many connections can wait in the server's accept
-/// queue: 512 stays within nginx's default backlog of 511 plus the one being accepted.
-const OPENING_WINDOW: usize = 512;
-/// A thread's smallest share of [`OPENING_WINDOW`].
-const MIN_OPENING_PER_THREAD: usize = 16;
-/// Longest time one loop turn spends opening connections. With the local port range crowded
-/// (TIME_WAIT from earlier runs) one `connect` can take a millisecond of kernel port search, so
-/// a turn stops opening after this and serves the connections already open before going on.
-const OPEN_BUDGET_US: u64 = 2_000;
-/// Poll token of the pacing timer (a transport's sources use their index).
-const TIMER: Token = Token(usize::MAX - 1);
 
-/// One thread's share of the load, over transport `T`.
+/// One thread's share of the load, over transport `T`: the protocol's connections, and
+/// everything else the thread keeps, which the protocol sees only through its handle.
 struct Worker<'a, T: Transport> {
-    plan: &'a Plan,
-    stop: &'a AtomicBool,
-    poll: Poll,
-    clock: Clock,
-    end_us: u64,
-    /// Past the end: no new requests; in-flight ones may still finish (or time out).
-    draining: bool,
-    /// The request slots; a slot's index names it to the transport.
-    slots: Vec<Slot>,
-    /// The connections, and what the protocol keeps about each.
     transport: T,
-    /// What comes due by time alone.
-    due: Due,
-    /// One read buffer for every connection of the thread: responses are parsed in place and
-    /// bodies skipped, never stored.
-    buf: Vec<u8>,
-    /// The counters.
-    meter: Meter,
-    /// What is sent, and the script's hooks.
-    requests: Requests<'a>,
-    /// Responses expected per write (a script may pipeline several requests in one).
-    pipeline: u32,
-    /// When it is sent.
-    when: When<'a>,
-    /// Connections waiting to be opened and the window of those being opened.
-    opening: Opening,
-    /// The address of each origin this thread loads (a script's `setup` may choose the one).
-    addrs: Vec<std::net::SocketAddr>,
-    /// This thread's index, to spread its connections over `--source-addr` addresses.
-    index: usize,
-    /// The first script error; it ends the run.
-    script_error: Option<ScriptError>,
-    /// `-n`: requests this thread may still start.
-    budget: Option<u64>,
-    /// `-n`: the last time anything moved (a response, a failed request, a connection made),
-    /// and the count it was at: a run whose server cannot be reached at all ends after a
-    /// whole `--timeout` of nothing, instead of retrying connects until its long duration.
-    progress: (u64, u64),
-}
-
-/// Slots waiting for a time.
-struct Due {
-    /// Each slot's request or connect deadline.
-    deadlines: Deadlines,
-    /// A reconnect after a failed connect (state Closed) or a script's `delay()` (state
-    /// Delayed): (at_us, slot, generation).
-    timers: BinaryHeap<Reverse<(u64, u32, u32)>>,
+    core: Core<'a>,
 }
 
 /// What a worker hands back when it ends.
@@ -181,15 +108,15 @@ pub fn run(
 ) -> Result<WorkerOutput, EngineError> {
     match &plan.wire {
         WirePlan::Http1 => {
-            let transport = h1::Http1::new(share.conns);
+            let transport = Http1::new(share.conns);
             Worker::new(plan, stop, share, script, transport)?.run()
         }
         WirePlan::Http2 { streams, fixed } => {
-            let transport = h2::Http2::new(share.conns, *streams, fixed.clone());
+            let transport = Http2::new(share.conns, *streams, fixed.clone());
             Worker::new(plan, stop, share, script, transport)?.run()
         }
         WirePlan::Http3 { streams, fixed, quic } => {
-            let transport = h3::Http3::new(share.conns, *streams, fixed, quic)?;
+            let transport = Http3::new(share.conns, *streams, fixed, quic)?;
             Worker::new(plan, stop, share, script, transport)?.run()
         }
     }
@@ -204,78 +131,34 @@ impl<'a, T: Transport> Worker<'a, T> {
         script: Option<ThreadScript>,
         mut transport: T,
     ) -> Result<Worker<'a, T>, EngineError> {
-        let Share { index, start, warm, end, series, requests: budget, .. } = share;
-        let clock = Clock::new(start);
-        let poll = Poll::new().map_err(EngineError::Poll)?;
-        let addrs = match &plan.send {
-            SendPlan::Script(s) => vec![s.setups.get(index).and_then(|s| s.addr).unwrap_or(plan.addr())],
-            _ => plan.origins.iter().map(|o| o.addr).collect(),
-        };
-        let slots = transport.slots();
-        let (requests, pipeline) = Requests::new(plan, index, slots, script)?;
-        transport.capture(requests.captures());
-        let when = When::new(plan, index, slots, &poll)?;
-        let paced = matches!(when, When::Paced(_));
-        let meter = Meter::new(&clock, warm, series, paced, requests.times_first_bytes());
-        Ok(Worker {
-            plan,
-            stop,
-            poll,
-            clock,
-            end_us: clock.at(end),
-            draining: false,
-            slots: (0..slots).map(|_| Slot::new()).collect(),
-            transport,
-            due: Due { deadlines: Deadlines::new(slots), timers: BinaryHeap::new() },
-            buf: vec![0; READ_BUFFER],
-            meter,
-            requests,
-            pipeline,
-            when,
-            opening: Opening::new(slots, plan.threads),
-            addrs,
-            index,
-            script_error: None,
-            budget,
-            progress: (0, 0),
-        })
+        let core = Core::new(plan, stop, share, script, transport.slots(), |slot| transport.link(slot))?;
+        transport.capture(core.captures());
+        Ok(Worker { transport, core })
     }
 
     /// Runs until the end time or the stop flag; returns what was measured.
     fn run(mut self) -> Result<WorkerOutput, EngineError> {
         let mut events = Events::with_capacity(EVENTS_PER_POLL);
-        if self.requests.lua().is_some_and(|s| s.stop_requested()) {
-            self.start_drain();
-        } else if !matches!(self.when, When::Arrivals(_)) {
-            // Arriving connections open as they arrive (see `arrive`).
-            self.opening.queue.extend(0..self.slots.len() as u32);
-        }
+        self.core.begin();
         loop {
-            let now = self.clock.now_us();
-            if self.stop.load(Ordering::Relaxed) {
-                if self.script_error.is_some() {
-                    // This thread's own script failed: its hooks must not run again.
-                    break;
-                }
-                // Ctrl-C ends the load like the end of the duration does: requests in flight
-                // are still waited for, so the totals add up (a second Ctrl-C exits at once).
-                if !self.draining {
-                    self.start_drain();
-                }
+            let now = self.core.now_us();
+            if self.stop_requested() {
+                break;
             }
             // The end of the duration, or the last of -n's requests answered (one refused
             // unprocessed goes again first, on a new connection if need be), or -n's server gone.
-            let counted = self.budget == Some(0) && T::count_done(&self);
-            if (now >= self.end_us || counted || self.stuck(now)) && !self.draining {
-                self.start_drain();
+            let counted = self.core.budget_spent() && self.transport.count_done(&self.core);
+            if (now >= self.core.end_us() || counted || self.core.stuck(now)) && !self.core.is_draining() {
+                self.core.start_drain();
+                self.transport.settle(&mut self.core);
             }
-            if self.draining && self.in_flight() == 0 {
+            if self.core.is_draining() && self.core.in_flight_now() == 0 {
                 break;
             }
             self.turn(now);
-            let wake = self.next_wake(now);
+            let wake = self.core.next_wake(now, self.transport.next_deadline());
             let wait = Duration::from_micros(wake.saturating_sub(now).min(MAX_POLL_WAIT_US));
-            if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
+            if let Err(e) = self.core.poll(&mut events, Some(wait)) {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
                 }
@@ -283,9 +166,7 @@ impl<'a, T: Transport> Worker<'a, T> {
             }
             for ev in events.iter() {
                 if ev.token() == TIMER {
-                    if let When::Paced(p) = &mut self.when {
-                        p.timer.fired();
-                    }
+                    self.core.timer_fired();
                     continue;
                 }
                 let hup = ev.is_read_closed() || ev.is_error();
@@ -296,10 +177,224 @@ impl<'a, T: Transport> Worker<'a, T> {
                 } else {
                     Readable::No
                 };
-                T::event(&mut self, ev.token().0, readable, ev.is_writable() || ev.is_error());
+                self.transport.event(&mut self.core, ev.token().0, readable, ev.is_writable() || ev.is_error());
+                self.transport.settle(&mut self.core);
             }
         }
         Ok(self.finish())
+    }
+
+    /// Ctrl-C: ends the load like the end of the duration does (requests in flight are still
+    /// waited for, so the totals add up; a second Ctrl-C exits at once). True when this
+    /// thread's own script failed: its hooks must not run again, so the loop ends now.
+    fn stop_requested(&mut self) -> bool {
+        if !self.core.stop_set() {
+            return false;
+        }
+        if self.core.script_failed_here() {
+            return true;
+        }
+        if !self.core.is_draining() {
+            self.core.start_drain();
+            self.transport.settle(&mut self.core);
+        }
+        false
+    }
+
+    /// What one loop turn does before it polls: whatever time made due.
+    fn turn(&mut self, now: u64) {
+        let (t, c) = (&mut self.transport, &mut self.core);
+        t.expire(c, now);
+        t.settle(c);
+        while let Some(i) = c.pop_expired(now) {
+            t.timed_out(c, i);
+            t.settle(c);
+        }
+        c.retry_due(now);
+        t.settle(c);
+        t.open_queued(c);
+        t.settle(c);
+        c.sample(now);
+        if c.cut_due(now) {
+            let open = t.open_connections(c);
+            c.cut_interval(now, open);
+        }
+        if c.warm_due(now) {
+            let open = t.open_connections(c);
+            c.end_warmup(now, open);
+        }
+        c.arrive(now);
+        t.settle(c);
+        c.dispatch(now);
+        t.settle(c);
+        c.arm_timer(now);
+    }
+
+    /// The run is over: the last interval, the counts the connections hold, the output.
+    fn finish(mut self) -> WorkerOutput {
+        // The last interval runs to the end of the drain, so no sliver of an interval is left.
+        let now = self.core.now_us();
+        let open = self.transport.open_connections(&self.core);
+        self.core.cut_interval(now, open);
+        self.transport.finish(&mut self.core);
+        self.core.finish(now)
+    }
+}
+
+/// Poll token of the pacing timer (a transport's sources use their index).
+const TIMER: Token = Token(usize::MAX - 1);
+
+/// Everything a worker keeps but its protocol's connections.
+struct Core<'a> {
+    plan: &'a Plan,
+    stop: &'a AtomicBool,
+    poll: Poll,
+    clock: Clock,
+    end_us: u64,
+    /// Past the end: no new requests; in-flight ones may still finish (or time out).
+    draining: bool,
+    /// The request slots; a slot's index names it to the transport.
+    slots: Vec<Slot>,
+    /// What comes due by time alone.
+    due: Due,
+    /// The counters.
+    meter: Meter,
+    /// What is sent, and the script's hooks.
+    requests: Requests<'a>,
+    /// Responses expected per write (a script may pipeline several requests in one).
+    pipeline: u32,
+    /// When it is sent.
+    when: When<'a>,
+    /// Connections waiting to be opened and the window of those being opened.
+    opening: Opening,
+    /// The address of each origin this thread loads (a script's `setup` may choose the one).
+    addrs: Vec<SocketAddr>,
+    /// Each slot's connection number (which picks its origin), as the transport numbers them.
+    link_of: Vec<u32>,
+    /// This thread's index, to spread its connections over `--source-addr` addresses.
+    index: usize,
+    /// The first script error; it ends the run.
+    script_error: Option<ScriptError>,
+    /// `-n`: requests this thread may still start.
+    budget: Option<u64>,
+    /// `-n`: the last time anything moved (a response, a failed request, a connection made),
+    /// and the count it was at: a run whose server cannot be reached at all ends after a
+    /// whole `--timeout` of nothing, instead of retrying connects until its long duration.
+    progress: (u64, u64),
+    /// What the worker asked of the protocol and it has not yet done.
+    ops: VecDeque<Op>,
+}
+
+/// Slots waiting for a time.
+struct Due {
+    /// Each slot's request or connect deadline.
+    deadlines: Deadlines,
+    /// A reconnect after a failed connect (state Closed) or a script's `delay()` (state
+    /// Delayed): (at_us, slot, generation).
+    timers: BinaryHeap<Reverse<(u64, u32, u32)>>,
+}
+
+impl<'a> Core<'a> {
+    /// The core of a worker with `slots` slots, slot `i` on the transport's connection
+    /// `link(i)`.
+    fn new(
+        plan: &'a Plan,
+        stop: &'a AtomicBool,
+        share: Share,
+        script: Option<ThreadScript>,
+        slots: usize,
+        link: impl Fn(usize) -> usize,
+    ) -> Result<Core<'a>, EngineError> {
+        let Share { index, start, warm, end, series, requests: budget, .. } = share;
+        let clock = Clock::new(start);
+        let poll = Poll::new().map_err(EngineError::Poll)?;
+        let addrs = match &plan.send {
+            SendPlan::Script(s) => vec![s.setups.get(index).and_then(|s| s.addr).unwrap_or(plan.addr())],
+            _ => plan.origins.iter().map(|o| o.addr).collect(),
+        };
+        let (requests, pipeline) = Requests::new(plan, index, slots, script)?;
+        let when = When::new(plan, index, slots, &poll)?;
+        let paced = matches!(when, When::Paced(_));
+        let meter = Meter::new(&clock, warm, series, paced, requests.times_first_bytes());
+        Ok(Core {
+            plan,
+            stop,
+            poll,
+            clock,
+            end_us: clock.at(end),
+            draining: false,
+            slots: (0..slots).map(|_| Slot::new()).collect(),
+            due: Due { deadlines: Deadlines::new(slots), timers: BinaryHeap::new() },
+            meter,
+            requests,
+            pipeline,
+            when,
+            opening: Opening::new(slots, plan.threads),
+            addrs,
+            link_of: (0..slots).map(|i| link(i) as u32).collect(),
+            index,
+            script_error: None,
+            budget,
+            progress: (0, 0),
+            ops: VecDeque::new(),
+        })
+    }
+
+    /// Whether responses are kept whole (for a hook or a content check).
+    fn captures(&self) -> bool {
+        self.requests.captures()
+    }
+
+    /// Load starts: every slot's connection is queued to open (an arriving connection opens
+    /// when it arrives), or, when a script stopped in `init`, the run drains at once.
+    fn begin(&mut self) {
+        if self.requests.lua().is_some_and(|s| s.stop_requested()) {
+            self.start_drain();
+        } else if !matches!(self.when, When::Arrivals(_)) {
+            self.opening.queue.extend(0..self.slots.len() as u32);
+        }
+    }
+
+    /// Now, in clock microseconds.
+    fn now_us(&self) -> u64 {
+        self.clock.now_us()
+    }
+
+    /// When sending stops.
+    fn end_us(&self) -> u64 {
+        self.end_us
+    }
+
+    /// Whether the run is draining.
+    fn is_draining(&self) -> bool {
+        self.draining
+    }
+
+    /// Whether Ctrl-C (or the end of the run elsewhere) asked this thread to stop.
+    fn stop_set(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Whether this thread's own script failed.
+    fn script_failed_here(&self) -> bool {
+        self.script_error.is_some()
+    }
+
+    /// `-n`: every request of this thread was started.
+    fn budget_spent(&self) -> bool {
+        self.budget == Some(0)
+    }
+
+    /// Waits for poll events, at most `wait`.
+    fn poll(&mut self, events: &mut Events, wait: Option<std::time::Duration>) -> std::io::Result<()> {
+        self.poll.poll(events, wait)
+    }
+
+    /// The pacing timer fired.
+    fn timer_fired(&mut self) {
+        if let When::Paced(p) = &mut self.when {
+            p.timer.fired();
+        }
     }
 
     /// `-n` only: nothing has moved for a whole `--timeout` (connects keep failing).
@@ -320,43 +415,32 @@ impl<'a, T: Transport> Worker<'a, T> {
         now.saturating_sub(self.progress.1) > self.plan.timeout_us + MAX_POLL_WAIT_US
     }
 
-    /// What one loop turn does before it polls: whatever time made due.
-    fn turn(&mut self, now: u64) {
-        self.expire(now);
-        self.retry_due(now);
-        self.open_queued();
-        if now >= self.meter.sample_at_us {
-            self.meter.sample_rate(now);
-        }
-        if now >= self.meter.interval.next_at_us && self.meter.interval.next_at_us < self.end_us {
-            self.cut_interval(now);
-        }
-        if self.meter.warm_at_us.is_some_and(|w| now >= w) {
-            self.end_warmup(now);
-        }
-        self.arrive(now);
-        self.dispatch(now);
-        self.arm_timer(now);
-    }
-
-    /// The run is over: the last interval, the counts the connections hold, the output.
-    fn finish(mut self) -> WorkerOutput {
-        // The last interval runs to the end of the drain, so no sliver of an interval is left.
-        let now = self.clock.now_us();
-        self.cut_interval(now);
+    /// The run is over (its last interval cut, the protocol's counts in): what the thread
+    /// hands back.
+    fn finish(mut self, now: u64) -> WorkerOutput {
         let rec = &mut self.meter.rec;
         if rec.rate_samples.is_empty() && rec.requests > 0 {
             // A run shorter than one sampling interval still gets a real Req/Sec row.
             rec.rate_sample(rec.requests * 1_000_000 / now.max(1));
         }
-        T::finish(&mut self);
         let globals = self.requests.lua().map(|s| s.globals()).unwrap_or_default();
         let (cpu, waited) = self.meter.used();
         WorkerOutput { rec: self.meter.rec, globals, script_error: self.script_error, cpu, waited }
     }
 
+    /// Asks the protocol for `op` (done when the protocol settles).
+    fn ask(&mut self, op: Op) {
+        self.ops.push_back(op);
+    }
+
+    /// Pops the next slot whose request deadline passed by `now`.
+    fn pop_expired(&mut self, now: u64) -> Option<usize> {
+        let slots = &self.slots;
+        self.due.deadlines.pop_expired(now, |d| live(slots, d)).map(|d| d.conn as usize)
+    }
+
     /// Records the response that just completed on slot `i`.
-    fn record(&mut self, i: usize, status: u16) {
+    fn record_response(&mut self, i: usize, status: u16) {
         let now = self.clock.now_us();
         let s = &self.slots[i];
         let rec = &mut self.meter.rec;
@@ -377,17 +461,12 @@ impl<'a, T: Transport> Worker<'a, T> {
             self.meter.rec.target_done(k, latency);
         }
     }
-}
 
-/// What a poll event says about reading.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Readable {
-    /// Nothing to read.
-    No,
-    /// Data arrived.
-    Yes,
-    /// The peer closed (or the socket failed): read until end of stream or error.
-    UntilEof,
+    /// Sets slot `i`'s request deadline from now.
+    fn set_deadline(&mut self, i: usize) {
+        let at_us = self.clock.now_us() + self.plan.timeout_us;
+        self.due.deadlines.push(Deadline { at_us, conn: i as u32, generation: self.slots[i].generation });
+    }
 }
 
 /// Whether a deadline still applies to its slot.

@@ -3,8 +3,17 @@
 //! The mode is a [`Requests`] value settled when the worker is made; the loop only asks it for
 //! bytes.
 
-use super::*;
-use crate::engine::proxy::Sent;
+use std::cmp::Reverse;
+use std::sync::atomic::Ordering;
+
+use super::schedule::When;
+use super::Core;
+use crate::engine::proxy::{ProxyClient, Sent};
+use crate::engine::slot::State;
+use crate::engine::transport::Op;
+use crate::engine::{EngineError, Plan, SendPlan};
+use crate::http::response::Captured;
+use crate::script::{ScriptError, ThreadScript};
 
 /// What this thread sends, and the hooks that come with it.
 pub(super) enum Requests<'a> {
@@ -190,13 +199,22 @@ impl<'a> Requests<'a> {
         matches!(self, Requests::Proxy(p) if p.built.get(i).is_some_and(|b| b.1.abort))
     }
 
+    /// A proxy test's `--keepalive`: responses a connection carries before it is replaced
+    /// (0: no limit, and for every other mode).
+    pub(super) fn keepalive(&self) -> u64 {
+        match self {
+            Requests::Proxy(p) => p.client.keepalive(),
+            _ => 0,
+        }
+    }
+
     /// Whether first bytes are timed (proxy tests).
     pub(super) fn times_first_bytes(&self) -> bool {
         matches!(self, Requests::Proxy(_))
     }
 
     /// Builds slot `i`'s next request; returns whether it is a HEAD.
-    fn build(&mut self, i: usize) -> Result<bool, ScriptError> {
+    pub(super) fn build(&mut self, i: usize) -> Result<bool, ScriptError> {
         match self {
             Requests::Fixed(r) => Ok(r.starts_with(b"HEAD ")),
             Requests::Targets(t) => {
@@ -223,12 +241,12 @@ impl<'a> Requests<'a> {
     }
 }
 
-impl<T: Transport> Worker<'_, T> {
+impl Core<'_> {
     /// Slot `i` is ready for another request: closed loop sends it at once (after a script's
     /// `delay()`); rate mode parks it until a request comes due.
-    pub(super) fn next_request(&mut self, i: usize) {
+    pub(super) fn request_next(&mut self, i: usize) {
         if self.draining {
-            return T::close(self, i);
+            return self.ask(Op::Close(i as u32));
         }
         let now = self.clock.now_us();
         if matches!(self.when, When::Paced(_) | When::Ordered(_)) {
@@ -250,23 +268,24 @@ impl<T: Transport> Worker<'_, T> {
         }
     }
 
-    /// Starts the next request on slot `i`; it should have started at `intended_us`.
+    /// Starts the next request on slot `i`; it should have started at `intended_us`. The
+    /// protocol puts it on the wire when it settles ([`Op::Submit`]).
     pub(super) fn send(&mut self, i: usize, intended_us: u64) {
         if let Some(left) = &mut self.budget {
             // -n: this thread's count is sent; the loop drains and ends.
             let Some(rest) = left.checked_sub(u64::from(self.pipeline)) else {
                 *left = 0;
-                return T::close(self, i);
+                return self.ask(Op::Close(i as u32));
             };
             *left = rest;
         }
         let now = self.clock.now_us();
         self.paced_send(i, intended_us, now);
-        match self.requests.build(i) {
-            // A script may send HEAD, whose responses have no body whatever they announce.
-            Ok(head) => self.transport.head_request(i, head),
+        // A script may send HEAD, whose responses have no body whatever they announce.
+        let head = match self.requests.build(i) {
+            Ok(head) => head,
             Err(e) => return self.script_failed(e),
-        }
+        };
         let s = &mut self.slots[i];
         s.bump();
         s.sent_us = now;
@@ -275,16 +294,16 @@ impl<T: Transport> Worker<'_, T> {
         s.first_byte = false;
         s.state = State::Writing;
         self.meter.rec.sent += u64::from(self.pipeline);
-        self.due.deadlines.push(Deadline {
+        self.due.deadlines.push(crate::engine::deadlines::Deadline {
             at_us: now + self.plan.timeout_us,
             conn: i as u32,
             generation: s.generation,
         });
-        T::submit(self, i);
+        self.ask(Op::Submit { slot: i as u32, head });
     }
 
     /// The first byte of slot `i`'s response arrived: timed in proxy tests.
-    pub(super) fn first_byte(&mut self, i: usize) {
+    pub(super) fn time_first_byte(&mut self, i: usize) {
         let s = &mut self.slots[i];
         if s.first_byte || !self.requests.times_first_bytes() {
             return;
@@ -295,11 +314,11 @@ impl<T: Transport> Worker<'_, T> {
         self.meter.interval.ttfb_us.saturating_record(ttfb);
     }
 
-    /// A response completed on slot `i`: the script's `response()` hook; false when the
-    /// thread must stop sending.
-    pub(super) fn run_response_hook(&mut self, i: usize, status: u16) -> bool {
+    /// A response completed on slot `i` (`captured` when kept whole): the script's
+    /// `response()` hook; false when the thread must stop sending.
+    pub(super) fn run_response_hook(&mut self, _i: usize, status: u16, captured: Option<&Captured>) -> bool {
         let Some(lua) = self.requests.lua().filter(|s| s.wants_responses()) else { return true };
-        if let Err(e) = lua.response(status, self.transport.captured(i)) {
+        if let Err(e) = lua.response(status, captured) {
             self.script_failed(e);
             return false;
         }
@@ -310,38 +329,12 @@ impl<T: Transport> Worker<'_, T> {
         true
     }
 
-    /// A proxy test's checks of a complete response: its content, and the client keep-alive
-    /// limit. False when the connection was replaced.
-    pub(super) fn check_proxy_response(&mut self, i: usize, status: u16) -> bool {
-        let Requests::Proxy(p) = &self.requests else { return true };
-        let Some((_, sent)) = p.built.get(i) else { return true };
-        if let Some(why) = p.client.check(sent, status, self.transport.captured(i)) {
+    /// A proxy test's check of a complete response's content.
+    pub(super) fn check_content(&mut self, i: usize, status: u16, captured: Option<&Captured>) {
+        let Requests::Proxy(p) = &self.requests else { return };
+        let Some((_, sent)) = p.built.get(i) else { return };
+        if let Some(why) = p.client.check(sent, status, captured) {
             self.meter.rec.content_error(why);
-        }
-        let limit = p.client.keepalive();
-        T::count_use(self, i, limit)
-    }
-
-    /// Slot `i`'s response is complete (the last of its write): recorded, hooks run, and the
-    /// slot goes on unless `keep_alive` is false. False when the slot did not go on.
-    pub(super) fn completed(&mut self, i: usize, status: u16, keep_alive: bool) -> bool {
-        self.record(i, status);
-        if !self.run_response_hook(i, status) || !self.check_proxy_response(i, status) {
-            return false;
-        }
-        if !keep_alive {
-            T::reopen(self, i);
-            return false;
-        }
-        self.next_request(i);
-        true
-    }
-
-    /// Slot `i`'s request failed as `kind`: counted for the run and for its target.
-    pub(super) fn failed(&mut self, i: usize, kind: crate::stats::ErrorKind) {
-        self.meter.rec.error(kind);
-        if let Some(k) = self.requests.target_of(i) {
-            self.meter.rec.target_failed(k);
         }
     }
 

@@ -2,7 +2,14 @@
 //! socket — when requests go out ([`When`]: closed loop, paced sends on a timer, connection
 //! arrivals), deadlines, rate samples, interval cuts and the drain at the end.
 
-use super::*;
+use mio::{Interest, Poll};
+
+use super::{live, Core, TIMER};
+use crate::engine::pacer::Pacer;
+use crate::engine::slot::{Slot, State};
+use crate::engine::timer::Timer;
+use crate::engine::transport::Op;
+use crate::engine::{EngineError, Plan, WhenPlan};
 use crate::stats::Waited;
 
 /// When this thread sends, settled when the worker is made.
@@ -138,11 +145,11 @@ fn share_stride(plan: &Plan) -> usize {
     plan.segment.count.max(1) as usize * plan.threads
 }
 
-impl<T: Transport> Worker<'_, T> {
+impl Core<'_> {
     /// Slot `i` is free for a paced request (rate mode), or for the sequence's next request
     /// (several servers in closed loop): it waits in its origin's free list.
     pub(super) fn park(&mut self, i: usize) {
-        let o = self.transport.link(i) % self.addrs.len();
+        let o = self.link_of[i] as usize % self.addrs.len();
         let opened = !self.slots[i].in_flight();
         self.slots[i].state = State::Idle;
         match &mut self.when {
@@ -154,31 +161,49 @@ impl<T: Transport> Worker<'_, T> {
 
     /// Records a paced send of slot `i`, due at `due_us` and written at `now`.
     pub(super) fn paced_send(&mut self, i: usize, due_us: u64, now: u64) {
-        let o = self.transport.link(i) % self.addrs.len();
+        let o = self.link_of[i] as usize % self.addrs.len();
         if let When::Paced(p) = &mut self.when {
             let waited = p.waited(o, i, due_us, now, &self.slots);
             self.meter.rec.pacing.sent(now.saturating_sub(due_us), waited);
         }
     }
 
-    /// Sends this thread's measurements of the interval ending now and starts the next one.
-    pub(super) fn cut_interval(&mut self, now: u64) {
-        let open = T::open_connections(self);
+    /// Sends this thread's measurements of the interval ending now (`open` connections up)
+    /// and starts the next one.
+    pub(super) fn cut_interval(&mut self, now: u64, open: u64) {
         self.meter.cut(now, open);
     }
 
-    /// Ends the warm-up: its last interval is cut and the counts start again (see
-    /// [`Meter::end_warmup`]).
-    pub(super) fn end_warmup(&mut self, now: u64) {
-        if self.meter.interval.start_us < now {
-            self.cut_interval(now);
+    /// Whether the current interval is due to be cut.
+    pub(super) fn cut_due(&self, now: u64) -> bool {
+        now >= self.meter.interval.next_at_us && self.meter.interval.next_at_us < self.end_us
+    }
+
+    /// Whether the warm-up ends now.
+    pub(super) fn warm_due(&self, now: u64) -> bool {
+        self.meter.warm_at_us.is_some_and(|w| now >= w)
+    }
+
+    /// Takes a `Req/Sec` sample when one is due.
+    pub(super) fn sample(&mut self, now: u64) {
+        if now >= self.meter.sample_at_us {
+            self.meter.sample_rate(now);
         }
-        let in_flight = self.in_flight() as u64 * u64::from(self.pipeline);
+    }
+
+    /// Ends the warm-up (`open` connections up): its last interval is cut and the counts start
+    /// again (see `Meter::end_warmup`).
+    pub(super) fn end_warmup(&mut self, now: u64, open: u64) {
+        if self.meter.interval.start_us < now {
+            self.cut_interval(now, open);
+        }
+        let in_flight = self.in_flight_now() as u64 * u64::from(self.pipeline);
         self.meter.end_warmup(now, in_flight);
     }
 
-    /// The earliest moment something is due: end, rate sample, deadline or retry.
-    pub(super) fn next_wake(&mut self, now: u64) -> u64 {
+    /// The earliest moment something is due: end, rate sample, deadline or retry, or the
+    /// transport's own (`transport`).
+    pub(super) fn next_wake(&mut self, now: u64, transport: Option<u64>) -> u64 {
         let slots = &self.slots;
         let deadline = self.due.deadlines.next(|d| live(slots, d)).unwrap_or(u64::MAX);
         let retry = self.due.timers.peek().map_or(u64::MAX, |r| r.0 .0);
@@ -190,7 +215,7 @@ impl<T: Transport> Worker<'_, T> {
         };
         // Connections still to open are opened on the next turn, without sleeping.
         let open = if self.opening.can_open() && !self.draining { now } else { u64::MAX };
-        let transport = self.transport.next_deadline().unwrap_or(u64::MAX);
+        let transport = transport.unwrap_or(u64::MAX);
         end.min(cut)
             .min(transport)
             .min(self.meter.warm_at_us.unwrap_or(u64::MAX))
@@ -241,7 +266,7 @@ impl<T: Transport> Worker<'_, T> {
                 _ => return,
             }
             match a.free.pop() {
-                Some(i) => T::open(self, i as usize),
+                Some(i) => self.ask(Op::Open(i)),
                 None => self.meter.rec.arrivals_dropped += 1,
             }
         }
@@ -302,23 +327,13 @@ impl<T: Transport> Worker<'_, T> {
         }
         for i in 0..self.slots.len() {
             if !self.slots[i].in_flight() {
-                T::close(self, i);
+                self.ask(Op::Close(i as u32));
             }
         }
     }
 
     /// Connections with a request written (or being written) and no complete response yet.
-    pub(super) fn in_flight(&self) -> usize {
+    pub(super) fn in_flight_now(&self) -> usize {
         self.slots.iter().filter(|s| s.in_flight()).count()
-    }
-
-    /// Fails every request (or connect) whose deadline has passed.
-    pub(super) fn expire(&mut self, now: u64) {
-        T::expire(self, now);
-        loop {
-            let slots = &self.slots;
-            let Some(d) = self.due.deadlines.pop_expired(now, |d| live(slots, d)) else { return };
-            T::timed_out(self, d.conn as usize);
-        }
     }
 }

@@ -110,6 +110,13 @@ fn legend(names: &[(&str, &str, &str)], min_rows: f64) -> (Vec<(f64, f64)>, f64)
     (places, LEGEND_Y + rows.max(min_rows) * ROW - 4.0 + 6.0)
 }
 
+/// Appends what `element` makes of each of `axis`'s ticks.
+fn for_ticks(out: &mut String, axis: &Axis, element: impl Fn(f64) -> String) {
+    for &t in &axis.ticks {
+        out.push_str(&element(t));
+    }
+}
+
 /// The SVG's opening, title, legend, axes, grid and marks.
 fn open(f: &Frame, entries: &[(&str, &str, &str)], tip: &str, class: &str) -> (String, Plot) {
     let min_rows = if class == "heatmap" { 1.0 } else { 0.0 };
@@ -133,17 +140,17 @@ fn open(f: &Frame, entries: &[(&str, &str, &str)], tip: &str, class: &str) -> (S
         );
     }
     let _ = write!(out, "<g class=\"axis y\" data-scale=\"{}\">", f.y.kind);
-    for &t in &f.y.ticks {
+    // A grid line across the plot and the tick's value left of it.
+    for_ticks(&mut out, &f.y, |t| {
         let y = plot.py(&f.y, t * f.y.divisor);
-        let _ = write!(
-            out,
+        format!(
             "<line x1=\"{ML}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" class=\"gl\"/><text x=\"{}\" y=\"{:.1}\" class=\"tick\">{}</text>",
             W - MR,
             ML - 6.0,
             y + 4.0,
             f.y.label(t)
-        );
-    }
+        )
+    });
     let mid = (plot.top + H - MB) / 2.0;
     let _ = write!(
         out,
@@ -151,17 +158,17 @@ fn open(f: &Frame, entries: &[(&str, &str, &str)], tip: &str, class: &str) -> (S
         esc(&f.y.title),
         f.x.kind
     );
-    for &t in &f.x.ticks {
+    // A short tick below the plot and its value under it.
+    for_ticks(&mut out, &f.x, |t| {
         let x = plot.px(&f.x, t * f.x.divisor);
-        let _ = write!(
-            out,
+        format!(
             "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{}\" y2=\"{}\" class=\"axisline\"/><text x=\"{x:.1}\" y=\"{}\" class=\"tick\">{}</text>",
             H - MB,
             H - MB + 4.0,
             H - MB + 16.0,
             x_label(&f.x, t)
-        );
-    }
+        )
+    });
     let _ = write!(
         out,
         "<text class=\"atitle\" x=\"{:.1}\" y=\"{}\">{}</text></g><line x1=\"{ML}\" x2=\"{}\" y1=\"{b}\" y2=\"{b}\" class=\"axisline\"/>",

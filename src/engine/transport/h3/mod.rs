@@ -14,17 +14,22 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::net::SocketAddr;
+use std::time::Duration;
 
-use super::links::{LinkState, Links};
-use super::*;
-use crate::engine::QuicSetup;
+use mio::{Interest, Token};
+
+use super::mux::{LinkState, Links, Multiplexed};
+use super::{Host, Note, Readable, Transport};
+use crate::engine::{EngineError, QuicSetup};
 use crate::http::response::Captured;
+use crate::stats::{ConnectCause, ErrorKind};
 
 mod batch;
 mod frames;
 mod handshake;
 mod streams;
-mod transport;
+
+pub use handshake::Failure as HandshakeFailure;
 
 /// Largest UDP payload strain sends or accepts (quiche's examples' value: it fits the
 /// 1,500-byte Ethernet MTU with IPv6 and a tunnel's headers).
@@ -37,7 +42,7 @@ const REQUEST_CANCELLED: u64 = 0x10c;
 const NO_ERROR: u64 = 0x100;
 
 /// One QUIC connection: what the protocol keeps of it (the rest is in [`Links`]).
-pub(super) struct Link {
+struct Link {
     socket: Option<mio::net::UdpSocket>,
     conn: Option<quiche::Connection>,
     /// Its addresses, for quiche's receive information.
@@ -80,14 +85,12 @@ impl Link {
 }
 
 /// A worker's links, what they share, and what each slot's stream holds.
-pub(super) struct Http3 {
+pub struct Http3 {
     /// When links open, back off and are replaced; which slots go again.
     mux: Links,
     links: Vec<Link>,
     /// Per slot: its stream.
     slots: Vec<SlotStream>,
-    /// Responses are kept whole for a hook or a content check.
-    capture: bool,
     /// The request every slot sends, as it goes on its stream (frames, encoded once).
     fixed: Vec<u8>,
     /// The QUIC client configuration of this thread.
@@ -105,6 +108,8 @@ pub(super) struct Http3 {
     timers: BTreeSet<(u64, u32)>,
     /// Datagrams being written, one every [`MAX_DATAGRAM`] bytes.
     out: Vec<u8>,
+    /// Datagrams read, [`batch::SLOT`] bytes each, and then the streams' bytes.
+    buf: Vec<u8>,
 }
 
 /// What a slot's current stream holds.
@@ -124,7 +129,7 @@ struct SlotStream {
 
 impl Http3 {
     /// `count` links of `streams` slots each, sending `fixed`, set up by `quic`.
-    pub(in crate::engine::worker) fn new(
+    pub fn new(
         count: usize,
         streams: usize,
         fixed: &crate::http::fields::FieldRequest,
@@ -136,7 +141,6 @@ impl Http3 {
             mux: Links::new(count, streams),
             links: (0..count).map(|_| Link::new()).collect(),
             slots: (0..count * streams).map(|_| SlotStream::default()).collect(),
-            capture: false,
             fixed: encoded,
             config: handshake::client_config(quic.insecure, streams)?,
             readable: Vec::new(),
@@ -144,13 +148,8 @@ impl Http3 {
             reading: None,
             timers: BTreeSet::new(),
             out: vec![0; MAX_DATAGRAM * batch::BATCH],
+            buf: vec![0; batch::SLOT * batch::BATCH],
         })
-    }
-
-    /// The next handshake deadline, reconnect or QUIC timer.
-    pub(super) fn next_deadline(&mut self) -> Option<u64> {
-        let timer = self.timers.first().map(|t| t.0);
-        [self.mux.next_deadline(), timer].into_iter().flatten().min()
     }
 
     /// Sets link `l`'s QUIC timer from quiche's, replacing the one it had.
@@ -166,80 +165,163 @@ impl Http3 {
     }
 }
 
-impl Worker<'_, Http3> {
+impl Multiplexed for Http3 {
+    fn links(&self) -> &Links {
+        &self.mux
+    }
+
+    fn links_mut(&mut self) -> &mut Links {
+        &mut self.mux
+    }
+
+    fn forget(&mut self, i: usize) {
+        self.slots[i].rest = None;
+    }
+
     /// Opens link `l`: a UDP socket connected to its origin and a QUIC handshake.
-    pub(super) fn connect_h3_link(&mut self, l: usize) {
-        let now = self.clock.now_us();
-        let peer = self.addrs[l % self.addrs.len()];
-        let mut socket = match handshake::udp_socket(peer, self.source(l)) {
+    fn connect_link(&mut self, host: &mut impl Host, l: usize) {
+        let now = host.now();
+        let peer = host.peer(l);
+        let mut socket = match handshake::udp_socket(peer, host.source(l)) {
             Ok(s) => s,
-            Err(e) => return self.link_connect_failed(l, ConnectCause::of_io(&e), e.to_string()),
+            Err(e) => return self.link_connect_failed(host, l, ConnectCause::of_io(&e), e.to_string()),
         };
-        if let Err(e) = self.poll.registry().register(&mut socket, Token(l), Interest::READABLE | Interest::WRITABLE) {
-            return self.link_connect_failed(l, ConnectCause::Other, e.to_string());
+        if let Err(e) = host.registry().register(&mut socket, Token(l), Interest::READABLE | Interest::WRITABLE) {
+            return self.link_connect_failed(host, l, ConnectCause::Other, e.to_string());
         }
         let local = socket.local_addr().unwrap_or(peer);
-        let h3 = &mut self.transport;
-        let conn = match handshake::connect(&h3.host, local, peer, &mut h3.config) {
+        let conn = match handshake::connect(&self.host, local, peer, &mut self.config) {
             Ok(c) => c,
-            Err(e) => return self.link_connect_failed(l, ConnectCause::Other, e),
+            Err(e) => return self.link_connect_failed(host, l, ConnectCause::Other, e),
         };
-        let link = &mut h3.links[l];
+        let link = &mut self.links[l];
         link.socket = Some(socket);
         link.conn = Some(conn);
         link.local = local;
         link.peer = peer;
         link.refused_from = None;
         link.started_us = now;
-        self.link_connecting(l, now);
-        self.flush_link(l);
+        self.link_connecting(host, l);
+        self.flush_link(host, l);
+    }
+
+    /// Drops link `l`'s connection and socket, counting its packets first.
+    fn drop_link(&mut self, host: &mut impl Host, l: usize) {
+        self.count_packets(host, l);
+        let link = &mut self.links[l];
+        if let Some(at) = link.timer.take() {
+            self.timers.remove(&(at, l as u32));
+        }
+        if let Some(mut s) = link.socket.take() {
+            let _ = host.registry().deregister(&mut s);
+        }
+        link.conn = None;
+        link.uni.clear();
+        link.by_stream.clear();
+        link.blocked.clear();
+    }
+
+    fn connect_timed_out(&mut self, host: &mut impl Host, l: usize) {
+        let conn = self.links[l].conn.as_ref();
+        let why = conn.map_or(handshake::Failure::NoAnswer, handshake::Failure::timed_out);
+        self.handshake_failed(host, l, why);
+    }
+
+    fn submit_stream(&mut self, host: &mut impl Host, i: usize) {
+        self.h3_submit(host, i);
+    }
+
+    fn fail(&mut self, host: &mut impl Host, i: usize, kind: ErrorKind) {
+        self.h3_fail(host, i, kind);
     }
 
     /// A poll event on link `l`'s socket.
-    pub(super) fn link_event(&mut self, l: usize, readable: bool, writable: bool) {
-        if self.transport.mux.life.get(l).is_none_or(|k| k.state == LinkState::Closed) {
+    fn link_event(&mut self, host: &mut impl Host, l: usize, readable: Readable, writable: bool) {
+        if self.mux.life.get(l).is_none_or(|k| k.state == LinkState::Closed) {
             return;
         }
-        if readable {
-            self.read_link(l);
+        if readable != Readable::No {
+            self.read_link(host, l);
         } else if writable {
-            self.flush_link(l);
+            self.flush_link(host, l);
         }
     }
 
+    /// Ends the links still open at the end of the run (CONNECTION_CLOSE with H3_NO_ERROR, so
+    /// the server does not wait out its idle timeout) and counts their packets.
+    fn finish_links(&mut self, host: &mut impl Host) {
+        for l in 0..self.links.len() {
+            let link = &mut self.links[l];
+            if let (Some(conn), Some(socket)) = (link.conn.as_mut(), link.socket.as_ref()) {
+                let _ = conn.close(true, NO_ERROR, b"");
+                if let Ok((n, _)) = conn.send(&mut self.out) {
+                    let _ = socket.send(&self.out[..n]);
+                }
+            }
+            self.count_packets(host, l);
+        }
+    }
+
+    fn busy(&self, l: usize) -> bool {
+        !self.links[l].by_stream.is_empty()
+    }
+
+    /// The next QUIC timer.
+    fn next_timer(&mut self) -> Option<u64> {
+        self.timers.first().map(|t| t.0)
+    }
+
+    /// Runs the QUIC timers that came due.
+    fn expire_timers(&mut self, host: &mut impl Host, now: u64) {
+        while let Some(&(at, l)) = self.timers.first() {
+            if at > now {
+                break;
+            }
+            self.timers.pop_first();
+            let link = &mut self.links[l as usize];
+            link.timer = None;
+            if let Some(conn) = link.conn.as_mut() {
+                conn.on_timeout();
+                self.flush_link(host, l as usize);
+            }
+        }
+    }
+}
+
+impl Http3 {
     /// Link `l`'s handshake is done: HTTP/3 starts on it and its slots send.
-    fn link_up(&mut self, l: usize) {
-        let now = self.clock.now_us();
-        let h3 = &mut self.transport;
-        let link = &mut h3.links[l];
+    fn link_up(&mut self, host: &mut impl Host, l: usize) {
+        let now = host.now();
+        let link = &mut self.links[l];
         let Some(conn) = link.conn.as_mut() else { return };
         // The client's control stream (the first client-initiated unidirectional one, id 2)
         // opens with its SETTINGS and stays open as long as the connection.
         if let Err(e) = conn.stream_send(2, &frames::CONTROL_PREFACE, false) {
-            return self.link_connect_failed(l, ConnectCause::Other, format!("HTTP/3 did not start: {e}"));
+            return self.link_connect_failed(host, l, ConnectCause::Other, format!("HTTP/3 did not start: {e}"));
         }
         link.next_stream = 0;
         link.uni.clear();
-        h3.mux.life[l].failures = 0;
+        self.mux.life[l].failures = 0;
         let took = now.saturating_sub(link.started_us);
-        self.meter.rec.connections += 1;
-        self.meter.rec.h3.handshake(took);
-        h3.reading = Some(l);
-        self.start_slots(l);
-        self.transport.reading = None;
+        host.connection_made();
+        host.note(Note::H3Handshake(took));
+        // The slots' first requests go onto streams together; the caller sends them.
+        self.reading = Some(l);
+        self.start_slots(host, l);
+        self.settle(host);
+        self.reading = None;
     }
 
     /// Sends what link `l`'s connection has to send, then sets its timer.
-    pub(super) fn flush_link(&mut self, l: usize) {
+    fn flush_link(&mut self, host: &mut impl Host, l: usize) {
         use std::os::fd::AsRawFd;
-        let h3 = &mut self.transport;
-        let link = &mut h3.links[l];
+        let link = &mut self.links[l];
         let (Some(conn), Some(socket)) = (link.conn.as_mut(), link.socket.as_ref()) else { return };
         let fd = socket.as_raw_fd();
         let mut lens = [0usize; batch::BATCH];
         let mut n = 0;
         loop {
-            let done = match conn.send(&mut h3.out[n * MAX_DATAGRAM..(n + 1) * MAX_DATAGRAM]) {
+            let done = match conn.send(&mut self.out[n * MAX_DATAGRAM..(n + 1) * MAX_DATAGRAM]) {
                 Ok((len, _)) => {
                     lens[n] = len;
                     n += 1;
@@ -250,28 +332,26 @@ impl Worker<'_, Http3> {
             if n == batch::BATCH || (done && n > 0) {
                 // A full socket buffer loses the datagrams that did not go, and QUIC's loss
                 // recovery sends their frames again, as for datagrams lost on the way.
-                let _ = batch::send_batch(fd, &h3.out, MAX_DATAGRAM, &lens[..n]);
+                let _ = batch::send_batch(fd, &self.out, MAX_DATAGRAM, &lens[..n]);
                 n = 0;
             }
             if done {
                 break;
             }
         }
-        let now = self.clock.now_us();
-        self.transport.set_timer(l, now);
-        if self.transport.links[l].conn.as_ref().is_some_and(|c| c.is_closed()) {
-            self.link_closed(l);
+        self.set_timer(l, host.now());
+        if self.links[l].conn.as_ref().is_some_and(|c| c.is_closed()) {
+            self.link_closed(host, l);
         }
     }
 
     /// Reads every datagram waiting on link `l`, then handles what its connection made of them.
-    pub(super) fn read_link(&mut self, l: usize) {
+    fn read_link(&mut self, host: &mut impl Host, l: usize) {
         use std::os::fd::AsRawFd;
         let mut refused = None;
         let mut lens = [0usize; batch::BATCH];
         'batches: loop {
-            let h3 = &mut self.transport;
-            let link = &mut h3.links[l];
+            let link = &mut self.links[l];
             let (Some(conn), Some(socket)) = (link.conn.as_mut(), link.socket.as_ref()) else { return };
             let got = match batch::recv_batch(socket.as_raw_fd(), &mut self.buf, &mut lens) {
                 Ok(0) => break,
@@ -284,7 +364,7 @@ impl Worker<'_, Http3> {
             };
             let info = quiche::RecvInfo { from: link.peer, to: link.local };
             for (k, &len) in lens[..got].iter().enumerate() {
-                self.meter.rec.bytes += len as u64;
+                host.read_bytes(len);
                 let datagram = &mut self.buf[k * batch::SLOT..k * batch::SLOT + len];
                 if conn.recv(datagram, info) == Err(quiche::Error::UnknownVersion) {
                     refused = Some(handshake::Failure::Version);
@@ -296,63 +376,60 @@ impl Worker<'_, Http3> {
             }
         }
         if let Some(why) = refused {
-            return self.handshake_failed(l, why);
+            return self.handshake_failed(host, l, why);
         }
-        let established = self.transport.links[l].conn.as_ref().is_some_and(|c| c.is_established());
-        if self.transport.mux.life[l].state == LinkState::Connecting && established {
-            self.link_up(l);
+        let established = self.links[l].conn.as_ref().is_some_and(|c| c.is_established());
+        if self.mux.life[l].state == LinkState::Connecting && established {
+            self.link_up(host, l);
         }
-        if self.transport.mux.life[l].state == LinkState::Open {
-            self.read_streams(l);
+        if self.mux.is_open(l) {
+            self.read_streams(host, l);
         }
-        if self.transport.mux.life[l].state != LinkState::Closed {
-            self.flush_link(l);
+        if self.mux.life[l].state != LinkState::Closed {
+            self.flush_link(host, l);
         }
     }
 
     /// Link `l`'s connection is closed (by either side, or idle): its streams in flight fail
     /// (or, above a GOAWAY's id, go again) and it is replaced. Before the handshake finished it
     /// is a failed connect, by cause.
-    pub(super) fn link_closed(&mut self, l: usize) {
-        let link = &self.transport.links[l];
+    fn link_closed(&mut self, host: &mut impl Host, l: usize) {
+        let link = &self.links[l];
         let Some(conn) = link.conn.as_ref() else { return };
-        if self.transport.mux.life[l].state == LinkState::Connecting {
+        if self.mux.life[l].state == LinkState::Connecting {
             let why = handshake::Failure::of(conn);
-            return self.handshake_failed(l, why);
+            return self.handshake_failed(host, l, why);
         }
-        let counts = &mut self.meter.rec.h3;
         let timed_out = conn.is_timed_out();
         if timed_out {
-            counts.idle_timeouts += 1;
+            host.note(Note::H3IdleTimeout);
         } else if let Some(e) = conn.peer_error().or(conn.local_error()) {
-            counts.closed(e.error_code);
+            host.note(Note::H3Closed(e.error_code));
         }
         let refused_from = link.refused_from;
-        let lost: Vec<(u64, u32)> = self.transport.links[l].by_stream.drain().collect();
+        let lost: Vec<(u64, u32)> = self.links[l].by_stream.drain().collect();
         for (id, i) in lost {
             let i = i as usize;
             if refused_from.is_some_and(|g| id >= g) {
-                self.meter.rec.h3.retried += 1;
-                self.requeue(i);
+                host.note(Note::H3Retried);
+                self.requeue(host, i);
                 continue;
             }
-            self.failed(i, if timed_out { ErrorKind::Timeout } else { ErrorKind::Read });
-            let s = &mut self.slots[i];
-            s.state = State::Closed;
-            s.bump();
+            host.failed(i, if timed_out { ErrorKind::Timeout } else { ErrorKind::Read });
+            host.close_slot(i);
         }
-        self.retire_link(l);
+        self.retire_link(host, l);
     }
 
     /// Link `l`'s handshake failed for `why`: counted by cause, and the link tries again.
-    pub(super) fn handshake_failed(&mut self, l: usize, why: handshake::Failure) {
-        let waiting: Vec<u32> = self.transport.links[l].by_stream.drain().map(|(_, i)| i).collect();
+    fn handshake_failed(&mut self, host: &mut impl Host, l: usize, why: handshake::Failure) {
+        let waiting: Vec<u32> = self.links[l].by_stream.drain().map(|(_, i)| i).collect();
         for i in waiting {
-            self.requeue(i as usize);
+            self.requeue(host, i as usize);
         }
-        self.meter.rec.h3.handshake_failures[why as usize] += 1;
-        let link = &self.transport.links[l];
-        let timeout = Duration::from_micros(self.plan.timeout_us);
+        host.note(Note::H3HandshakeFailed(why));
+        let link = &self.links[l];
+        let timeout = Duration::from_micros(host.timeout_us());
         let mut line = why.describe(link.peer, timeout);
         // A cause strain has no words for is named by the code the connection closed with.
         let closed = link.conn.as_ref().and_then(|c| c.local_error().or(c.peer_error()));
@@ -365,62 +442,18 @@ impl Worker<'_, Http3> {
                 if reason.is_empty() { "" } else { ": " }
             ));
         }
-        self.link_connect_failed(l, why.cause(), line);
+        self.link_connect_failed(host, l, why.cause(), line);
     }
 
     /// Counts what link `l`'s connection sent, lost and sent again.
-    fn count_packets(&mut self, l: usize) {
-        if let Some(conn) = self.transport.links[l].conn.as_ref() {
-            self.meter.rec.h3.packets(&conn.stats());
-        }
-    }
-
-    /// Ends the links still open at the end of the run (CONNECTION_CLOSE with H3_NO_ERROR, so
-    /// the server does not wait out its idle timeout) and counts their packets.
-    pub(super) fn finish_links(&mut self) {
-        for l in 0..self.transport.links.len() {
-            let h3 = &mut self.transport;
-            let link = &mut h3.links[l];
-            if let (Some(conn), Some(socket)) = (link.conn.as_mut(), link.socket.as_ref()) {
-                let _ = conn.close(true, NO_ERROR, b"");
-                if let Ok((n, _)) = conn.send(&mut h3.out) {
-                    let _ = socket.send(&h3.out[..n]);
-                }
-            }
-            self.count_packets(l);
-        }
-    }
-
-    /// Drops link `l`'s connection and socket, counting its packets first.
-    pub(super) fn drop_h3_link(&mut self, l: usize) {
-        self.count_packets(l);
-        let h3 = &mut self.transport;
-        let link = &mut h3.links[l];
-        if let Some(at) = link.timer.take() {
-            h3.timers.remove(&(at, l as u32));
-        }
-        if let Some(mut s) = link.socket.take() {
-            let _ = self.poll.registry().deregister(&mut s);
-        }
-        link.conn = None;
-        link.uni.clear();
-        link.by_stream.clear();
-        link.blocked.clear();
-    }
-
-    /// Runs the QUIC timers that came due.
-    pub(super) fn expire_timers(&mut self, now: u64) {
-        while let Some(&(at, l)) = self.transport.timers.first() {
-            if at > now {
-                break;
-            }
-            self.transport.timers.pop_first();
-            let link = &mut self.transport.links[l as usize];
-            link.timer = None;
-            if let Some(conn) = link.conn.as_mut() {
-                conn.on_timeout();
-                self.flush_link(l as usize);
-            }
+    fn count_packets(&mut self, host: &mut impl Host, l: usize) {
+        if let Some(conn) = self.links[l].conn.as_ref() {
+            let stats = conn.stats();
+            host.note(Note::H3Packets {
+                sent: stats.sent as u64,
+                lost: stats.lost as u64,
+                retransmitted: stats.retrans as u64,
+            });
         }
     }
 }

@@ -20,6 +20,13 @@ pub enum State {
     Reading,
 }
 
+impl State {
+    /// A request is written (or being written) and its response not complete.
+    pub fn in_flight(self) -> bool {
+        matches!(self, State::Writing | State::Reading)
+    }
+}
+
 /// One request slot; its index in the worker's table names it to the transport.
 #[derive(Debug)]
 pub struct Slot {
@@ -51,6 +58,6 @@ impl Slot {
 
     /// A request is written (or being written) and its response not complete.
     pub fn in_flight(&self) -> bool {
-        matches!(self.state, State::Writing | State::Reading)
+        self.state.in_flight()
     }
 }

@@ -72,7 +72,7 @@ pub(super) fn connect(
 
 /// Why a QUIC handshake failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(in crate::engine::worker) enum Failure {
+pub enum Failure {
     /// No datagram came back before the timeout.
     NoAnswer = 0,
     /// The server answered but the handshake did not finish in time.

@@ -3,7 +3,11 @@
 //! (timeout, abort) or freed; a proxy test's keep-alive limit.
 
 use super::frames::{self, Part, Reader};
-use super::*;
+use super::{Http3, SlotStream, REQUEST_CANCELLED};
+use crate::engine::transport::mux::{LinkState, Multiplexed};
+use crate::engine::transport::{Host, Note, Transport};
+use crate::http::response::Captured;
+use crate::stats::ErrorKind;
 
 /// What putting a request on a stream came to.
 enum Put {
@@ -36,36 +40,35 @@ struct Read {
     bad: Option<frames::FrameError>,
 }
 
-impl Worker<'_, Http3> {
+impl Http3 {
     /// Puts slot `i`'s request on its link as a new stream.
-    pub(super) fn h3_submit(&mut self, i: usize) {
-        let l = self.transport.mux.of(i);
+    pub(super) fn h3_submit(&mut self, host: &mut impl Host, i: usize) {
+        let l = self.mux.of(i);
         let encode = |bytes: &[u8], authority: &str| {
             crate::http::fields::from_http1(bytes, crate::config::Scheme::Https.name(), authority)
                 .and_then(|r| frames::encode_request(&r.fields, r.body.as_deref()))
         };
-        let Ok(built) = self.convert_built(i, encode) else { return };
+        let Ok(built) = self.convert_built(host, i, encode) else { return };
         match self.put(l, i, built) {
             Put::Sent(id) => {
-                let h3 = &mut self.transport;
-                h3.links[l].by_stream.insert(id, i as u32);
-                self.slots[i].state = State::Reading;
-                if h3.reading != Some(l) {
-                    self.flush_link(l);
+                self.links[l].by_stream.insert(id, i as u32);
+                host.written(i);
+                if self.reading != Some(l) {
+                    self.flush_link(host, l);
                 }
             }
-            Put::Blocked => self.transport.links[l].blocked.push(i as u32),
+            Put::Blocked => self.links[l].blocked.push(i as u32),
             Put::Gone => {
-                let life = &mut self.transport.mux.life[l];
+                let life = &mut self.mux.life[l];
                 let open = life.state == LinkState::Open;
                 // No stream id was refused: those in flight finish here.
                 life.goaway |= open;
-                let retire = open && self.transport.links[l].by_stream.is_empty();
-                self.requeue(i);
+                let retire = open && self.links[l].by_stream.is_empty();
+                self.requeue(host, i);
                 if retire {
-                    self.retire_link(l);
+                    self.retire_link(host, l);
                 } else {
-                    self.mux_open(i);
+                    self.mux_open(host, i);
                 }
             }
         }
@@ -73,7 +76,7 @@ impl Worker<'_, Http3> {
 
     /// Opens a stream on link `l` for slot `i` with `built` (the fixed request when `None`).
     fn put(&mut self, l: usize, i: usize, built: Option<Vec<u8>>) -> Put {
-        let h3 = &mut self.transport;
+        let h3 = self;
         let link = &mut h3.links[l];
         let Some(conn) = link.conn.as_mut() else { return Put::Gone };
         let life = h3.mux.life[l];
@@ -105,19 +108,19 @@ impl Worker<'_, Http3> {
     }
 
     /// Retries link `l`'s requests that waited for a stream or for flow control.
-    pub(super) fn unblock(&mut self, l: usize) {
-        let waiting = std::mem::take(&mut self.transport.links[l].blocked);
+    fn unblock(&mut self, host: &mut impl Host, l: usize) {
+        let waiting = std::mem::take(&mut self.links[l].blocked);
         for i in waiting {
             let i = i as usize;
-            if !self.slots[i].in_flight() {
+            if !host.state(i).in_flight() {
                 continue;
             }
-            let Some(rest) = self.transport.slots[i].rest.take() else {
+            let Some(rest) = self.slots[i].rest.take() else {
                 // It waited for a stream: it goes out now, or waits again.
-                self.h3_submit(i);
+                self.h3_submit(host, i);
                 continue;
             };
-            let h3 = &mut self.transport;
+            let h3 = &mut *self;
             let link = &mut h3.links[l];
             let id = h3.slots[i].id;
             let Some(conn) = link.conn.as_mut() else { return };
@@ -131,80 +134,80 @@ impl Worker<'_, Http3> {
                     h3.slots[i].rest = Some(rest);
                     link.blocked.push(i as u32);
                 }
-                Err(quiche::Error::StreamStopped(code)) => self.stream_reset(l, id, code),
-                Err(_) => self.stream_reset(l, id, 0x102),
+                Err(quiche::Error::StreamStopped(code)) => self.stream_reset(host, l, id, code),
+                Err(_) => self.stream_reset(host, l, id, 0x102),
             }
         }
     }
 
     /// Reads every stream of link `l` that has something to read.
-    pub(super) fn read_streams(&mut self, l: usize) {
-        self.transport.reading = Some(l);
-        let mut ids = std::mem::take(&mut self.transport.readable);
-        if let Some(conn) = self.transport.links[l].conn.as_ref() {
+    pub(super) fn read_streams(&mut self, host: &mut impl Host, l: usize) {
+        self.reading = Some(l);
+        let mut ids = std::mem::take(&mut self.readable);
+        if let Some(conn) = self.links[l].conn.as_ref() {
             ids.extend(conn.readable());
         }
         for &id in &ids {
             match id & 0x3 {
-                0 => self.read_response(l, id),
-                3 => self.read_uni(l, id),
+                0 => self.read_response(host, l, id),
+                3 => self.read_uni(host, l, id),
                 _ => {}
             }
-            if self.transport.mux.life[l].state != LinkState::Open {
+            if !self.mux.is_open(l) {
                 break;
             }
         }
         ids.clear();
-        self.transport.readable = ids;
-        self.transport.reading = None;
-        if self.transport.mux.life[l].state == LinkState::Open {
-            self.unblock(l);
-            if self.transport.mux.life[l].goaway && self.transport.links[l].by_stream.is_empty() {
-                self.retire_link(l);
+        self.readable = ids;
+        self.reading = None;
+        if self.mux.is_open(l) {
+            self.unblock(host, l);
+            if self.mux.life[l].goaway && self.links[l].by_stream.is_empty() {
+                self.retire_link(host, l);
+                self.settle(host);
             }
         }
     }
 
     /// Reads request stream `id` of link `l`: its response's frames, its end or its reset.
-    fn read_response(&mut self, l: usize, id: u64) {
-        let slot = self.transport.links[l].by_stream.get(&id).copied();
+    fn read_response(&mut self, host: &mut impl Host, l: usize, id: u64) {
+        let slot = self.links[l].by_stream.get(&id).copied();
         loop {
-            let h3 = &mut self.transport;
-            let Some(conn) = h3.links[l].conn.as_mut() else { return };
+            let Some(conn) = self.links[l].conn.as_mut() else { return };
             let (n, fin) = match conn.stream_recv(id, &mut self.buf) {
                 Ok(r) => r,
-                Err(quiche::Error::StreamReset(code)) => return self.stream_reset(l, id, code),
+                Err(quiche::Error::StreamReset(code)) => return self.stream_reset(host, l, id, code),
                 Err(_) => return,
             };
             // A stream given up on (a timeout, an abort) is only drained.
             let Some(i) = slot.map(|i| i as usize) else { continue };
-            let read = feed(&mut h3.slots[i], h3.capture, &self.buf[..n]);
-            if read.bad.is_some() || (fin && h3.slots[i].reader.end().is_err()) {
-                self.meter.rec.h3.protocol_errors += 1;
-                return self.h3_fail(i, ErrorKind::Parse);
+            let read = feed(&mut self.slots[i], self.mux.capture, &self.buf[..n]);
+            if read.bad.is_some() || (fin && self.slots[i].reader.end().is_err()) {
+                host.note(Note::H3ProtocolError);
+                return self.h3_fail(host, i, ErrorKind::Parse);
             }
             if read.status {
-                self.first_byte(i);
+                host.first_byte(i);
             }
-            if read.data && self.requests.aborts(i) {
+            if read.data && host.aborts(i) {
                 // --client-abort-rate: walk away once the body starts.
-                self.meter.rec.aborted += 1;
-                return self.abandon(l, i);
+                host.aborted();
+                self.abandon(host, l, i);
+                return self.settle(host);
             }
             if fin {
-                return self.stream_finished(l, id, i);
+                return self.stream_finished(host, l, id, i);
             }
         }
     }
 
     /// Reads the server's unidirectional stream `id`: its control stream's GOAWAY; the rest
     /// is dropped.
-    fn read_uni(&mut self, l: usize, id: u64) {
+    fn read_uni(&mut self, host: &mut impl Host, l: usize, id: u64) {
         let mut goaway = None;
         let mut broken = false;
         loop {
-            let h3 = &mut self.transport;
-            let link = &mut h3.links[l];
+            let link = &mut self.links[l];
             let Some(conn) = link.conn.as_mut() else { return };
             let (n, fin) = match conn.stream_recv(id, &mut self.buf) {
                 Ok(r) => r,
@@ -244,11 +247,11 @@ impl Worker<'_, Http3> {
             }
         }
         if let Some(g) = goaway {
-            self.goaway(l, g);
+            self.goaway(host, l, g);
         }
         if broken {
-            self.meter.rec.h3.protocol_errors += 1;
-            if let Some(conn) = self.transport.links[l].conn.as_mut() {
+            host.note(Note::H3ProtocolError);
+            if let Some(conn) = self.links[l].conn.as_mut() {
                 // H3_CLOSED_CRITICAL_STREAM or H3_FRAME_UNEXPECTED: the connection ends.
                 let _ = conn.close(true, 0x104, b"");
             }
@@ -256,56 +259,61 @@ impl Worker<'_, Http3> {
     }
 
     /// Stream `id` of link `l` ended: slot `i`'s response is complete.
-    fn stream_finished(&mut self, l: usize, id: u64, i: usize) {
-        self.transport.links[l].by_stream.remove(&id);
-        let status = self.transport.slots[i].status;
+    fn stream_finished(&mut self, host: &mut impl Host, l: usize, id: u64, i: usize) {
+        self.links[l].by_stream.remove(&id);
+        let status = self.slots[i].status;
         if status == 0 {
             // Ended without a final status: not a response.
-            self.meter.rec.h3.protocol_errors += 1;
-            self.failed(i, ErrorKind::Parse);
-            return self.next_request(i);
+            host.note(Note::H3ProtocolError);
+            host.failed(i, ErrorKind::Parse);
+            host.next_request(i);
+            return self.settle(host);
         }
-        self.link_opened(l);
-        self.completed(i, status, true);
+        self.link_opened(host, l);
+        self.count_link_use(host, i);
+        host.completed(i, status, true, self.slots[i].capture.as_deref());
+        self.settle(host);
     }
 
     /// The server reset (or stopped) stream `id` of link `l` with `code`.
-    fn stream_reset(&mut self, l: usize, id: u64, code: u64) {
-        let Some(i) = self.transport.links[l].by_stream.remove(&id) else { return };
+    fn stream_reset(&mut self, host: &mut impl Host, l: usize, id: u64, code: u64) {
+        let Some(i) = self.links[l].by_stream.remove(&id) else { return };
         let i = i as usize;
-        self.transport.slots[i].rest = None;
+        self.slots[i].rest = None;
         // H3_REQUEST_REJECTED: not processed, so it goes again (RFC 9114 4.1.1).
         if code == 0x10b {
-            self.requeue(i);
-            self.meter.rec.h3.retried += 1;
-            return self.mux_open(i);
+            self.requeue(host, i);
+            host.note(Note::H3Retried);
+            self.mux_open(host, i);
+            return self.settle(host);
         }
-        self.failed(i, ErrorKind::Reset);
-        self.meter.rec.h3.reset(code);
-        self.next_request(i);
+        host.failed(i, ErrorKind::Reset);
+        host.note(Note::H3Reset(code));
+        host.next_request(i);
+        self.settle(host);
     }
 
     /// The server's GOAWAY with id `id`: streams at or above it were not processed and go
     /// again on the next connection; the link takes no new stream.
-    fn goaway(&mut self, l: usize, id: u64) {
-        self.meter.rec.h3.goaways += 1;
-        self.transport.mux.life[l].goaway = true;
-        let link = &mut self.transport.links[l];
+    fn goaway(&mut self, host: &mut impl Host, l: usize, id: u64) {
+        host.note(Note::H3GoAway);
+        self.mux.life[l].goaway = true;
+        let link = &mut self.links[l];
         link.refused_from = Some(id);
         let refused: Vec<(u64, u32)> = link.by_stream.iter().filter(|(&s, _)| s >= id).map(|(&s, &i)| (s, i)).collect();
         for (s, i) in refused {
-            self.transport.links[l].by_stream.remove(&s);
-            self.meter.rec.h3.retried += 1;
-            self.requeue(i as usize);
+            self.links[l].by_stream.remove(&s);
+            host.note(Note::H3Retried);
+            self.requeue(host, i as usize);
         }
     }
 
     /// Cancels slot `i`'s stream on link `l` both ways and frees the slot (nothing is counted
     /// here).
-    pub(super) fn abandon(&mut self, l: usize, i: usize) {
-        let id = self.transport.slots[i].id;
-        self.transport.slots[i].rest = None;
-        let link = &mut self.transport.links[l];
+    fn abandon(&mut self, host: &mut impl Host, l: usize, i: usize) {
+        let id = self.slots[i].id;
+        self.slots[i].rest = None;
+        let link = &mut self.links[l];
         if link.by_stream.remove(&id).is_some() {
             if let Some(conn) = link.conn.as_mut() {
                 let _ = conn.stream_shutdown(id, quiche::Shutdown::Read, REQUEST_CANCELLED);
@@ -313,22 +321,23 @@ impl Worker<'_, Http3> {
             }
         }
         link.blocked.retain(|&s| s as usize != i);
-        self.free_slot(i);
+        self.free_slot(host, i);
     }
 
     /// Slot `i` gives up its request (a timeout, or a failure of its own): the stream is
     /// cancelled and the slot goes on; the link stays.
-    pub(super) fn h3_fail(&mut self, i: usize, kind: ErrorKind) {
-        let l = self.transport.mux.of(i);
-        if self.slots[i].in_flight() {
-            self.failed(i, kind);
-            self.abandon(l, i);
-            if self.transport.reading != Some(l) {
-                self.flush_link(l);
+    pub(super) fn h3_fail(&mut self, host: &mut impl Host, i: usize, kind: ErrorKind) {
+        let l = self.mux.of(i);
+        if host.state(i).in_flight() {
+            host.failed(i, kind);
+            self.abandon(host, l, i);
+            self.settle(host);
+            if self.reading != Some(l) {
+                self.flush_link(host, l);
             }
             return;
         }
-        self.free_slot(i);
+        self.free_slot(host, i);
     }
 }
 

@@ -1,0 +1,114 @@
+//! A slot's stream on its link: the session's events turned into completions, resets and
+//! retries; a slot given up (timeout, abort) or freed.
+
+use super::{Http2, CANCEL, REFUSED_STREAM};
+use crate::engine::transport::mux::Multiplexed;
+use crate::engine::transport::{Host, Note, Transport};
+use crate::h2::Event;
+use crate::stats::ErrorKind;
+
+impl Http2 {
+    /// Turns link `l`'s session events into completions; false when the link went away.
+    pub(super) fn handle_events(&mut self, host: &mut impl Host, l: usize) -> bool {
+        let Some(session) = self.links[l].session.as_mut() else { return false };
+        let mut events = std::mem::take(&mut self.events);
+        events.append(session.events());
+        self.reading = Some(l);
+        // A GOAWAY holds for the whole batch: a response completed before it in the batch must
+        // not start a stream the server has already said it will refuse.
+        if events.iter().any(|e| matches!(e, Event::GoAway { .. })) {
+            self.mux.life[l].goaway = true;
+        }
+        for e in events.drain(..) {
+            match e {
+                Event::Status { stream, status } => {
+                    if let Some(&i) = self.links[l].by_stream.get(&stream) {
+                        self.slots[i as usize].status = status;
+                        host.first_byte(i as usize);
+                    }
+                }
+                Event::Data { stream, .. } => {
+                    // --client-abort-rate: walk away once the body starts.
+                    let Some(&i) = self.links[l].by_stream.get(&stream) else { continue };
+                    if host.aborts(i as usize) {
+                        host.aborted();
+                        self.abandon(host, l, i as usize);
+                        self.settle(host);
+                    }
+                }
+                Event::Closed { stream, code } => self.stream_closed(host, l, stream, code),
+                Event::GoAway { .. } => host.note(Note::H2GoAway),
+                Event::Request { .. } => {}
+            }
+        }
+        self.events = events;
+        self.reading = None;
+        if self.mux.life[l].goaway && self.links[l].by_stream.is_empty() {
+            self.retire_link(host, l);
+            self.settle(host);
+            return false;
+        }
+        true
+    }
+
+    /// Stream `stream` of link `l` ended with `code`.
+    fn stream_closed(&mut self, host: &mut impl Host, l: usize, stream: i32, code: u32) {
+        let goaway = self.mux.life[l].goaway;
+        // A stream this side reset (a timeout) was already let go of.
+        let Some(i) = self.links[l].by_stream.remove(&stream) else { return };
+        let i = i as usize;
+        match code {
+            0 if self.slots[i].status != 0 => {
+                self.link_opened(host, l);
+                let captured = self.links[l].session.as_mut().and_then(|s| s.take_captured(stream));
+                let slot = &mut self.slots[i];
+                slot.capture = captured.map(Box::new);
+                let status = slot.status;
+                self.count_link_use(host, i);
+                host.completed(i, status, true, self.slots[i].capture.as_deref());
+            }
+            0 => {
+                // Ended without a final status: not a response.
+                host.failed(i, ErrorKind::Parse);
+                host.next_request(i);
+            }
+            REFUSED_STREAM if goaway => {
+                // Not processed: it goes again on the next connection.
+                self.requeue(host, i);
+                host.note(Note::H2Retried);
+            }
+            code => {
+                host.failed(i, ErrorKind::Reset);
+                host.note(Note::H2Reset(code));
+                host.next_request(i);
+            }
+        }
+        self.settle(host);
+    }
+
+    /// Resets slot `i`'s stream on link `l` and frees the slot (nothing is counted here).
+    fn abandon(&mut self, host: &mut impl Host, l: usize, i: usize) {
+        let id = self.slots[i].id;
+        let link = &mut self.links[l];
+        link.by_stream.remove(&id);
+        if let Some(s) = link.session.as_mut() {
+            s.reset(id, CANCEL);
+            s.take_captured(id);
+        }
+        self.free_slot(host, i);
+    }
+
+    /// Slot `i` gives up its request (a timeout, or a failure of its own): the stream is reset
+    /// and the slot goes on; the link stays.
+    pub(super) fn h2_fail(&mut self, host: &mut impl Host, i: usize, kind: ErrorKind) {
+        let l = self.mux.of(i);
+        if host.state(i).in_flight() {
+            host.failed(i, kind);
+            self.abandon(host, l, i);
+            self.settle(host);
+            self.flush_link(host, l);
+            return;
+        }
+        self.free_slot(host, i);
+    }
+}

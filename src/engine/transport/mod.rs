@@ -1,0 +1,295 @@
+//! How a worker's requests travel: one [`Transport`] per protocol, chosen once when the worker
+//! is made (the worker is generic over it, so the hot path has no virtual calls): HTTP/1.1
+//! ([`h1`]), and HTTP/2 ([`h2`]) and HTTP/3 ([`h3`]) over what every multiplexed protocol
+//! shares ([`mux`]).
+//!
+//! A protocol owns its connections and what it keeps per connection. It sees the worker only
+//! through [`Host`], a narrow handle: the clock and the few settings it needs, its slots'
+//! requests, and calls that say what happened (connected, written, answered, failed by kind, a
+//! protocol's own event as a [`Note`]). It never reaches into the worker's state, and the
+//! worker's loop never asks which protocol it drives; adding a protocol is one more
+//! implementation of this module's traits.
+//!
+//! The worker asks things of the protocol (send slot `i`, close it, open it) while it handles
+//! what the protocol told it, from inside the protocol's own call. Those asks are queued as
+//! [`Op`]s and the protocol carries them out ([`Transport::settle`]) right after each call
+//! that can make one, so they happen where a direct call would have.
+
+pub mod h1;
+pub mod h2;
+pub mod h3;
+pub mod mux;
+
+use std::net::{IpAddr, SocketAddr};
+
+use crate::engine::slot::State;
+use crate::http::response::Captured;
+use crate::net::stream::{ConnectError, Stream};
+use crate::script::ScriptError;
+use crate::stats::{ConnectCause, ErrorKind};
+
+/// What a poll event says about reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Readable {
+    /// Nothing to read.
+    No,
+    /// Data arrived.
+    Yes,
+    /// The peer closed (or the socket failed): read until end of stream or error.
+    UntilEof,
+}
+
+/// What the worker asks of the protocol, queued while the protocol's call runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// Slot `slot`'s request has started: put it on the wire (`head`: a HEAD, whose response
+    /// has no body whatever it announces).
+    Submit {
+        /// The slot.
+        slot: u32,
+        /// The request is a HEAD.
+        head: bool,
+    },
+    /// The slot stops (the run is draining, `-n` is sent): nothing of it stays under way.
+    Close(u32),
+    /// The slot is done with its connection (the response said so): it goes on on another.
+    Reopen(u32),
+    /// The slot needs its connection (an arriving connection).
+    Open(u32),
+    /// A place in the window of connections being opened came free: open queued slots.
+    OpenQueued,
+}
+
+/// A protocol's own event, counted by the worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Note {
+    /// HTTP/2: a GOAWAY frame arrived.
+    H2GoAway,
+    /// HTTP/2: a stream refused unprocessed goes again.
+    H2Retried,
+    /// HTTP/2: the server reset a stream with this code.
+    H2Reset(u32),
+    /// HTTP/2: the server broke the protocol.
+    H2ProtocolError,
+    /// HTTP/2: a connection's header bytes (as framed, decoded) and flow-control stalls.
+    H2Session {
+        /// HPACK-compressed header bytes received.
+        compressed: u64,
+        /// The same headers, decoded.
+        decoded: u64,
+        /// Bodies that waited for the peer's window.
+        stalls: u64,
+    },
+    /// HTTP/3: a GOAWAY arrived.
+    H3GoAway,
+    /// HTTP/3: a stream refused unprocessed goes again.
+    H3Retried,
+    /// HTTP/3: the server reset a stream with this code.
+    H3Reset(u64),
+    /// HTTP/3: the server broke the protocol.
+    H3ProtocolError,
+    /// HTTP/3: a handshake finished after this many microseconds.
+    H3Handshake(u64),
+    /// HTTP/3: a handshake failed for this cause.
+    H3HandshakeFailed(h3::HandshakeFailure),
+    /// HTTP/3: a connection closed with this code.
+    H3Closed(u64),
+    /// HTTP/3: a connection heard nothing for its idle timeout.
+    H3IdleTimeout,
+    /// HTTP/3: a connection's packets (sent, declared lost, sent again).
+    H3Packets {
+        /// Sent.
+        sent: u64,
+        /// Declared lost.
+        lost: u64,
+        /// Sent again.
+        retransmitted: u64,
+    },
+}
+
+/// The worker as a protocol sees it: everything a protocol may ask or say. Implemented once,
+/// by the worker; a protocol takes it by name and sees nothing else of the worker.
+pub trait Host {
+    /// Now, in clock microseconds.
+    fn now(&self) -> u64;
+    /// How long a request (or a connect) may take, microseconds.
+    fn timeout_us(&self) -> u64;
+    /// The target speaks TLS.
+    fn https(&self) -> bool;
+    /// The run is over: nothing new is sent, connections are not replaced.
+    fn draining(&self) -> bool;
+    /// A proxy test's `--keepalive`: responses a connection carries before it is replaced
+    /// (0: no limit).
+    fn keepalive_limit(&self) -> u64;
+
+    /// Starts a connection for source number `n`, registered for poll events as `token`.
+    fn connect(&mut self, n: usize, token: usize) -> Result<Stream, ConnectError>;
+    /// The address connection number `n` goes to.
+    fn peer(&self, n: usize) -> SocketAddr;
+    /// The local address connection number `n` starts from (`--source-addr`), if set.
+    fn source(&self, n: usize) -> Option<IpAddr>;
+    /// The poller, for sockets a protocol opens itself (HTTP/3's UDP sockets).
+    fn registry(&self) -> &mio::Registry;
+    /// Connection number `token` could not be made, for `cause`.
+    fn connect_failed(&mut self, token: usize, cause: ConnectCause, why: String);
+    /// A connection counts as made.
+    fn connection_made(&mut self);
+    /// A connection started opening: it takes a place in the window of connections opening.
+    fn opening_started(&mut self);
+    /// A connection opening is gone without proving itself: its place is free (queued slots
+    /// are not opened from here).
+    fn opening_ended(&mut self);
+    /// A connection proved the server took it: its place in the window goes on
+    /// ([`Op::OpenQueued`]).
+    fn opened(&mut self);
+    /// Slot `i`'s connection is to be opened when the window allows.
+    fn queue_open(&mut self, i: usize);
+    /// HTTP/1.1: slot `i`'s connection is gone: a new one replaces it (an arriving
+    /// connection's slot waits for the next arrival instead; nothing while draining).
+    fn replace(&mut self, i: usize);
+    /// HTTP/1.1: slot `i`'s connect failed for the `failures`-th time in a row: it tries again
+    /// after a backoff (an arriving connection's slot is freed instead).
+    fn retry_connect(&mut self, i: usize, failures: u32);
+
+    /// Where slot `i` is in its cycle.
+    fn state(&self, i: usize) -> State;
+    /// Slot `i`'s connection is being opened (its connect deadline is set).
+    fn connecting(&mut self, i: usize);
+    /// Slot `i`'s request is all on the wire: its response is awaited.
+    fn written(&mut self, i: usize);
+    /// Slot `i` has nothing under way and no connection.
+    fn close_slot(&mut self, i: usize);
+    /// Slot `i`'s request was refused unprocessed: it goes again as first planned, counted as
+    /// sent again ([`Op::Submit`]).
+    fn resend(&mut self, i: usize);
+    /// Slot `i`'s request never reached a server that took it: not counted as sent; the slot
+    /// waits, closed.
+    fn unsend(&mut self, i: usize);
+    /// Slot `i` is free: it takes its next request if its connection is `up`, else waits,
+    /// closed.
+    fn free(&mut self, i: usize, up: bool);
+    /// Requests under way on every connection.
+    fn in_flight(&self) -> usize;
+
+    /// Slot `i`'s current request as HTTP/1 bytes.
+    fn request(&self, i: usize) -> &[u8];
+    /// Slot `i`'s current request when it is not the URL's fixed one (a script's, a proxy
+    /// test's, a target's), as HTTP/1 bytes.
+    fn built(&self, i: usize) -> Option<&[u8]>;
+    /// Slot `i`'s response is to be walked away from once its body starts.
+    fn aborts(&self, i: usize) -> bool;
+    /// A request could not be made: the run ends with this error.
+    fn fail_run(&mut self, error: ScriptError);
+
+    /// Bytes read from a connection.
+    fn read_bytes(&mut self, n: usize);
+    /// The first byte of slot `i`'s response arrived.
+    fn first_byte(&mut self, i: usize);
+    /// Slot `i`'s response (the last of its write) is complete, `captured` when kept whole:
+    /// recorded, hooks run; the slot goes on when `keep` (else [`Op::Reopen`]). False when the
+    /// slot did not go on.
+    fn completed(&mut self, i: usize, status: u16, keep: bool, captured: Option<&Captured>) -> bool;
+    /// One response of slot `i`'s write is complete. `None` when it was the write's last (the
+    /// caller completes it); else it is counted and hooks run, and the answer is whether the
+    /// thread goes on sending.
+    fn pipelined(&mut self, i: usize, status: u16, captured: Option<&Captured>) -> Option<bool>;
+    /// Slot `i`'s response ended with its connection: recorded, without hooks.
+    fn record(&mut self, i: usize, status: u16);
+    /// Slot `i`'s request failed as `kind`.
+    fn failed(&mut self, i: usize, kind: ErrorKind);
+    /// A response was walked away from (`--client-abort-rate`).
+    fn aborted(&mut self);
+    /// Slot `i` is ready for another request.
+    fn next_request(&mut self, i: usize);
+    /// A protocol's own event.
+    fn note(&mut self, note: Note);
+
+    /// The next thing the worker asked of the protocol, if any.
+    fn take_op(&mut self) -> Option<Op>;
+    /// The next queued slot whose connection may be opened now (the window has room and this
+    /// turn's time for opening is not spent); starts the turn's time with `start`.
+    fn next_to_open(&mut self, start: bool) -> Option<usize>;
+}
+
+/// One protocol's side of a worker.
+pub trait Transport: Sized {
+    /// Request slots it carries (one per HTTP/1.1 connection, `-m` per HTTP/2 or HTTP/3
+    /// connection).
+    fn slots(&self) -> usize;
+    /// The connection slot `i` travels on (its number, which picks its origin).
+    fn link(&self, i: usize) -> usize;
+    /// Keeps each response whole for a hook or a content check.
+    fn capture(&mut self, on: bool);
+    /// Slot `i` needs its connection: opens it (or, when it is up, the slot sends).
+    fn open(&mut self, host: &mut impl Host, i: usize);
+    /// Puts slot `i`'s request, just started, on the wire.
+    fn submit(&mut self, host: &mut impl Host, i: usize);
+    /// Slot `i`'s deadline passed (its connect or its request).
+    fn timed_out(&mut self, host: &mut impl Host, i: usize);
+    /// Slot `i` is done with its connection (it closed, or the response said so).
+    fn reopen(&mut self, host: &mut impl Host, i: usize);
+    /// Slot `i` stops (the run is draining): nothing of it is left under way.
+    fn close(&mut self, host: &mut impl Host, i: usize);
+    /// A poll event on the transport's source `token`.
+    fn event(&mut self, host: &mut impl Host, token: usize, readable: Readable, writable: bool);
+    /// Slot `i`'s request is a HEAD (its response has no body, whatever it announces).
+    fn head_request(&mut self, i: usize, head: bool);
+    /// Connections up now.
+    fn open_connections(&self, host: &impl Host) -> u64;
+    /// The transport's own next deadline (connects, reconnects), if any.
+    fn next_deadline(&mut self) -> Option<u64>;
+    /// Handles the transport's own deadlines that passed by `now`.
+    fn expire(&mut self, host: &mut impl Host, now: u64);
+    /// The run is over: counts what the connections still open hold.
+    fn finish(&mut self, host: &mut impl Host);
+    /// `-n`'s last request is sent: whether the count is done, so the run may drain. HTTP/1.1
+    /// sends each request once, so it is; a multiplexed protocol waits for the streams in
+    /// flight, since a GOAWAY may refuse some unprocessed, and they go again first.
+    fn count_done(&self, _host: &impl Host) -> bool {
+        true
+    }
+
+    /// Carries out what the worker asked while the protocol's last call ran.
+    fn settle(&mut self, host: &mut impl Host) {
+        while let Some(op) = host.take_op() {
+            match op {
+                Op::Submit { slot, head } => {
+                    self.head_request(slot as usize, head);
+                    self.submit(host, slot as usize);
+                }
+                Op::Close(i) => self.close(host, i as usize),
+                Op::Reopen(i) => self.reopen(host, i as usize),
+                Op::Open(i) => self.open(host, i as usize),
+                Op::OpenQueued => self.open_queued(host),
+            }
+        }
+    }
+
+    /// Opens queued slots' connections while the window of connections being opened has room
+    /// and this turn's time for opening lasts.
+    fn open_queued(&mut self, host: &mut impl Host) {
+        let mut start = true;
+        while let Some(i) = host.next_to_open(std::mem::take(&mut start)) {
+            self.open(host, i);
+        }
+    }
+}
+
+/// The wait before the next connect after `failures` failures in a row (at least 1): doubling
+/// from [`RETRY_MIN_US`] up to [`RETRY_MAX_US`].
+pub fn retry_backoff_us(failures: u32) -> u64 {
+    (RETRY_MIN_US << failures.saturating_sub(1).min(16)).min(RETRY_MAX_US)
+}
+
+/// First and largest delay before reconnecting after a failed connect: a refused port is retried
+/// quickly but not in a busy loop.
+const RETRY_MIN_US: u64 = 1_000;
+const RETRY_MAX_US: u64 = 100_000;
+
+/// The cause of a failed connect, for the report.
+pub fn connect_cause(e: &ConnectError) -> ConnectCause {
+    match e {
+        ConnectError::Io(io) => ConnectCause::of_io(io),
+        ConnectError::Tls(_) | ConnectError::ClosedInHandshake => ConnectCause::Tls,
+    }
+}

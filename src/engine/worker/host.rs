@@ -1,0 +1,240 @@
+//! The worker as its protocol sees it: [`Host`], implemented by [`Core`]. Every method is a
+//! question the protocol may ask or a thing it says happened; what the worker asks back is
+//! queued as an [`Op`] ([`Core::ask`]).
+
+use std::cmp::Reverse;
+use std::net::{IpAddr, SocketAddr};
+
+use mio::{Interest, Token};
+
+use super::schedule::When;
+use super::Core;
+use crate::engine::slot::State;
+use crate::engine::transport::{Host, Note, Op};
+use crate::http::response::Captured;
+use crate::net::stream::{ConnectError, Stream};
+use crate::script::ScriptError;
+use crate::stats::{ConnectCause, ErrorKind};
+
+impl Host for Core<'_> {
+    fn now(&self) -> u64 {
+        self.clock.now_us()
+    }
+
+    fn timeout_us(&self) -> u64 {
+        self.plan.timeout_us
+    }
+
+    fn https(&self) -> bool {
+        self.plan.https()
+    }
+
+    fn draining(&self) -> bool {
+        self.draining
+    }
+
+    fn keepalive_limit(&self) -> u64 {
+        self.requests.keepalive()
+    }
+
+    fn connect(&mut self, n: usize, token: usize) -> Result<Stream, ConnectError> {
+        let o = token % self.addrs.len();
+        let mut s = match &self.plan.unix_socket {
+            Some(path) => Stream::connect_unix(path)?,
+            None => Stream::connect(self.addrs[o], self.source(n), self.plan.origins[o].tls.as_ref())?,
+        };
+        self.poll.registry().register(s.socket(), Token(token), Interest::READABLE | Interest::WRITABLE)?;
+        Ok(s)
+    }
+
+    fn peer(&self, n: usize) -> SocketAddr {
+        self.addrs[n % self.addrs.len()]
+    }
+
+    fn source(&self, n: usize) -> Option<IpAddr> {
+        let sources = &self.plan.source_addrs;
+        (!sources.is_empty()).then(|| sources[(n + self.index) % sources.len()])
+    }
+
+    fn registry(&self) -> &mio::Registry {
+        self.poll.registry()
+    }
+
+    fn connect_failed(&mut self, token: usize, cause: ConnectCause, why: String) {
+        let to = match &self.plan.unix_socket {
+            Some(path) => path.display().to_string(),
+            None => self.addrs[token % self.addrs.len()].to_string(),
+        };
+        self.meter.rec.connect_error(cause, || format!("connect to {to} failed: {why}"));
+    }
+
+    fn connection_made(&mut self) {
+        self.meter.rec.connections += 1;
+    }
+
+    fn opening_started(&mut self) {
+        self.opening.started();
+    }
+
+    fn opening_ended(&mut self) {
+        self.opening.ended();
+    }
+
+    fn opened(&mut self) {
+        self.opening.ended();
+        self.ask(Op::OpenQueued);
+    }
+
+    fn queue_open(&mut self, i: usize) {
+        self.opening.queue.push_back(i as u32);
+        self.ask(Op::OpenQueued);
+    }
+
+    fn replace(&mut self, i: usize) {
+        if let When::Arrivals(a) = &mut self.when {
+            // Arriving connections are not replaced: the slot waits for the next arrival.
+            a.free.push(i as u32);
+        } else if !self.draining {
+            self.queue_open(i);
+        }
+    }
+
+    fn retry_connect(&mut self, i: usize, failures: u32) {
+        if let When::Arrivals(a) = &mut self.when {
+            a.free.push(i as u32);
+            return;
+        }
+        let backoff = crate::engine::transport::retry_backoff_us(failures);
+        let at = self.clock.now_us() + backoff;
+        self.due.timers.push(Reverse((at, i as u32, self.slots[i].generation)));
+    }
+
+    fn state(&self, i: usize) -> State {
+        self.slots[i].state
+    }
+
+    fn connecting(&mut self, i: usize) {
+        let s = &mut self.slots[i];
+        s.bump();
+        s.state = State::Connecting;
+        self.opening.started();
+        self.set_deadline(i);
+    }
+
+    fn written(&mut self, i: usize) {
+        self.slots[i].state = State::Reading;
+    }
+
+    fn close_slot(&mut self, i: usize) {
+        let s = &mut self.slots[i];
+        s.state = State::Closed;
+        s.bump();
+    }
+
+    fn resend(&mut self, i: usize) {
+        let s = &mut self.slots[i];
+        s.bump();
+        s.state = State::Writing;
+        self.meter.rec.sent += 1;
+        self.set_deadline(i);
+        self.ask(Op::Submit { slot: i as u32, head: false });
+    }
+
+    fn unsend(&mut self, i: usize) {
+        self.close_slot(i);
+        self.meter.rec.sent = self.meter.rec.sent.saturating_sub(1);
+    }
+
+    fn free(&mut self, i: usize, up: bool) {
+        self.slots[i].bump();
+        if up && !self.draining {
+            self.next_request(i);
+        } else {
+            self.slots[i].state = State::Closed;
+        }
+    }
+
+    fn in_flight(&self) -> usize {
+        self.in_flight_now()
+    }
+
+    fn request(&self, i: usize) -> &[u8] {
+        self.requests.bytes(i)
+    }
+
+    fn built(&self, i: usize) -> Option<&[u8]> {
+        self.requests.built(i)
+    }
+
+    fn aborts(&self, i: usize) -> bool {
+        self.requests.aborts(i)
+    }
+
+    fn fail_run(&mut self, error: ScriptError) {
+        self.script_failed(error);
+    }
+
+    fn read_bytes(&mut self, n: usize) {
+        self.meter.rec.bytes += n as u64;
+    }
+
+    fn first_byte(&mut self, i: usize) {
+        self.time_first_byte(i);
+    }
+
+    fn completed(&mut self, i: usize, status: u16, keep: bool, captured: Option<&Captured>) -> bool {
+        self.record_response(i, status);
+        if !self.run_response_hook(i, status, captured) {
+            return false;
+        }
+        self.check_content(i, status, captured);
+        if !keep {
+            self.ask(Op::Reopen(i as u32));
+            return false;
+        }
+        self.next_request(i);
+        true
+    }
+
+    fn pipelined(&mut self, i: usize, status: u16, captured: Option<&Captured>) -> Option<bool> {
+        let s = &mut self.slots[i];
+        s.pending = s.pending.saturating_sub(1);
+        if s.pending == 0 {
+            return None;
+        }
+        self.meter.rec.counted(status);
+        Some(self.run_response_hook(i, status, captured))
+    }
+
+    fn record(&mut self, i: usize, status: u16) {
+        self.record_response(i, status);
+    }
+
+    fn failed(&mut self, i: usize, kind: ErrorKind) {
+        self.meter.rec.error(kind);
+        if let Some(k) = self.requests.target_of(i) {
+            self.meter.rec.target_failed(k);
+        }
+    }
+
+    fn aborted(&mut self) {
+        self.meter.rec.aborted += 1;
+    }
+
+    fn next_request(&mut self, i: usize) {
+        self.request_next(i);
+    }
+
+    fn note(&mut self, note: Note) {
+        self.meter.note(note);
+    }
+
+    fn take_op(&mut self) -> Option<Op> {
+        self.ops.pop_front()
+    }
+
+    fn next_to_open(&mut self, start: bool) -> Option<usize> {
+        let now = self.clock.now_us();
+        self.opening.next(start, now, self.draining, |i| self.slots[i].state == State::Closed)
+    }
+}
