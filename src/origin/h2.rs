@@ -1,11 +1,12 @@
 //! HTTP/2 on the origin's connections: a connection whose first bytes are the HTTP/2 preface
 //! (h2c with prior knowledge) is handed from [`super::conn`] to this driver for the rest of its
-//! life. It feeds an nghttp2 server [`Session`] and answers every request with what HTTP/1 would
-//! give (the fixed response, documents with their cache headers and 304s, the counters), counted
-//! in the same counters, so load tests and proxy tests read the same figures over either protocol.
+//! life. It feeds an nghttp2 server [`Session`] and answers every request with the answer
+//! [`decide`] gives every protocol (the fixed response, documents with their cache headers, 304s
+//! and aborts, the counters), counted by the same [`Tally`](super::decision::Tally), so load
+//! tests and proxy tests read the same figures over any protocol.
 //!
-//! The head of a response is rendered by the same code as HTTP/1's ([`Site::doc_head`] and
-//! friends) and turned into HTTP/2 fields ([`crate::http::fields::response_fields`]), so the two protocols cannot drift
+//! The head of a response is rendered as HTTP/1's ([`Decision::head`](super::decision::Decision))
+//! and turned into HTTP/2 fields ([`crate::http::fields::response_fields`]), so the protocols cannot drift
 //! apart; the fixed response is converted once at start and its body shared by every stream.
 //! What differs is the protocol's own: a response held by `--delay` or a service time waits in
 //! this driver (not in the connection's output, which would hold back every stream behind it)
@@ -18,9 +19,9 @@
 use std::mem;
 use std::time::Instant;
 
+use super::decision::{decide, Content, Kind, Request};
 use super::requests::Upgrade;
-use super::respond::{doc_path, document};
-use super::{Ctx, Kind, STATS_PATH};
+use super::Ctx;
 use crate::h2::{Body, Event, RequestHead, Session, Settings, Source};
 use crate::http::request_head::Persist;
 use crate::workload::doc::Doc;
@@ -48,10 +49,7 @@ pub(super) fn is_preface(first: &[u8]) -> bool {
 #[derive(Debug)]
 struct Ask {
     stream: i32,
-    kind: Kind,
-    head_only: bool,
-    /// The document path, for documents.
-    path: Box<str>,
+    request: Request,
 }
 
 /// The HTTP/2 state of one connection.
@@ -86,9 +84,9 @@ impl H2Conn {
     /// malformed or the session fails, and the connection must close.
     pub(super) fn upgraded(upgrade: Upgrade, ctx: &mut Ctx<'_>) -> Option<Box<H2Conn>> {
         let settings = crate::b64::decode_url(std::str::from_utf8(&upgrade.settings).ok()?)?;
-        let session = Session::server_upgrade(Settings::default(), &settings, upgrade.head_only).ok()?;
+        let session = Session::server_upgrade(Settings::default(), &settings, upgrade.request.head_only).ok()?;
         let mut h2 = H2Conn::with(session, SWITCHING.to_vec());
-        let ask = Ask { stream: 1, kind: upgrade.kind, head_only: upgrade.head_only, path: upgrade.path };
+        let ask = Ask { stream: 1, request: upgrade.request };
         let arrived = ctx.site.answers_wait().then(Instant::now);
         h2.take(ask, arrived, ctx);
         (upgrade.rest.is_empty() || h2.receive(&upgrade.rest, ctx)).then_some(h2)
@@ -119,25 +117,16 @@ impl H2Conn {
             self.session.reset(stream, REFUSED_STREAM);
             return;
         }
-        let path = doc_path(std::str::from_utf8(&head.path).unwrap_or("/"));
-        let kind = match document(path) {
-            Some(doc) => {
-                let conditional =
-                    head.header(b"if-modified-since").is_some() || head.header(b"if-none-match").is_some();
-                Kind::Doc { doc, conditional }
-            }
-            None if path == STATS_PATH => Kind::Stats,
-            None => Kind::Fixed,
-        };
-        let path = if let Kind::Doc { .. } = kind { path.into() } else { Box::default() };
-        let ask = Ask { stream, kind, head_only: head.method == b"HEAD", path };
-        self.take(ask, arrived, ctx);
+        let target = std::str::from_utf8(&head.path).unwrap_or("/");
+        let conditional = || head.header(b"if-modified-since").is_some() || head.header(b"if-none-match").is_some();
+        let request = Request::parse(target, head.method == b"HEAD", conditional);
+        self.take(Ask { stream, request }, arrived, ctx);
     }
 
     /// Answers a request now, or holds it until it is due.
     fn take(&mut self, ask: Ask, arrived: Option<Instant>, ctx: &mut Ctx<'_>) {
         let stream = ask.stream;
-        if ask.kind == Kind::Stats {
+        if ask.request.kind == Kind::Stats {
             // Not a request of the test: uncounted, undelayed, outside the keep-alive limit.
             self.answer(&ask, ctx);
             return;
@@ -179,56 +168,33 @@ impl H2Conn {
         next
     }
 
-    /// Submits the answer to one request and counts it as HTTP/1 would. A stream the client
-    /// has reset meanwhile takes no answer and is not counted.
+    /// Submits the decided answer to one request and counts it. A stream the client has reset
+    /// meanwhile takes no answer and is not counted.
     fn answer(&mut self, ask: &Ask, ctx: &mut Ctx<'_>) {
         let site = ctx.site;
-        let counters = ctx.counters;
-        let stream = ask.stream;
-        match ask.kind {
-            Kind::Fixed => {
-                let fixed = &site.h2_fixed;
-                let body = if ask.head_only { Body::Owned(Vec::new()) } else { Body::Shared(fixed.body.clone()) };
-                if self.session.submit_response(stream, &fixed.fields, body).is_ok() {
-                    counters.requests.add(1);
-                }
+        let decision = decide(ask.request.kind, ask.request.head_only, ctx);
+        let tally = decision.tally();
+        self.scratch.clear();
+        decision.head(site, Persist::KeepAlive, &mut self.scratch);
+        let (fixed, bodiless, end) = (matches!(decision.content, Content::Fixed), decision.bodiless(), decision.end);
+        let body = match decision.content {
+            _ if bodiless => Body::Owned(Vec::new()),
+            Content::Fixed => Body::Shared(site.h2_fixed.body.clone()),
+            Content::Doc { doc, .. } => {
+                let source = Box::new(DocBody { doc, path: ask.request.path.clone(), scratch: Vec::new() });
+                // A cut body is announced whole; the stream is reset once `end` bytes are out.
+                Body::Made { source, len: doc.len, cut: end }
             }
-            Kind::Doc { doc, conditional } => {
-                let not_modified = conditional && ctx.rng.chance(site.ims_not_modified);
-                self.scratch.clear();
-                site.doc_head(&mut self.scratch, not_modified, doc, Persist::KeepAlive);
-                let bodiless = not_modified || ask.head_only || doc.len == 0;
-                // Drawn as HTTP/1 draws them, so a seed gives the same choices over either.
-                let cut = (!bodiless && ctx.rng.chance(site.abort_rate)).then(|| ctx.rng.below(doc.len));
-                let body = if bodiless {
-                    Body::Owned(Vec::new())
-                } else {
-                    let source = Box::new(DocBody { doc, path: ask.path.clone(), scratch: Vec::new() });
-                    Body::Made { source, len: doc.len, cut: cut.unwrap_or(doc.len) }
-                };
-                let fields = crate::http::fields::response_fields(&mut self.scratch);
-                if self.session.submit_response(stream, &fields, body).is_ok() {
-                    // Counted last, as over HTTP/1 (see `Counters::snapshot`).
-                    if not_modified {
-                        counters.not_modified.add(1);
-                    } else {
-                        counters.doc_ok.add(1);
-                    }
-                    if cut.is_some() {
-                        counters.aborted.add(1);
-                    }
-                    counters.requests.add(1);
-                }
-            }
-            Kind::Stats => {
-                let json = serde_json::to_vec(&ctx.live.snapshot()).unwrap_or_default();
-                self.scratch.clear();
-                site.stats_head(&mut self.scratch, json.len(), Persist::KeepAlive);
-                let body = if ask.head_only { Vec::new() } else { json };
-                let fields = crate::http::fields::response_fields(&mut self.scratch);
-                // A stream reset meanwhile just gets nothing.
-                let _ = self.session.submit_response(stream, &fields, body);
-            }
+            Content::Stats(json) => Body::Owned(json),
+        };
+        let submitted = if fixed {
+            self.session.submit_response(ask.stream, &site.h2_fixed.fields, body)
+        } else {
+            let fields = crate::http::fields::response_fields(&mut self.scratch);
+            self.session.submit_response(ask.stream, &fields, body)
+        };
+        if submitted.is_ok() {
+            tally.count(ctx.counters);
         }
     }
 }

@@ -2,9 +2,10 @@
 //! (h2c by prior knowledge or Upgrade, see `h2.rs`) and, with [`OriginConfig::tls`], HTTPS with
 //! ALPN `h2` and `http/1.1` (`tls.rs`); and the origin half of a cache or proxy test rig (the
 //! jtest origin of Apache Traffic Server, in spirit). A connection's first bytes decide its
-//! protocol once; after that each protocol has its own driver and the same answers and counters.
-//! With [`OriginConfig::http3`] it also serves HTTP/3 over QUIC on the UDP port of the same
-//! number (`h3/`, on the first thread's event loop) and says so in `Alt-Svc` over TCP.
+//! protocol once; after that each protocol has its own driver, which frames the same answers,
+//! decided and counted in one place (`decision.rs`). With [`OriginConfig::http3`] it also serves
+//! HTTP/3 over QUIC on the UDP port of the same number (`h3/`, on the first thread's event loop)
+//! and says so in `Alt-Svc` over TCP.
 //!
 //! It owns everything between an already bound listener and the totals it returns: accepting,
 //! parsing requests, writing responses, closing. The binary calls [`run`] for `strain origin`
@@ -46,6 +47,7 @@
 
 mod config;
 mod conn;
+mod decision;
 mod h2;
 mod h3;
 mod listen;
@@ -69,9 +71,9 @@ use mio::{Events, Poll, Token};
 
 use crate::http::request_head::Persist;
 use crate::rng::Rng;
-use crate::workload::doc::Doc;
 pub use config::{ContentType, OriginConfig, Service, ServiceDist};
 use conn::{Conn, Expiry, Next};
+use decision::Kind;
 pub use listen::Listener;
 use listen::ThreadListener;
 use live::Counters;
@@ -283,17 +285,6 @@ struct Reply {
     /// HEAD: the head only.
     head_only: bool,
     kind: Kind,
-}
-
-/// What a request asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    /// Anything else: the fixed response.
-    Fixed,
-    /// A document; `conditional` if the request carried a validator.
-    Doc { doc: Doc, conditional: bool },
-    /// The counters ([`STATS_PATH`]).
-    Stats,
 }
 
 /// What one thread's connections share: the rules, where to count, the random choices.

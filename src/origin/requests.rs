@@ -1,19 +1,19 @@
 //! The origin's side of reading requests: an incremental parser over a connection's input that
 //! skips bodies and answers each request as soon as it is complete (in order, as far as the
-//! output has room), and the answer itself (fixed response, document, counters, 304s, aborts).
-//! Heads are parsed by [`crate::http::request_head`]; [`super::conn`] owns the socket and hands
-//! bytes here.
+//! output has room) as HTTP/1 frames what [`decide`] decides (fixed response, document,
+//! counters, 304s, aborts). Heads are parsed by [`crate::http::request_head`]; [`super::conn`]
+//! owns the socket and hands bytes here.
 
 use std::mem;
 use std::time::Instant;
 
+use super::decision::{decide, Content, Decision, Kind, Request, Tally};
 use super::output::{Output, Stream, MAX_PENDING};
-use super::respond::{doc_path, document};
-use super::{Ctx, Kind, Reply, CONTINUE, STATS_PATH};
+use super::respond::doc_path;
+use super::{Ctx, Reply, CONTINUE};
 use crate::http::body::{BodyDecoder, BodyKind};
 use crate::http::request_head::{self, Persist};
 use crate::http::{may_end_head, ParseError, MAX_HEAD_BYTES};
-use crate::workload::doc::Doc;
 
 /// Document bodies up to this size are rendered with their head; larger ones are streamed.
 const INLINE_BODY: u64 = 8 * 1024;
@@ -36,10 +36,7 @@ pub(super) enum Flow {
 pub(super) struct Upgrade {
     /// `HTTP2-Settings`, still base64url.
     pub(super) settings: Vec<u8>,
-    pub(super) kind: Kind,
-    pub(super) head_only: bool,
-    /// The document path, for documents.
-    pub(super) path: Box<str>,
+    pub(super) request: Request,
     /// Bytes after the request (the client's preface may follow at once).
     pub(super) rest: Vec<u8>,
 }
@@ -60,10 +57,10 @@ impl Answer<'_, '_> {
     fn answer(&mut self, reply: Reply, path: &str) -> Flow {
         let site = self.ctx.site;
         if reply.kind == Kind::Fixed && site.keepalive == 0 && self.arrived.is_none() {
-            // The benchmark path: one counter and one slice of a pre-rendered response. The
-            // fixed responses' share of `ok` is worked out when counters are read.
-            self.ctx.counters.requests.add(1);
+            // The benchmark path: the fixed response needs no decision (it draws nothing), so
+            // it is one slice of a pre-rendered response and its count.
             self.out.push(site.fixed.get(reply));
+            Tally::Fixed.count(self.ctx.counters);
             return if reply.persist == Persist::Close { Flow::Close } else { Flow::Continue };
         }
         self.answer_any(reply, path)
@@ -73,81 +70,54 @@ impl Answer<'_, '_> {
     #[inline(never)]
     fn answer_any(&mut self, mut reply: Reply, path: &str) -> Flow {
         let site = self.ctx.site;
-        if let Kind::Stats = reply.kind {
-            // Not a request of the test: uncounted, undelayed, outside the keep-alive limit.
-            self.stats(reply);
-            return if reply.persist == Persist::Close { Flow::Close } else { Flow::Continue };
-        }
-        *self.served += 1;
-        if *self.served == site.keepalive {
-            reply.persist = Persist::Close;
-        }
-        if let Some(arrived) = self.arrived {
-            let due = site.due(arrived, &mut self.ctx.rng);
-            self.out.push_due(due);
-        }
-        let aborted = match reply.kind {
-            Kind::Doc { doc, conditional } => self.document(reply, doc, conditional, path),
-            _ => {
-                self.out.push(site.fixed.get(reply));
-                false
+        // The counters are not a request of the test: undelayed, outside the keep-alive limit.
+        if reply.kind != Kind::Stats {
+            *self.served += 1;
+            if *self.served == site.keepalive {
+                reply.persist = Persist::Close;
             }
-        };
-        // Counted last, so a live reader never sees a document before its status (see
-        // `Counters::snapshot`).
-        self.ctx.counters.requests.add(1);
-        if aborted || reply.persist == Persist::Close {
+            if let Some(arrived) = self.arrived {
+                let due = site.due(arrived, &mut self.ctx.rng);
+                self.out.push_due(due);
+            }
+        }
+        let decision = decide(reply.kind, reply.head_only, self.ctx);
+        self.queue(&decision, reply, path);
+        decision.tally().count(self.ctx.counters);
+        // An aborted response is cut by closing the connection after its last byte.
+        if decision.cut || reply.persist == Persist::Close {
             Flow::Close
         } else {
             Flow::Continue
         }
     }
 
-    /// Queues a document response; true if it is cut short (the connection must close).
-    fn document(&mut self, reply: Reply, doc: Doc, conditional: bool, path: &str) -> bool {
+    /// Queues a decided answer as HTTP/1: the fixed response as its pre-rendered slice, any
+    /// other head rendered with its body up to [`Decision::end`] (a large document's streamed).
+    fn queue(&mut self, decision: &Decision, reply: Reply, path: &str) {
         let site = self.ctx.site;
-        let counters = self.ctx.counters;
         let mark = self.out.buf().len();
-        if conditional && self.ctx.rng.chance(site.ims_not_modified) {
-            site.doc_head(self.out.buf(), true, doc, reply.persist);
-            self.out.commit(mark);
-            counters.not_modified.add(1);
-            return false;
+        let end = decision.end;
+        match &decision.content {
+            Content::Fixed => self.out.push(site.fixed.get(reply)),
+            Content::Stats(json) => {
+                decision.head(site, reply.persist, self.out.buf());
+                self.out.buf().extend_from_slice(json.get(..end as usize).unwrap_or_default());
+                self.out.commit(mark);
+            }
+            Content::Doc { doc, .. } => {
+                decision.head(site, reply.persist, self.out.buf());
+                if end <= INLINE_BODY {
+                    let buf = self.out.buf();
+                    buf.reserve(end as usize);
+                    doc.body_range(path, 0, end, buf);
+                    self.out.commit(mark);
+                } else {
+                    self.out.commit(mark);
+                    self.out.push_body(Stream { doc: *doc, path: path.into(), next: 0, end });
+                }
+            }
         }
-        counters.doc_ok.add(1);
-        site.doc_head(self.out.buf(), false, doc, reply.persist);
-        if reply.head_only || doc.len == 0 {
-            self.out.commit(mark);
-            return false;
-        }
-        let cut = self.ctx.rng.chance(site.abort_rate).then(|| self.ctx.rng.below(doc.len));
-        let end = cut.unwrap_or(doc.len);
-        if end <= INLINE_BODY {
-            let buf = self.out.buf();
-            buf.reserve(end as usize);
-            doc.body_range(path, 0, end, buf);
-            self.out.commit(mark);
-        } else {
-            self.out.commit(mark);
-            self.out.push_body(Stream { doc, path: path.into(), next: 0, end });
-        }
-        if cut.is_some() {
-            counters.aborted.add(1);
-        }
-        cut.is_some()
-    }
-
-    /// Queues the `/_strain/stats` answer: the server's counters as JSON.
-    fn stats(&mut self, reply: Reply) {
-        // Serialising plain numbers cannot fail; an empty body would be the harmless fallback.
-        let json = serde_json::to_vec(&self.ctx.live.snapshot()).unwrap_or_default();
-        let mark = self.out.buf().len();
-        let buf = self.out.buf();
-        self.ctx.site.stats_head(buf, json.len(), reply.persist);
-        if !reply.head_only {
-            buf.extend_from_slice(&json);
-        }
-        self.out.commit(mark);
     }
 }
 
@@ -292,12 +262,9 @@ impl RequestParser {
                 // Honoured only when it is all there is to answer (what clients do: upgrade
                 // on their first request); otherwise ignored, as RFC 7540 allows.
                 if body.is_done() && answer.out.is_empty() && head.reply.persist != Persist::Close {
-                    let path = if let Kind::Doc { .. } = head.reply.kind { head.path.into() } else { Box::default() };
                     self.upgrade = Some(Box::new(Upgrade {
                         settings: settings.to_vec(),
-                        kind: head.reply.kind,
-                        head_only: head.reply.head_only,
-                        path,
+                        request: Request::new(head.reply.kind, head.reply.head_only, head.path),
                         rest: input[i..].to_vec(),
                     }));
                     return Ok((input.len(), Flow::Upgrade));
@@ -334,11 +301,7 @@ fn bad_request(answer: &mut Answer<'_, '_>) -> Flow {
 fn parse_head(input: &[u8]) -> Result<Option<Head<'_>>, ParseError> {
     let Some(h) = request_head::parse(input)? else { return Ok(None) };
     let path = doc_path(h.target);
-    let kind = match document(path) {
-        Some(doc) => Kind::Doc { doc, conditional: h.conditional },
-        None if path == STATS_PATH => Kind::Stats,
-        None => Kind::Fixed,
-    };
+    let kind = Kind::of(path, || h.conditional);
     let reply = Reply { persist: h.persist, head_only: h.head_only, kind };
     Ok(Some(Head { len: h.len, body: h.body, reply, expect_continue: h.expect_continue, path, h2c: h.h2c_settings }))
 }

@@ -1,10 +1,10 @@
-//! One QUIC connection's HTTP/3: requests taken from quiche's events and answered exactly as
-//! [`super::super::h2`] answers them (the fixed response, documents with their cache headers,
-//! 304s and aborts, the counters), counted in the same counters.
+//! One QUIC connection's HTTP/3: requests taken from quiche's events and answered with what
+//! [`decide`] gives every protocol (the fixed response, documents with their cache headers, 304s
+//! and aborts, the counters), counted by the same [`Tally`](super::super::decision::Tally).
 //!
-//! Heads are rendered by the HTTP/1 code ([`Site::doc_head`](super::super::respond::Site) and
-//! friends) and turned into fields by [`crate::http::fields::response_fields`], so the three protocols
-//! cannot drift apart. What differs is HTTP/3's own:
+//! Heads are rendered as HTTP/1's ([`Decision::head`]) and turned into fields by
+//! [`crate::http::fields::response_fields`], so the three protocols cannot drift apart. What differs is
+//! HTTP/3's own:
 //! - quiche takes a response's head or body only as far as flow control and the congestion
 //!   window allow, so an answer it has not taken whole waits in `sending` and is pushed again
 //!   after every read and timer of its connection, oldest first (bodies are made a chunk at a
@@ -23,11 +23,11 @@ use std::time::Instant;
 
 use quiche::h3::{Event, Header, HeaderRef, NameValue};
 
+use super::super::decision::{decide, Content, Decision, Kind, Request};
 use super::super::output::Throttle;
-use super::super::respond::{doc_path, document, Site};
-use super::super::{Ctx, Kind, STATS_PATH};
+use super::super::respond::Site;
+use super::super::Ctx;
 use crate::http::request_head::Persist;
-use crate::workload::doc::Doc;
 
 /// H3_INTERNAL_ERROR: an aborted document's stream is reset with it, as HTTP/2 resets with
 /// INTERNAL_ERROR (RFC 9114 8.1).
@@ -46,44 +46,19 @@ const STREAM_STEP: u64 = 4;
 #[derive(Debug)]
 struct Ask {
     stream: u64,
-    kind: Kind,
-    head_only: bool,
-    /// The document path, for documents.
-    path: Box<str>,
+    request: Request,
 }
 
-/// What a stream is answered, decided when the answer is due (the random choices are drawn
-/// then, in HTTP/2's order, so a seed gives the same choices over either).
-#[derive(Debug)]
-enum Reply {
-    Fixed,
-    Doc { doc: Doc, not_modified: bool, cut: Option<u64> },
-    Stats(Vec<u8>),
-}
-
-/// An answer quiche has not taken whole.
+/// An answer quiche has not taken whole, decided when it was due.
 #[derive(Debug)]
 struct Sending {
     stream: u64,
-    reply: Reply,
-    head_only: bool,
+    decision: Decision,
+    /// The document path, for documents.
     path: Box<str>,
     head_sent: bool,
     /// Body bytes taken so far.
     offset: u64,
-}
-
-impl Sending {
-    /// Where the body ends (its length, or the cut), and whether it is cut.
-    fn extent(&self, site: &Site) -> (u64, bool) {
-        match &self.reply {
-            _ if self.head_only => (0, false),
-            Reply::Fixed => (site.h2_fixed.body.len() as u64, false),
-            Reply::Doc { not_modified: true, .. } => (0, false),
-            Reply::Doc { doc, cut, .. } => (cut.unwrap_or(doc.len), cut.is_some()),
-            Reply::Stats(json) => (json.len() as u64, false),
-        }
-    }
 }
 
 /// Where an answer stands after a push.
@@ -158,7 +133,7 @@ impl Session {
         }
     }
 
-    /// One request's head: refused, or taken as HTTP/2 takes it.
+    /// One request's head: refused, or taken.
     fn request(
         &mut self,
         conn: &mut quiche::Connection,
@@ -183,18 +158,9 @@ impl Session {
             self.refuse(conn, stream, MESSAGE_ERROR);
             return;
         };
-        let path = doc_path(target);
-        let kind = match document(path) {
-            Some(doc) => {
-                let conditional = field(b"if-modified-since").is_some() || field(b"if-none-match").is_some();
-                Kind::Doc { doc, conditional }
-            }
-            None if path == STATS_PATH => Kind::Stats,
-            None => Kind::Fixed,
-        };
-        let path = if let Kind::Doc { .. } = kind { path.into() } else { Box::default() };
-        let ask = Ask { stream, kind, head_only: method == b"HEAD", path };
-        self.take(conn, ask, arrived, fixed, ctx);
+        let conditional = || field(b"if-modified-since").is_some() || field(b"if-none-match").is_some();
+        let request = Request::parse(target, method == b"HEAD", conditional);
+        self.take(conn, Ask { stream, request }, arrived, fixed, ctx);
     }
 
     /// Answers a request now, or holds it until it is due.
@@ -206,7 +172,7 @@ impl Session {
         fixed: &[Header],
         ctx: &mut Ctx<'_>,
     ) {
-        if ask.kind == Kind::Stats {
+        if ask.request.kind == Kind::Stats {
             // Not a request of the test: uncounted, undelayed, outside the keep-alive limit.
             return self.answer(conn, ask, fixed, ctx);
         }
@@ -259,25 +225,8 @@ impl Session {
 
     /// Decides one request's answer and hands it to quiche, as far as it takes it.
     fn answer(&mut self, conn: &mut quiche::Connection, ask: Ask, fixed: &[Header], ctx: &mut Ctx<'_>) {
-        let site = ctx.site;
-        let reply = match ask.kind {
-            Kind::Fixed => Reply::Fixed,
-            Kind::Doc { doc, conditional } => {
-                let not_modified = conditional && ctx.rng.chance(site.ims_not_modified);
-                let bodiless = not_modified || ask.head_only || doc.len == 0;
-                let cut = (!bodiless && ctx.rng.chance(site.abort_rate)).then(|| ctx.rng.below(doc.len));
-                Reply::Doc { doc, not_modified, cut }
-            }
-            Kind::Stats => Reply::Stats(serde_json::to_vec(&ctx.live.snapshot()).unwrap_or_default()),
-        };
-        let mut s = Sending {
-            stream: ask.stream,
-            reply,
-            head_only: ask.head_only,
-            path: ask.path,
-            head_sent: false,
-            offset: 0,
-        };
+        let decision = decide(ask.request.kind, ask.request.head_only, ctx);
+        let mut s = Sending { stream: ask.stream, decision, path: ask.request.path, head_sent: false, offset: 0 };
         // Behind answers still waiting, this one waits too: answers go out in order.
         if !self.sending.is_empty() || matches!(self.step(conn, &mut s, fixed, ctx), Step::Blocked) {
             self.sending.push(s);
@@ -299,15 +248,15 @@ impl Session {
 
     /// Hands quiche as much of one answer as it takes.
     fn step(&mut self, conn: &mut quiche::Connection, s: &mut Sending, fixed: &[Header], ctx: &mut Ctx<'_>) -> Step {
-        let (end, cut) = s.extent(ctx.site);
+        let (end, cut) = (s.decision.end, s.decision.cut);
         if !s.head_sent {
-            let sent = self.head(conn, s, end == 0 && !cut, fixed, ctx.site);
-            match sent {
+            match self.head(conn, s, fixed, ctx.site) {
                 Ok(()) => s.head_sent = true,
                 Err(quiche::h3::Error::StreamBlocked | quiche::h3::Error::Done) => return Step::Blocked,
                 Err(_) => return Step::Gone,
             }
-            count(&s.reply, ctx);
+            // Counted once quiche took the head: a stream the client resets before is not.
+            s.decision.tally().count(ctx.counters);
         }
         match self.body(conn, s, end, cut, ctx.site) {
             Step::Done if cut => {
@@ -318,23 +267,20 @@ impl Session {
         }
     }
 
-    /// Sends an answer's head, with FIN when `fin` (no body follows).
+    /// Sends an answer's head, with FIN when no body follows.
     fn head(
         &mut self,
         conn: &mut quiche::Connection,
         s: &Sending,
-        fin: bool,
         fixed: &[Header],
         site: &Site,
     ) -> quiche::h3::Result<()> {
-        self.scratch.clear();
-        match &s.reply {
-            Reply::Fixed => return self.h3.send_response(conn, s.stream, fixed, fin),
-            Reply::Doc { doc, not_modified, .. } => {
-                site.doc_head(&mut self.scratch, *not_modified, *doc, Persist::KeepAlive)
-            }
-            Reply::Stats(json) => site.stats_head(&mut self.scratch, json.len(), Persist::KeepAlive),
+        let fin = s.decision.bodiless();
+        if let Content::Fixed = s.decision.content {
+            return self.h3.send_response(conn, s.stream, fixed, fin);
         }
+        self.scratch.clear();
+        s.decision.head(site, Persist::KeepAlive, &mut self.scratch);
         let fields = crate::http::fields::response_fields(&mut self.scratch);
         let headers: Vec<HeaderRef<'_>> = fields.iter().map(|(n, v)| HeaderRef::new(n, v)).collect();
         self.h3.send_response(conn, s.stream, &headers, fin)
@@ -360,10 +306,10 @@ impl Session {
             let from = s.offset;
             let want = (end - from).min(room.min(CHUNK).min(allowed) as u64);
             let fin = !cut && from + want == end;
-            let body: &[u8] = match &s.reply {
-                Reply::Fixed => &site.h2_fixed.body[from as usize..(from + want) as usize],
-                Reply::Stats(json) => &json[from as usize..(from + want) as usize],
-                Reply::Doc { doc, .. } => {
+            let body: &[u8] = match &s.decision.content {
+                Content::Fixed => &site.h2_fixed.body[from as usize..(from + want) as usize],
+                Content::Stats(json) => &json[from as usize..(from + want) as usize],
+                Content::Doc { doc, .. } => {
                     self.scratch.clear();
                     doc.body_range(&s.path, from, from + want, &mut self.scratch);
                     &self.scratch
@@ -440,27 +386,5 @@ impl Session {
     fn forget(&mut self, stream: u64) {
         self.held.retain(|(_, ask)| ask.stream != stream);
         self.sending.retain(|s| s.stream != stream);
-    }
-}
-
-/// Counts an answer whose head quiche took, as HTTP/1 and HTTP/2 count it (`/_strain/stats` is
-/// not a request of the test).
-fn count(reply: &Reply, ctx: &Ctx<'_>) {
-    let counters = ctx.counters;
-    match reply {
-        Reply::Fixed => counters.requests.add(1),
-        Reply::Doc { not_modified, cut, .. } => {
-            // The status before the request, as over HTTP/1 (see `Counters::snapshot`).
-            if *not_modified {
-                counters.not_modified.add(1);
-            } else {
-                counters.doc_ok.add(1);
-            }
-            if cut.is_some() {
-                counters.aborted.add(1);
-            }
-            counters.requests.add(1);
-        }
-        Reply::Stats(_) => {}
     }
 }
