@@ -220,8 +220,8 @@ fn read_h3(n: &str, doc: &Http3Doc, h3: &mut crate::stats::H3Counts) -> Result<(
     h3.retried = count(n, "/http3/retried", doc.retried)?;
     h3.protocol_errors = count(n, "/http3/protocol_errors", doc.protocol_errors)?;
     for (name, v) in &doc.handshake_failures {
-        let cause = crate::stats::HANDSHAKE_FAILURES.iter().position(|c| c == name);
-        h3.handshake_failures[cause.unwrap_or(crate::stats::HANDSHAKE_FAILURES.len() - 1)] += (*v).min(MAX_COUNT);
+        let cause = crate::stats::HandshakeFailure::from_name(name);
+        h3.handshake_failures[cause.unwrap_or(crate::stats::HandshakeFailure::Other)] += (*v).min(MAX_COUNT);
     }
     let code = |name: &str| match name.strip_prefix("0x") {
         Some(hex) => u64::from_str_radix(hex, 16).unwrap_or(u64::MAX),

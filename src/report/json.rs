@@ -230,12 +230,7 @@ fn http3(summary: &Summary, protocol: Protocol) -> Option<Http3Doc> {
         handshakes: h.handshakes,
         handshake_mean_us: if h.handshakes > 0 { h.handshake_us_sum as f64 / h.handshakes as f64 } else { 0.0 },
         handshake_max_us: h.handshake_us_max,
-        handshake_failures: crate::stats::HANDSHAKE_FAILURES
-            .iter()
-            .zip(h.handshake_failures)
-            .filter(|(_, n)| *n > 0)
-            .map(|(name, n)| (name.to_string(), n))
-            .collect(),
+        handshake_failures: h.handshake_failures.named().into_iter().map(|(k, n)| (k.to_string(), n)).collect(),
         packets_sent: h.packets_sent,
         packets_lost: h.packets_lost,
         packets_retransmitted: h.packets_retransmitted,

@@ -165,12 +165,8 @@ fn h3_lines(out: &mut String, h: &crate::stats::H3Counts, streams: u32) {
             m.iter().map(|(c, n)| format!("{} {n}", crate::stats::h3_code_name(*c))).collect::<Vec<_>>().join(", ")
         }
     };
-    let failed: Vec<String> = crate::stats::HANDSHAKE_FAILURES
-        .iter()
-        .zip(h.handshake_failures)
-        .filter(|(_, n)| *n > 0)
-        .map(|(name, n)| format!("{} {n}", name.replace('_', " ")))
-        .collect();
+    let failed: Vec<String> =
+        h.handshake_failures.seen().map(|(cause, n)| format!("{} {n}", cause.name().replace('_', " "))).collect();
     let troubled = !h.resets.is_empty() || !h.closes.is_empty() || h.goaways > 0 || h.idle_timeouts > 0;
     if troubled || !failed.is_empty() || h.protocol_errors > 0 {
         let _ = writeln!(

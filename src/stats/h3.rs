@@ -2,11 +2,57 @@
 //! connection closes by code, GOAWAYs and retries.
 
 use std::collections::BTreeMap;
+use std::ops::{Index, IndexMut};
 
-/// Handshake failure causes, in the order the engine indexes them (see
-/// `engine::worker::h3::handshake::Failure`).
-pub const HANDSHAKE_FAILURES: [&str; 7] =
-    ["no_answer", "timeout", "port_unreachable", "certificate", "alpn", "version", "other"];
+named! {
+    /// Why a QUIC handshake failed (the engine tells which: `engine::worker::h3::handshake`).
+    pub enum HandshakeFailure {
+        /// No datagram came back before the timeout.
+        NoAnswer = "no_answer",
+        /// The server answered but the handshake did not finish in time.
+        Timeout = "timeout",
+        /// An ICMP port unreachable: nothing listens on the UDP port.
+        Refused = "port_unreachable",
+        /// The certificate was not trusted.
+        Certificate = "certificate",
+        /// The server speaks no HTTP/3 (ALPN).
+        Alpn = "alpn",
+        /// No QUIC version in common.
+        Version = "version",
+        /// Any other reason the handshake ended.
+        Other = "other",
+    }
+}
+
+/// Failed handshakes, a count per cause: a flat array the engine adds to without hashing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HandshakeFailures([u64; HandshakeFailure::COUNT]);
+
+impl HandshakeFailures {
+    /// The causes seen and their counts, in report order.
+    pub fn seen(&self) -> impl Iterator<Item = (HandshakeFailure, u64)> + '_ {
+        HandshakeFailure::ALL.into_iter().map(|c| (c, self[c])).filter(|(_, n)| *n > 0)
+    }
+
+    /// The causes seen by name, in the names' order (as results write them).
+    pub fn named(&self) -> BTreeMap<&'static str, u64> {
+        self.seen().map(|(c, n)| (c.name(), n)).collect()
+    }
+}
+
+impl Index<HandshakeFailure> for HandshakeFailures {
+    type Output = u64;
+
+    fn index(&self, cause: HandshakeFailure) -> &u64 {
+        &self.0[cause as usize]
+    }
+}
+
+impl IndexMut<HandshakeFailure> for HandshakeFailures {
+    fn index_mut(&mut self, cause: HandshakeFailure) -> &mut u64 {
+        &mut self.0[cause as usize]
+    }
+}
 
 /// HTTP/3 counts of one thread, or merged.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -17,8 +63,8 @@ pub struct H3Counts {
     pub handshake_us_sum: u64,
     /// Longest handshake, microseconds.
     pub handshake_us_max: u64,
-    /// Handshakes that failed, by cause ([`HANDSHAKE_FAILURES`] order).
-    pub handshake_failures: [u64; 7],
+    /// Handshakes that failed, by cause.
+    pub handshake_failures: HandshakeFailures,
     /// QUIC packets sent, declared lost, and retransmitted (quiche's counts).
     pub packets_sent: u64,
     /// Packets declared lost.
@@ -70,7 +116,7 @@ impl H3Counts {
         self.handshakes += o.handshakes;
         self.handshake_us_sum += o.handshake_us_sum;
         self.handshake_us_max = self.handshake_us_max.max(o.handshake_us_max);
-        for (a, b) in self.handshake_failures.iter_mut().zip(o.handshake_failures) {
+        for (a, b) in self.handshake_failures.0.iter_mut().zip(o.handshake_failures.0) {
             *a += b;
         }
         self.packets_sent += o.packets_sent;

@@ -103,45 +103,24 @@ impl H2Counts {
     }
 }
 
-/// Why a connect failed: the causes that call for different remedies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ConnectCause {
-    /// No local address and port left for the target (EADDRNOTAVAIL): the local port range is
-    /// used up, TIME_WAIT included.
-    AddressNotAvailable = 0,
-    /// Nothing listens there (ECONNREFUSED), or the listener's queue is full.
-    Refused = 1,
-    /// No answer within `--timeout` (or the kernel gave up: ETIMEDOUT).
-    TimedOut = 2,
-    /// The TLS handshake failed.
-    Tls = 3,
-    /// Anything else (reset, unreachable, out of file descriptors).
-    Other = 4,
+named! {
+    /// Why a connect failed: the causes that call for different remedies.
+    pub enum ConnectCause {
+        /// No local address and port left for the target (EADDRNOTAVAIL): the local port range
+        /// is used up, TIME_WAIT included.
+        AddressNotAvailable = "address_not_available",
+        /// Nothing listens there (ECONNREFUSED), or the listener's queue is full.
+        Refused = "refused",
+        /// No answer within `--timeout` (or the kernel gave up: ETIMEDOUT).
+        TimedOut = "timed_out",
+        /// The TLS handshake failed.
+        Tls = "tls",
+        /// Anything else (reset, unreachable, out of file descriptors).
+        Other = "other",
+    }
 }
 
 impl ConnectCause {
-    /// Number of causes.
-    pub const COUNT: usize = 5;
-    /// Every cause, in report order.
-    pub const ALL: [ConnectCause; ConnectCause::COUNT] = [
-        ConnectCause::AddressNotAvailable,
-        ConnectCause::Refused,
-        ConnectCause::TimedOut,
-        ConnectCause::Tls,
-        ConnectCause::Other,
-    ];
-
-    /// The name used in JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            ConnectCause::AddressNotAvailable => "address_not_available",
-            ConnectCause::Refused => "refused",
-            ConnectCause::TimedOut => "timed_out",
-            ConnectCause::Tls => "tls",
-            ConnectCause::Other => "other",
-        }
-    }
-
     /// The name used in the text report.
     pub fn words(self) -> &'static str {
         match self {

@@ -350,7 +350,7 @@ impl Worker<'_, Http3> {
         for i in waiting {
             self.requeue(i as usize);
         }
-        self.meter.rec.h3.handshake_failures[why as usize] += 1;
+        self.meter.rec.h3.handshake_failures[why] += 1;
         let link = &self.transport.links[l];
         let timeout = Duration::from_micros(self.plan.timeout_us);
         let mut line = why.describe(link.peer, timeout);
