@@ -9,4 +9,4 @@ pub mod request;
 pub mod session;
 
 pub use request::{from_http1, response_fields, H2Request};
-pub use session::{code_name, Body, Event, H2Error, RequestHead, Session, Settings, Source};
+pub use session::{code_name, code_of, Body, Event, H2Error, RequestHead, Session, Settings, Source};

@@ -146,12 +146,12 @@ pub fn body(summary: &Summary, config: &Config, protocol: Protocol, show: TextOp
 /// again; then, when anything went wrong, resets and closes by code, GOAWAYs, idle timeouts
 /// and failed handshakes by cause.
 fn h3_lines(out: &mut String, h: &crate::stats::H3Counts, streams: u32) {
-    let handshake = match h.handshakes {
+    let handshake = match h.handshakes.count {
         0 => "no handshake completed".to_string(),
         n => format!(
             "handshake {} mean, {} max ({n})",
-            time_us(h.handshake_us_sum as f64 / n as f64),
-            time_us(h.handshake_us_max as f64)
+            time_us(h.handshakes.mean_us()),
+            time_us(h.handshakes.us_max as f64)
         ),
     };
     let _ = writeln!(

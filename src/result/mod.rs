@@ -423,65 +423,24 @@ pub struct SegmentDoc {
     pub count: u32,
 }
 
-/// What HTTP/2 counted.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Http2Doc {
-    /// `h2` (TLS, ALPN) or `h2c` (prior knowledge).
+/// A protocol's section of a result: how it was spoken and what it counted, the counts being
+/// the recorder's own type (its serde form is the section's).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProtocolDoc<C> {
+    /// `h2` (TLS, ALPN), `h2c` (prior knowledge) or `h3`.
     pub protocol: String,
     /// Requests in flight per connection (`-m`).
     pub streams_per_connection: u32,
-    /// Header bytes received, decoded.
-    pub header_bytes: u64,
-    /// The same as sent (HPACK).
-    pub header_frame_bytes: u64,
-    /// Streams the server reset, by error code name.
-    pub resets: BTreeMap<String, u64>,
-    /// GOAWAY frames received.
-    pub goaways: u64,
-    /// Requests refused unprocessed after a GOAWAY and sent again.
-    pub retried: u64,
-    /// Connections ended for the server's protocol errors.
-    pub protocol_errors: u64,
-    /// Requests whose body waited for the server's flow-control window.
-    #[serde(default)]
-    pub flow_control_stalls: u64,
+    /// What it counted.
+    #[serde(flatten)]
+    pub counts: C,
 }
 
+/// What HTTP/2 counted.
+pub type Http2Doc = ProtocolDoc<crate::stats::H2Counts>;
+
 /// What HTTP/3 counted.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Http3Doc {
-    /// `h3`.
-    pub protocol: String,
-    /// Requests in flight per connection (`-m`).
-    pub streams_per_connection: u32,
-    /// QUIC handshakes completed.
-    pub handshakes: u64,
-    /// Their mean time, microseconds.
-    pub handshake_mean_us: f64,
-    /// The longest, microseconds.
-    pub handshake_max_us: u64,
-    /// Handshakes that failed, by cause (`no_answer`, `timeout`, `port_unreachable`,
-    /// `certificate`, `alpn`, `version`, `other`); only causes seen.
-    pub handshake_failures: BTreeMap<String, u64>,
-    /// QUIC packets sent.
-    pub packets_sent: u64,
-    /// Packets declared lost.
-    pub packets_lost: u64,
-    /// Packets sent again.
-    pub packets_retransmitted: u64,
-    /// Streams the server reset, by error code name.
-    pub resets: BTreeMap<String, u64>,
-    /// Connections the server (or a protocol error) closed, by error code name.
-    pub closes: BTreeMap<String, u64>,
-    /// Connections ended by the idle timeout.
-    pub idle_timeouts: u64,
-    /// GOAWAY frames received.
-    pub goaways: u64,
-    /// Requests the server did not process (GOAWAY, H3_REQUEST_REJECTED), sent again.
-    pub retried: u64,
-    /// HTTP/3 protocol errors in what the server sent.
-    pub protocol_errors: u64,
-}
+pub type Http3Doc = ProtocolDoc<crate::stats::H3Counts>;
 
 #[cfg(test)]
 mod tests;

@@ -6,18 +6,25 @@
 
 #[macro_use]
 mod named;
+#[macro_use]
+mod tally;
 pub mod codec;
+mod h2;
 mod h3;
 pub mod interval;
 mod recorder;
 mod summary;
 
-pub use h3::{code_name as h3_code_name, H3Counts, HandshakeFailure, HandshakeFailures};
+pub use h2::{named_resets as h2_named_resets, H2Counts, RESET_SLOTS as H2_RESET_SLOTS};
+pub use h3::{
+    code_name as h3_code_name, named_codes as h3_named_codes, H3Counts, HandshakeFailure, HandshakeFailures, Handshakes,
+};
 pub use recorder::{
-    latency_histogram, unused_histogram, ConnectCause, H2Counts, Pacing, Recorder, TargetCount, Waited, LATE_SEND_US,
+    latency_histogram, unused_histogram, ConnectCause, Pacing, Recorder, TargetCount, Waited, LATE_SEND_US,
     MAX_CONTENT_FAILURES, STATUS_SLOTS,
 };
 pub use summary::{Distribution, Summary};
+pub use tally::Tally;
 
 /// Highest latency the histograms track: one hour, in microseconds.
 pub const MAX_LATENCY_US: u64 = 3_600_000_000;
@@ -30,18 +37,18 @@ named! {
     /// Why a request failed, in wrk's categories plus `Parse` for malformed responses.
     pub enum ErrorKind {
         /// A connect was refused, failed, or timed out (TLS handshake failures included).
-        Connect = "connect",
+        Connect,
         /// A read failed or the peer closed before the response was complete.
-        Read = "read",
+        Read,
         /// A write failed.
-        Write = "write",
+        Write,
         /// No complete response within `--timeout`.
-        Timeout = "timeout",
+        Timeout,
         /// The response was not valid HTTP/1 (bad status line, bad chunk size).
-        Parse = "parse",
+        Parse,
         /// A body was not the document its URL names (`--check-content`).
-        Content = "content",
+        Content,
         /// HTTP/2: the server reset the stream (RST_STREAM) before the response was complete.
-        Reset = "reset",
+        Reset,
     }
 }

@@ -75,7 +75,7 @@ impl Worker<'_, Http2> {
             }
             code => {
                 self.failed(i, ErrorKind::Reset);
-                self.meter.rec.h2.resets[(code as usize).min(14)] += 1;
+                self.meter.rec.h2.resets[(code as usize).min(crate::stats::H2_RESET_SLOTS - 1)] += 1;
                 self.next_request(i);
             }
         }

@@ -102,7 +102,7 @@ impl Failure {
     pub(super) fn cause(self) -> ConnectCause {
         match self {
             Failure::NoAnswer | Failure::Timeout => ConnectCause::TimedOut,
-            Failure::Refused => ConnectCause::Refused,
+            Failure::PortUnreachable => ConnectCause::Refused,
             Failure::Certificate | Failure::Alpn | Failure::Version => ConnectCause::Tls,
             Failure::Other => ConnectCause::Other,
         }
@@ -114,7 +114,7 @@ impl Failure {
         let t = humantime::format_duration(timeout);
         match self {
             Failure::NoAnswer => format!("no QUIC answer from {peer} within {t}; is UDP port {port} open?"),
-            Failure::Refused => {
+            Failure::PortUnreachable => {
                 format!("no QUIC answer from {peer} (ICMP port unreachable); is UDP port {port} open?")
             }
             Failure::Timeout => format!("the QUIC handshake with {peer} did not finish within {t}"),
