@@ -85,7 +85,7 @@ fn malformed(e: serde_json::Error) -> ResultError {
 }
 
 /// One run's result, as `--json` writes it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunDoc {
     /// The layout's version ([`SCHEMA_VERSION`]).
     pub schema_version: u32,
@@ -171,7 +171,7 @@ pub struct RunDoc {
 }
 
 /// One target of a targets file: what it is and how it was answered.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetDoc {
     /// Its method.
     pub method: String,
@@ -224,7 +224,7 @@ impl RunDoc {
 }
 
 /// The load a result was measured under.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConfigDoc {
     /// Target URL.
     pub url: String,
@@ -271,7 +271,7 @@ fn is_zero_count(v: &u64) -> bool {
 }
 
 /// Errors by kind.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Errors {
     /// Failed connects.
     pub connect: u64,
@@ -311,7 +311,7 @@ impl Errors {
 }
 
 /// A distribution's spread.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
     /// Smallest.
     pub min: u64,
@@ -326,7 +326,7 @@ pub struct Spread {
 }
 
 /// A latency distribution: its spread and percentiles (keys "50" … "99.99", "100").
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
     /// Its spread.
     #[serde(flatten)]
@@ -343,7 +343,7 @@ impl Latency {
 }
 
 /// Rate mode: the target and how sends kept to it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Rate {
     /// Requests per second asked for (this segment's share).
     pub target_per_s: f64,
@@ -366,7 +366,7 @@ pub struct Rate {
 }
 
 /// Proxy tests: the hit ratio and what the origin saw.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProxyDoc {
     /// Share of responses the proxy served without the origin.
     pub hit_ratio: Option<f64>,
@@ -387,7 +387,7 @@ pub struct ProxyDoc {
 }
 
 /// One interval of a proxy test: what the origin saw, and the hit ratio.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProxyRow {
     /// Seconds from the start to the interval's start.
     pub start_s: f64,
@@ -404,7 +404,7 @@ pub struct ProxyRow {
 }
 
 /// A `--threshold` rule and how it came out.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThresholdDoc {
     /// The rule as written.
     pub expr: String,
@@ -415,7 +415,7 @@ pub struct ThresholdDoc {
 }
 
 /// Which share of a segmented test a result is.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SegmentDoc {
     /// This segment, from 0.
     pub index: u32,
