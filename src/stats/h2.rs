@@ -42,25 +42,29 @@ pub fn named_resets(resets: &[u64; RESET_SLOTS]) -> BTreeMap<&'static str, u64> 
     resets.iter().enumerate().filter(|(_, n)| **n > 0).map(|(code, n)| (code_name(code as u32), *n)).collect()
 }
 
-/// The reset counts as a result writes them: by code name, only the codes seen; a name this
-/// strain does not know is read into the last slot.
 mod reset_names {
+    //! The reset counts as a result writes them: by code name, only the codes seen; a name
+    //! this strain does not know is read into the last slot.
+
     use std::collections::BTreeMap;
 
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     use super::{named_resets, RESET_SLOTS};
     use crate::h2::code_of;
+    use crate::stats::Tally;
 
+    /// Writes the resets seen by code name.
     pub fn serialize<S: Serializer>(resets: &[u64; RESET_SLOTS], s: S) -> Result<S::Ok, S::Error> {
         named_resets(resets).serialize(s)
     }
 
+    /// Reads resets by code name back into their slots.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[u64; RESET_SLOTS], D::Error> {
         let mut resets = [0u64; RESET_SLOTS];
         for (name, n) in BTreeMap::<String, u64>::deserialize(d)? {
             let slot = code_of(&name).map_or(RESET_SLOTS - 1, |c| (c as usize).min(RESET_SLOTS - 1));
-            resets[slot] = resets[slot].saturating_add(n);
+            resets[slot].tally(&n);
         }
         Ok(resets)
     }

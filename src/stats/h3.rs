@@ -199,9 +199,10 @@ impl H3Counts {
     }
 }
 
-/// Counts by HTTP/3 or QUIC error code as a result writes them: by code name. A name this
-/// strain does not know is read as a code no real one uses, so its count still adds up.
 mod by_code_name {
+    //! Counts by HTTP/3 or QUIC error code as a result writes them: by code name. A name this
+    //! strain does not know is read as a code no real one uses, so its count still adds up.
+
     use std::collections::BTreeMap;
 
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -209,10 +210,12 @@ mod by_code_name {
     use super::{code_of, named_codes};
     use crate::stats::Tally;
 
+    /// Writes the counts by code name.
     pub fn serialize<S: Serializer>(counts: &BTreeMap<u64, u64>, s: S) -> Result<S::Ok, S::Error> {
         named_codes(counts).serialize(s)
     }
 
+    /// Reads counts by code name back by code.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<u64, u64>, D::Error> {
         let mut counts = BTreeMap::new();
         for (name, n) in BTreeMap::<String, u64>::deserialize(d)? {
