@@ -8,7 +8,7 @@ use super::Comparison;
 use crate::result::{kind_of, Kind, ResultError, RunDoc, SCHEMA_VERSION};
 
 /// A comparison and the runs it rests on.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompareDoc {
     /// The layout's version.
     pub schema_version: u32,
@@ -24,7 +24,7 @@ pub struct CompareDoc {
 }
 
 /// One run of a side.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SideRun {
     /// `base` or `new`.
     pub side: String,

@@ -236,7 +236,7 @@ pub fn run(
             },
         );
         observer.step(&step);
-        let backlog = (!step.verdict.passed()).then(|| Duration::from_micros(step.max_us).min(COOLDOWN_MAX));
+        let backlog = (!step.verdict.passed()).then(|| Duration::from_micros(step.figures.max_us).min(COOLDOWN_MAX));
         steps.push(step);
         if let Some(wait) = backlog.filter(|_| bisection.next().is_some()) {
             cool_down(wait, stop);
@@ -400,7 +400,7 @@ fn answer(bisection: &Bisection, steps: &[Step], slo: &[Threshold]) -> Answer {
     let first_fail_step = steps
         .iter()
         .filter(|s| matches!(s.verdict, Verdict::Slo | Verdict::Behind))
-        .min_by(|a, b| a.target.total_cmp(&b.target));
+        .min_by(|a, b| a.figures.target_per_s.total_cmp(&b.figures.target_per_s));
     let failed_terms = first_fail_step
         .map(|s| s.result.outcomes.iter().filter(|o| !o.passed).map(|o| o.threshold.text.clone()).collect())
         .unwrap_or_default();
@@ -409,13 +409,16 @@ fn answer(bisection: &Bisection, steps: &[Step], slo: &[Threshold]) -> Answer {
         .iter()
         .filter(|s| !s.verdict.is_limit())
         .filter_map(|s| {
-            latency_term.and_then(|i| s.result.outcomes.get(i)).and_then(|o| o.measured).map(|m| (s.target, m))
+            latency_term
+                .and_then(|i| s.result.outcomes.get(i))
+                .and_then(|o| o.measured)
+                .map(|m| (s.figures.target_per_s, m))
         })
         .collect();
     Answer {
         end: bisection.end().unwrap_or(End::Stopped),
         max_rate: bisection.pass,
-        first_fail: first_fail_step.map(|s| s.target),
+        first_fail: first_fail_step.map(|s| s.figures.target_per_s),
         failed_terms,
         knee: knee::knee(&points),
         limit: steps.iter().find(|s| s.verdict.is_limit()).map(|s| s.verdict.clone()),

@@ -16,6 +16,7 @@
 //!   carried the rate — `-c`'s limit. When the service's own latency grew instead, or broke
 //!   the SLO by itself, the requests were queued in the service: its limit.
 
+use crate::result::find_max::StepFigures;
 use crate::run::RunResult;
 use crate::verdict::{Metric, Threshold};
 
@@ -97,22 +98,8 @@ impl Verdict {
 /// One step: its rate, what it measured and how it was judged.
 #[derive(Debug)]
 pub struct Step {
-    /// The rate asked for, requests/s.
-    pub target: f64,
-    /// Completed requests per second while measuring.
-    pub achieved: f64,
-    /// Corrected latency percentiles and maximum, microseconds.
-    pub p50_us: u64,
-    /// 90th percentile.
-    pub p90_us: u64,
-    /// 99th percentile.
-    pub p99_us: u64,
-    /// Largest.
-    pub max_us: u64,
-    /// Failed requests (lost, status above 399, wrong content).
-    pub errors: u64,
-    /// Requests sent more than a millisecond late.
-    pub late: u64,
+    /// Its rate and what it measured, as its document writes them.
+    pub figures: StepFigures,
     /// How the step came out.
     pub verdict: Verdict,
     /// The busiest worker thread's CPU time as a share of the step.
@@ -169,20 +156,17 @@ impl Step {
         };
         let errors = crate::verdict::failed(s);
         let latency = |q: f64| s.latency_percentile_us(q);
-        Step {
-            target,
-            achieved,
+        let figures = StepFigures {
+            target_per_s: target,
+            achieved_per_s: achieved,
             p50_us: latency(50.0),
             p90_us: latency(90.0),
             p99_us: latency(99.0),
             max_us: s.latency().max,
             errors,
             late: p.late,
-            verdict,
-            cpu_share,
-            watched,
-            result,
-        }
+        };
+        Step { figures, verdict, cpu_share, watched, result }
     }
 
     /// The mean service latency (from the actual send), microseconds; the next steps'

@@ -7,4 +7,4 @@ mod callbacks;
 mod events;
 pub mod session;
 
-pub use session::{code_name, Body, Event, H2Error, RequestHead, Session, Settings, Source};
+pub use session::{code_name, code_of, Body, Event, H2Error, RequestHead, Session, Settings, Source};

@@ -30,25 +30,32 @@ impl H2Error {
     }
 }
 
+/// HTTP/2's error codes by value (RFC 9113 7), as reports and results name them.
+const CODE_NAMES: [&str; 14] = [
+    "NO_ERROR",
+    "PROTOCOL_ERROR",
+    "INTERNAL_ERROR",
+    "FLOW_CONTROL_ERROR",
+    "SETTINGS_TIMEOUT",
+    "STREAM_CLOSED",
+    "FRAME_SIZE_ERROR",
+    "REFUSED_STREAM",
+    "CANCEL",
+    "COMPRESSION_ERROR",
+    "CONNECT_ERROR",
+    "ENHANCE_YOUR_CALM",
+    "INADEQUATE_SECURITY",
+    "HTTP_1_1_REQUIRED",
+];
+
 /// The name of an HTTP/2 error code (RST_STREAM, GOAWAY), for reports.
 pub fn code_name(code: u32) -> &'static str {
-    match code {
-        0x0 => "NO_ERROR",
-        0x1 => "PROTOCOL_ERROR",
-        0x2 => "INTERNAL_ERROR",
-        0x3 => "FLOW_CONTROL_ERROR",
-        0x4 => "SETTINGS_TIMEOUT",
-        0x5 => "STREAM_CLOSED",
-        0x6 => "FRAME_SIZE_ERROR",
-        0x7 => "REFUSED_STREAM",
-        0x8 => "CANCEL",
-        0x9 => "COMPRESSION_ERROR",
-        0xa => "CONNECT_ERROR",
-        0xb => "ENHANCE_YOUR_CALM",
-        0xc => "INADEQUATE_SECURITY",
-        0xd => "HTTP_1_1_REQUIRED",
-        _ => "UNKNOWN",
-    }
+    CODE_NAMES.get(code as usize).copied().unwrap_or("UNKNOWN")
+}
+
+/// The error code a report names `name`, if HTTP/2 defines it.
+pub fn code_of(name: &str) -> Option<u32> {
+    CODE_NAMES.iter().position(|n| *n == name).map(|c| c as u32)
 }
 
 /// Connection settings this side announces.

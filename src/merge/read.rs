@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::MergeError;
 use crate::config::Segment;
-use crate::result::{Http2Doc, Http3Doc, ResultError, RunDoc};
+use crate::result::{ResultError, RunDoc};
 use crate::stats::interval::Snapshot;
 use crate::stats::{latency_histogram, unused_histogram, ConnectCause, ErrorKind, Recorder, STATUS_SLOTS};
 
@@ -41,6 +41,11 @@ pub struct Part {
 /// results far from overflowing.
 const MAX_COUNT: u64 = 1 << 40;
 
+/// The sections whose counts their own types read whole (`stats::H2Counts`, `H3Counts`): every
+/// number in them is checked as written, against [`MAX_COUNT`], so a count added to a type is
+/// checked without a line here.
+const COUNTED: [&str; 2] = ["/http2", "/http3"];
+
 /// Checks a value read from result `name` at `field`: `ok` or an error naming both.
 fn valid<T>(name: &str, field: &str, v: Option<T>) -> Result<T, MergeError> {
     v.ok_or_else(|| MergeError::Field { name: name.into(), field: field.into() })
@@ -64,10 +69,14 @@ fn add_histogram(name: &str, text: &str, into: &mut Histogram<u64>, field: &str)
 impl Part {
     /// Reads one result document.
     pub fn read(name: String, value: Value) -> Result<Part, MergeError> {
+        let too_large = COUNTED.iter().find_map(|at| above(value.pointer(at)?, at.to_string()));
         let doc = RunDoc::from_value(value).map_err(|e| match e {
             ResultError::Other(_) => MergeError::NotAResult { name: name.clone() },
             e => MergeError::Result { name: name.clone(), why: e.to_string() },
         })?;
+        if let Some(field) = too_large {
+            return Err(MergeError::Field { name, field });
+        }
         let n = name.as_str();
         let segment = match doc.segment {
             None => Segment::default(),
@@ -197,57 +206,22 @@ fn recorder(n: &str, doc: &RunDoc) -> Result<Recorder, MergeError> {
         // The file keeps the mean; the sum it came from is back to within a microsecond.
         p.late_sum_us = ((rate.late_mean_us * p.late as f64).round() as u64).min(MAX_COUNT << 10);
     }
+    // The protocols' counts are read by their own types, and checked in `Part::read`.
     if let Some(h2) = &doc.http2 {
-        read_h2(n, h2, &mut r.h2)?;
+        r.h2 = h2.counts;
     }
     if let Some(h3) = &doc.http3 {
-        read_h3(n, h3, &mut r.h3)?;
+        r.h3 = h3.counts.clone();
     }
     Ok(r)
 }
 
-/// The HTTP/3 counters; codes and causes come back from their names (an unknown name is kept
-/// under a code no real one uses, so its count still adds up).
-fn read_h3(n: &str, doc: &Http3Doc, h3: &mut crate::stats::H3Counts) -> Result<(), MergeError> {
-    h3.handshakes = count(n, "/http3/handshakes", doc.handshakes)?;
-    h3.handshake_us_sum = ((doc.handshake_mean_us * h3.handshakes as f64).round() as u64).min(MAX_COUNT << 10);
-    h3.handshake_us_max = doc.handshake_max_us.min(MAX_COUNT);
-    h3.packets_sent = count(n, "/http3/packets_sent", doc.packets_sent)?;
-    h3.packets_lost = count(n, "/http3/packets_lost", doc.packets_lost)?;
-    h3.packets_retransmitted = count(n, "/http3/packets_retransmitted", doc.packets_retransmitted)?;
-    h3.idle_timeouts = count(n, "/http3/idle_timeouts", doc.idle_timeouts)?;
-    h3.goaways = count(n, "/http3/goaways", doc.goaways)?;
-    h3.retried = count(n, "/http3/retried", doc.retried)?;
-    h3.protocol_errors = count(n, "/http3/protocol_errors", doc.protocol_errors)?;
-    for (name, v) in &doc.handshake_failures {
-        let cause = crate::stats::HANDSHAKE_FAILURES.iter().position(|c| c == name);
-        h3.handshake_failures[cause.unwrap_or(crate::stats::HANDSHAKE_FAILURES.len() - 1)] += (*v).min(MAX_COUNT);
+/// The JSON pointer of the first number in `v` (at `at`) above [`MAX_COUNT`].
+fn above(v: &Value, at: String) -> Option<String> {
+    match v {
+        Value::Number(x) => x.as_f64().is_none_or(|x| x > MAX_COUNT as f64).then_some(at),
+        Value::Object(m) => m.iter().find_map(|(k, v)| above(v, format!("{at}/{k}"))),
+        Value::Array(a) => a.iter().enumerate().find_map(|(i, v)| above(v, format!("{at}/{i}"))),
+        _ => None,
     }
-    let code = |name: &str| match name.strip_prefix("0x") {
-        Some(hex) => u64::from_str_radix(hex, 16).unwrap_or(u64::MAX),
-        None => (0..=0x110u64).find(|&c| crate::stats::h3_code_name(c) == name).unwrap_or(u64::MAX),
-    };
-    for (name, v) in &doc.resets {
-        *h3.resets.entry(code(name)).or_default() += (*v).min(MAX_COUNT);
-    }
-    for (name, v) in &doc.closes {
-        *h3.closes.entry(code(name)).or_default() += (*v).min(MAX_COUNT);
-    }
-    Ok(())
-}
-
-/// The HTTP/2 counters; resets come back from their code names.
-fn read_h2(n: &str, doc: &Http2Doc, h2: &mut crate::stats::H2Counts) -> Result<(), MergeError> {
-    h2.header_bytes = count(n, "/http2/header_bytes", doc.header_bytes)?;
-    h2.header_frame_bytes = count(n, "/http2/header_frame_bytes", doc.header_frame_bytes)?;
-    h2.goaways = count(n, "/http2/goaways", doc.goaways)?;
-    h2.retried = count(n, "/http2/retried", doc.retried)?;
-    h2.protocol_errors = count(n, "/http2/protocol_errors", doc.protocol_errors)?;
-    h2.flow_control_stalls = doc.flow_control_stalls.min(MAX_COUNT);
-    for (code_name, v) in &doc.resets {
-        let slot = (0..h2.resets.len()).find(|&c| crate::h2::code_name(c as u32) == code_name);
-        let last = h2.resets.len() - 1;
-        h2.resets[slot.unwrap_or(last)] += (*v).min(MAX_COUNT);
-    }
-    Ok(())
 }

@@ -315,3 +315,52 @@ fn no_value_in_any_field_makes_merging_or_reporting_panic() {
         }
     }
 }
+
+/// `doc` as an HTTP/3 run's: a section with every kind of count, as the real encoder writes it.
+fn with_http3(mut doc: Value) -> Value {
+    let mut h3 = crate::stats::H3Counts::default();
+    h3.handshake(900);
+    h3.handshake(1_500);
+    h3.handshake_failures[crate::stats::HandshakeFailure::PortUnreachable] = 2;
+    h3.packets_sent = 4_000;
+    h3.reset(0x10c);
+    h3.closed(0x1f);
+    h3.retried = 3;
+    let section = crate::result::Http3Doc { protocol: "h3".into(), streams_per_connection: 4, counts: h3 };
+    doc["http3"] = serde_json::to_value(section).unwrap();
+    doc
+}
+
+#[test]
+fn protocol_counts_add_and_out_of_range_ones_are_refused() {
+    let docs: Docs = split(&latencies()[..100], 2).into_iter().map(|(n, d)| (n, with_http3(d))).collect();
+    let m = merge(docs.clone(), false).unwrap();
+    let h3 = &m.summary.total.h3;
+    assert_eq!((h3.handshakes.count, h3.handshakes.us_sum, h3.handshakes.us_max), (4, 4_800, 1_500));
+    assert_eq!(h3.handshake_failures.named(), [("port_unreachable", 4)].into_iter().collect());
+    assert_eq!((h3.packets_sent, h3.retried, h3.resets[&0x10c], h3.closes[&0x1f]), (8_000, 6, 2, 2));
+    for field in ["/http3/packets_sent", "/http3/resets/H3_REQUEST_CANCELLED", "/http3/handshake_failures/other"] {
+        let mut bad = docs.clone();
+        let (section, key) = field.rsplit_once('/').unwrap();
+        bad[0].1.pointer_mut(section).unwrap()[key] = (1u64 << 41).into();
+        assert_eq!(message(bad), format!("s0.json: missing or malformed field {field}"));
+    }
+}
+
+#[test]
+fn no_value_in_a_protocol_section_makes_merging_or_reporting_panic() {
+    let docs: Docs = split(&latencies()[..100], 2).into_iter().map(|(n, d)| (n, with_http3(d))).collect();
+    let mut pointers = Vec::new();
+    leaves(&docs[0].1["http3"], "/http3".into(), &mut pointers);
+    let bad: [Value; 5] = [Value::Null, 1e300.into(), u64::MAX.into(), (-1e300).into(), "x".into()];
+    for ptr in &pointers {
+        for b in &bad {
+            let mut mutated = docs.clone();
+            *mutated[0].1.pointer_mut(ptr).unwrap() = b.clone();
+            if let Ok(m) = merge(mutated, true) {
+                let _ = crate::report::json::render(&m.summary, &m.config, m.protocol, &m.series);
+                let _ = crate::report::text::body(&m.summary, &m.config, m.protocol, Default::default());
+            }
+        }
+    }
+}

@@ -52,16 +52,17 @@ pub fn table_header(watch: &[u32]) -> String {
 
 /// One step's line.
 pub fn step_line(s: &Step) -> String {
+    let f = &s.figures;
     let mut out = format!(
         "  {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7}",
-        rate(s.target),
-        rate(s.achieved),
-        time_us(s.p50_us as f64),
-        time_us(s.p90_us as f64),
-        time_us(s.p99_us as f64),
-        time_us(s.max_us as f64),
-        s.errors,
-        s.late
+        rate(f.target_per_s),
+        rate(f.achieved_per_s),
+        time_us(f.p50_us as f64),
+        time_us(f.p90_us as f64),
+        time_us(f.p99_us as f64),
+        time_us(f.max_us as f64),
+        f.errors,
+        f.late
     );
     for w in &s.watched {
         let cpu = w.cpu_pct.map_or_else(|| "-".into(), |c| format!("{c:.0}%"));
@@ -161,19 +162,12 @@ pub fn document(c: &FindMaxConfig, r: &FindMaxResult, command: &[String]) -> Fin
         .steps
         .iter()
         .map(|s| StepDoc {
-            target_per_s: s.target,
-            achieved_per_s: s.achieved,
-            p50_us: s.p50_us,
-            p90_us: s.p90_us,
-            p99_us: s.p99_us,
-            max_us: s.max_us,
-            errors: s.errors,
-            late: s.late,
+            figures: s.figures,
             verdict: s.verdict.name().to_string(),
             slo: slo_docs(&s.result.outcomes),
             cpu_share: s.cpu_share,
             watched: s.watched.clone(),
-            result: super::json::document(&s.result, &c.step_load(s.target), command),
+            result: super::json::document(&s.result, &c.step_load(s.figures.target_per_s), command),
         })
         .collect();
     FindMaxDoc {

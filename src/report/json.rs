@@ -193,53 +193,16 @@ fn proxy_doc(summary: &Summary, p: &ProxyResult) -> ProxyDoc {
 
 fn http2(summary: &Summary, config: &Config, protocol: Protocol) -> Option<Http2Doc> {
     let Protocol::Http2 { streams } = protocol else { return None };
-    let h = &summary.total.h2;
-    Some(Http2Doc {
-        protocol: protocol.name(config.target.scheme).to_string(),
-        streams_per_connection: streams,
-        header_bytes: h.header_bytes,
-        header_frame_bytes: h.header_frame_bytes,
-        resets: h
-            .resets
-            .iter()
-            .enumerate()
-            .filter(|(_, n)| **n > 0)
-            .map(|(code, n)| (crate::h2::code_name(code as u32).to_string(), *n))
-            .collect(),
-        goaways: h.goaways,
-        retried: h.retried,
-        protocol_errors: h.protocol_errors,
-        flow_control_stalls: h.flow_control_stalls,
-    })
+    let protocol = protocol.name(config.target.scheme).to_string();
+    Some(Http2Doc { protocol, streams_per_connection: streams, counts: summary.total.h2 })
 }
 
 fn http3(summary: &Summary, protocol: Protocol) -> Option<Http3Doc> {
     let Protocol::Http3 { streams } = protocol else { return None };
-    let h = &summary.total.h3;
-    let named = |m: &std::collections::BTreeMap<u64, u64>| {
-        m.iter().map(|(code, n)| (crate::stats::h3_code_name(*code), *n)).collect()
-    };
     Some(Http3Doc {
         protocol: "h3".to_string(),
         streams_per_connection: streams.max(1),
-        handshakes: h.handshakes,
-        handshake_mean_us: if h.handshakes > 0 { h.handshake_us_sum as f64 / h.handshakes as f64 } else { 0.0 },
-        handshake_max_us: h.handshake_us_max,
-        handshake_failures: crate::stats::HANDSHAKE_FAILURES
-            .iter()
-            .zip(h.handshake_failures)
-            .filter(|(_, n)| *n > 0)
-            .map(|(name, n)| (name.to_string(), n))
-            .collect(),
-        packets_sent: h.packets_sent,
-        packets_lost: h.packets_lost,
-        packets_retransmitted: h.packets_retransmitted,
-        resets: named(&h.resets),
-        closes: named(&h.closes),
-        idle_timeouts: h.idle_timeouts,
-        goaways: h.goaways,
-        retried: h.retried,
-        protocol_errors: h.protocol_errors,
+        counts: summary.total.h3.clone(),
     })
 }
 

@@ -146,12 +146,12 @@ pub fn body(summary: &Summary, config: &Config, protocol: Protocol, show: TextOp
 /// again; then, when anything went wrong, resets and closes by code, GOAWAYs, idle timeouts
 /// and failed handshakes by cause.
 fn h3_lines(out: &mut String, h: &crate::stats::H3Counts, streams: u32) {
-    let handshake = match h.handshakes {
+    let handshake = match h.handshakes.count {
         0 => "no handshake completed".to_string(),
         n => format!(
             "handshake {} mean, {} max ({n})",
-            time_us(h.handshake_us_sum as f64 / n as f64),
-            time_us(h.handshake_us_max as f64)
+            time_us(h.handshakes.mean_us()),
+            time_us(h.handshakes.us_max as f64)
         ),
     };
     let _ = writeln!(
@@ -165,12 +165,8 @@ fn h3_lines(out: &mut String, h: &crate::stats::H3Counts, streams: u32) {
             m.iter().map(|(c, n)| format!("{} {n}", crate::stats::h3_code_name(*c))).collect::<Vec<_>>().join(", ")
         }
     };
-    let failed: Vec<String> = crate::stats::HANDSHAKE_FAILURES
-        .iter()
-        .zip(h.handshake_failures)
-        .filter(|(_, n)| *n > 0)
-        .map(|(name, n)| format!("{} {n}", name.replace('_', " ")))
-        .collect();
+    let failed: Vec<String> =
+        h.handshake_failures.seen().map(|(cause, n)| format!("{} {n}", cause.name().replace('_', " "))).collect();
     let troubled = !h.resets.is_empty() || !h.closes.is_empty() || h.goaways > 0 || h.idle_timeouts > 0;
     if troubled || !failed.is_empty() || h.protocol_errors > 0 {
         let _ = writeln!(

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::{kind_of, malformed, Kind, ResultError, RunDoc};
 
 /// A capacity search, as `find-max --json` writes it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FindMaxDoc {
     /// The layout's version ([`super::SCHEMA_VERSION`]).
     pub schema_version: u32,
@@ -52,7 +52,7 @@ impl FindMaxDoc {
 }
 
 /// How a search ended and what it found.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Answer {
     /// Why it ended: `converged`, `max_passed`, `nothing_passed`, `limit`, `step_budget`,
     /// `stopped`.
@@ -70,7 +70,7 @@ pub struct Answer {
 }
 
 /// Where latency started to climb.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Knee {
     /// The rate, requests/s.
     pub rate: f64,
@@ -79,7 +79,7 @@ pub struct Knee {
 }
 
 /// A limit of the generator or of the connections.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Limit {
     /// `generator` or `connections`.
     pub kind: String,
@@ -95,7 +95,7 @@ pub struct Limit {
 }
 
 /// A search's settings.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FindMaxSettings {
     /// Target URL.
     pub url: String,
@@ -120,24 +120,11 @@ pub struct FindMaxSettings {
 }
 
 /// One step of a search.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepDoc {
-    /// Rate asked for.
-    pub target_per_s: f64,
-    /// Rate achieved.
-    pub achieved_per_s: f64,
-    /// Latency percentiles and max, microseconds.
-    pub p50_us: u64,
-    /// 90th percentile.
-    pub p90_us: u64,
-    /// 99th percentile.
-    pub p99_us: u64,
-    /// Largest.
-    pub max_us: u64,
-    /// Errors.
-    pub errors: u64,
-    /// Late sends.
-    pub late: u64,
+    /// Its rate and what it measured.
+    #[serde(flatten)]
+    pub figures: StepFigures,
     /// `pass`, `slo`, `behind`, `generator_limit` or `connection_limit`.
     pub verdict: String,
     /// Each SLO term and how it came out.
@@ -150,6 +137,28 @@ pub struct StepDoc {
     /// document wrote it, so a search's JSON stays byte-compatible.
     #[serde(serialize_with = "sorted")]
     pub result: RunDoc,
+}
+
+/// A step's rate and what it measured: the search judges a step ([`crate::find_max::step::Step`]
+/// holds this) by the figures its document writes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StepFigures {
+    /// The rate asked for, requests/s.
+    pub target_per_s: f64,
+    /// Completed requests per second while measuring.
+    pub achieved_per_s: f64,
+    /// Corrected latency percentiles and maximum, microseconds.
+    pub p50_us: u64,
+    /// 90th percentile.
+    pub p90_us: u64,
+    /// 99th percentile.
+    pub p99_us: u64,
+    /// Largest.
+    pub max_us: u64,
+    /// Failed requests (lost, status above 399, wrong content).
+    pub errors: u64,
+    /// Requests sent more than a millisecond late.
+    pub late: u64,
 }
 
 /// One watched process over one step.

@@ -85,7 +85,7 @@ fn malformed(e: serde_json::Error) -> ResultError {
 }
 
 /// One run's result, as `--json` writes it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunDoc {
     /// The layout's version ([`SCHEMA_VERSION`]).
     pub schema_version: u32,
@@ -171,7 +171,7 @@ pub struct RunDoc {
 }
 
 /// One target of a targets file: what it is and how it was answered.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetDoc {
     /// Its method.
     pub method: String,
@@ -224,7 +224,7 @@ impl RunDoc {
 }
 
 /// The load a result was measured under.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConfigDoc {
     /// Target URL.
     pub url: String,
@@ -271,7 +271,7 @@ fn is_zero_count(v: &u64) -> bool {
 }
 
 /// Errors by kind.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Errors {
     /// Failed connects.
     pub connect: u64,
@@ -311,7 +311,7 @@ impl Errors {
 }
 
 /// A distribution's spread.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
     /// Smallest.
     pub min: u64,
@@ -326,7 +326,7 @@ pub struct Spread {
 }
 
 /// A latency distribution: its spread and percentiles (keys "50" … "99.99", "100").
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
     /// Its spread.
     #[serde(flatten)]
@@ -343,7 +343,7 @@ impl Latency {
 }
 
 /// Rate mode: the target and how sends kept to it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Rate {
     /// Requests per second asked for (this segment's share).
     pub target_per_s: f64,
@@ -366,7 +366,7 @@ pub struct Rate {
 }
 
 /// Proxy tests: the hit ratio and what the origin saw.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProxyDoc {
     /// Share of responses the proxy served without the origin.
     pub hit_ratio: Option<f64>,
@@ -387,7 +387,7 @@ pub struct ProxyDoc {
 }
 
 /// One interval of a proxy test: what the origin saw, and the hit ratio.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProxyRow {
     /// Seconds from the start to the interval's start.
     pub start_s: f64,
@@ -404,7 +404,7 @@ pub struct ProxyRow {
 }
 
 /// A `--threshold` rule and how it came out.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThresholdDoc {
     /// The rule as written.
     pub expr: String,
@@ -415,7 +415,7 @@ pub struct ThresholdDoc {
 }
 
 /// Which share of a segmented test a result is.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SegmentDoc {
     /// This segment, from 0.
     pub index: u32,
@@ -423,65 +423,26 @@ pub struct SegmentDoc {
     pub count: u32,
 }
 
-/// What HTTP/2 counted.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Http2Doc {
-    /// `h2` (TLS, ALPN) or `h2c` (prior knowledge).
+/// A protocol's section of a result: how it was spoken and what it counted, the counts being
+/// the recorder's own type (its serde form is the section's).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProtocolDoc<C> {
+    /// `h2` (TLS, ALPN), `h2c` (prior knowledge) or `h3`.
     pub protocol: String,
     /// Requests in flight per connection (`-m`).
     pub streams_per_connection: u32,
-    /// Header bytes received, decoded.
-    pub header_bytes: u64,
-    /// The same as sent (HPACK).
-    pub header_frame_bytes: u64,
-    /// Streams the server reset, by error code name.
-    pub resets: BTreeMap<String, u64>,
-    /// GOAWAY frames received.
-    pub goaways: u64,
-    /// Requests refused unprocessed after a GOAWAY and sent again.
-    pub retried: u64,
-    /// Connections ended for the server's protocol errors.
-    pub protocol_errors: u64,
-    /// Requests whose body waited for the server's flow-control window.
-    #[serde(default)]
-    pub flow_control_stalls: u64,
+    /// What it counted.
+    #[serde(flatten)]
+    pub counts: C,
 }
+
+/// What HTTP/2 counted.
+pub type Http2Doc = ProtocolDoc<crate::stats::H2Counts>;
 
 /// What HTTP/3 counted.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Http3Doc {
-    /// `h3`.
-    pub protocol: String,
-    /// Requests in flight per connection (`-m`).
-    pub streams_per_connection: u32,
-    /// QUIC handshakes completed.
-    pub handshakes: u64,
-    /// Their mean time, microseconds.
-    pub handshake_mean_us: f64,
-    /// The longest, microseconds.
-    pub handshake_max_us: u64,
-    /// Handshakes that failed, by cause (`no_answer`, `timeout`, `port_unreachable`,
-    /// `certificate`, `alpn`, `version`, `other`); only causes seen.
-    pub handshake_failures: BTreeMap<String, u64>,
-    /// QUIC packets sent.
-    pub packets_sent: u64,
-    /// Packets declared lost.
-    pub packets_lost: u64,
-    /// Packets sent again.
-    pub packets_retransmitted: u64,
-    /// Streams the server reset, by error code name.
-    pub resets: BTreeMap<String, u64>,
-    /// Connections the server (or a protocol error) closed, by error code name.
-    pub closes: BTreeMap<String, u64>,
-    /// Connections ended by the idle timeout.
-    pub idle_timeouts: u64,
-    /// GOAWAY frames received.
-    pub goaways: u64,
-    /// Requests the server did not process (GOAWAY, H3_REQUEST_REJECTED), sent again.
-    pub retried: u64,
-    /// HTTP/3 protocol errors in what the server sent.
-    pub protocol_errors: u64,
-}
+pub type Http3Doc = ProtocolDoc<crate::stats::H3Counts>;
 
+#[cfg(test)]
+mod round_trip;
 #[cfg(test)]
 mod tests;

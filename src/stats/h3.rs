@@ -1,51 +1,184 @@
 //! What an HTTP/3 run counts besides requests and errors: handshakes, packets, resets and
-//! connection closes by code, GOAWAYs and retries.
+//! connection closes by code, GOAWAYs and retries. The type is also a result's `http3` section:
+//! its serde form is the document's, so the names a result writes are read back by the same
+//! definitions that write them.
 
 use std::collections::BTreeMap;
+use std::ops::{Index, IndexMut};
 
-/// Handshake failure causes, in the order the engine indexes them (see
-/// `engine::worker::h3::handshake::Failure`).
-pub const HANDSHAKE_FAILURES: [&str; 7] =
-    ["no_answer", "timeout", "port_unreachable", "certificate", "alpn", "version", "other"];
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// HTTP/3 counts of one thread, or merged.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct H3Counts {
-    /// Handshakes completed, their summed and longest time (microseconds).
-    pub handshakes: u64,
-    /// Summed handshake time, microseconds.
-    pub handshake_us_sum: u64,
-    /// Longest handshake, microseconds.
-    pub handshake_us_max: u64,
-    /// Handshakes that failed, by cause ([`HANDSHAKE_FAILURES`] order).
-    pub handshake_failures: [u64; 7],
-    /// QUIC packets sent, declared lost, and retransmitted (quiche's counts).
-    pub packets_sent: u64,
-    /// Packets declared lost.
-    pub packets_lost: u64,
-    /// Packets sent again.
-    pub packets_retransmitted: u64,
-    /// Streams the server reset, by HTTP/3 error code.
-    pub resets: BTreeMap<u64, u64>,
-    /// Connections closed other than by the client, by error code.
-    pub closes: BTreeMap<u64, u64>,
-    /// Connections ended by the idle timeout.
-    pub idle_timeouts: u64,
-    /// GOAWAY frames received.
-    pub goaways: u64,
-    /// Requests the server did not process (above a GOAWAY's id, or H3_REQUEST_REJECTED),
-    /// sent again; their latency runs from the first attempt.
-    pub retried: u64,
-    /// HTTP/3 protocol errors found in what the server sent.
-    pub protocol_errors: u64,
+use super::Tally;
+
+named! {
+    /// Why a QUIC handshake failed (the engine tells which: `engine::transport::h3::handshake`).
+    pub enum HandshakeFailure {
+        /// No datagram came back before the timeout.
+        NoAnswer,
+        /// The server answered but the handshake did not finish in time.
+        Timeout,
+        /// An ICMP port unreachable: nothing listens on the UDP port.
+        PortUnreachable,
+        /// The certificate was not trusted.
+        Certificate,
+        /// The server speaks no HTTP/3 (ALPN).
+        Alpn,
+        /// No QUIC version in common.
+        Version,
+        /// Any other reason the handshake ended.
+        Other,
+    }
+}
+
+/// Failed handshakes, a count per cause: a flat array the engine adds to without hashing;
+/// written as an object of the causes seen, by name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HandshakeFailures([u64; HandshakeFailure::COUNT]);
+
+impl HandshakeFailures {
+    /// The causes seen and their counts, in report order.
+    pub fn seen(&self) -> impl Iterator<Item = (HandshakeFailure, u64)> + '_ {
+        HandshakeFailure::ALL.into_iter().map(|c| (c, self[c])).filter(|(_, n)| *n > 0)
+    }
+
+    /// The causes seen by name, in the names' order (as results write them).
+    pub fn named(&self) -> BTreeMap<&'static str, u64> {
+        self.seen().map(|(c, n)| (c.name(), n)).collect()
+    }
+}
+
+impl Index<HandshakeFailure> for HandshakeFailures {
+    type Output = u64;
+
+    fn index(&self, cause: HandshakeFailure) -> &u64 {
+        &self.0[cause as usize]
+    }
+}
+
+impl IndexMut<HandshakeFailure> for HandshakeFailures {
+    fn index_mut(&mut self, cause: HandshakeFailure) -> &mut u64 {
+        &mut self.0[cause as usize]
+    }
+}
+
+impl Tally for HandshakeFailures {
+    fn tally(&mut self, other: &HandshakeFailures) {
+        self.0.tally(&other.0);
+    }
+}
+
+impl Serialize for HandshakeFailures {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.named().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for HandshakeFailures {
+    /// A cause this strain does not name (a newer one wrote it) is counted as `other`.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut failures = HandshakeFailures::default();
+        for (name, n) in BTreeMap::<String, u64>::deserialize(d)? {
+            failures[HandshakeFailure::from_name(&name).unwrap_or(HandshakeFailure::Other)].tally(&n);
+        }
+        Ok(failures)
+    }
+}
+
+/// Handshakes completed and their time. A result writes the mean where this keeps the sum (the
+/// sum comes back from it to within a microsecond).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "HandshakeTimes", from = "HandshakeTimes")]
+pub struct Handshakes {
+    /// How many.
+    pub count: u64,
+    /// Their time added up, microseconds.
+    pub us_sum: u64,
+    /// The longest, microseconds.
+    pub us_max: u64,
+}
+
+impl Handshakes {
+    /// Their mean time, microseconds (0 without any).
+    pub fn mean_us(&self) -> f64 {
+        if self.count > 0 {
+            self.us_sum as f64 / self.count as f64
+        } else {
+            0.0
+        }
+    }
+}
+
+impl Tally for Handshakes {
+    fn tally(&mut self, other: &Handshakes) {
+        self.count.tally(&other.count);
+        self.us_sum.tally(&other.us_sum);
+        self.us_max = self.us_max.max(other.us_max);
+    }
+}
+
+/// [`Handshakes`] as a result writes them.
+#[derive(Serialize, Deserialize)]
+struct HandshakeTimes {
+    handshakes: u64,
+    handshake_mean_us: f64,
+    handshake_max_us: u64,
+}
+
+impl From<Handshakes> for HandshakeTimes {
+    fn from(h: Handshakes) -> HandshakeTimes {
+        HandshakeTimes { handshakes: h.count, handshake_mean_us: h.mean_us(), handshake_max_us: h.us_max }
+    }
+}
+
+impl From<HandshakeTimes> for Handshakes {
+    fn from(t: HandshakeTimes) -> Handshakes {
+        // `as` saturates: a mean no real run has stays a large sum, not a panic.
+        let us_sum = (t.handshake_mean_us * t.handshakes as f64).round() as u64;
+        Handshakes { count: t.handshakes, us_sum, us_max: t.handshake_max_us }
+    }
+}
+
+counts! {
+    /// HTTP/3 counts of one thread, or merged; in a result, written field by field in this order.
+    #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct H3Counts {
+        /// Handshakes completed, and their time.
+        #[serde(flatten)]
+        pub handshakes: Handshakes,
+        /// Handshakes that failed, by cause.
+        pub handshake_failures: HandshakeFailures,
+        /// QUIC packets sent (quiche's count).
+        pub packets_sent: u64,
+        /// Packets declared lost.
+        pub packets_lost: u64,
+        /// Packets sent again.
+        pub packets_retransmitted: u64,
+        /// Streams the server reset, by HTTP/3 error code; written by code name.
+        #[serde(with = "by_code_name")]
+        pub resets: BTreeMap<u64, u64>,
+        /// Connections closed other than by the client (or by a protocol error), by error code;
+        /// written by code name.
+        #[serde(with = "by_code_name")]
+        pub closes: BTreeMap<u64, u64>,
+        /// Connections ended by the idle timeout.
+        pub idle_timeouts: u64,
+        /// GOAWAY frames received.
+        pub goaways: u64,
+        /// Requests the server did not process (above a GOAWAY's id, or H3_REQUEST_REJECTED),
+        /// sent again; their latency runs from the first attempt.
+        pub retried: u64,
+        /// HTTP/3 protocol errors found in what the server sent.
+        pub protocol_errors: u64,
+    }
 }
 
 impl H3Counts {
     /// A handshake finished after `us` microseconds.
     pub fn handshake(&mut self, us: u64) {
-        self.handshakes += 1;
-        self.handshake_us_sum += us;
-        self.handshake_us_max = self.handshake_us_max.max(us);
+        let h = &mut self.handshakes;
+        h.count += 1;
+        h.us_sum += us;
+        h.us_max = h.us_max.max(us);
     }
 
     /// A connection's packet counts, when it ends.
@@ -64,59 +197,78 @@ impl H3Counts {
     pub fn closed(&mut self, code: u64) {
         *self.closes.entry(code).or_default() += 1;
     }
+}
 
-    /// Adds another thread's counts.
-    pub fn merge(&mut self, o: &H3Counts) {
-        self.handshakes += o.handshakes;
-        self.handshake_us_sum += o.handshake_us_sum;
-        self.handshake_us_max = self.handshake_us_max.max(o.handshake_us_max);
-        for (a, b) in self.handshake_failures.iter_mut().zip(o.handshake_failures) {
-            *a += b;
+mod by_code_name {
+    //! Counts by HTTP/3 or QUIC error code as a result writes them: by code name. A name this
+    //! strain does not know is read as a code no real one uses, so its count still adds up.
+
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::{code_of, named_codes};
+    use crate::stats::Tally;
+
+    /// Writes the counts by code name.
+    pub fn serialize<S: Serializer>(counts: &BTreeMap<u64, u64>, s: S) -> Result<S::Ok, S::Error> {
+        named_codes(counts).serialize(s)
+    }
+
+    /// Reads counts by code name back by code.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<u64, u64>, D::Error> {
+        let mut counts = BTreeMap::new();
+        for (name, n) in BTreeMap::<String, u64>::deserialize(d)? {
+            counts.entry(code_of(&name).unwrap_or(u64::MAX)).or_insert(0).tally(&n);
         }
-        self.packets_sent += o.packets_sent;
-        self.packets_lost += o.packets_lost;
-        self.packets_retransmitted += o.packets_retransmitted;
-        for (code, n) in &o.resets {
-            *self.resets.entry(*code).or_default() += n;
-        }
-        for (code, n) in &o.closes {
-            *self.closes.entry(*code).or_default() += n;
-        }
-        self.idle_timeouts += o.idle_timeouts;
-        self.goaways += o.goaways;
-        self.retried += o.retried;
-        self.protocol_errors += o.protocol_errors;
+        Ok(counts)
     }
 }
 
-/// The name of an HTTP/3 error code (RFC 9114 8.1) or a QUIC transport one, as reports show it.
+/// The error codes reports name: HTTP/3's (RFC 9114 8.1) and the QUIC transport's that a
+/// server sends; others are written in hex.
+const CODE_NAMES: [(u64, &str); 22] = [
+    (0x0, "NO_ERROR"),
+    (0x1, "INTERNAL_ERROR"),
+    (0x2, "CONNECTION_REFUSED"),
+    (0x3, "FLOW_CONTROL_ERROR"),
+    (0xa, "PROTOCOL_VIOLATION"),
+    (0x100, "H3_NO_ERROR"),
+    (0x101, "H3_GENERAL_PROTOCOL_ERROR"),
+    (0x102, "H3_INTERNAL_ERROR"),
+    (0x103, "H3_STREAM_CREATION_ERROR"),
+    (0x104, "H3_CLOSED_CRITICAL_STREAM"),
+    (0x105, "H3_FRAME_UNEXPECTED"),
+    (0x106, "H3_FRAME_ERROR"),
+    (0x107, "H3_EXCESSIVE_LOAD"),
+    (0x108, "H3_ID_ERROR"),
+    (0x109, "H3_SETTINGS_ERROR"),
+    (0x10a, "H3_MISSING_SETTINGS"),
+    (0x10b, "H3_REQUEST_REJECTED"),
+    (0x10c, "H3_REQUEST_CANCELLED"),
+    (0x10d, "H3_REQUEST_INCOMPLETE"),
+    (0x10e, "H3_MESSAGE_ERROR"),
+    (0x10f, "H3_CONNECT_ERROR"),
+    (0x110, "H3_VERSION_FALLBACK"),
+];
+
+/// Counts by code, by code name instead (as results and their pages name them).
+pub fn named_codes(counts: &BTreeMap<u64, u64>) -> BTreeMap<String, u64> {
+    counts.iter().map(|(code, n)| (code_name(*code), *n)).collect()
+}
+
+/// The name of an HTTP/3 error code or a QUIC transport one, as reports show it.
 pub fn code_name(code: u64) -> String {
-    let h3 = [
-        "H3_NO_ERROR",
-        "H3_GENERAL_PROTOCOL_ERROR",
-        "H3_INTERNAL_ERROR",
-        "H3_STREAM_CREATION_ERROR",
-        "H3_CLOSED_CRITICAL_STREAM",
-        "H3_FRAME_UNEXPECTED",
-        "H3_FRAME_ERROR",
-        "H3_EXCESSIVE_LOAD",
-        "H3_ID_ERROR",
-        "H3_SETTINGS_ERROR",
-        "H3_MISSING_SETTINGS",
-        "H3_REQUEST_REJECTED",
-        "H3_REQUEST_CANCELLED",
-        "H3_REQUEST_INCOMPLETE",
-        "H3_MESSAGE_ERROR",
-        "H3_CONNECT_ERROR",
-        "H3_VERSION_FALLBACK",
-    ];
-    match code {
-        0x100..=0x110 => h3[(code - 0x100) as usize].to_string(),
-        0x0 => "NO_ERROR".into(),
-        0x1 => "INTERNAL_ERROR".into(),
-        0x2 => "CONNECTION_REFUSED".into(),
-        0x3 => "FLOW_CONTROL_ERROR".into(),
-        0xa => "PROTOCOL_VIOLATION".into(),
-        code => format!("0x{code:x}"),
+    match CODE_NAMES.iter().find(|(c, _)| *c == code) {
+        Some((_, name)) => name.to_string(),
+        None => format!("0x{code:x}"),
+    }
+}
+
+/// The code [`code_name`] names `name` (a name or hex), if any.
+pub fn code_of(name: &str) -> Option<u64> {
+    match name.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => CODE_NAMES.iter().find(|(_, n)| *n == name).map(|(c, _)| *c),
     }
 }

@@ -52,7 +52,7 @@ pub struct Snapshot {
 }
 
 /// All threads' measurements over one interval.
-#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct IntervalRow {
     /// Seconds from the start to the interval's start.
     pub start_s: f64,

@@ -4,18 +4,27 @@
 //! Nothing here is shared between threads while the test runs: each worker owns its recorder,
 //! and merging happens after the join, so recording is a few adds and one histogram bucket.
 
+#[macro_use]
+mod named;
+#[macro_use]
+mod tally;
 pub mod codec;
+mod h2;
 mod h3;
 pub mod interval;
 mod recorder;
 mod summary;
 
-pub use h3::{code_name as h3_code_name, H3Counts, HANDSHAKE_FAILURES};
+pub use h2::{named_resets as h2_named_resets, H2Counts, RESET_SLOTS as H2_RESET_SLOTS};
+pub use h3::{
+    code_name as h3_code_name, named_codes as h3_named_codes, H3Counts, HandshakeFailure, HandshakeFailures, Handshakes,
+};
 pub use recorder::{
-    latency_histogram, unused_histogram, ConnectCause, H2Counts, Pacing, Recorder, TargetCount, Waited, LATE_SEND_US,
+    latency_histogram, unused_histogram, ConnectCause, Pacing, Recorder, TargetCount, Waited, LATE_SEND_US,
     MAX_CONTENT_FAILURES, STATUS_SLOTS,
 };
 pub use summary::{Distribution, Summary};
+pub use tally::Tally;
 
 /// Highest latency the histograms track: one hour, in microseconds.
 pub const MAX_LATENCY_US: u64 = 3_600_000_000;
@@ -24,49 +33,22 @@ pub const SIGNIFICANT_DIGITS: u8 = 3;
 /// How often each thread samples its request rate for the `Req/Sec` row (as wrk does).
 pub const RATE_SAMPLE_MS: u64 = 100;
 
-/// Why a request failed, in wrk's categories plus `Parse` for malformed responses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
-    /// A connect was refused, failed, or timed out (TLS handshake failures included).
-    Connect = 0,
-    /// A read failed or the peer closed before the response was complete.
-    Read = 1,
-    /// A write failed.
-    Write = 2,
-    /// No complete response within `--timeout`.
-    Timeout = 3,
-    /// The response was not valid HTTP/1 (bad status line, bad chunk size).
-    Parse = 4,
-    /// A body was not the document its URL names (`--check-content`).
-    Content = 5,
-    /// HTTP/2: the server reset the stream (RST_STREAM) before the response was complete.
-    Reset = 6,
-}
-
-impl ErrorKind {
-    /// Number of kinds, the size of the per-thread error array.
-    pub const COUNT: usize = 7;
-    /// Every kind, in report order.
-    pub const ALL: [ErrorKind; ErrorKind::COUNT] = [
-        ErrorKind::Connect,
-        ErrorKind::Read,
-        ErrorKind::Write,
-        ErrorKind::Timeout,
-        ErrorKind::Parse,
-        ErrorKind::Content,
-        ErrorKind::Reset,
-    ];
-
-    /// The lowercase name used in reports and JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            ErrorKind::Connect => "connect",
-            ErrorKind::Read => "read",
-            ErrorKind::Write => "write",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::Parse => "parse",
-            ErrorKind::Content => "content",
-            ErrorKind::Reset => "reset",
-        }
+named! {
+    /// Why a request failed, in wrk's categories plus `Parse` for malformed responses.
+    pub enum ErrorKind {
+        /// A connect was refused, failed, or timed out (TLS handshake failures included).
+        Connect,
+        /// A read failed or the peer closed before the response was complete.
+        Read,
+        /// A write failed.
+        Write,
+        /// No complete response within `--timeout`.
+        Timeout,
+        /// The response was not valid HTTP/1 (bad status line, bad chunk size).
+        Parse,
+        /// A body was not the document its URL names (`--check-content`).
+        Content,
+        /// HTTP/2: the server reset the stream (RST_STREAM) before the response was complete.
+        Reset,
     }
 }

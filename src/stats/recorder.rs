@@ -2,7 +2,7 @@
 
 use hdrhistogram::Histogram;
 
-use super::{ErrorKind, MAX_LATENCY_US, SIGNIFICANT_DIGITS};
+use super::{ErrorKind, H2Counts, Tally, MAX_LATENCY_US, SIGNIFICANT_DIGITS};
 
 /// Status codes are three digits, so a flat array indexes them without hashing.
 pub const STATUS_SLOTS: usize = 1000;
@@ -68,80 +68,24 @@ pub struct TargetCount {
     pub errors: u64,
 }
 
-/// What an HTTP/2 run counts besides requests and errors.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct H2Counts {
-    /// Streams the server reset, by HTTP/2 error code (0x0 to 0xd; others in the last slot).
-    pub resets: [u64; 15],
-    /// GOAWAY frames received (each replaced its connection).
-    pub goaways: u64,
-    /// Requests the server refused unprocessed after a GOAWAY (streams above its last stream
-    /// id), sent again on a new connection; their latency runs from the first attempt.
-    pub retried: u64,
-    /// Connections ended by an HTTP/2 protocol error (their requests count as parse errors).
-    pub protocol_errors: u64,
-    /// Requests whose body waited for the server's flow-control window.
-    pub flow_control_stalls: u64,
-    /// Header block bytes received, as sent (compressed by HPACK).
-    pub header_frame_bytes: u64,
-    /// The same headers decoded (names and values).
-    pub header_bytes: u64,
-}
-
-impl H2Counts {
-    /// Adds another thread's counts.
-    pub fn merge(&mut self, o: &H2Counts) {
-        for (a, b) in self.resets.iter_mut().zip(o.resets) {
-            *a += b;
-        }
-        self.goaways += o.goaways;
-        self.retried += o.retried;
-        self.protocol_errors += o.protocol_errors;
-        self.flow_control_stalls += o.flow_control_stalls;
-        self.header_frame_bytes += o.header_frame_bytes;
-        self.header_bytes += o.header_bytes;
+named! {
+    /// Why a connect failed: the causes that call for different remedies.
+    pub enum ConnectCause {
+        /// No local address and port left for the target (EADDRNOTAVAIL): the local port range
+        /// is used up, TIME_WAIT included.
+        AddressNotAvailable,
+        /// Nothing listens there (ECONNREFUSED), or the listener's queue is full.
+        Refused,
+        /// No answer within `--timeout` (or the kernel gave up: ETIMEDOUT).
+        TimedOut,
+        /// The TLS handshake failed.
+        Tls,
+        /// Anything else (reset, unreachable, out of file descriptors).
+        Other,
     }
-}
-
-/// Why a connect failed: the causes that call for different remedies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ConnectCause {
-    /// No local address and port left for the target (EADDRNOTAVAIL): the local port range is
-    /// used up, TIME_WAIT included.
-    AddressNotAvailable = 0,
-    /// Nothing listens there (ECONNREFUSED), or the listener's queue is full.
-    Refused = 1,
-    /// No answer within `--timeout` (or the kernel gave up: ETIMEDOUT).
-    TimedOut = 2,
-    /// The TLS handshake failed.
-    Tls = 3,
-    /// Anything else (reset, unreachable, out of file descriptors).
-    Other = 4,
 }
 
 impl ConnectCause {
-    /// Number of causes.
-    pub const COUNT: usize = 5;
-    /// Every cause, in report order.
-    pub const ALL: [ConnectCause; ConnectCause::COUNT] = [
-        ConnectCause::AddressNotAvailable,
-        ConnectCause::Refused,
-        ConnectCause::TimedOut,
-        ConnectCause::Tls,
-        ConnectCause::Other,
-    ];
-
-    /// The name used in JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            ConnectCause::AddressNotAvailable => "address_not_available",
-            ConnectCause::Refused => "refused",
-            ConnectCause::TimedOut => "timed_out",
-            ConnectCause::Tls => "tls",
-            ConnectCause::Other => "other",
-        }
-    }
-
     /// The name used in the text report.
     pub fn words(self) -> &'static str {
         match self {
@@ -320,8 +264,8 @@ impl Recorder {
         for (a, b) in self.connect_causes.iter_mut().zip(other.connect_causes) {
             *a += b;
         }
-        self.h2.merge(&other.h2);
-        self.h3.merge(&other.h3);
+        self.h2.tally(&other.h2);
+        self.h3.tally(&other.h3);
         if self.targets.len() < other.targets.len() {
             self.targets.resize(other.targets.len(), TargetCount::default());
         }

@@ -57,7 +57,7 @@ impl Meter {
         match note {
             Note::H2GoAway => h2.goaways += 1,
             Note::H2Retried => h2.retried += 1,
-            Note::H2Reset(code) => h2.resets[(code as usize).min(14)] += 1,
+            Note::H2Reset(code) => h2.resets[(code as usize).min(crate::stats::H2_RESET_SLOTS - 1)] += 1,
             Note::H2ProtocolError => h2.protocol_errors += 1,
             Note::H2Session { compressed, decoded, stalls } => {
                 h2.header_frame_bytes += compressed;
@@ -69,7 +69,7 @@ impl Meter {
             Note::H3Reset(code) => h3.reset(code),
             Note::H3ProtocolError => h3.protocol_errors += 1,
             Note::H3Handshake(us) => h3.handshake(us),
-            Note::H3HandshakeFailed(why) => h3.handshake_failures[why as usize] += 1,
+            Note::H3HandshakeFailed(why) => h3.handshake_failures[why] += 1,
             Note::H3Closed(code) => h3.closed(code),
             Note::H3IdleTimeout => h3.idle_timeouts += 1,
             Note::H3Packets { sent, lost, retransmitted } => {

@@ -10,7 +10,7 @@ use super::chart::{self, colour, Frame, Line};
 use super::{esc, head, tail};
 use crate::report::units::rate;
 use crate::report::units::time_us;
-use crate::result::find_max::{Answer, FindMaxDoc, StepDoc};
+use crate::result::find_max::{Answer, FindMaxDoc, StepDoc, StepFigures};
 use crate::verdict::Threshold;
 
 /// A capacity search (`find-max --json`) as one page: the answer, the latency-vs-rate curves
@@ -19,7 +19,7 @@ pub fn render_find_max(doc: &FindMaxDoc) -> String {
     let mut out = head("strain: find-max");
     let slo: Vec<&str> = doc.config.slo.iter().map(String::as_str).collect();
     let steps = &doc.steps;
-    let verdicts: Vec<(f64, &str)> = steps.iter().map(|s| (s.target_per_s, s.verdict.as_str())).collect();
+    let verdicts: Vec<(f64, &str)> = steps.iter().map(|s| (s.figures.target_per_s, s.verdict.as_str())).collect();
     let _ = writeln!(
         out,
         "<section class=\"answer {}\" data-verdict=\"{0}\"><p class=\"line\">{}</p></section>\n<p class=\"meta\"><code>{}</code><br>SLO: <b>{}</b>; {} connections, {} thread(s)</p>",
@@ -31,7 +31,7 @@ pub fn render_find_max(doc: &FindMaxDoc) -> String {
         doc.config.threads,
     );
     let mut sorted: Vec<&StepDoc> = steps.iter().collect();
-    sorted.sort_by(|x, y| x.target_per_s.total_cmp(&y.target_per_s));
+    sorted.sort_by(|x, y| x.figures.target_per_s.total_cmp(&y.figures.target_per_s));
     // Steps that measured strain's own limit say nothing about the service's curve.
     sorted.retain(|s| !s.verdict.ends_with("_limit"));
     let max_rate = doc.max_rate;
@@ -44,7 +44,8 @@ pub fn render_find_max(doc: &FindMaxDoc) -> String {
     if let Some(fail) = doc.answer.first_fail {
         let knee = doc.answer.knee.map(|k| k.rate).filter(|k| max_rate.is_some_and(|m| *k <= m));
         let from = knee.unwrap_or(0.0);
-        let near: Vec<&StepDoc> = sorted.iter().copied().filter(|s| (from..=fail).contains(&s.target_per_s)).collect();
+        let near: Vec<&StepDoc> =
+            sorted.iter().copied().filter(|s| (from..=fail).contains(&s.figures.target_per_s)).collect();
         if near.len() >= 2 && near.len() < sorted.len() {
             out.push('\n');
             out.push_str(&curve_chart("From the knee to the first fail", &curves(&near, &slo), &marks));
@@ -58,7 +59,8 @@ pub fn render_find_max(doc: &FindMaxDoc) -> String {
         let failed: Vec<&str> = s.slo.iter().filter(|o| !o.passed).map(|o| o.expr.as_str()).collect();
         let why =
             if verdict == "slo" && !failed.is_empty() { format!(": {}", failed.join(", ")) } else { String::new() };
-        let target = s.target_per_s;
+        let f = &s.figures;
+        let target = f.target_per_s;
         // The answer's own step stands out, so the table reads with the sentence above it.
         let row = if max_rate == Some(target) { " style=\"font-weight:bold\"" } else { "" };
         let _ = writeln!(
@@ -66,13 +68,13 @@ pub fn render_find_max(doc: &FindMaxDoc) -> String {
             "<tr{row}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\" style=\"text-align:left\">{}</td></tr>",
             i + 1,
             rate(target),
-            rate(s.achieved_per_s),
-            t(s.p50_us),
-            t(s.p90_us),
-            t(s.p99_us),
-            t(s.max_us),
-            s.errors,
-            s.late,
+            rate(f.achieved_per_s),
+            t(f.p50_us),
+            t(f.p90_us),
+            t(f.p99_us),
+            t(f.max_us),
+            f.errors,
+            f.late,
             if verdict == "pass" { "pass" } else { "fail" },
             esc(&format!("{verdict}{why}")),
         );
@@ -103,10 +105,10 @@ fn curve_chart(title: &str, lines: &[Line], marks: &[f64]) -> String {
 /// p50, p90 and p99 (µs) over `steps` (sorted by rate), and each latency bound of the SLO as a
 /// level line across them.
 fn curves(steps: &[&StepDoc], slo: &[&str]) -> Vec<Line> {
-    let curve = |field: fn(&StepDoc) -> u64| -> Vec<(f64, f64)> {
-        steps.iter().map(|s| (s.target_per_s, field(s) as f64)).collect()
+    let curve = |field: fn(&StepFigures) -> u64| -> Vec<(f64, f64)> {
+        steps.iter().map(|s| (s.figures.target_per_s, field(&s.figures) as f64)).collect()
     };
-    type Pick = fn(&StepDoc) -> u64;
+    type Pick = fn(&StepFigures) -> u64;
     let lines: [(&str, usize, Pick); 3] =
         [("p50", 0, |s| s.p50_us), ("p90", 1, |s| s.p90_us), ("p99", 2, |s| s.p99_us)];
     let mut series: Vec<Line> = lines.into_iter().map(|(k, c, f)| Line::new(k, colour(c), curve(f))).collect();

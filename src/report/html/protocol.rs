@@ -8,6 +8,7 @@ use std::fmt::Write;
 use super::{esc, Overlay};
 use crate::report::units::grouped;
 use crate::result::{Http2Doc, Http3Doc};
+use crate::stats::{h2_named_resets, h3_named_codes};
 
 /// The HTTP/2 table: a row per figure, a column per result.
 pub(super) fn http2(o: &Overlay) -> String {
@@ -22,12 +23,13 @@ pub(super) fn http2(o: &Overlay) -> String {
     let rows: [(&str, &str, Figure); 8] = [
         ("protocol", "h2_protocol", |h| h.protocol.clone()),
         ("streams per connection", "streams", |h| h.streams_per_connection.to_string()),
-        ("GOAWAYs received", "goaways", |h| grouped(h.goaways as f64, 0)),
-        ("requests sent again after a GOAWAY", "retried", |h| grouped(h.retried as f64, 0)),
-        ("connections ended by protocol errors", "protocol_errors", |h| grouped(h.protocol_errors as f64, 0)),
-        ("bodies that waited for flow control", "stalls", |h| grouped(h.flow_control_stalls as f64, 0)),
-        ("streams reset, by code", "resets", |h| by_name(&h.resets)),
+        ("GOAWAYs received", "goaways", |h| grouped(h.counts.goaways as f64, 0)),
+        ("requests sent again after a GOAWAY", "retried", |h| grouped(h.counts.retried as f64, 0)),
+        ("connections ended by protocol errors", "protocol_errors", |h| grouped(h.counts.protocol_errors as f64, 0)),
+        ("bodies that waited for flow control", "stalls", |h| grouped(h.counts.flow_control_stalls as f64, 0)),
+        ("streams reset, by code", "resets", |h| by_name(&h2_named_resets(&h.counts.resets))),
         ("header compression", "compression", |h| {
+            let h = &h.counts;
             if h.header_bytes > 0 {
                 format!("{:.0}% saved", 100.0 * (1.0 - h.header_frame_bytes as f64 / h.header_bytes as f64))
             } else {
@@ -53,26 +55,22 @@ pub(super) fn http3(o: &Overlay) -> String {
     let rows: [(&str, &str, Figure); 10] = [
         ("streams per connection", "streams", |h| h.streams_per_connection.to_string()),
         ("handshakes (mean, max)", "handshakes", |h| {
-            let ms = |us: f64| format!("{:.2} ms", us / 1000.0);
-            format!(
-                "{} ({}, {})",
-                grouped(h.handshakes as f64, 0),
-                ms(h.handshake_mean_us),
-                ms(h.handshake_max_us as f64)
-            )
+            let (h, ms) = (&h.counts.handshakes, |us: f64| format!("{:.2} ms", us / 1000.0));
+            format!("{} ({}, {})", grouped(h.count as f64, 0), ms(h.mean_us()), ms(h.us_max as f64))
         }),
-        ("failed handshakes, by cause", "handshake_failures", |h| by_name(&h.handshake_failures)),
-        ("packets sent", "packets_sent", |h| grouped(h.packets_sent as f64, 0)),
+        ("failed handshakes, by cause", "handshake_failures", |h| by_name(&h.counts.handshake_failures.named())),
+        ("packets sent", "packets_sent", |h| grouped(h.counts.packets_sent as f64, 0)),
         ("packets lost (retransmitted)", "packets_lost", |h| {
+            let h = &h.counts;
             format!("{} ({})", grouped(h.packets_lost as f64, 0), grouped(h.packets_retransmitted as f64, 0))
         }),
-        ("streams reset, by code", "resets", |h| by_name(&h.resets)),
-        ("connections closed, by code", "closes", |h| by_name(&h.closes)),
-        ("idle timeouts", "idle_timeouts", |h| grouped(h.idle_timeouts as f64, 0)),
+        ("streams reset, by code", "resets", |h| by_name(&h3_named_codes(&h.counts.resets))),
+        ("connections closed, by code", "closes", |h| by_name(&h3_named_codes(&h.counts.closes))),
+        ("idle timeouts", "idle_timeouts", |h| grouped(h.counts.idle_timeouts as f64, 0)),
         ("GOAWAYs (requests sent again)", "goaways", |h| {
-            format!("{} ({})", grouped(h.goaways as f64, 0), grouped(h.retried as f64, 0))
+            format!("{} ({})", grouped(h.counts.goaways as f64, 0), grouped(h.counts.retried as f64, 0))
         }),
-        ("protocol errors", "h3_protocol_errors", |h| grouped(h.protocol_errors as f64, 0)),
+        ("protocol errors", "h3_protocol_errors", |h| grouped(h.counts.protocol_errors as f64, 0)),
     ];
     let mut out = String::from("<figure class=\"panel\" data-panel=\"http3\"><h3>HTTP/3</h3><table><tr><th></th>");
     for (label, _) in &docs {
@@ -93,7 +91,7 @@ pub(super) fn http3(o: &Overlay) -> String {
 }
 
 /// Counts by name, "none" when there are none.
-fn by_name(m: &BTreeMap<String, u64>) -> String {
+fn by_name<K: std::fmt::Display>(m: &BTreeMap<K, u64>) -> String {
     match m.is_empty() {
         true => "none".to_string(),
         false => m.iter().map(|(k, v)| format!("{k} {}", grouped(*v as f64, 0))).collect::<Vec<_>>().join(", "),

@@ -70,24 +70,9 @@ pub(super) fn connect(
     quiche::connect(name, &scid, local, peer, config).map_err(|e| format!("QUIC connect: {e}"))
 }
 
-/// Why a QUIC handshake failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Failure {
-    /// No datagram came back before the timeout.
-    NoAnswer = 0,
-    /// The server answered but the handshake did not finish in time.
-    Timeout = 1,
-    /// An ICMP port unreachable: nothing listens on the UDP port.
-    Refused = 2,
-    /// The certificate was not trusted.
-    Certificate = 3,
-    /// The server speaks no HTTP/3 (ALPN).
-    Alpn = 4,
-    /// No QUIC version in common.
-    Version = 5,
-    /// Any other reason the handshake ended.
-    Other = 6,
-}
+/// Why a QUIC handshake failed: the causes are counted, so they and their names are the
+/// stats module's; telling which one a connection met is the engine's.
+pub use crate::stats::HandshakeFailure as Failure;
 
 impl Failure {
     /// Why `conn`, closed during its handshake, failed.
@@ -117,7 +102,7 @@ impl Failure {
     pub(super) fn cause(self) -> ConnectCause {
         match self {
             Failure::NoAnswer | Failure::Timeout => ConnectCause::TimedOut,
-            Failure::Refused => ConnectCause::Refused,
+            Failure::PortUnreachable => ConnectCause::Refused,
             Failure::Certificate | Failure::Alpn | Failure::Version => ConnectCause::Tls,
             Failure::Other => ConnectCause::Other,
         }
@@ -129,7 +114,7 @@ impl Failure {
         let t = humantime::format_duration(timeout);
         match self {
             Failure::NoAnswer => format!("no QUIC answer from {peer} within {t}; is UDP port {port} open?"),
-            Failure::Refused => {
+            Failure::PortUnreachable => {
                 format!("no QUIC answer from {peer} (ICMP port unreachable); is UDP port {port} open?")
             }
             Failure::Timeout => format!("the QUIC handshake with {peer} did not finish within {t}"),

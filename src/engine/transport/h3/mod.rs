@@ -357,7 +357,7 @@ impl Http3 {
                 Ok(0) => break,
                 Ok(got) => got,
                 Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                    refused = Some(handshake::Failure::Refused);
+                    refused = Some(handshake::Failure::PortUnreachable);
                     break;
                 }
                 Err(_) => break,
