@@ -171,13 +171,8 @@ class Caddy(servers.Server):
         try:
             with socket.create_connection(("127.0.0.1", self.port), timeout=2) as raw:
                 with ctx.wrap_socket(raw, server_hostname="localhost") as s:
-                    s.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-                    data = b""
-                    while True:
-                        chunk = s.recv(65536)
-                        if not chunk:
-                            break
-                        data += chunk
+                    data = servers.exchange(
+                        s, b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
         except (OSError, ssl.SSLError):
             return False
         return data.startswith(b"HTTP/1.1 200") and data.endswith(b"\r\n\r\nhello")

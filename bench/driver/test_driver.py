@@ -4,6 +4,7 @@ nginx's listener line and HTTP/2 frames, the run order and the ratio arithmetic.
 Run from the repository root: python3 -m unittest discover -s bench -p 'test_*.py'
 """
 
+import socket
 import unittest
 
 from driver import cli, measure, report, servers, tools
@@ -65,6 +66,16 @@ class NginxConfig(unittest.TestCase):
         self.assertEqual(servers.h2_frame(4, 0, 0), b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
         self.assertEqual(servers.h2_frame(1, 5, 1, b"\x82"),
                          b"\x00\x00\x01\x01\x05\x00\x00\x00\x01\x82")
+
+    def test_exchange(self):
+        # Everything the peer writes before it closes, however it is split.
+        a, b = socket.socketpair()
+        with a, b:
+            b.sendall(b"HTTP/1.1 200 OK\r\n\r\n" + b"x" * 70000)
+            b.shutdown(socket.SHUT_WR)
+            self.assertEqual(servers.exchange(a, b"GET / HTTP/1.1\r\n\r\n"),
+                             b"HTTP/1.1 200 OK\r\n\r\n" + b"x" * 70000)
+            self.assertEqual(b.recv(100), b"GET / HTTP/1.1\r\n\r\n")
 
 
 class Arithmetic(unittest.TestCase):
