@@ -1,9 +1,11 @@
-"""Table tests of the driver's pure parts: durations, tool-output parsers,
-nginx's listener line and HTTP/2 frames, the run order and the ratio arithmetic.
+"""Table tests of the driver's pure parts: durations and integer-list options,
+tool-output parsers, nginx's listener line, HTTP/2 frames and a request's
+exchange over a socket pair, the run order and the ratio arithmetic.
 
 Run from the repository root: python3 -m unittest discover -s bench -p 'test_*.py'
 """
 
+import argparse
 import socket
 import unittest
 
@@ -33,6 +35,15 @@ class Durations(unittest.TestCase):
         # Whole seconds as tools take them; anything else in milliseconds.
         for seconds, text in ((10.0, "10s"), (0.5, "500ms"), (2.25, "2250ms")):
             self.assertEqual(cli.fmt_dur(seconds), text)
+
+    def test_int_list(self):
+        # Empty items are skipped, so "" is the empty list that skips a part.
+        for text, values in (("1,10", [1, 10]), (" 1, 10,", [1, 10]), ("", [])):
+            args = argparse.Namespace(mem_connections=text)
+            cli.int_list(args, "mem_connections")
+            self.assertEqual(args.mem_connections, values, text)
+        with self.assertRaisesRegex(cli.SetupError, "^--mem-connections takes comma-separated"):
+            cli.int_list(argparse.Namespace(mem_connections="1,x"), "mem_connections")
 
 
 class Parsers(unittest.TestCase):
