@@ -15,7 +15,7 @@ fn steady_hit_ratio(run: &crate::harness::Run, skip_s: f64) -> f64 {
 /// Runs `strain proxy` with its origin on `origin_port`, through the proxy on `proxy_port`.
 /// `urls_name`, when given, is the port URLs name (a reverse proxy's clients name the proxy);
 /// otherwise URLs name the origin.
-fn through(origin_port: u16, proxy_port: u16, urls_name: Option<u16>, extra: &[&str]) -> crate::harness::Run {
+pub fn through(origin_port: u16, proxy_port: u16, urls_name: Option<u16>, extra: &[&str]) -> crate::harness::Run {
     let mut args: Vec<String> = vec![
         "proxy".into(),
         "--listen".into(),
@@ -28,6 +28,23 @@ fn through(origin_port: u16, proxy_port: u16, urls_name: Option<u16>, extra: &[&
     }
     args.extend(extra.iter().map(|s| s.to_string()));
     strain(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// A proxy test through a reverse proxy on `proxy_port` that ends TLS, speaks the protocol of
+/// `flags` (`--http2 -m 4`, `--http3 -m 4`) to strain and passes every request on to the origin
+/// on `origin_port` over HTTP/1.1, caching nothing: the run speaks `protocol`, every body is its
+/// document, and every request reached the origin.
+pub fn assert_passed_through_tls(origin_port: u16, proxy_port: u16, flags: &str, protocol: &str) {
+    let line = format!("--proxy-tls -k {flags} -c 2 -t 1 -d 1s --check-content --hit-rate 0.5 --hotset 20");
+    let run = through(origin_port, proxy_port, None, &args(&line));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let j = run.json.as_ref().unwrap();
+    assert_eq!(j["protocol"], protocol);
+    assert_eq!(j["errors"]["content"], 0, "every body was its document: {}", run.stdout);
+    let requests = j["requests"].as_u64().unwrap();
+    assert!(requests > 100, "{}", run.stdout);
+    let origin = j["proxy"]["origin_requests"].as_u64().unwrap();
+    assert!(origin + 8 >= requests && origin <= requests + 8, "origin {origin}, client {requests}");
 }
 
 #[test]
