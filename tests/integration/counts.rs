@@ -66,28 +66,13 @@ fn http10_close_after_each_response_is_followed() {
     assert!((opened..=opened + 2).contains(&served.connections), "{served:?} vs {opened}");
 }
 
-fn chunked_with_trailers(mut s: std::net::TcpStream) {
-    use crate::harness::{read_head, send};
-    while read_head(&mut s) {
-        send(
-            &mut s,
-            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;x=y\r\n world\r\n0\r\nT: 1\r\n\r\n",
-        );
-    }
-}
-
-fn body_until_close(mut s: std::net::TcpStream) {
-    use crate::harness::{read_head, send};
-    if read_head(&mut s) {
-        send(&mut s, b"HTTP/1.0 200 OK\r\n\r\nthe body ends when the connection does");
-    }
-}
-
 #[test]
 fn chunked_and_read_to_close_bodies_complete() {
     use crate::harness::FakeServer;
     // Chunked with an extension and a trailer: 83 bytes per response, all on kept-alive connections.
-    let server = FakeServer::serving(chunked_with_trailers);
+    let server = FakeServer::answering_each(
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;x=y\r\n world\r\n0\r\nT: 1\r\n\r\n",
+    );
     let run = strain(&["-t", "1", "-c", "2", "-d", "300ms", &server.url()]);
     let requests = run.num("/requests");
     assert!(requests > 100, "{:?}", run.json);
@@ -96,7 +81,7 @@ fn chunked_and_read_to_close_bodies_complete() {
     assert_eq!(run.num("/errors/read") + run.num("/errors/parse"), 0);
 
     // No length: each response ends at close, and the connection is replaced.
-    let server = FakeServer::serving(body_until_close);
+    let server = FakeServer::answering_once(b"HTTP/1.0 200 OK\r\n\r\nthe body ends when the connection does");
     let run = strain(&["-t", "1", "-c", "2", "-d", "300ms", &server.url()]);
     let requests = run.num("/requests");
     assert!(requests > 20, "{:?}", run.json);

@@ -518,6 +518,27 @@ impl FakeServer {
         FakeServer::start(move |s, _| handle(s))
     }
 
+    /// A server that answers the first request of each connection with `response` and closes
+    /// it.
+    pub fn answering_once(response: &[u8]) -> FakeServer {
+        let response: Arc<[u8]> = response.into();
+        FakeServer::start(move |mut s, _| {
+            if read_head(&mut s) {
+                send(&mut s, &response);
+            }
+        })
+    }
+
+    /// A server that answers every request with `response`, keeping each connection.
+    pub fn answering_each(response: &[u8]) -> FakeServer {
+        let response: Arc<[u8]> = response.into();
+        FakeServer::start(move |mut s, _| {
+            while read_head(&mut s) {
+                send(&mut s, &response);
+            }
+        })
+    }
+
     pub fn url(&self) -> String {
         format!("http://{}/", self.addr)
     }
