@@ -43,6 +43,13 @@ impl Run {
         let json = self.json.as_ref().unwrap_or_else(|| panic!("no JSON; stderr: {}", self.stderr));
         json.pointer(pointer).and_then(|v| v.as_u64()).unwrap_or_else(|| panic!("no {pointer} in {json}"))
     }
+
+    /// Asserts the JSON result's numbers at the pointers of `want` (as for [`Run::num`]) are
+    /// its values, all named in one failure.
+    pub fn assert_nums(&self, want: &[(&str, u64)]) {
+        let got: Vec<(&str, u64)> = want.iter().map(|&(pointer, _)| (pointer, self.num(pointer))).collect();
+        assert_eq!(got, want, "{}", self.stdout);
+    }
 }
 
 /// Loads started by tests share the machine's two cores. Timing-sensitive tests hold this lock
