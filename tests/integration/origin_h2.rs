@@ -26,6 +26,11 @@ fn h2load_count(run: &Run, what: &str) -> u64 {
     digits.chars().rev().collect::<String>().parse().unwrap_or_else(|_| panic!("no count before {what:?}"))
 }
 
+/// The numbers before each of `whats` in h2load's summary (see [`h2load_count`]).
+fn h2load_counts<const N: usize>(run: &Run, whats: [&str; N]) -> [u64; N] {
+    whats.map(|what| h2load_count(run, what))
+}
+
 #[test]
 fn strains_http2_counts_equal_what_the_origin_served() {
     let origin = Origin::start(&["-t", "2"]);
@@ -45,13 +50,11 @@ fn documents_over_h2_have_their_length_and_conditional_requests_get_304s() {
     let origin = Origin::start(&["-t", "1", "--ims-not-modified", "1"]);
     let url = origin.url_of("/d/1/1000");
     let run = h2load("-n 100 -c 2 -m 5", &url);
-    assert_eq!(h2load_count(&run, "succeeded"), 100, "{}", run.stdout);
-    assert_eq!(h2load_count(&run, "data"), 100 * 1000, "{}", run.stdout);
+    assert_eq!(h2load_counts(&run, ["succeeded", "data"]), [100, 100 * 1000], "{}", run.stdout);
     // A large document (several DATA frames, above the output limit) arrives whole.
     let big = origin.url_of("/d/2/300000");
     let run = h2load("-n 4 -c 1 -m 2", &big);
-    assert_eq!(h2load_count(&run, "succeeded"), 4, "{}", run.stdout);
-    assert_eq!(h2load_count(&run, "data"), 4 * 300_000, "{}", run.stdout);
+    assert_eq!(h2load_counts(&run, ["succeeded", "data"]), [4, 4 * 300_000], "{}", run.stdout);
     // Every conditional request is answered 304, without a body.
     let run = h2load("-n 50 -c 1 -m 5 -H if-none-match:\"1-1000\"", &url);
     assert!(run.stdout.contains("status codes: 0 2xx, 50 3xx"), "{}", run.stdout);
@@ -104,10 +107,8 @@ fn the_keepalive_limit_is_a_goaway_and_the_client_sends_the_rest_again() {
 #[test]
 fn an_aborted_document_resets_its_stream_and_keeps_the_connection() {
     let origin = Origin::start(&["-t", "1", "--abort-rate", "1"]);
-    let url = origin.url_of("/d/3/5000");
-    let run = h2load("-n 20 -c 1 -m 4", &url);
-    assert_eq!(h2load_count(&run, "failed"), 20, "{}", run.stdout);
-    assert_eq!(h2load_count(&run, "succeeded"), 0, "{}", run.stdout);
+    let run = h2load("-n 20 -c 1 -m 4", &origin.url_of("/d/3/5000"));
+    assert_eq!(h2load_counts(&run, ["failed", "succeeded"]), [20, 0], "{}", run.stdout);
     // Each broke off after its head and part of its body, as a cut HTTP/1 response does.
     assert!(run.stdout.contains("status codes: 20 2xx"), "{}", run.stdout);
     let data = h2load_count(&run, "data");
@@ -204,8 +205,7 @@ fn tls_serves_h2_and_http1_by_alpn_with_a_certificate_made_at_start() {
     let doc = origin.url_of("/d/7/300000");
     let run = h2load("-n 10 -c 2 -m 2", &doc);
     assert!(run.stdout.contains("Application protocol: h2"), "{}", run.stdout);
-    assert_eq!(h2load_count(&run, "succeeded"), 10, "{}", run.stdout);
-    assert_eq!(h2load_count(&run, "data"), 10 * 300_000, "{}", run.stdout);
+    assert_eq!(h2load_counts(&run, ["succeeded", "data"]), [10, 10 * 300_000], "{}", run.stdout);
     // Plain HTTP where a TLS ClientHello belongs closes that connection only.
     assert!(closes_after(&origin, b"GET / HTTP/1.1\r\n\r\n"), "not TLS");
     let served = origin.stop();
