@@ -55,10 +55,7 @@ fn silent_server_counts_timeouts_and_the_run_ends_on_time() {
 
 #[test]
 fn status_500_is_counted_as_non_2xx() {
-    let origin = Origin::start(&["--status", "500"]);
-    let url = origin.url();
-    let run = strain(&["-t", "1", "-c", "2", "-d", "500ms", &url]);
-    let served = origin.stop();
+    let (run, served) = Origin::start(&["--status", "500"]).run_then_stop(&["-t", "1", "-c", "2", "-d", "500ms"]);
     let requests = run.num("/requests");
     assert_eq!(served.requests, requests);
     assert_eq!(run.num("/status/500"), requests);

@@ -149,12 +149,10 @@ const CHURN_PER_S: f64 = 4_000.0;
 
 /// One churn run: every response closes its connection. Returns connections opened per second.
 fn churn() -> f64 {
-    let origin = Origin::start(&["-t", "1", "--keepalive", "1"]);
-    let url = origin.url();
     // Short: every connection leaves a TIME_WAIT entry for 60 s, and ports 32768-60999 are
     // all there is (loopback reuses them only once they are a second old).
-    let run = strain(&["-t", "1", "-c", "48", "-d", "2s", &url]);
-    let served = origin.stop();
+    let (run, served) =
+        Origin::start(&["-t", "1", "--keepalive", "1"]).run_then_stop(&["-t", "1", "-c", "48", "-d", "2s"]);
     assert_accounted(&run);
     for kind in ["connect", "read", "write", "timeout", "parse", "status"] {
         assert_eq!(run.num(&format!("/errors/{kind}")), 0, "{kind}: {}", pretty(&run));

@@ -316,6 +316,13 @@ impl Origin {
         format!("{}{path}", self.url.trim_end_matches('/'))
     }
 
+    /// Runs strain with `args` (plus `--json FILE`) against this origin's `/`, then stops the
+    /// origin: the run, and what the origin served.
+    pub fn run_then_stop(self, args: &[&str]) -> (Run, Served) {
+        let run = strain(&[args, &[&self.url()]].concat());
+        (run, self.stop())
+    }
+
     /// Stops the origin with Ctrl-C and returns what it served.
     pub fn stop(self) -> Served {
         self.stop_by("INT").0
@@ -444,6 +451,14 @@ impl Nginx {
     /// The URL of path `/` on this nginx (https:// with TLS).
     pub fn url(&self) -> String {
         format!("{}://127.0.0.1:{}/", if self.tls { "https" } else { "http" }, self.port)
+    }
+
+    /// Runs strain with the flags in `line` against this nginx's `/`, then stops nginx: the run,
+    /// and the access log of everything nginx answered (see [`Nginx::access_log`]).
+    pub fn run_then_stop(&mut self, line: &str) -> (Run, Vec<(u16, u64)>) {
+        let run = strain_at(line, &self.url());
+        self.stop();
+        (run, self.access_log())
     }
 
     /// Lines of the access log as (status, bytes sent); nginx writes each line when the

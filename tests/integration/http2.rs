@@ -17,10 +17,8 @@ fn assert_clean(run: &Run) {
 /// its access log (returned with the run) holds exactly the requests strain counted, none lost
 /// and none counted twice.
 fn counted_by_nginx(nginx: &mut Nginx, line: &str) -> (Run, Vec<(u16, u64)>) {
-    let run = strain_at(line, &nginx.url());
+    let (run, log) = nginx.run_then_stop(line);
     assert_clean(&run);
-    nginx.stop();
-    let log = nginx.access_log();
     assert_eq!(log.len() as u64, run.num("/requests"), "nginx's count is strain's");
     (run, log)
 }
