@@ -710,8 +710,13 @@ pub fn connect(addr: SocketAddr) -> TcpStream {
 
 /// Writes a script into a temporary directory and returns (dir guard, path).
 pub fn script(text: &str) -> (tempfile::TempDir, String) {
+    temp_file("test.lua", text)
+}
+
+/// Writes `text` as file `name` of a new temporary directory and returns (dir guard, path).
+pub fn temp_file(name: &str, text: &str) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("test.lua");
+    let path = dir.path().join(name);
     std::fs::write(&path, text).unwrap();
     let p = path.display().to_string();
     (dir, p)
