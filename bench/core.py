@@ -220,10 +220,7 @@ def main(stack):
     """Throughput rounds, then memory runs, then (optionally) syscall runs."""
     ap = cli.parser(__doc__.splitlines()[0], "rounds", "warmup", "settle", duration=10.0,
                     connections=50)
-    ap.add_argument("--mem-connections", type=int, default=10000,
-                    help="connections, memory runs (0 to skip)")
-    ap.add_argument("--mem-duration", type=cli.parse_duration, default=5.0,
-                    help="duration of each memory run")
+    cli.memory_options(ap, 10000)
     ap.add_argument("--syscalls", action="store_true",
                     help="also count syscalls per request under strace")
     ap.add_argument("--syscall-duration", type=cli.parse_duration, default=3.0,

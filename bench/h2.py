@@ -293,16 +293,9 @@ def options():
                     help="duration of each fixed-rate run")
     ap.add_argument("--tolerance", type=float, default=0.005,
                     help="largest relative deviation of the achieved rate counted as held")
-    ap.add_argument("--mem-connections", type=int, default=1000,
-                    help="connections, memory runs (0 to skip)")
-    ap.add_argument("--mem-streams", type=int, default=100, help="-m of the memory runs")
-    ap.add_argument("--mem-duration", type=cli.parse_duration, default=5.0,
-                    help="duration of each memory run")
+    cli.memory_options(ap, 1000, streams=100)
     args = cli.parse(ap)
-    try:
-        args.streams = [int(m) for m in args.streams.split(",") if m.strip()]
-    except ValueError:
-        raise SetupError("--streams takes comma-separated integers, not %r" % args.streams)
+    cli.int_list(args, "streams")
     if any(m <= 0 for m in args.streams) or args.rate < 0 or args.rate_connections <= 0:
         raise SetupError("--streams, --rate-connections must be positive, --rate >= 0")
     if args.rate and args.rate % args.rate_connections:

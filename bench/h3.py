@@ -171,13 +171,8 @@ class Caddy(servers.Server):
         try:
             with socket.create_connection(("127.0.0.1", self.port), timeout=2) as raw:
                 with ctx.wrap_socket(raw, server_hostname="localhost") as s:
-                    s.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-                    data = b""
-                    while True:
-                        chunk = s.recv(65536)
-                        if not chunk:
-                            break
-                        data += chunk
+                    data = servers.exchange(
+                        s, b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
         except (OSError, ssl.SSLError):
             return False
         return data.startswith(b"HTTP/1.1 200") and data.endswith(b"\r\n\r\nhello")
@@ -440,17 +435,11 @@ def options():
     ap.add_argument("--h2load", default=DEFAULT_H2LOAD,
                     help="h2load built with HTTP/3 (bash bench/build-h2load-h3.sh)")
     ap.add_argument("--caddy", default="/usr/bin/caddy", help="caddy binary")
-    ap.add_argument("--mem-connections", default="1000,500,200",
-                    help="connection counts to try for the memory runs, largest first: the first "
-                         "at which every tool's run works is reported (empty to skip)")
-    ap.add_argument("--mem-streams", type=int, default=1, help="-m of the memory runs")
-    ap.add_argument("--mem-duration", type=cli.parse_duration, default=5.0,
-                    help="duration of each memory run")
+    cli.memory_options(ap, "1000,500,200", streams=1, connections_help=(
+        "connection counts to try for the memory runs, largest first: the first at which "
+        "every tool's run works is reported (empty to skip)"))
     args = cli.parse(ap)
-    try:
-        args.mem_connections = [int(n) for n in args.mem_connections.split(",") if n.strip()]
-    except ValueError:
-        raise SetupError("--mem-connections takes comma-separated integers")
+    cli.int_list(args, "mem_connections")
     if args.streams <= 0 or args.connections <= 0 or any(n <= 0 for n in args.mem_connections):
         raise SetupError("--streams, --connections and --mem-connections must be positive")
     return args

@@ -323,9 +323,8 @@ def summarize(args, info, sha, checks, o_runs, p_runs, cmds):
 
 def main(stack):
     """Part (a), part (b) or both, then the summary."""
-    ap = cli.parser("Issue 5: strain origin vs nginx (server req/CPU-s) and strain proxy "
-                    "vs wrk through an nginx cache (generator req/CPU-s).",
-                    "rounds", "settle", "warmup", duration=10.0, connections=50)
+    ap = cli.parser(__doc__.split("\n\n")[0], "rounds", "settle", "warmup", duration=10.0,
+                    connections=50)
     ap.add_argument("--origin-path", default="/d/1/100", help="document for part (a)")
     ap.add_argument("--proxy-path", default="/d/0/100",
                     help="wrk's URL path in part (b); strain's --hotset 1 is /d/0/100")

@@ -290,9 +290,8 @@ def summarize(args, info, tls, skipped, runs, cmds):
 
 def main(stack):
     """Rounds of every available tool at the target rate, then the summary."""
-    ap = cli.parser("Benchmark strain's constant-rate mode against h2load and oha: "
-                    "generator CPU while holding a fixed request rate.",
-                    "rounds", "warmup", "settle", duration=15.0, connections=100)
+    ap = cli.parser(__doc__.splitlines()[0], "rounds", "warmup", "settle", duration=15.0,
+                    connections=100)
     ap.add_argument("--h2load", default="h2load", help="h2load binary")
     ap.add_argument("--oha", default="oha", help="oha binary (also looked for in ~/.cargo/bin)")
     ap.add_argument("--tools", default=",".join(DEFAULT_TOOLS),

@@ -91,6 +91,30 @@ def parser(description, *common, **defaults):
     return ap
 
 
+def memory_options(ap, connections, streams=None,
+                   connections_help="connections, memory runs (0 to skip)"):
+    """--mem-connections (a number, or a string of comma-separated numbers for
+    int_list), --mem-streams where the script's memory runs multiplex, and
+    --mem-duration: the memory runs' options, alike in every script that has them."""
+    ap.add_argument("--mem-connections", type=type(connections), default=connections,
+                    help=connections_help)
+    if streams is not None:
+        ap.add_argument("--mem-streams", type=int, default=streams, help="-m of the memory runs")
+    ap.add_argument("--mem-duration", type=parse_duration, default=5.0,
+                    help="duration of each memory run")
+
+
+def int_list(args, name):
+    """Option `name` of the parsed `args`, comma-separated integers (empty items
+    skipped), replaced by the list of them."""
+    text = getattr(args, name)
+    try:
+        setattr(args, name, [int(n) for n in text.split(",") if n.strip()])
+    except ValueError:
+        raise SetupError("--%s takes comma-separated integers, not %r"
+                         % (name.replace("_", "-"), text))
+
+
 def parse(ap, needs_strain=True):
     """Parses the command line and resolves --strain to an absolute path."""
     args = ap.parse_args()

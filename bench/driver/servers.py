@@ -89,19 +89,25 @@ def free_port():
     raise BenchError("no free port on 127.0.0.1")
 
 
+def exchange(sock, request):
+    """Sends `request` on a connected socket (plain or TLS) and returns all it
+    reads until the server closes."""
+    sock.sendall(request)
+    data = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+
+
 def http_get(port, path, timeout=2):
     """One GET with Connection: close: (status line, lower-cased headers, body,
     head bytes), or None."""
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-            s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n"
-                       % (path, port)).encode())
-            data = b""
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
+            request = "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n"
+            data = exchange(s, (request % (path, port)).encode())
     except OSError:
         return None
     head, sep, body = data.partition(b"\r\n\r\n")

@@ -1,9 +1,12 @@
-"""Table tests of the driver's pure parts: durations, tool-output parsers,
-nginx's listener line and HTTP/2 frames, the run order and the ratio arithmetic.
+"""Table tests of the driver's pure parts: durations and integer-list options,
+tool-output parsers, nginx's listener line, HTTP/2 frames and a request's
+exchange over a socket pair, the run order and the ratio arithmetic.
 
 Run from the repository root: python3 -m unittest discover -s bench -p 'test_*.py'
 """
 
+import argparse
+import socket
 import unittest
 
 from driver import cli, measure, report, servers, tools
@@ -32,6 +35,15 @@ class Durations(unittest.TestCase):
         # Whole seconds as tools take them; anything else in milliseconds.
         for seconds, text in ((10.0, "10s"), (0.5, "500ms"), (2.25, "2250ms")):
             self.assertEqual(cli.fmt_dur(seconds), text)
+
+    def test_int_list(self):
+        # Empty items are skipped, so "" is the empty list that skips a part.
+        for text, values in (("1,10", [1, 10]), (" 1, 10,", [1, 10]), ("", [])):
+            args = argparse.Namespace(mem_connections=text)
+            cli.int_list(args, "mem_connections")
+            self.assertEqual(args.mem_connections, values, text)
+        with self.assertRaisesRegex(cli.SetupError, "^--mem-connections takes comma-separated"):
+            cli.int_list(argparse.Namespace(mem_connections="1,x"), "mem_connections")
 
 
 class Parsers(unittest.TestCase):
@@ -65,6 +77,16 @@ class NginxConfig(unittest.TestCase):
         self.assertEqual(servers.h2_frame(4, 0, 0), b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
         self.assertEqual(servers.h2_frame(1, 5, 1, b"\x82"),
                          b"\x00\x00\x01\x01\x05\x00\x00\x00\x01\x82")
+
+    def test_exchange(self):
+        # Everything the peer writes before it closes, however it is split.
+        a, b = socket.socketpair()
+        with a, b:
+            b.sendall(b"HTTP/1.1 200 OK\r\n\r\n" + b"x" * 70000)
+            b.shutdown(socket.SHUT_WR)
+            self.assertEqual(servers.exchange(a, b"GET / HTTP/1.1\r\n\r\n"),
+                             b"HTTP/1.1 200 OK\r\n\r\n" + b"x" * 70000)
+            self.assertEqual(b.recv(100), b"GET / HTTP/1.1\r\n\r\n")
 
 
 class Arithmetic(unittest.TestCase):

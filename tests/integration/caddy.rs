@@ -30,12 +30,10 @@ impl Caddy {
         let port = crate::harness::free_port();
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        let key = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
-        std::fs::write(d.join("cert.pem"), key.cert.pem()).unwrap();
-        std::fs::write(d.join("key.pem"), key.key_pair.serialize_pem()).unwrap();
+        let (cert, key) = crate::harness::self_signed(d, &["localhost"]);
         let config = format!(
             "{{\n\tadmin off\n\tdefault_sni localhost\n\tauto_https off\n\tservers {{\n\t\tprotocols h1 h2 h3\n\t}}\n}}\n\
-             https://localhost:{port}, https://127.0.0.1:{port} {{\n\ttls {d}/cert.pem {d}/key.pem\n\t{site}\n\tlog {{\n\t\toutput file {d}/access.log\n\t\tformat json\n\t}}\n}}\n",
+             https://localhost:{port}, https://127.0.0.1:{port} {{\n\ttls {cert} {key}\n\t{site}\n\tlog {{\n\t\toutput file {d}/access.log\n\t\tformat json\n\t}}\n}}\n",
             d = d.display()
         );
         std::fs::write(d.join("Caddyfile"), config).unwrap();

@@ -47,6 +47,16 @@ fn p(path: &Path) -> String {
 /// The A/B runner's load: short runs at a rate, so throughput is held and latency moves.
 const AB: [&str; 10] = ["-t", "1", "-c", "8", "-R", "1000", "-d", "1s", "--warmup", "300ms"];
 
+/// The A/B runner, `a` against `b` with `flags` and [`AB`]'s load, its JSON kept in `dir`.
+fn ab(dir: &Path, a: &str, b: &str, flags: &[&str]) -> Run {
+    compare(dir, &[&[a, b], flags, &AB].concat())
+}
+
+/// Origins alike but for their latency: 1 ms for the base, `slow` for the new side.
+fn fast_and_slow(slow: &str) -> (Origin, Origin) {
+    (Origin::start(&["-t", "1", "--delay", "1ms"]), Origin::start(&["-t", "1", "--delay", slow]))
+}
+
 #[test]
 fn saved_runs_are_the_evidence_and_one_run_a_side_is_inconclusive() {
     let _alone = exclusive();
@@ -91,14 +101,10 @@ fn saved_runs_are_the_evidence_and_one_run_a_side_is_inconclusive() {
 fn the_ab_runner_finds_a_slower_build_and_keeps_its_runs() {
     let _alone = exclusive();
     let dir = tempfile::tempdir().unwrap();
-    let (fast, slow) = (Origin::start(&["-t", "1", "--delay", "1ms"]), Origin::start(&["-t", "1", "--delay", "3ms"]));
-    let runs = dir.path().join("runs");
-    let page = dir.path().join("page.html");
-    let mut args: Vec<&str> = vec![];
-    let (a, b, runs_s, page_s) = (fast.url(), slow.url(), p(&runs), p(&page));
-    args.extend([a.as_str(), b.as_str(), "--rounds", "3", "--save-runs", &runs_s, "--html", &page_s]);
-    args.extend(AB);
-    let run = compare(dir.path(), &args);
+    let (fast, slow) = fast_and_slow("3ms");
+    let (runs, page) = (dir.path().join("runs"), dir.path().join("page.html"));
+    let run =
+        ab(dir.path(), &fast.url(), &slow.url(), &["--rounds", "3", "--save-runs", &p(&runs), "--html", &p(&page)]);
     assert_eq!(run.code, 98, "{}\n{}", run.stdout, run.stderr);
     // p50 moves by 2 ms of 1: decided in 3 rounds (the tails of 1 s runs vary more).
     assert_eq!(verdict(&run, "p50")["verdict"], "worse", "{}", run.stdout);
@@ -112,7 +118,7 @@ fn the_ab_runner_finds_a_slower_build_and_keeps_its_runs() {
     assert_eq!(saved, ["a-1.json", "a-2.json", "a-3.json", "b-1.json", "b-2.json", "b-3.json"]);
     let one: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(runs.join("b-2.json")).unwrap()).unwrap();
-    assert_eq!(one["config"]["url"], b.as_str());
+    assert_eq!(one["config"]["url"], slow.url());
     assert_eq!(one["config"]["warmup_s"], 0.3);
     let requests = one["requests"].as_u64().unwrap();
     assert!((990..=1010).contains(&requests), "{requests}");
@@ -134,9 +140,7 @@ fn an_a_a_check_is_no_regression_and_prepare_commands_run_in_order() {
     let url = origin.url();
     let log = dir.path().join("prepared");
     let (pa, pb) = (format!("echo a >> {}", p(&log)), format!("echo b >> {}", p(&log)));
-    let mut args = vec![url.as_str(), url.as_str(), "--rounds", "4", "--prepare-a", &pa, "--prepare-b", &pb];
-    args.extend(AB);
-    let run = compare(dir.path(), &args);
+    let run = ab(dir.path(), &url, &url, &["--rounds", "4", "--prepare-a", &pa, "--prepare-b", &pb]);
     assert!(run.code == 0 || run.code == 97, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.starts_with("Comparing 4 base runs with 4 new runs"), "{}", run.stdout);
     // A B, B A, A B, B A: each side first as often as second.
@@ -153,12 +157,10 @@ fn an_a_a_check_is_no_regression_and_prepare_commands_run_in_order() {
 fn rounds_auto_stops_once_decided() {
     let _alone = exclusive();
     let dir = tempfile::tempdir().unwrap();
-    let (fast, slow) = (Origin::start(&["-t", "1", "--delay", "1ms"]), Origin::start(&["-t", "1", "--delay", "4ms"]));
+    let (fast, slow) = fast_and_slow("4ms");
     let runs = dir.path().join("runs");
-    let (a, b, runs_s) = (fast.url(), slow.url(), p(&runs));
-    let mut args = vec![a.as_str(), b.as_str(), "--rounds", "auto", "--max-rounds", "8", "--save-runs", &runs_s];
-    args.extend(AB);
-    let run = compare(dir.path(), &args);
+    let run =
+        ab(dir.path(), &fast.url(), &slow.url(), &["--rounds", "auto", "--max-rounds", "8", "--save-runs", &p(&runs)]);
     assert_eq!(run.code, 98, "{}\n{}", run.stdout, run.stderr);
     // Decided before the most rounds (each look at its share of the error rate).
     let runs = std::fs::read_dir(&runs).unwrap().count();

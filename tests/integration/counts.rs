@@ -4,10 +4,7 @@ use crate::harness::{strain, Nginx, Origin};
 
 #[test]
 fn origin_sees_exactly_the_requests_strain_reports() {
-    let origin = Origin::start(&["--body-size", "100"]);
-    let url = origin.url();
-    let run = strain(&["-t", "2", "-c", "20", "-d", "2s", &url]);
-    let served = origin.stop();
+    let (run, served) = Origin::start(&["--body-size", "100"]).run_then_stop(&["-t", "2", "-c", "20", "-d", "2s"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let requests = run.num("/requests");
     assert!(requests > 1000, "only {requests} requests");
@@ -25,10 +22,7 @@ fn origin_sees_exactly_the_requests_strain_reports() {
 #[test]
 fn nginx_sees_exactly_the_requests_strain_reports() {
     let mut nginx = Nginx::start("keepalive_requests 1000000; location / { return 200 \"hello world\\n\"; }", false);
-    let url = format!("http://127.0.0.1:{}/", nginx.port);
-    let run = strain(&["-t", "2", "-c", "10", "-d", "2s", &url]);
-    nginx.stop();
-    let log = nginx.access_log();
+    let (run, log) = nginx.run_then_stop("-t 2 -c 10 -d 2s");
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(log.len() as u64, run.num("/requests"));
     assert!(log.iter().all(|&(status, _)| status == 200));
@@ -40,11 +34,9 @@ fn nginx_sees_exactly_the_requests_strain_reports() {
 fn server_closing_connections_does_not_stop_the_run() {
     // nginx closes every connection after 7 requests with `Connection: close`.
     let mut nginx = Nginx::start("keepalive_requests 7; location / { return 200 \"ok\\n\"; }", false);
-    let url = format!("http://127.0.0.1:{}/", nginx.port);
-    let run = strain(&["-t", "1", "-c", "4", "-d", "1s", &url]);
-    nginx.stop();
+    let (run, log) = nginx.run_then_stop("-t 1 -c 4 -d 1s");
     let requests = run.num("/requests");
-    assert_eq!(nginx.access_log().len() as u64, requests);
+    assert_eq!(log.len() as u64, requests);
     assert_eq!(run.num("/errors/read"), 0);
     // Each connection carried at most 7 requests.
     assert!(run.num("/connections_opened") >= requests / 7, "{:?}", run.json);
@@ -52,11 +44,9 @@ fn server_closing_connections_does_not_stop_the_run() {
 
 #[test]
 fn http10_close_after_each_response_is_followed() {
-    let origin = Origin::start(&[]);
-    let url = origin.url();
     // A HTTP/1.0-style close is exercised through nginx elsewhere; here the header path.
-    let run = strain(&["-t", "1", "-c", "2", "-d", "1s", "-H", "Connection: close", &url]);
-    let served = origin.stop();
+    let (run, served) =
+        Origin::start(&[]).run_then_stop(&["-t", "1", "-c", "2", "-d", "1s", "-H", "Connection: close"]);
     let requests = run.num("/requests");
     assert!(requests > 100);
     assert_eq!(run.num("/errors/read") + run.num("/errors/timeout") + run.num("/errors/connect"), 0, "{:?}", run.json);
@@ -66,28 +56,13 @@ fn http10_close_after_each_response_is_followed() {
     assert!((opened..=opened + 2).contains(&served.connections), "{served:?} vs {opened}");
 }
 
-fn chunked_with_trailers(mut s: std::net::TcpStream) {
-    use crate::harness::{read_head, send};
-    while read_head(&mut s) {
-        send(
-            &mut s,
-            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;x=y\r\n world\r\n0\r\nT: 1\r\n\r\n",
-        );
-    }
-}
-
-fn body_until_close(mut s: std::net::TcpStream) {
-    use crate::harness::{read_head, send};
-    if read_head(&mut s) {
-        send(&mut s, b"HTTP/1.0 200 OK\r\n\r\nthe body ends when the connection does");
-    }
-}
-
 #[test]
 fn chunked_and_read_to_close_bodies_complete() {
     use crate::harness::FakeServer;
     // Chunked with an extension and a trailer: 83 bytes per response, all on kept-alive connections.
-    let server = FakeServer::serving(chunked_with_trailers);
+    let server = FakeServer::answering_each(
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;x=y\r\n world\r\n0\r\nT: 1\r\n\r\n",
+    );
     let run = strain(&["-t", "1", "-c", "2", "-d", "300ms", &server.url()]);
     let requests = run.num("/requests");
     assert!(requests > 100, "{:?}", run.json);
@@ -96,7 +71,7 @@ fn chunked_and_read_to_close_bodies_complete() {
     assert_eq!(run.num("/errors/read") + run.num("/errors/parse"), 0);
 
     // No length: each response ends at close, and the connection is replaced.
-    let server = FakeServer::serving(body_until_close);
+    let server = FakeServer::answering_once(b"HTTP/1.0 200 OK\r\n\r\nthe body ends when the connection does");
     let run = strain(&["-t", "1", "-c", "2", "-d", "300ms", &server.url()]);
     let requests = run.num("/requests");
     assert!(requests > 20, "{:?}", run.json);

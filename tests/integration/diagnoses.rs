@@ -7,7 +7,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::harness::{args, bin, exclusive, run_program, signal, spawn, Nginx, Origin, Run};
+use crate::harness::{
+    args, bin, exclusive, run_program, signal, spawn, strain, strain_at, strain_under, Nginx, Origin, Run,
+};
 
 /// A cgroup (v1 `cpu` controller) holding whatever runs in it to `percent` of one CPU,
 /// removed when dropped (its processes have exited by then).
@@ -28,18 +30,9 @@ impl CpuQuota {
 
     /// Runs strain with `args` (plus `--json FILE`) inside the quota from its first instruction.
     fn strain(&self, args: &[&str]) -> Run {
-        let json = tempfile::NamedTempFile::new().unwrap();
         let procs = self.dir.join("cgroup.procs");
         let script = format!("echo $$ > {} && exec \"$0\" \"$@\"", procs.display());
-        let mut full = vec!["-c", &script, bin()];
-        full.extend_from_slice(args);
-        let path = json.path().display().to_string();
-        full.extend(["--json", &path]);
-        let mut run = run_program("sh", &full);
-        if let Ok(text) = std::fs::read_to_string(json.path()) {
-            run.json = serde_json::from_str(&text).ok();
-        }
-        run
+        strain_under(&["sh", "-c", &script], args)
     }
 }
 
@@ -51,16 +44,7 @@ impl Drop for CpuQuota {
 
 /// Runs strain with `args` (plus `--json FILE`) held to `cpus` (taskset's list).
 fn pinned(cpus: &str, args: &[&str]) -> Run {
-    let json = tempfile::NamedTempFile::new().unwrap();
-    let path = json.path().display().to_string();
-    let mut full = vec!["-c", cpus, bin()];
-    full.extend_from_slice(args);
-    full.extend(["--json", &path]);
-    let mut run = run_program("taskset", &full);
-    if let Ok(text) = std::fs::read_to_string(json.path()) {
-        run.json = serde_json::from_str(&text).ok();
-    }
-    run
+    strain_under(&["taskset", "-c", cpus], args)
 }
 
 /// The JSON of a run, or the run's output in the panic.
@@ -73,18 +57,35 @@ fn late_line(run: &Run) -> &str {
     run.stdout.lines().find(|l| l.starts_with("  Late sends:")).unwrap_or_else(|| panic!("{}", run.stdout))
 }
 
-/// A capacity search's flags with short steps (the suite's time), then the URL.
-fn find_max(line: &str, url: &str) -> Vec<String> {
-    let mut a: Vec<String> = vec!["find-max".into()];
-    a.extend(args(line).into_iter().map(String::from));
-    a.extend(args("--warmup 500ms --step-duration 1500ms").into_iter().map(String::from));
-    a.push(url.into());
-    a
+/// A capacity search's command line, but for the URL: the flags in `line` with short steps (the
+/// suite's time).
+fn find_max(line: &str) -> String {
+    format!("find-max {line} --warmup 500ms --step-duration 1500ms")
 }
 
-fn strain_json(a: &[String]) -> Run {
-    let v: Vec<&str> = a.iter().map(String::as_str).collect();
-    crate::harness::strain(&v)
+/// Runs strain with the flags in `line` against nginx, which answers tens of thousands a second,
+/// while strain is held to 10% of a CPU: it cannot send that many.
+fn starved(line: &str) -> Run {
+    let nginx = Nginx::start("location / { return 200 'ok'; }", false);
+    let quota = CpuQuota::new(10);
+    let url = nginx.url();
+    let mut a = args(line);
+    a.push(&url);
+    quota.strain(&a)
+}
+
+/// strain's origin with a known capacity: 4 workers of 4 ms, exactly 1,000 requests/s.
+fn known_capacity() -> Origin {
+    Origin::start(&["-t", "1", "--service-time", "4ms", "--workers", "4"])
+}
+
+/// A capacity search with the flags in `line` against an origin of [`known_capacity`],
+/// expecting exit 0.
+fn search_known_capacity(line: &str) -> Run {
+    let origin = known_capacity();
+    let run = strain_at(&find_max(line), &origin.url());
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    run
 }
 
 #[test]
@@ -93,9 +94,7 @@ fn find_max_at_a_known_capacity_answers_it_without_blaming_strain() {
     // 4 workers of 4 ms: exactly 1,000 requests/s. At that rate and 100 ms, Little's law fills
     // all 100 connections, so the requests above it wait for a connection: the service's
     // limit, not strain's (this step was once called a generator limit).
-    let origin = Origin::start(&["-t", "1", "--service-time", "4ms", "--workers", "4"]);
-    let run = strain_json(&find_max("--slo p99<100ms", &origin.url()));
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let run = search_known_capacity("--slo p99<100ms");
     let j = json(&run);
     let max = j["max_rate"].as_f64().unwrap();
     assert!((900.0..=1_100.0).contains(&max), "max_rate {max}\n{}", run.stdout);
@@ -125,12 +124,7 @@ fn find_max_at_a_known_capacity_answers_it_without_blaming_strain() {
 #[test]
 fn find_max_with_strain_held_to_a_tenth_of_a_cpu_names_strain() {
     let _alone = exclusive();
-    // nginx answers tens of thousands a second; strain held to 10% of a CPU cannot send that.
-    let nginx = Nginx::start("location / { return 200 'ok'; }", false);
-    let url = format!("http://127.0.0.1:{}/", nginx.port);
-    let quota = CpuQuota::new(10);
-    let a = find_max("--slo p99<100ms", &url);
-    let run = quota.strain(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let run = starved(&find_max("--slo p99<100ms"));
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let j = json(&run);
     assert_eq!(j["answer"]["end"], "limit", "{}", run.stdout);
@@ -144,10 +138,7 @@ fn find_max_with_strain_held_to_a_tenth_of_a_cpu_names_strain() {
 fn late_sends_are_strains_own_only_when_a_connection_was_free() {
     let _alone = exclusive();
     // Holds: strain held to 10% of a CPU sends late with connections free.
-    let nginx = Nginx::start("location / { return 200 'ok'; }", false);
-    let url = format!("http://127.0.0.1:{}/", nginx.port);
-    let quota = CpuQuota::new(10);
-    let run = quota.strain(&["-t", "1", "-c", "50", "-R", "3000", "-d", "3s", &url]);
+    let run = starved("-t 1 -c 50 -R 3000 -d 3s");
     assert_eq!(run.code, 0, "{}", run.stderr);
     let rate = &json(&run)["rate"];
     let (sent, late) = (rate["sent"].as_u64().unwrap(), rate["late"].as_u64().unwrap());
@@ -162,8 +153,8 @@ fn late_sends_are_strains_own_only_when_a_connection_was_free() {
     );
     // Looks alike: a service past its capacity (1,000/s) makes as many sends late, every one
     // for want of a connection, with strain's thread idle.
-    let origin = Origin::start(&["-t", "1", "--service-time", "4ms", "--workers", "4"]);
-    let run = crate::harness::strain(&["-t", "1", "-c", "100", "-R", "1500", "-d", "3s", &origin.url()]);
+    let origin = known_capacity();
+    let run = strain(&["-t", "1", "-c", "100", "-R", "1500", "-d", "3s", &origin.url()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let rate = &json(&run)["rate"];
     let late = rate["late"].as_u64().unwrap();
@@ -181,7 +172,7 @@ fn sends_that_wait_for_connections_being_opened_are_not_called_a_stall() {
     // Holds: 1,500 connections open in strain's window of 512 at a time while 3,000 requests
     // a second come due: the first ones wait for connections still being opened.
     let origin = Origin::start(&["-t", "1"]);
-    let run = crate::harness::strain(&["-t", "1", "-c", "1500", "-R", "3000", "-d", "1s", &origin.url()]);
+    let run = strain(&["-t", "1", "-c", "1500", "-R", "3000", "-d", "1s", &origin.url()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let rate = &json(&run)["rate"];
     let connecting = rate["late_connecting"].as_u64().unwrap();
@@ -198,7 +189,7 @@ fn sends_that_wait_for_connections_being_opened_are_not_called_a_stall() {
     // machine) are never blamed on the server: those without a connection came due while
     // connections were opening at the start.
     let fast = Origin::start(&["-t", "1"]);
-    let run = crate::harness::strain(&["-t", "2", "-c", "50", "-R", "2000", "-d", "3s", &fast.url()]);
+    let run = strain(&["-t", "2", "-c", "50", "-R", "2000", "-d", "3s", &fast.url()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let rate = &json(&run)["rate"];
     assert_eq!(rate["late_no_connection"], rate["late_connecting"], "{rate}\n{}", run.stdout);
@@ -211,9 +202,7 @@ fn a_service_queue_is_not_called_too_few_connections() {
     // 4 workers of 4 ms and 8 connections: past 1,000/s every connection is busy, and the
     // service answers in 8 ms (its queue holds 4) instead of 4 ms: the service's limit, so the
     // search must not say "-c limit" (more connections would only queue more).
-    let origin = Origin::start(&["-t", "1", "--service-time", "4ms", "--workers", "4"]);
-    let run = strain_json(&find_max("--slo p99<100ms -t 1 -c 8 --start 500", &origin.url()));
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let run = search_known_capacity("--slo p99<100ms -t 1 -c 8 --start 500");
     let j = json(&run);
     assert_eq!(j["answer"]["limit"], serde_json::Value::Null, "{}", run.stdout);
     assert!(!run.stdout.contains("-c limit") && !run.stdout.contains("Connection limit"), "{}", run.stdout);
@@ -226,9 +215,7 @@ fn a_step_that_falls_behind_is_told_from_one_that_passes() {
     let _alone = exclusive();
     // An SLO lax enough to pass in a 1.5 s step even while the service falls behind: steps
     // above its 1,000/s are "behind", steps below pass.
-    let origin = Origin::start(&["-t", "1", "--service-time", "4ms", "--workers", "4"]);
-    let run = strain_json(&find_max("--slo p99<20s -t 1 -c 100 --start 3000 --precision 90%", &origin.url()));
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let run = search_known_capacity("--slo p99<20s -t 1 -c 100 --start 3000 --precision 90%");
     let steps = json(&run)["steps"].as_array().unwrap().clone();
     assert!(steps.len() >= 3, "{}", run.stdout);
     for s in &steps {
@@ -252,9 +239,7 @@ fn a_step_that_falls_behind_is_told_from_one_that_passes() {
 fn a_flat_latency_curve_has_no_knee() {
     let _alone = exclusive();
     // Far below the capacity latency stays flat: the search ends at --max without a knee.
-    let origin = Origin::start(&["-t", "1", "--service-time", "4ms", "--workers", "4"]);
-    let run = strain_json(&find_max("--slo p99<100ms -t 1 --start 100 --max 400", &origin.url()));
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let run = search_known_capacity("--slo p99<100ms -t 1 --start 100 --max 400");
     let j = json(&run);
     assert_eq!(j["answer"]["end"], "max_passed", "{}", run.stdout);
     assert_eq!(j["answer"]["knee"], serde_json::Value::Null, "{}", run.stdout);
@@ -266,7 +251,7 @@ fn a_server_sharing_strains_cpus_is_said_once_and_one_pinned_apart_is_not() {
     let _alone = exclusive();
     // Holds: the origin may run on every CPU, as strain may.
     let shared = Origin::start(&["-t", "1"]);
-    let run = crate::harness::strain(&["-t", "1", "-c", "2", "-d", "300ms", &shared.url()]);
+    let run = strain(&["-t", "1", "-c", "2", "-d", "300ms", &shared.url()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let warnings = &run.shared_cpus_said;
     assert_eq!(warnings.len(), 1, "{}", run.stderr);
@@ -277,14 +262,14 @@ fn a_server_sharing_strains_cpus_is_said_once_and_one_pinned_apart_is_not() {
     assert!(!s["cpus"].as_array().unwrap().is_empty(), "{s}");
     // compare and find-max say it too.
     let url = shared.url();
-    let cmp = crate::harness::strain(&["compare", &url, &url, "-t", "1", "-c", "2", "-d", "300ms", "--rounds", "2"]);
+    let cmp = strain(&["compare", &url, &url, "-t", "1", "-c", "2", "-d", "300ms", "--rounds", "2"]);
     assert!(
         cmp.stdout.contains("Shared CPUs: in 4 of 4 runs the server and strain both ran on CPUs"),
         "{}",
         cmp.stdout
     );
     assert_eq!(cmp.shared_cpus_said.len(), 1, "{:?}", cmp.shared_cpus_said);
-    let search = strain_json(&find_max("--slo p99<100ms -t 1 -c 2 --start 50 --max 50", &url));
+    let search = strain_at(&find_max("--slo p99<100ms -t 1 -c 2 --start 50 --max 50"), &url);
     assert_eq!(search.shared_cpus_said.len(), 1, "{:?}", search.shared_cpus_said);
     assert!(search.stdout.contains("Shared CPUs: the server and strain both ran on CPUs"), "{}", search.stdout);
     assert!(json(&search)["shared_cpus"]["pid"] == shared.pid(), "{}", search.stdout);
@@ -304,7 +289,7 @@ fn a_server_sharing_strains_cpus_is_said_once_and_one_pinned_apart_is_not() {
 fn headers_and_durations_say_what_was_run() {
     let origin = Origin::start(&["-t", "1"]);
     let url = origin.url();
-    let run = crate::harness::strain(&["-n", "500", "-c", "5", "-t", "1", &url]);
+    let run = strain(&["-n", "500", "-c", "5", "-t", "1", &url]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.starts_with(&format!("Running 500-request test @ {url}\n")), "{}", run.stdout);
     let j = json(&run);
@@ -312,24 +297,24 @@ fn headers_and_durations_say_what_was_run() {
     assert_eq!(j["config"]["requests"], 500);
     assert_eq!(j["requests"], 500);
     assert!(j["duration_s"].as_f64().unwrap() < 10.0, "{}", j["duration_s"]);
-    let both = crate::harness::strain(&["-n", "500", "-d", "5s", "-c", "5", "-t", "1", &url]);
+    let both = strain(&["-n", "500", "-d", "5s", "-c", "5", "-t", "1", &url]);
     assert!(both.stdout.starts_with(&format!("Running 500-request test (at most 5s) @ {url}\n")), "{}", both.stdout);
     assert_eq!(json(&both)["config"]["duration_s"], 5.0);
-    let paced = crate::harness::strain(&["-n", "100", "-R", "1000", "-c", "5", "-t", "1", &url]);
+    let paced = strain(&["-n", "100", "-R", "1000", "-c", "5", "-t", "1", &url]);
     assert!(paced.stdout.starts_with("Running 100-request test @ "), "{}", paced.stdout);
     assert_eq!(json(&paced)["config"]["duration_s"], serde_json::Value::Null);
-    let staged = crate::harness::strain(&["--stages", "300ms:100,200ms:200", "-c", "5", "-t", "1", &url]);
+    let staged = strain(&["--stages", "300ms:100,200ms:200", "-c", "5", "-t", "1", &url]);
     assert!(staged.stdout.starts_with("Running 500ms test @ "), "{}", staged.stdout);
     assert_eq!(json(&staged)["config"]["duration_s"], 0.5);
-    let whole = crate::harness::strain(&["--stages", "1s:100,500ms:200", "-c", "5", "-t", "1", &url]);
+    let whole = strain(&["--stages", "1s:100,500ms:200", "-c", "5", "-t", "1", &url]);
     assert!(whole.stdout.starts_with("Running 1.5s test @ "), "{}", whole.stdout);
     let dir = tempfile::tempdir().unwrap();
     let targets = dir.path().join("targets.txt");
     std::fs::write(&targets, format!("GET {url}a\n\nGET {url}b\n")).unwrap();
-    let t = crate::harness::strain(&["--targets", targets.to_str().unwrap(), "-n", "10", "-c", "2", "-t", "1"]);
+    let t = strain(&["--targets", targets.to_str().unwrap(), "-n", "10", "-c", "2", "-t", "1"]);
     assert!(t.stdout.starts_with(&format!("Running 10-request test @ 2 targets ({url}a, {url}b)\n")), "{}", t.stdout);
     // A search's steps are each as long as their warm-up and measurement.
-    let s = strain_json(&find_max("--slo p99<100ms -t 1 -c 2 --start 50 --max 50", &url));
+    let s = strain_at(&find_max("--slo p99<100ms -t 1 -c 2 --start 50 --max 50"), &url);
     for step in json(&s)["steps"].as_array().unwrap() {
         assert_eq!(step["result"]["config"]["duration_s"], 2.0, "{step}");
     }
@@ -383,7 +368,7 @@ fn a_spent_port_range_is_named_and_refused_connects_are_not_taken_for_it() {
     assert!(run.stdout.contains("Connect errors: address not available "), "{}", run.stdout);
     // Looks alike: connects refused by a closed port fail too, but not for want of ports.
     let closed = crate::harness::free_port();
-    let run = crate::harness::strain(&["-t", "1", "-c", "4", "-d", "300ms", &format!("http://127.0.0.1:{closed}/")]);
+    let run = strain(&["-t", "1", "-c", "4", "-d", "300ms", &format!("http://127.0.0.1:{closed}/")]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stdout.contains("Connect errors: refused "), "{}", run.stdout);
     assert!(!run.stderr.contains("local port"), "{}", run.stderr);
@@ -395,7 +380,7 @@ fn sends_never_made_are_said_and_a_run_that_kept_up_says_nothing() {
     // Holds: 2 connections held by a server that stalls through the end: what came due after
     // them was never sent.
     let stalled = Origin::start(&["-t", "1", "--stall-at", "200ms", "--stall-for", "3s"]);
-    let run = crate::harness::strain(&["-t", "1", "-c", "2", "-R", "200", "-d", "1s", "-T", "4s", &stalled.url()]);
+    let run = strain(&["-t", "1", "-c", "2", "-R", "200", "-d", "1s", "-T", "4s", &stalled.url()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let unsent = json(&run)["rate"]["unsent"].as_u64().unwrap();
     assert!(unsent > 50, "{}", run.stdout);
@@ -406,7 +391,7 @@ fn sends_never_made_are_said_and_a_run_that_kept_up_says_nothing() {
     );
     // Looks alike: the same load at a server that keeps up: no late or unsent line.
     let fast = Origin::start(&["-t", "1"]);
-    let run = crate::harness::strain(&["-t", "1", "-c", "2", "-R", "200", "-d", "1s", &fast.url()]);
+    let run = strain(&["-t", "1", "-c", "2", "-R", "200", "-d", "1s", &fast.url()]);
     assert_eq!(json(&run)["rate"]["unsent"], 0, "{}", run.stdout);
     assert!(!run.stdout.contains("Unsent:"), "{}", run.stdout);
 }

@@ -3,7 +3,7 @@
 use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
 
-use crate::harness::{read_head, send, strain, FakeServer, Origin};
+use crate::harness::{read_head, strain, FakeServer, Origin};
 
 #[test]
 fn closed_port_counts_connect_errors_and_says_nothing_connected() {
@@ -24,15 +24,9 @@ fn closed_port_counts_connect_errors_and_says_nothing_connected() {
     assert!(!run.stdout.contains("nan"), "{}", run.stdout);
 }
 
-fn close_mid_body(mut s: TcpStream) {
-    if read_head(&mut s) {
-        send(&mut s, b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly part of it");
-    }
-}
-
 #[test]
 fn server_closing_mid_body_counts_read_errors() {
-    let server = FakeServer::serving(close_mid_body);
+    let server = FakeServer::answering_once(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly part of it");
     let run = strain(&["-t", "1", "-c", "2", "-d", "500ms", &server.url()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.num("/errors/read") > 10, "{:?}", run.json);
@@ -61,10 +55,7 @@ fn silent_server_counts_timeouts_and_the_run_ends_on_time() {
 
 #[test]
 fn status_500_is_counted_as_non_2xx() {
-    let origin = Origin::start(&["--status", "500"]);
-    let url = origin.url();
-    let run = strain(&["-t", "1", "-c", "2", "-d", "500ms", &url]);
-    let served = origin.stop();
+    let (run, served) = Origin::start(&["--status", "500"]).run_then_stop(&["-t", "1", "-c", "2", "-d", "500ms"]);
     let requests = run.num("/requests");
     assert_eq!(served.requests, requests);
     assert_eq!(run.num("/status/500"), requests);
@@ -72,22 +63,12 @@ fn status_500_is_counted_as_non_2xx() {
     assert!(run.stdout.contains(&format!("  Non-2xx or 3xx responses: {requests}\n")), "{}", run.stdout);
 }
 
-fn bad_status_line(mut s: TcpStream) {
-    while read_head(&mut s) {
-        send(&mut s, b"HTTP/1.1 2OO OK\r\nContent-Length: 0\r\n\r\n");
-    }
-}
-
-fn bad_chunk_size(mut s: TcpStream) {
-    while read_head(&mut s) {
-        send(&mut s, b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n");
-    }
-}
-
 #[test]
 fn malformed_responses_are_parse_errors_not_panics() {
-    for handler in [bad_status_line as fn(TcpStream), bad_chunk_size] {
-        let server = FakeServer::serving(handler);
+    let bad_status_line: &[u8] = b"HTTP/1.1 2OO OK\r\nContent-Length: 0\r\n\r\n";
+    let bad_chunk_size = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n";
+    for response in [bad_status_line, bad_chunk_size] {
+        let server = FakeServer::answering_each(response);
         let run = strain(&["-t", "1", "-c", "2", "-d", "500ms", &server.url()]);
         assert_eq!(run.code, 0, "{}", run.stderr);
         let parse = run.num("/errors/parse");

@@ -4,11 +4,10 @@
 
 use std::io::Read;
 use std::net::TcpStream;
-use std::os::fd::AsRawFd;
 use std::thread;
 use std::time::Duration;
 
-use crate::harness::{exclusive, free_port, read_head, script, send, strain, FakeServer, Origin, Run};
+use crate::harness::{exclusive, free_port, read_head, script, send, strain, strain_at, FakeServer, Origin, Run};
 
 /// Start-up and exit of a debug binary on a busy machine, beyond duration plus timeout.
 const SLACK: Duration = Duration::from_millis(1200);
@@ -26,6 +25,18 @@ pub fn assert_on_time(run: &Run, duration: Duration, timeout: Duration) {
     assert!(run.elapsed < duration + timeout + SLACK, "took {:?}", run.elapsed);
 }
 
+/// Runs strain with one thread, `connections`, duration `d`, timeout `t` and `extra` flags
+/// against a `server` that answers nothing whole: the run accounts for every request, ends on
+/// time, and counted none answered.
+fn none_answered(server: &FakeServer, connections: u32, d: Duration, t: Duration, extra: &str) -> Run {
+    let line = format!("-t 1 -c {connections} -d {}ms -T {}ms {extra}", d.as_millis(), t.as_millis());
+    let run = strain_at(&line, &server.url());
+    assert_accounted(&run);
+    assert_on_time(&run, d, t);
+    assert_eq!(run.num("/requests"), 0);
+    run
+}
+
 /// The counters of a run's JSON, for failure messages.
 fn pretty(run: &Run) -> String {
     let j = run.json.as_ref().map(|j| {
@@ -38,24 +49,7 @@ fn pretty(run: &Run) -> String {
 
 /// Sets `SO_LINGER` to zero, so closing the socket sends RST instead of FIN.
 fn linger_zero(s: &TcpStream) {
-    let linger = libc::linger { l_onoff: 1, l_linger: 0 };
-    // SAFETY: a valid socket descriptor and a correctly sized, initialised option value.
-    let rc = unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            (&linger as *const libc::linger).cast(),
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        )
-    };
-    assert_eq!(rc, 0, "setsockopt(SO_LINGER)");
-}
-
-fn close_mid_headers(mut s: TcpStream) {
-    if read_head(&mut s) {
-        send(&mut s, b"HTTP/1.1 200 OK\r\nContent-Len");
-    }
+    socket2::SockRef::from(s).set_linger(Some(Duration::ZERO)).expect("setsockopt(SO_LINGER)");
 }
 
 fn reset_mid_body(mut s: TcpStream) {
@@ -68,12 +62,9 @@ fn reset_mid_body(mut s: TcpStream) {
 #[test]
 fn a_close_in_the_headers_or_a_reset_in_the_body_is_a_read_error() {
     let (d, t) = (Duration::from_millis(600), Duration::from_secs(1));
-    for handler in [close_mid_headers as fn(TcpStream), reset_mid_body] {
-        let server = FakeServer::serving(handler);
-        let run = strain(&["-t", "1", "-c", "4", "-d", "600ms", "-T", "1s", &server.url()]);
-        assert_accounted(&run);
-        assert_on_time(&run, d, t);
-        assert_eq!(run.num("/requests"), 0);
+    let close_mid_headers = FakeServer::answering_once(b"HTTP/1.1 200 OK\r\nContent-Len");
+    for server in [close_mid_headers, FakeServer::serving(reset_mid_body)] {
+        let run = none_answered(&server, 4, d, t, "");
         let read = run.num("/errors/read");
         assert!(read > 20, "{}", pretty(&run));
         // Every request was lost the same way; each one cost its connection.
@@ -86,17 +77,11 @@ fn a_close_in_the_headers_or_a_reset_in_the_body_is_a_read_error() {
 const CLOSE_DELIMITED_BODY: usize = 150_000;
 const HTTP10_HEAD: &[u8] = b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n";
 
-fn close_delimited(mut s: TcpStream) {
-    if read_head(&mut s) {
-        let mut response = HTTP10_HEAD.to_vec();
-        response.resize(HTTP10_HEAD.len() + CLOSE_DELIMITED_BODY, b'x');
-        send(&mut s, &response);
-    }
-}
-
 #[test]
 fn close_delimited_http10_bodies_are_whole_responses() {
-    let server = FakeServer::serving(close_delimited);
+    let mut response = HTTP10_HEAD.to_vec();
+    response.resize(HTTP10_HEAD.len() + CLOSE_DELIMITED_BODY, b'x');
+    let server = FakeServer::answering_once(&response);
     let run = strain(&["-t", "1", "-c", "4", "-d", "600ms", &server.url()]);
     assert_accounted(&run);
     let requests = run.num("/requests");
@@ -137,11 +122,7 @@ fn never_answer(mut s: TcpStream) {
 fn slow_deaf_and_silent_servers_time_requests_out() {
     let (d, t) = (Duration::from_millis(1500), Duration::from_millis(400));
     for handler in [one_byte_per_second as fn(TcpStream), never_read, never_answer] {
-        let server = FakeServer::serving(handler);
-        let run = strain(&["-t", "1", "-c", "3", "-d", "1500ms", "-T", "400ms", &server.url()]);
-        assert_accounted(&run);
-        assert_on_time(&run, d, t);
-        assert_eq!(run.num("/requests"), 0);
+        let run = none_answered(&FakeServer::serving(handler), 3, d, t, "");
         // Three connections, each timing out about every 400 ms for 1.5 s, and the last ones
         // sent before the end.
         let timeouts = run.num("/errors/timeout");
@@ -155,10 +136,7 @@ fn a_request_the_server_never_reads_times_out_while_being_written() {
     // 4 MB per request is more than loopback buffers hold, so the write itself stalls.
     let (_dir, path) = script("wrk.method = 'POST'\nwrk.body = string.rep('x', 4 * 1024 * 1024)\n");
     let server = FakeServer::serving(never_read);
-    let run = strain(&["-t", "1", "-c", "2", "-d", "1s", "-T", "300ms", "-s", &path, &server.url()]);
-    assert_accounted(&run);
-    assert_on_time(&run, Duration::from_secs(1), Duration::from_millis(300));
-    assert_eq!(run.num("/requests"), 0);
+    let run = none_answered(&server, 2, Duration::from_secs(1), Duration::from_millis(300), &format!("-s {path}"));
     assert!(run.num("/errors/timeout") >= 4, "{}", pretty(&run));
     assert_eq!(run.num("/errors/write"), 0, "{}", pretty(&run));
 }
@@ -171,12 +149,10 @@ const CHURN_PER_S: f64 = 4_000.0;
 
 /// One churn run: every response closes its connection. Returns connections opened per second.
 fn churn() -> f64 {
-    let origin = Origin::start(&["-t", "1", "--keepalive", "1"]);
-    let url = origin.url();
     // Short: every connection leaves a TIME_WAIT entry for 60 s, and ports 32768-60999 are
     // all there is (loopback reuses them only once they are a second old).
-    let run = strain(&["-t", "1", "-c", "48", "-d", "2s", &url]);
-    let served = origin.stop();
+    let (run, served) =
+        Origin::start(&["-t", "1", "--keepalive", "1"]).run_then_stop(&["-t", "1", "-c", "48", "-d", "2s"]);
     assert_accounted(&run);
     for kind in ["connect", "read", "write", "timeout", "parse", "status"] {
         assert_eq!(run.num(&format!("/errors/{kind}")), 0, "{kind}: {}", pretty(&run));

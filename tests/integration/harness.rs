@@ -43,6 +43,13 @@ impl Run {
         let json = self.json.as_ref().unwrap_or_else(|| panic!("no JSON; stderr: {}", self.stderr));
         json.pointer(pointer).and_then(|v| v.as_u64()).unwrap_or_else(|| panic!("no {pointer} in {json}"))
     }
+
+    /// Asserts the JSON result's numbers at the pointers of `want` (as for [`Run::num`]) are
+    /// its values, all named in one failure.
+    pub fn assert_nums(&self, want: &[(&str, u64)]) {
+        let got: Vec<(&str, u64)> = want.iter().map(|&(pointer, _)| (pointer, self.num(pointer))).collect();
+        assert_eq!(got, want, "{}", self.stdout);
+    }
 }
 
 /// Loads started by tests share the machine's two cores. Timing-sensitive tests hold this lock
@@ -73,16 +80,52 @@ pub fn args(line: &str) -> Vec<&str> {
 
 /// Runs strain with `args` plus `--json FILE`, waiting at most [`RUN_LIMIT`].
 pub fn strain(args: &[&str]) -> Run {
+    strain_under(&[], args)
+}
+
+/// [`strain`] started by `wrapper`, a program and its arguments that run the command line
+/// after them (taskset, a shell that joins a cgroup first); strain itself when it is empty.
+pub fn strain_under(wrapper: &[&str], args: &[&str]) -> Run {
     let dir = tempfile::tempdir().unwrap();
-    let json_path = dir.path().join("out.json");
-    let mut full: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    full.push("--json".into());
-    full.push(json_path.display().to_string());
-    let mut run = strain_raw(&full);
+    let json_path = dir.path().join("out.json").display().to_string();
+    let (program, before) = match wrapper.split_first() {
+        Some((program, rest)) => (*program, [rest, &[bin()]].concat()),
+        None => (bin(), vec![]),
+    };
+    let mut run = run_program(program, &[&before, args, &["--json", &json_path]].concat());
     if let Ok(text) = std::fs::read_to_string(&json_path) {
         run.json = Some(serde_json::from_str(&text).unwrap_or_else(|e| panic!("bad JSON {e}: {text}")));
     }
     run
+}
+
+/// Runs strain with the flags in `line` against `url` (see [`strain`]).
+pub fn strain_at(line: &str, url: &str) -> Run {
+    let mut a = args(line);
+    a.push(url);
+    strain(&a)
+}
+
+/// [`strain_at`], expecting exit 0.
+pub fn load(line: &str, url: &str) -> Run {
+    let run = strain_at(line, url);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    run
+}
+
+/// Asserts a clean run: exit 0, none of the `errors` (kinds of the JSON's `errors`) counted,
+/// every request sent answered, and none of the report's lines in `absent` (the ones that name
+/// a cause of trouble) printed.
+pub fn assert_clean(run: &Run, errors: &[&str], absent: &[&str]) {
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let j = run.json.as_ref().unwrap();
+    for kind in errors {
+        assert_eq!(j["errors"][kind], 0, "{kind}: {}", run.stdout);
+    }
+    assert_eq!(j["sent"], j["requests"], "{}", run.stdout);
+    for line in absent {
+        assert!(!run.stdout.contains(line), "{line}: {}", run.stdout);
+    }
 }
 
 /// Runs strain with exactly `args`.
@@ -172,6 +215,16 @@ pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
+/// Writes a new self-signed certificate for `names` and its key into `dir` (cert.pem, key.pem)
+/// and returns their paths.
+pub fn self_signed(dir: &Path, names: &[&str]) -> (String, String) {
+    let made = rcgen::generate_simple_self_signed(names.iter().map(|n| n.to_string()).collect::<Vec<_>>()).unwrap();
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert, made.cert.pem()).unwrap();
+    std::fs::write(&key, made.key_pair.serialize_pem()).unwrap();
+    (cert.display().to_string(), key.display().to_string())
+}
+
 /// Waits until something accepts on `addr`.
 pub fn wait_listening(addr: SocketAddr) {
     let start = Instant::now();
@@ -185,6 +238,8 @@ pub fn wait_listening(addr: SocketAddr) {
 pub struct Origin {
     child: Child,
     pub addr: SocketAddr,
+    /// The URL it said it listens on (https:// with `--tls`).
+    url: String,
     lines: BufReader<std::process::ChildStdout>,
 }
 
@@ -205,7 +260,13 @@ impl Origin {
 
     /// Starts the origin on `listen`.
     pub fn start_on(listen: &str, extra: &[&str]) -> Origin {
-        Origin::spawn(Command::new(bin()), listen, extra)
+        Origin::spawn(Command::new(bin()), listen, extra, Stdio::null())
+    }
+
+    /// Starts the origin as [`Origin::start`] does, keeping what it says on stderr for
+    /// [`Origin::exit`].
+    pub fn start_heard(extra: &[&str]) -> Origin {
+        Origin::spawn(Command::new(bin()), "127.0.0.1:0", extra, Stdio::piped())
     }
 
     /// Starts the origin on 127.0.0.1:0, held to `cpus` (taskset's list) from its first
@@ -213,23 +274,23 @@ impl Origin {
     pub fn start_pinned(cpus: &str, extra: &[&str]) -> Origin {
         let mut command = Command::new("taskset");
         command.args(["-c", cpus, bin()]);
-        Origin::spawn(command, "127.0.0.1:0", extra)
+        Origin::spawn(command, "127.0.0.1:0", extra, Stdio::null())
     }
 
-    fn spawn(mut command: Command, listen: &str, extra: &[&str]) -> Origin {
+    /// Its exit lines on `stderr` are chatter in a passing test run unless a test reads them.
+    fn spawn(mut command: Command, listen: &str, extra: &[&str], stderr: Stdio) -> Origin {
         let mut child = command
             .args(["origin", "--listen", listen])
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            // Its exit line on stderr would be chatter in a passing test run.
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("spawn origin");
         let mut lines = BufReader::new(child.stdout.take().unwrap());
         let mut first = String::new();
         lines.read_line(&mut first).unwrap();
-        let url = first.trim().rsplit(' ').next().unwrap_or_default().to_string();
+        let url = first.trim().strip_prefix("strain origin listening on ").unwrap_or_default().to_string();
         let parsed = url.trim_start_matches("https://").trim_start_matches("http://").trim_end_matches('/').parse();
         let Ok(addr) = parsed else {
             // Not left running after the test fails.
@@ -237,7 +298,7 @@ impl Origin {
             let _ = child.wait();
             panic!("origin said: {first:?}");
         };
-        Origin { child, addr, lines }
+        Origin { child, addr, url, lines }
     }
 
     /// The origin's process id (for /proc).
@@ -247,7 +308,19 @@ impl Origin {
 
     /// The URL of path `/` on this origin.
     pub fn url(&self) -> String {
-        format!("http://{}/", self.addr)
+        self.url.clone()
+    }
+
+    /// The URL of `path` (from its leading `/`) on this origin.
+    pub fn url_of(&self, path: &str) -> String {
+        format!("{}{path}", self.url.trim_end_matches('/'))
+    }
+
+    /// Runs strain with `args` (plus `--json FILE`) against this origin's `/`, then stops the
+    /// origin: the run, and what the origin served.
+    pub fn run_then_stop(self, args: &[&str]) -> (Run, Served) {
+        let run = strain(&[args, &[&self.url()]].concat());
+        (run, self.stop())
     }
 
     /// Stops the origin with Ctrl-C and returns what it served.
@@ -257,20 +330,37 @@ impl Origin {
 
     /// Stops the origin with signal `sig`; returns what it served and how long it took to
     /// exit after the signal.
-    pub fn stop_by(mut self, sig: &str) -> (Served, Duration) {
-        let asked = Instant::now();
-        signal(self.child.id(), sig);
-        let mut rest = String::new();
-        let _ = self.lines.read_to_string(&mut rest);
-        let _ = self.child.wait();
-        let took = asked.elapsed();
-        let nums: Vec<u64> = rest
+    pub fn stop_by(self, sig: &str) -> (Served, Duration) {
+        let exited = self.exit_by(sig);
+        let nums: Vec<u64> = exited
+            .stdout
             .split(|c: char| !c.is_ascii_digit())
             .filter(|s| !s.is_empty())
             .filter_map(|s| s.parse().ok())
             .collect();
-        assert_eq!(nums.len(), 4, "origin said: {rest:?}");
-        (Served { requests: nums[0], connections: nums[1], bytes_in: nums[2], bytes_out: nums[3] }, took)
+        assert_eq!(nums.len(), 4, "origin said: {:?}", exited.stdout);
+        (Served { requests: nums[0], connections: nums[1], bytes_in: nums[2], bytes_out: nums[3] }, exited.elapsed)
+    }
+
+    /// Stops the origin with Ctrl-C: its exit code, what it said on stdout after its first line,
+    /// and on stderr what it said at all (kept by [`Origin::start_heard`] only).
+    pub fn exit(self) -> Run {
+        self.exit_by("INT")
+    }
+
+    /// Stops the origin with `sig`; `elapsed` is from the signal to its exit.
+    fn exit_by(mut self, sig: &str) -> Run {
+        let asked = Instant::now();
+        signal(self.child.id(), sig);
+        let mut stdout = String::new();
+        let _ = self.lines.read_to_string(&mut stdout);
+        let mut stderr = String::new();
+        if let Some(mut err) = self.child.stderr.take() {
+            let _ = err.read_to_string(&mut stderr);
+        }
+        let status = self.child.wait().unwrap();
+        let elapsed = asked.elapsed();
+        Run { code: status.code().unwrap_or(-1), stdout, stderr, elapsed, json: None, shared_cpus_said: vec![] }
     }
 }
 
@@ -286,6 +376,7 @@ pub struct Nginx {
     child: Child,
     pub dir: tempfile::TempDir,
     pub port: u16,
+    tls: bool,
 }
 
 /// The nginx binary, installed by `.ci/run` (Debian's nginx-light).
@@ -322,11 +413,9 @@ impl Nginx {
         let mut listen = format!("127.0.0.1:{port}");
         let mut tls_lines = String::new();
         if tls {
-            let cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into(), "localhost".into()]).unwrap();
-            std::fs::write(dir.path().join("cert.pem"), cert.cert.pem()).unwrap();
-            std::fs::write(dir.path().join("key.pem"), cert.key_pair.serialize_pem()).unwrap();
+            let (cert, key) = self_signed(dir.path(), &["127.0.0.1", "localhost"]);
             listen.push_str(" ssl");
-            tls_lines = format!("ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem;");
+            tls_lines = format!("ssl_certificate {cert}; ssl_certificate_key {key};");
         }
         if h2 {
             listen.push_str(" http2");
@@ -356,7 +445,20 @@ impl Nginx {
             .spawn()
             .expect("spawn nginx");
         wait_listening(SocketAddr::from(([127, 0, 0, 1], port)));
-        Nginx { child, dir, port }
+        Nginx { child, dir, port, tls }
+    }
+
+    /// The URL of path `/` on this nginx (https:// with TLS).
+    pub fn url(&self) -> String {
+        format!("{}://127.0.0.1:{}/", if self.tls { "https" } else { "http" }, self.port)
+    }
+
+    /// Runs strain with the flags in `line` against this nginx's `/`, then stops nginx: the run,
+    /// and the access log of everything nginx answered (see [`Nginx::access_log`]).
+    pub fn run_then_stop(&mut self, line: &str) -> (Run, Vec<(u16, u64)>) {
+        let run = strain_at(line, &self.url());
+        self.stop();
+        (run, self.access_log())
     }
 
     /// Lines of the access log as (status, bytes sent); nginx writes each line when the
@@ -436,6 +538,27 @@ impl FakeServer {
     /// A server that hands every connection to `handle` alone.
     pub fn serving(handle: fn(TcpStream)) -> FakeServer {
         FakeServer::start(move |s, _| handle(s))
+    }
+
+    /// A server that answers the first request of each connection with `response` and closes
+    /// it.
+    pub fn answering_once(response: &[u8]) -> FakeServer {
+        let response: Arc<[u8]> = response.into();
+        FakeServer::start(move |mut s, _| {
+            if read_head(&mut s) {
+                send(&mut s, &response);
+            }
+        })
+    }
+
+    /// A server that answers every request with `response`, keeping each connection.
+    pub fn answering_each(response: &[u8]) -> FakeServer {
+        let response: Arc<[u8]> = response.into();
+        FakeServer::start(move |mut s, _| {
+            while read_head(&mut s) {
+                send(&mut s, &response);
+            }
+        })
     }
 
     pub fn url(&self) -> String {
@@ -587,8 +710,13 @@ pub fn connect(addr: SocketAddr) -> TcpStream {
 
 /// Writes a script into a temporary directory and returns (dir guard, path).
 pub fn script(text: &str) -> (tempfile::TempDir, String) {
+    temp_file("test.lua", text)
+}
+
+/// Writes `text` as file `name` of a new temporary directory and returns (dir guard, path).
+pub fn temp_file(name: &str, text: &str) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("test.lua");
+    let path = dir.path().join(name);
     std::fs::write(&path, text).unwrap();
     let p = path.display().to_string();
     (dir, p)

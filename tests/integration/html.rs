@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
-use crate::harness::{args, exclusive, strain, strain_raw, Origin};
+use crate::harness::{args, exclusive, strain, strain_at, strain_raw, Origin};
 
 /// Chromium's binary (Debian's `chromium`).
 fn chromium() -> &'static str {
@@ -241,7 +241,7 @@ fn stages_errors_and_http2_get_their_panels() {
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("h2.html");
     let line = format!("--http2 -m 2 -t 1 -c 2 --stages 1s:300,1s:600 --html {}", page.display());
-    let run = strain(&[&args(&line)[..], &[&origin.url()]].concat());
+    let run = strain_at(&line, &origin.url());
     assert_eq!(run.code, 0, "{}", run.stderr);
     // The run's nine charts and the errors chart.
     let dom = check_page(&page, 10);
@@ -285,17 +285,8 @@ fn saved_results_overlay_a_proxy_run_gets_its_charts_and_a_comparison_opens_with
         files.push(path.display().to_string());
     }
     let both = dir.path().join("both.html");
-    let run = strain_raw(&[
-        "report",
-        &files[0],
-        &files[1],
-        "-o",
-        both.to_str().unwrap(),
-        "--label",
-        "before",
-        "--label",
-        "after",
-    ]);
+    let line = format!("report {} {} -o {} --label before --label after", files[0], files[1], both.display());
+    let run = strain_raw(&args(&line));
     assert_eq!(run.code, 0, "{}", run.stderr);
     // Throughput, latency ×2, a heatmap and status codes each, distribution, spectrum, connections.
     let dom = check_page(&both, 10);
@@ -307,15 +298,8 @@ fn saved_results_overlay_a_proxy_run_gets_its_charts_and_a_comparison_opens_with
     assert!(colours.contains("#0072B2") && colours.contains("#E69F00"), "{colours:?}");
     // `compare` draws the same overlay under its verdict, and its JSON redraws it.
     let (overlay, saved) = (dir.path().join("compare.html"), dir.path().join("compare.json"));
-    let run = strain_raw(&[
-        "compare",
-        &files[0],
-        &files[1],
-        "--html",
-        overlay.to_str().unwrap(),
-        "--json",
-        saved.to_str().unwrap(),
-    ]);
+    let line = format!("compare {} {} --html {} --json {}", files[0], files[1], overlay.display(), saved.display());
+    let run = strain_raw(&args(&line));
     // One run a side: inconclusive (97) unless far beyond run-to-run noise.
     assert!(matches!(run.code, 0 | 97 | 98), "{}", run.stderr);
     let dom = check_page(&overlay, 10);
@@ -339,21 +323,8 @@ fn an_hour_long_result_stays_under_a_megabyte() {
     let origin = Origin::start(&["-t", "1"]);
     let dir = tempfile::tempdir().unwrap();
     let short = dir.path().join("short.json");
-    let run = strain_raw(&[
-        "-t",
-        "1",
-        "-c",
-        "4",
-        "-d",
-        "2s",
-        "-R",
-        "500",
-        "--interval",
-        "1s",
-        "--json",
-        short.to_str().unwrap(),
-        &origin.url(),
-    ]);
+    let line = format!("-t 1 -c 4 -d 2s -R 500 --interval 1s --json {} {}", short.display(), origin.url());
+    let run = strain_raw(&args(&line));
     assert_eq!(run.code, 0, "{}", run.stderr);
     let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&short).unwrap()).unwrap();
     let row = doc["intervals"][0].clone();

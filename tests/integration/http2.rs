@@ -4,39 +4,40 @@
 
 use std::time::Duration;
 
-use crate::harness::{args, exclusive, strain, strain_raw, FakeServer, Nginx};
+use crate::harness::{args, exclusive, strain, strain_at, strain_raw, FakeServer, Nginx, Run};
 
-/// Runs strain with the flags in `line` against `nginx` over `scheme` (http or https).
-fn load(nginx: &Nginx, scheme: &str, line: &str) -> crate::harness::Run {
-    let url = format!("{scheme}://127.0.0.1:{}/", nginx.port);
-    let mut a = args(line);
-    a.push(&url);
-    strain(&a)
+/// Asserts a clean run: no error of any kind, every sent request answered; no connect failed,
+/// so no cause is named (docs/DIAGNOSES.md).
+fn assert_clean(run: &Run) {
+    let errors = ["connect", "read", "write", "timeout", "parse", "status"];
+    crate::harness::assert_clean(run, &errors, &["Connect errors:"]);
 }
 
-/// Asserts a clean run: no error of any kind, every sent request answered.
-fn assert_clean(run: &crate::harness::Run) {
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    let j = run.json.as_ref().unwrap();
-    for kind in ["connect", "read", "write", "timeout", "parse", "status"] {
-        assert_eq!(j["errors"][kind], 0, "{kind}: {}", run.stdout);
-    }
-    assert_eq!(j["sent"], j["requests"], "{}", run.stdout);
-    // No connect failed, so no cause is named (docs/DIAGNOSES.md).
-    assert!(!run.stdout.contains("Connect errors:"), "{}", run.stdout);
+/// Runs strain with the flags in `line` against `nginx`, asserts a clean run, and stops nginx:
+/// its access log (returned with the run) holds exactly the requests strain counted, none lost
+/// and none counted twice.
+fn counted_by_nginx(nginx: &mut Nginx, line: &str) -> (Run, Vec<(u16, u64)>) {
+    let (run, log) = nginx.run_then_stop(line);
+    assert_clean(&run);
+    assert_eq!(log.len() as u64, run.num("/requests"), "nginx's count is strain's");
+    (run, log)
+}
+
+/// nginx ending TLS and HTTP/2 in front of the port strain's in-process origin is to listen on
+/// (returned with it), forwarding to it over HTTP/1.1.
+fn tls_h2_proxy() -> (u16, Nginx) {
+    let origin_port = crate::harness::free_port();
+    let body = format!("location / {{ proxy_pass http://127.0.0.1:{origin_port}; proxy_http_version 1.1; }}");
+    (origin_port, Nginx::start_h2("", &body, true))
 }
 
 #[test]
 fn h2c_counts_match_nginx_and_report_the_protocol() {
     let mut nginx = Nginx::start_h2("", "keepalive_requests 1000000; location / { return 200 \"hello\\n\"; }", false);
-    let run = load(&nginx, "http", "--http2 -m 10 -c 4 -t 2 -d 2s");
-    assert_clean(&run);
+    let (run, log) = counted_by_nginx(&mut nginx, "--http2 -m 10 -c 4 -t 2 -d 2s");
     // Nothing was reset or refused: HTTP/2's trouble line is not printed.
     assert!(!run.stdout.contains("HTTP/2 resets:"), "{}", run.stdout);
-    nginx.stop();
-    let log = nginx.access_log();
     let j = run.json.as_ref().unwrap();
-    assert_eq!(log.len() as u64, j["requests"].as_u64().unwrap(), "nginx's count is strain's");
     assert!(log.iter().all(|(status, _)| *status == 200));
     assert_eq!(j["http2"]["protocol"], "h2c");
     assert_eq!(j["http2"]["streams_per_connection"], 10);
@@ -48,11 +49,8 @@ fn h2c_counts_match_nginx_and_report_the_protocol() {
 #[test]
 fn h2_over_tls_is_chosen_by_alpn() {
     let mut nginx = Nginx::start_h2("", "keepalive_requests 1000000; location / { return 200 \"hello\\n\"; }", true);
-    let run = load(&nginx, "https", "--http2 -k -m 4 -c 2 -t 1 -d 1s");
-    assert_clean(&run);
-    nginx.stop();
+    let (run, _) = counted_by_nginx(&mut nginx, "--http2 -k -m 4 -c 2 -t 1 -d 1s");
     let j = run.json.as_ref().unwrap();
-    assert_eq!(nginx.access_log().len() as u64, j["requests"].as_u64().unwrap());
     assert_eq!(j["http2"]["protocol"], "h2");
     assert!(j["requests"].as_u64().unwrap() > 100, "{}", run.stdout);
 }
@@ -62,12 +60,9 @@ fn goaway_at_keepalive_requests_sends_the_refused_requests_again() {
     // nginx ends each connection with GOAWAY after 50 requests; streams beyond its last one
     // are refused unprocessed and go again on the next connection.
     let mut nginx = Nginx::start_h2("", "keepalive_requests 50; location / { return 200 \"ok\\n\"; }", false);
-    let run = load(&nginx, "http", "--http2 -m 8 -c 2 -t 1 -d 2s");
-    assert_clean(&run);
-    nginx.stop();
+    let (run, _) = counted_by_nginx(&mut nginx, "--http2 -m 8 -c 2 -t 1 -d 2s");
     let j = run.json.as_ref().unwrap();
     let requests = j["requests"].as_u64().unwrap();
-    assert_eq!(nginx.access_log().len() as u64, requests, "nothing lost, nothing counted twice");
     let goaways = j["http2"]["goaways"].as_u64().unwrap();
     assert!(goaways >= requests / 50 - 2, "{goaways} GOAWAYs for {requests} requests");
     assert!(j["connections_opened"].as_u64().unwrap() >= goaways, "each GOAWAY replaced its connection");
@@ -86,7 +81,7 @@ fn a_timeout_resets_its_stream_and_keeps_the_connection() {
         silent.url().trim_start_matches("http://").trim_end_matches('/')
     );
     let nginx = Nginx::start_h2("", &body, false);
-    let run = load(&nginx, "http", "--http2 -m 2 -c 1 -t 1 -d 1200ms -T 500ms");
+    let run = strain_at("--http2 -m 2 -c 1 -t 1 -d 1200ms -T 500ms", &nginx.url());
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let j = run.json.as_ref().unwrap();
     let timeouts = j["errors"]["timeout"].as_u64().unwrap();
@@ -101,13 +96,10 @@ fn a_timeout_resets_its_stream_and_keeps_the_connection() {
 fn a_rate_is_held_over_http2() {
     let _alone = exclusive();
     let mut nginx = Nginx::start_h2("", "keepalive_requests 1000000; location / { return 200 \"ok\\n\"; }", false);
-    let run = load(&nginx, "http", "--http2 -m 4 -c 8 -t 2 -R 4000 -d 3s");
-    assert_clean(&run);
-    nginx.stop();
+    let (run, _) = counted_by_nginx(&mut nginx, "--http2 -m 4 -c 8 -t 2 -R 4000 -d 3s");
     let j = run.json.as_ref().unwrap();
     let requests = j["requests"].as_u64().unwrap();
     assert!((11_940..=12_000).contains(&requests), "{requests} of 12,000 planned (0.5%)");
-    assert_eq!(nginx.access_log().len() as u64, requests);
     assert_eq!(j["rate"]["unsent"], 0);
 }
 
@@ -132,7 +124,7 @@ fn http2_mistakes_are_one_clear_line() {
     assert!((4..=200).contains(&connects), "{connects} connect attempts in 1 s");
     // An HTTP/1-only server: the connection is not counted as made, connects back off, exit 1.
     let h1 = Nginx::start("location / { return 200 \"ok\\n\"; }", false);
-    let run = strain(&[&args("--http2 -c 2 -t 1 -d 1s")[..], &[&format!("http://127.0.0.1:{}/", h1.port)]].concat());
+    let run = strain_at("--http2 -c 2 -t 1 -d 1s", &h1.url());
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("did not answer in HTTP/2"), "{}", run.stderr);
     let j = run.json.as_ref().unwrap();
@@ -141,7 +133,7 @@ fn http2_mistakes_are_one_clear_line() {
     assert!(j["errors"]["connect"].as_u64().unwrap() <= 200, "{}", run.stdout);
     // A TLS server that does not offer h2: every connect fails with the reason.
     let nginx = Nginx::start("location / { return 200 \"ok\\n\"; }", true);
-    let run = load(&nginx, "https", "--http2 -k -c 1 -t 1 -d 500ms");
+    let run = strain_at("--http2 -k -c 1 -t 1 -d 500ms", &nginx.url());
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("the server speaks none of the protocols offered by ALPN"), "{}", run.stderr);
 }
@@ -150,7 +142,6 @@ fn http2_mistakes_are_one_clear_line() {
 fn scripts_build_requests_and_read_responses_per_stream() {
     let mut nginx =
         Nginx::start_h2("", "keepalive_requests 1000000; location / { return 200 \"hello h2\\n\"; }", false);
-    let url = format!("http://127.0.0.1:{}/", nginx.port);
     let (_dir, path) = crate::harness::script(
         "request = function() return wrk.format(\"POST\", \"/p\", {[\"X-A\"] = \"1\"}, \"body!\") end\n\
          response = function(status, headers, body)\n\
@@ -160,15 +151,9 @@ fn scripts_build_requests_and_read_responses_per_stream() {
          end\n\
          done = function(summary) print(\"responses \" .. summary.requests) end\n",
     );
-    let mut a = args("--http2 -m 4 -c 2 -t 1 -d 1s -s");
-    a.push(&path);
-    a.push(&url);
-    let run = strain(&a);
-    assert_clean(&run);
-    nginx.stop();
+    let (run, _) = counted_by_nginx(&mut nginx, &format!("--http2 -m 4 -c 2 -t 1 -d 1s -s {path}"));
     let requests = run.json.as_ref().unwrap()["requests"].as_u64().unwrap();
     assert!(run.stdout.contains(&format!("responses {requests}")), "{}", run.stdout);
-    assert_eq!(nginx.access_log().len() as u64, requests);
 }
 
 /// A server that answers the client's preface with its SETTINGS and then `frame`, and holds
@@ -209,10 +194,7 @@ fn malformed_frames_fail_the_connection_cleanly() {
         ("window overflow", window_overflow),
     ] {
         let server = FakeServer::serving(handler);
-        let mut a = args("--http2 -c 1 -m 1 -t 1 -d 1s -T 1s");
-        let url = server.url();
-        a.push(&url);
-        let run = strain(&a);
+        let run = strain_at("--http2 -c 1 -m 1 -t 1 -d 1s -T 1s", &server.url());
         assert!(run.code == 0 || run.code == 1, "{what}: {}\n{}", run.code, run.stderr);
         assert!(!run.stderr.contains("panicked"), "{what}: {}", run.stderr);
         let j = run.json.as_ref().unwrap_or_else(|| panic!("{what}: no JSON: {}", run.stderr));
@@ -231,11 +213,7 @@ fn https_without_a_flag_speaks_what_the_server_chooses() {
     let both = Nginx::start_h2("", "location / { return 200 \"ok\\n\"; }", true);
     let only_h1 = Nginx::start("location / { return 200 \"ok\\n\"; }", true);
     for (nginx, flags, want) in [(&both, "", "h2"), (&both, "--http1.1", "http/1.1"), (&only_h1, "", "http/1.1")] {
-        let url = format!("https://127.0.0.1:{}/", nginx.port);
-        let mut a = args("-k -c 1 -t 1 -d 300ms");
-        a.extend(args(flags));
-        a.push(&url);
-        let run = strain(&a);
+        let run = strain_at(&format!("-k -c 1 -t 1 -d 300ms {flags}"), &nginx.url());
         assert_clean(&run);
         let j = run.json.as_ref().unwrap();
         assert_eq!(j["protocol"], want, "{flags}: {}", run.stdout);
@@ -250,61 +228,35 @@ fn find_max_and_proxy_tests_over_https_speak_what_a_run_speaks() {
     let both = Nginx::start_h2("", "keepalive_requests 1000000; location / { return 200 \"ok\\n\"; }", true);
     let only_h1 = Nginx::start("location / { return 200 \"ok\\n\"; }", true);
     for (nginx, want) in [(&both, "h2"), (&only_h1, "http/1.1")] {
-        let url = format!("https://127.0.0.1:{}/", nginx.port);
-        let run = strain(&["-k", "-c", "1", "-t", "1", "-d", "300ms", &url]);
+        let run = strain_at("-k -c 1 -t 1 -d 300ms", &nginx.url());
         assert_eq!(run.json.as_ref().unwrap()["protocol"], want, "{}", run.stdout);
         let search = "find-max -k -c 2 -t 1 --slo p99<1s --start 50 --max 50 --warmup 100ms --step-duration 300ms";
-        let mut a = args(search);
-        a.push(&url);
-        let run = strain(&a);
+        let run = strain_at(search, &nginx.url());
         assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
         let steps = run.json.as_ref().unwrap()["steps"].as_array().unwrap().clone();
         assert!(!steps.is_empty() && steps.iter().all(|s| s["result"]["protocol"] == want), "{}", run.stdout);
     }
     // A proxy test over TLS to nginx (forwarding to the in-process origin) negotiates h2 too.
-    let origin_port = crate::harness::free_port();
-    let body = format!("location / {{ proxy_pass http://127.0.0.1:{origin_port}; proxy_http_version 1.1; }}");
-    let proxy = Nginx::start_h2("", &body, true);
-    let line = format!(
-        "proxy --listen 127.0.0.1:{origin_port} --proxy 127.0.0.1:{} --proxy-tls -k -c 2 -t 1 -d 500ms --hotset 20",
-        proxy.port
-    );
-    let run = strain(&args(&line));
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let (origin_port, proxy) = tls_h2_proxy();
+    let run = crate::proxy::through(origin_port, proxy.port, None, "--proxy-tls -k -c 2 -t 1 -d 500ms --hotset 20");
     assert_eq!(run.json.as_ref().unwrap()["protocol"], "h2", "{}", run.stdout);
 }
 
 #[test]
 fn a_proxy_test_talks_https_and_http2_to_the_proxy() {
-    // nginx terminates TLS and HTTP/2 and forwards to strain's in-process origin over HTTP/1.1.
-    let origin_port = crate::harness::free_port();
-    let body = format!("location / {{ proxy_pass http://127.0.0.1:{origin_port}; proxy_http_version 1.1; }}");
-    let nginx = Nginx::start_h2("", &body, true);
-    let line = format!(
-        "proxy --listen 127.0.0.1:{origin_port} --proxy 127.0.0.1:{} --proxy-tls -k --http2 -m 4 -c 2 -t 1 -d 1s --check-content --hit-rate 0.5 --hotset 20",
-        nginx.port
-    );
-    let run = strain(&args(&line));
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    let j = run.json.as_ref().unwrap();
-    assert_eq!(j["protocol"], "h2");
-    assert_eq!(j["errors"]["content"], 0, "every body was its document: {}", run.stdout);
-    let requests = j["requests"].as_u64().unwrap();
-    assert!(requests > 100, "{}", run.stdout);
-    // No cache in this nginx: every request reached the origin.
-    let origin = j["proxy"]["origin_requests"].as_u64().unwrap();
-    assert!(origin + 8 >= requests && origin <= requests + 8, "origin {origin}, client {requests}");
+    // nginx terminates TLS and HTTP/2 and forwards to strain's in-process origin over HTTP/1.1,
+    // with no cache.
+    let (origin_port, nginx) = tls_h2_proxy();
+    crate::proxy::assert_passed_through_tls(origin_port, nginx.port, "--http2 -m 4", "h2");
 }
 
 #[test]
 fn find_max_and_thresholds_work_over_http2() {
     let nginx = Nginx::start_h2("", "keepalive_requests 1000000; location / { return 200 \"ok\\n\"; }", false);
-    let url = format!("http://127.0.0.1:{}/", nginx.port);
-    let mut a = args(
-        "find-max --http2 -m 4 -c 4 -t 1 --slo p99<100ms --start 500 --max 1000 --warmup 300ms --step-duration 700ms",
-    );
-    a.push(&url);
-    let run = strain(&a);
+    let url = nginx.url();
+    let search =
+        "find-max --http2 -m 4 -c 4 -t 1 --slo p99<100ms --start 500 --max 1000 --warmup 300ms --step-duration 700ms";
+    let run = strain_at(search, &url);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let j = run.json.as_ref().unwrap();
     // 1,000 requests/s is far below nginx's capacity; on a busy machine a step may still miss.
@@ -354,11 +306,7 @@ fn a_body_held_by_the_servers_window_is_a_flow_control_stall() {
     let (_dir, path) = crate::harness::script(
         "local b = string.rep('x', 200000)\nrequest = function() return wrk.format('POST', '/', nil, b) end\n",
     );
-    let mut a = args("--http2 -c 1 -m 1 -t 1 -d 600ms -T 300ms -s");
-    a.push(&path);
-    let url = server.url();
-    a.push(&url);
-    let run = strain(&a);
+    let run = strain_at(&format!("--http2 -c 1 -m 1 -t 1 -d 600ms -T 300ms -s {path}"), &server.url());
     let j = run.json.as_ref().unwrap_or_else(|| panic!("{}", run.stderr));
     assert!(j["http2"]["flow_control_stalls"].as_u64().unwrap() >= 1, "{}", run.stdout);
     assert!(j["errors"]["timeout"].as_u64().unwrap() >= 1, "{}", run.stdout);
@@ -371,7 +319,7 @@ fn a_body_held_by_the_servers_window_is_a_flow_control_stall() {
 fn n_requests_over_goaways_are_exactly_n() {
     let origin = crate::harness::Origin::start(&["-t", "1", "--keepalive", "50"]);
     for _ in 0..6 {
-        let run = strain(&[&args("--http2 -m 4 -c 2 -t 1 -n 1000")[..], &[&origin.url()]].concat());
+        let run = strain_at("--http2 -m 4 -c 2 -t 1 -n 1000", &origin.url());
         assert_eq!(run.code, 0, "{}", run.stderr);
         assert_eq!((run.num("/requests"), run.num("/sent")), (1000, 1000), "{}", run.stdout);
         assert!(run.num("/http2/retried") > 0, "the origin's GOAWAYs refused some streams");

@@ -7,31 +7,22 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use crate::caddy::Caddy;
-use crate::harness::{args, exclusive, script, strain, strain_raw};
+use crate::harness::{args, exclusive, load, script, strain, strain_at, strain_raw, Run};
 
 const HELLO: &str = "respond \"hello\" 200";
 
-/// The run exited 0 with no error of any kind, and every request sent was answered.
-fn assert_clean(run: &crate::harness::Run) {
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    let j = run.json.as_ref().unwrap();
-    for kind in ["connect", "read", "write", "timeout", "parse", "status", "content"] {
-        assert_eq!(j["errors"][kind], 0, "{kind}: {}", run.stdout);
-    }
-    assert_eq!(j["sent"], j["requests"], "{}", run.stdout);
-    // Nothing went wrong, so no cause is named (docs/DIAGNOSES.md).
-    for line in ["HTTP/3 resets:", "Connect errors:"] {
-        assert!(!run.stdout.contains(line), "{line}: {}", run.stdout);
-    }
+/// The run exited 0 with no error of any kind, and every request sent was answered; nothing
+/// went wrong, so no cause is named (docs/DIAGNOSES.md).
+fn assert_clean(run: &Run) {
+    let errors = ["connect", "read", "write", "timeout", "parse", "status", "content"];
+    crate::harness::assert_clean(run, &errors, &["HTTP/3 resets:", "Connect errors:"]);
 }
 
 #[test]
 fn closed_loop_and_rate_counts_equal_caddys_log() {
     let caddy = Caddy::start(HELLO);
     let url = caddy.url("/");
-    let mut a = args("--http3 -k -t 2 -c 4 -d 1s");
-    a.push(&url);
-    let run = strain(&a);
+    let run = strain_at("--http3 -k -t 2 -c 4 -d 1s", &url);
     assert_clean(&run);
     let done = run.num("/requests");
     assert!(done > 100, "{}", run.stdout);
@@ -43,10 +34,7 @@ fn closed_loop_and_rate_counts_equal_caddys_log() {
     assert!(schema.is_valid(j), "{:?}", schema.iter_errors(j).map(|e| e.to_string()).collect::<Vec<_>>());
     assert!(run.stdout.contains("HTTP/3 (h3): 1 streams per connection; handshake "), "{}", run.stdout);
 
-    let mut a = args("--http3 -k -t 1 -c 4 -R 1000 -d 3s");
-    a.push(&url);
-    let run = strain(&a);
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let run = load("--http3 -k -t 1 -c 4 -R 1000 -d 3s", &url);
     assert_eq!(run.num("/requests"), 3000);
     assert_eq!(caddy.h3_requests(), done + 3000);
 }
@@ -54,11 +42,7 @@ fn closed_loop_and_rate_counts_equal_caddys_log() {
 #[test]
 fn streams_are_multiplexed_on_few_connections() {
     let caddy = Caddy::start(HELLO);
-    let url = caddy.url("/");
-    let mut a = args("--http3 -k -t 1 -c 2 -m 10 -n 5000");
-    a.push(&url);
-    let run = strain(&a);
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let run = load("--http3 -k -t 1 -c 2 -m 10 -n 5000", &caddy.url("/"));
     assert_eq!(run.num("/requests"), 5000);
     let log = caddy.requests();
     assert_eq!(log.len(), 5000);
@@ -80,10 +64,7 @@ fn a_stall_is_corrected_over_http3_as_over_http1() {
     // that arithmetic) and under 20 ms at the p99.
     let origin =
         crate::harness::Origin::start(&["-t", "1", "--stall-at", "4s", "--stall-for", "2s", "--tls", "--http3"]);
-    let url = format!("https://{}/", origin.addr);
-    let mut a = args("--http3 -k -m 10 -t 2 -c 5 -d 12s -R 2000 -T 5s");
-    a.push(&url);
-    let run = strain(&a);
+    let run = strain_at("--http3 -k -m 10 -t 2 -c 5 -d 12s -R 2000 -T 5s", &origin.url());
     let served = origin.stop();
     assert_clean(&run);
     assert_eq!(run.num("/requests"), 24_000);
@@ -102,7 +83,7 @@ fn a_server_that_closes_its_connections_is_counted_by_code() {
     // strain's origin stopped mid-run closes its QUIC connections with H3_NO_ERROR; the
     // requests in flight fail, and the reconnects meet a closed port.
     let origin = crate::harness::Origin::start(&["-t", "1", "--tls", "--http3"]);
-    let url = format!("https://{}/", origin.addr);
+    let url = origin.url();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.json").display().to_string();
     let mut a = args("--http3 -k -c 2 -t 1 -d 2s -T 500ms --json");
@@ -128,11 +109,7 @@ fn a_server_that_closes_its_connections_is_counted_by_code() {
 #[test]
 fn method_body_scripts_and_targets_go_over_http3() {
     let caddy = Caddy::start(HELLO);
-    let url = caddy.url("/post");
-    let mut a = args("--http3 -k -t 1 -c 2 -n 100 -X POST --body hello");
-    a.push(&url);
-    let run = strain(&a);
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    load("--http3 -k -t 1 -c 2 -n 100 -X POST --body hello", &caddy.url("/post"));
     let log = caddy.requests();
     assert_eq!(log.iter().filter(|r| r.1 == "POST" && r.2 == "/post" && r.0 == "HTTP/3.0").count(), 100);
 
@@ -167,19 +144,16 @@ fn find_max_thresholds_and_html_work_over_http3() {
     let url = caddy.url("/");
     let search =
         "find-max --http3 -k -c 4 -t 1 --slo p99<1s --start 200 --max 400 --warmup 100ms --step-duration 500ms";
-    let mut a = args(search);
-    a.push(&url);
-    let run = strain(&a);
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let run = load(search, &url);
     let steps = run.json.as_ref().unwrap()["steps"].as_array().unwrap().clone();
     assert!(!steps.is_empty() && steps.iter().all(|s| s["result"]["protocol"] == "h3"), "{}", run.stdout);
 
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("run.html").display().to_string();
-    let mut a = args("--http3 -k -c 2 -t 1 -d 1s --threshold p99<1s --threshold rps>1000000 --html");
-    a.push(&html);
-    a.push(&url);
-    let run = strain(&a);
+    let run = strain_at(
+        &format!("--http3 -k -c 2 -t 1 -d 1s --threshold p99<1s --threshold rps>1000000 --html {html}"),
+        &url,
+    );
     assert_eq!(run.code, 99, "{}\n{}", run.stdout, run.stderr);
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("data-panel=\"http3\""));
@@ -187,23 +161,11 @@ fn find_max_thresholds_and_html_work_over_http3() {
 
 #[test]
 fn a_proxy_test_loads_caddy_as_a_reverse_proxy_over_http3() {
-    // Caddy terminates HTTP/3 and forwards to strain's in-process origin over HTTP/1.1.
+    // Caddy terminates HTTP/3 and forwards to strain's in-process origin over HTTP/1.1, with no
+    // cache.
     let origin_port = crate::harness::free_port();
     let caddy = Caddy::start(&format!("reverse_proxy 127.0.0.1:{origin_port}"));
-    let line = format!(
-        "proxy --listen 127.0.0.1:{origin_port} --proxy 127.0.0.1:{} --proxy-tls -k --http3 -m 4 -c 2 -t 1 -d 1s --check-content --hit-rate 0.5 --hotset 20",
-        caddy.port
-    );
-    let run = strain(&args(&line));
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    let j = run.json.as_ref().unwrap();
-    assert_eq!(j["protocol"], "h3");
-    assert_eq!(j["errors"]["content"], 0, "every body was its document: {}", run.stdout);
-    let requests = j["requests"].as_u64().unwrap();
-    assert!(requests > 100, "{}", run.stdout);
-    // No cache in Caddy: every request reached the origin.
-    let origin = j["proxy"]["origin_requests"].as_u64().unwrap();
-    assert!(origin + 8 >= requests && origin <= requests + 8, "origin {origin}, client {requests}");
+    crate::proxy::assert_passed_through_tls(origin_port, caddy.port, "--http3 -m 4", "h3");
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use strain::config::{Config, Target};
 use strain::origin::OriginConfig;
-use strain::run::{run, Observer, OriginPlacement, RunConfig, Workload};
+use strain::run::{run, Observer, OriginPlacement, RunConfig, RunResult, Workload};
 use strain::schedule::Schedule;
 use strain::verdict::{Checks, Threshold};
 
@@ -42,26 +42,38 @@ impl Observer for Seen {
     }
 }
 
+/// A load of `connections` over `threads` for `duration` against strain's origin, in this
+/// process with one thread, on a loopback port of its own; the caller sets the rest.
+fn on_loopback(threads: usize, connections: usize, duration: Duration) -> (Config, OriginPlacement) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut load = Config::new(Target::parse(&format!("http://{addr}/")).unwrap());
+    load.threads = threads;
+    load.connections = connections;
+    load.duration = duration;
+    let origin = OriginPlacement::InProcess { listener, config: OriginConfig { threads: 1, ..Default::default() } };
+    (load, origin)
+}
+
+/// Runs `load` against `origin` with `checks` as one library call, watched by a [`Seen`]; the
+/// run succeeded.
+fn watched(load: Config, origin: OriginPlacement, checks: Checks) -> (RunResult, Seen) {
+    let stop = AtomicBool::new(false);
+    let mut seen = Seen::default();
+    let result = run(RunConfig { load, workload: Workload::Url, origin, checks }, &stop, &mut seen).unwrap();
+    assert!(result.succeeded(), "{:?}", result.failure);
+    (result, seen)
+}
+
 #[test]
 fn runs_are_library_calls_in_a_loop() {
     // Exact counts of a paced run: no other load may starve it.
     let _alone = crate::harness::exclusive();
-    let stop = AtomicBool::new(false);
     for rate in [200.0, 400.0] {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let mut load = Config::new(Target::parse(&format!("http://{addr}/")).unwrap());
-        load.threads = 1;
-        load.connections = 4;
-        load.duration = Duration::from_secs(1);
+        let (mut load, origin) = on_loopback(1, 4, Duration::from_secs(1));
         load.interval = Some(Duration::from_millis(250));
         load.schedule = Some(Schedule::constant(rate, load.duration));
-        let origin = OriginPlacement::InProcess { listener, config: OriginConfig { threads: 1, ..Default::default() } };
-        let mut seen = Seen::default();
-        let result =
-            run(RunConfig { load, workload: Workload::Url, origin, checks: Checks::default() }, &stop, &mut seen)
-                .unwrap();
-        assert!(result.succeeded(), "{:?}", result.failure);
+        let (result, seen) = watched(load, origin, Checks::default());
         assert_eq!(result.summary.total.requests, rate as u64);
         assert_eq!(result.origin_served.unwrap().requests, rate as u64);
         assert_eq!((seen.started, seen.finished), (1, 1));
@@ -74,21 +86,11 @@ fn runs_are_library_calls_in_a_loop() {
 fn a_warm_up_is_load_but_not_measured() {
     // Exact counts of a paced run: no other load may starve it (timing tests hold the lock too).
     let _alone = crate::harness::exclusive();
-    let stop = AtomicBool::new(false);
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let mut load = Config::new(Target::parse(&format!("http://{addr}/")).unwrap());
-    load.threads = 2;
-    load.connections = 4;
-    load.duration = Duration::from_secs(2);
+    let (mut load, origin) = on_loopback(2, 4, Duration::from_secs(2));
     load.warmup = Duration::from_secs(1);
     load.interval = Some(Duration::from_millis(250));
     load.schedule = Some(Schedule::constant(400.0, load.duration));
-    let origin = OriginPlacement::InProcess { listener, config: OriginConfig { threads: 1, ..Default::default() } };
-    let mut seen = Seen::default();
-    let result =
-        run(RunConfig { load, workload: Workload::Url, origin, checks: Checks::default() }, &stop, &mut seen).unwrap();
-    assert!(result.succeeded(), "{:?}", result.failure);
+    let (result, seen) = watched(load, origin, Checks::default());
     // The origin answered the whole schedule; the result holds the second after the warm-up
     // (a request in flight at the mark counts in the measured part).
     let t = &result.summary.total;
@@ -108,23 +110,14 @@ fn a_warm_up_is_load_but_not_measured() {
 #[test]
 fn a_library_caller_gets_the_verdicts_and_the_abort() {
     // Issue 18: thresholds are part of what run() is given and returns, not the printer's.
-    let stop = AtomicBool::new(false);
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let mut load = Config::new(Target::parse(&format!("http://{addr}/")).unwrap());
-    load.threads = 1;
-    load.connections = 2;
-    load.duration = Duration::from_secs(10);
+    let (mut load, origin) = on_loopback(1, 2, Duration::from_secs(10));
     load.interval = Some(Duration::from_millis(100));
     let checks = Checks {
         thresholds: vec![Threshold::parse("errors<1").unwrap(), Threshold::parse("max<1us").unwrap()],
         abort_on_fail: true,
     };
-    let origin = OriginPlacement::InProcess { listener, config: OriginConfig { threads: 1, ..Default::default() } };
-    let mut seen = Seen::default();
     let started = std::time::Instant::now();
-    let result = run(RunConfig { load, workload: Workload::Url, origin, checks }, &stop, &mut seen).unwrap();
-    assert!(result.succeeded(), "{:?}", result.failure);
+    let (result, seen) = watched(load, origin, checks);
     // No response takes under a microsecond: the first interval's max ends the 10 s run.
     assert_eq!(seen.aborted, vec!["max<1us".to_string()]);
     assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());

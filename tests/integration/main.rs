@@ -2,6 +2,7 @@
 
 mod caddy;
 mod harness;
+mod origin_streams;
 mod proxies;
 
 mod cli;

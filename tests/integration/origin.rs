@@ -1,11 +1,9 @@
 //! `strain origin` end to end: its jtest-style flags seen by a raw client, and its exit lines.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::SocketAddr;
-use std::process::{Command, Stdio};
-use std::time::Instant;
 
-use crate::harness::{bin, connect, finish, signal, strain_raw, Origin};
+use crate::harness::{connect, strain_raw, Origin};
 
 /// Sends `req` and reads until the server closes.
 fn exchange(addr: SocketAddr, req: &[u8]) -> Vec<u8> {
@@ -18,25 +16,13 @@ fn exchange(addr: SocketAddr, req: &[u8]) -> Vec<u8> {
 
 #[test]
 fn keepalive_closes_after_n_responses_and_exit_lines_count_statuses() {
-    let start = Instant::now();
-    let mut child = Command::new(bin())
-        .args(["origin", "--listen", "127.0.0.1:0", "-t", "1", "--keepalive", "2", "--ims-not-modified", "1"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn origin");
-    let mut lines = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    lines.read_line(&mut first).unwrap();
-    let addr: SocketAddr =
-        first.trim().trim_start_matches("strain origin listening on http://").trim_end_matches('/').parse().unwrap();
-
+    let origin = Origin::start_heard(&["-t", "1", "--keepalive", "2", "--ims-not-modified", "1"]);
+    assert_eq!(origin.url(), format!("http://{}/", origin.addr), "its first line names a plain HTTP URL");
     // Three pipelined requests: the second answer (a 304) closes, the third is never answered.
     let req = b"GET /d/1/100 HTTP/1.1\r\nHost: o\r\n\r\n\
                 GET /d/1/100 HTTP/1.1\r\nHost: o\r\nIf-Modified-Since: Wed, 01 Jan 2020 00:00:01 GMT\r\n\r\n\
                 GET /d/1/100 HTTP/1.1\r\nHost: o\r\n\r\n";
-    let got = exchange(addr, req);
+    let got = exchange(origin.addr, req);
     let text = String::from_utf8_lossy(&got);
     assert!(text.starts_with("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n"), "{text}");
     assert_eq!(text.matches("HTTP/1.1 ").count(), 2, "{text}");
@@ -45,9 +31,7 @@ fn keepalive_closes_after_n_responses_and_exit_lines_count_statuses() {
     assert!(second.contains("\r\nConnection: close\r\n"), "{second}");
     assert!(second.ends_with("\r\n\r\n"), "a 304 has no body: {second:?}");
 
-    signal(child.id(), "INT");
-    child.stdout = Some(lines.into_inner());
-    let run = finish(child, start);
+    let run = origin.exit();
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(
         run.stdout.trim(),

@@ -6,16 +6,8 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use crate::harness::{args, exclusive, run_program, strain, Origin, Run};
-
-/// Runs strain with the flags in `line` against `url`, expecting exit 0.
-fn load(line: &str, url: &str) -> Run {
-    let mut a = args(line);
-    a.push(url);
-    let run = strain(&a);
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    run
-}
+use crate::harness::{args, load, run_program, self_signed, Origin, Run};
+use crate::origin_streams;
 
 /// Runs h2load with the flags in `line` against `url`.
 fn h2load(line: &str, url: &str) -> Run {
@@ -32,6 +24,11 @@ fn h2load_count(run: &Run, what: &str) -> u64 {
     let before = run.stdout[..at].trim_end().trim_end_matches(')');
     let digits: String = before.chars().rev().take_while(char::is_ascii_digit).collect();
     digits.chars().rev().collect::<String>().parse().unwrap_or_else(|_| panic!("no count before {what:?}"))
+}
+
+/// The numbers before each of `whats` in h2load's summary (see [`h2load_count`]).
+fn h2load_counts<const N: usize>(run: &Run, whats: [&str; N]) -> [u64; N] {
+    whats.map(|what| h2load_count(run, what))
 }
 
 #[test]
@@ -51,15 +48,13 @@ fn strains_http2_counts_equal_what_the_origin_served() {
 #[test]
 fn documents_over_h2_have_their_length_and_conditional_requests_get_304s() {
     let origin = Origin::start(&["-t", "1", "--ims-not-modified", "1"]);
-    let url = format!("http://{}/d/1/1000", origin.addr);
+    let url = origin.url_of("/d/1/1000");
     let run = h2load("-n 100 -c 2 -m 5", &url);
-    assert_eq!(h2load_count(&run, "succeeded"), 100, "{}", run.stdout);
-    assert_eq!(h2load_count(&run, "data"), 100 * 1000, "{}", run.stdout);
+    assert_eq!(h2load_counts(&run, ["succeeded", "data"]), [100, 100 * 1000], "{}", run.stdout);
     // A large document (several DATA frames, above the output limit) arrives whole.
-    let big = format!("http://{}/d/2/300000", origin.addr);
+    let big = origin.url_of("/d/2/300000");
     let run = h2load("-n 4 -c 1 -m 2", &big);
-    assert_eq!(h2load_count(&run, "succeeded"), 4, "{}", run.stdout);
-    assert_eq!(h2load_count(&run, "data"), 4 * 300_000, "{}", run.stdout);
+    assert_eq!(h2load_counts(&run, ["succeeded", "data"]), [4, 4 * 300_000], "{}", run.stdout);
     // Every conditional request is answered 304, without a body.
     let run = h2load("-n 50 -c 1 -m 5 -H if-none-match:\"1-1000\"", &url);
     assert!(run.stdout.contains("status codes: 0 2xx, 50 3xx"), "{}", run.stdout);
@@ -72,7 +67,7 @@ fn stats_answer_over_h2_and_are_not_counted() {
     let origin = Origin::start(&["-t", "1"]);
     let run = h2load("-n 20 -c 1 -m 4", &origin.url());
     assert_eq!(h2load_count(&run, "succeeded"), 20, "{}", run.stdout);
-    let stats = format!("http://{}/_strain/stats", origin.addr);
+    let stats = origin.url_of("/_strain/stats");
     let run = run_program("nghttp", &[stats.as_str()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let json: serde_json::Value =
@@ -84,26 +79,14 @@ fn stats_answer_over_h2_and_are_not_counted() {
 
 #[test]
 fn a_delay_holds_each_stream_not_the_connection() {
-    let origin = Origin::start(&["-t", "1", "--delay", "100ms"]);
-    let run = load("--http2 -m 4 -c 2 -t 1 -d 1s", &origin.url());
-    let min_ms = run.num("/latency_us/min") as f64 / 1000.0;
-    assert!(min_ms >= 100.0, "min latency {min_ms} ms");
-    // Eight streams at a time, each answered after 100 ms: about 80 requests in a second,
-    // not the 20 that one response at a time per connection would give.
-    let requests = run.num("/requests");
-    assert!((60..=100).contains(&requests), "{requests} requests\n{}", run.stdout);
-    assert_eq!(origin.stop().requests, requests);
+    // Eight streams at a time, each answered after 100 ms: about 80 requests in a second.
+    origin_streams::delay_holds_each_stream(Origin::start, "--http2", 100, 60..=100);
 }
 
 #[test]
 fn a_known_capacity_holds_over_h2() {
-    let _alone = exclusive();
-    let origin = Origin::start(&["-t", "2", "--service-time", "4ms", "--workers", "8"]);
-    let run = load("--http2 -m 8 -c 8 -t 1 -d 3s", &origin.url());
-    let rate = run.json.as_ref().and_then(|j| j["requests_per_s"].as_f64()).unwrap();
-    assert!((rate - 2000.0).abs() <= 100.0, "{rate} requests/s, expected 2000 ± 5%");
+    let run = origin_streams::known_capacity_holds(Origin::start, "--http2");
     assert_eq!(run.num("/errors/timeout"), 0);
-    assert_eq!(origin.stop().requests, run.num("/requests"));
 }
 
 #[test]
@@ -124,10 +107,8 @@ fn the_keepalive_limit_is_a_goaway_and_the_client_sends_the_rest_again() {
 #[test]
 fn an_aborted_document_resets_its_stream_and_keeps_the_connection() {
     let origin = Origin::start(&["-t", "1", "--abort-rate", "1"]);
-    let url = format!("http://{}/d/3/5000", origin.addr);
-    let run = h2load("-n 20 -c 1 -m 4", &url);
-    assert_eq!(h2load_count(&run, "failed"), 20, "{}", run.stdout);
-    assert_eq!(h2load_count(&run, "succeeded"), 0, "{}", run.stdout);
+    let run = h2load("-n 20 -c 1 -m 4", &origin.url_of("/d/3/5000"));
+    assert_eq!(h2load_counts(&run, ["failed", "succeeded"]), [20, 0], "{}", run.stdout);
     // Each broke off after its head and part of its body, as a cut HTTP/1 response does.
     assert!(run.stdout.contains("status codes: 20 2xx"), "{}", run.stdout);
     let data = h2load_count(&run, "data");
@@ -177,7 +158,7 @@ fn malformed_http2_closes_that_connection_and_the_origin_serves_on() {
 #[test]
 fn an_h2c_upgrade_answers_101_and_the_request_as_stream_1() {
     let origin = Origin::start(&["-t", "1"]);
-    let doc = format!("http://{}/d/4/1000", origin.addr);
+    let doc = origin.url_of("/d/4/1000");
     // nghttp -u upgrades on its first request, then asks the rest as further streams.
     let root = origin.url();
     let run = run_program("nghttp", &["-u", "-s", doc.as_str(), root.as_str()]);
@@ -210,7 +191,7 @@ fn an_h2c_upgrade_answers_101_and_the_request_as_stream_1() {
 #[test]
 fn tls_serves_h2_and_http1_by_alpn_with_a_certificate_made_at_start() {
     let origin = Origin::start(&["-t", "1", "--tls"]);
-    let url = format!("https://{}/", origin.addr);
+    let url = origin.url();
     let h2 = load("--http2 -k -m 4 -c 2 -t 1 -d 1s", &url);
     assert_eq!(h2.json.as_ref().unwrap()["http2"]["protocol"], "h2");
     let h1 = load("--http1.1 -k -c 2 -t 1 -d 1s", &url);
@@ -221,11 +202,10 @@ fn tls_serves_h2_and_http1_by_alpn_with_a_certificate_made_at_start() {
         assert!(run.num("/requests") > 100, "{}", run.stdout);
     }
     // A large document over TLS and HTTP/2: many records and DATA frames, every byte there.
-    let doc = format!("https://{}/d/7/300000", origin.addr);
+    let doc = origin.url_of("/d/7/300000");
     let run = h2load("-n 10 -c 2 -m 2", &doc);
     assert!(run.stdout.contains("Application protocol: h2"), "{}", run.stdout);
-    assert_eq!(h2load_count(&run, "succeeded"), 10, "{}", run.stdout);
-    assert_eq!(h2load_count(&run, "data"), 10 * 300_000, "{}", run.stdout);
+    assert_eq!(h2load_counts(&run, ["succeeded", "data"]), [10, 10 * 300_000], "{}", run.stdout);
     // Plain HTTP where a TLS ClientHello belongs closes that connection only.
     assert!(closes_after(&origin, b"GET / HTTP/1.1\r\n\r\n"), "not TLS");
     let served = origin.stop();
@@ -236,13 +216,9 @@ fn tls_serves_h2_and_http1_by_alpn_with_a_certificate_made_at_start() {
 #[test]
 fn tls_takes_a_certificate_and_key_from_pem_files() {
     let dir = tempfile::tempdir().unwrap();
-    let made = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
-    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-    std::fs::write(&cert, made.cert.pem()).unwrap();
-    std::fs::write(&key, made.key_pair.serialize_pem()).unwrap();
-    let (cert, key) = (cert.display().to_string(), key.display().to_string());
+    let (cert, key) = self_signed(dir.path(), &["localhost"]);
     let origin = Origin::start(&["-t", "1", "--tls", "--cert", &cert, "--key", &key]);
-    let run = load("-k -c 1 -t 1 -d 300ms", &format!("https://{}/", origin.addr));
+    let run = load("-k -c 1 -t 1 -d 300ms", &origin.url());
     assert_eq!(origin.stop().requests, run.num("/requests"));
     // A key file that holds no key is refused before the server says it listens.
     let bad =
@@ -256,7 +232,7 @@ fn tls_takes_a_certificate_and_key_from_pem_files() {
 fn a_huge_document_is_made_as_it_is_sent() {
     let origin = Origin::start(&["-t", "1"]);
     // 100 GB: a client that gives up after a moment must not have made the origin hold it.
-    let url = format!("http://{}/d/1/100000000000", origin.addr);
+    let url = origin.url_of("/d/1/100000000000");
     let run = load("--http2 -m 1 -c 1 -t 1 -d 300ms -T 300ms", &url);
     assert_eq!(run.num("/errors/timeout"), 1, "{}", run.stdout);
     let status = std::fs::read_to_string(format!("/proc/{}/status", origin.pid())).unwrap();
@@ -274,7 +250,7 @@ fn a_huge_document_is_made_as_it_is_sent() {
 fn the_byte_rate_holds_over_h2() {
     let origin = Origin::start(&["-t", "1", "--byte-rate", "200000"]);
     // 100 kB of document at 200 kB/s: half a second, not less.
-    let url = format!("http://{}/d/5/100000", origin.addr);
+    let url = origin.url_of("/d/5/100000");
     let run = h2load("-n 1 -c 1", &url);
     assert_eq!(h2load_count(&run, "succeeded"), 1, "{}", run.stdout);
     let ms = run.elapsed.as_secs_f64() * 1000.0;
@@ -283,13 +259,7 @@ fn the_byte_rate_holds_over_h2() {
 
 #[test]
 fn a_stall_holds_h2_streams_and_answers_them_after() {
-    // The stall is timed from the origin's start: the load must not wait for another test.
-    let _alone = exclusive();
-    let origin = Origin::start(&["-t", "1", "--stall-at", "300ms", "--stall-for", "500ms"]);
-    let run = load("--http2 -m 4 -c 2 -t 1 -d 1500ms", &origin.url());
+    let run = origin_streams::stall_holds_streams(Origin::start, "--http2", "300ms");
     let j = run.json.as_ref().unwrap();
     assert_eq!(j["sent"], j["requests"], "{}", run.stdout);
-    let max_ms = run.num("/latency_us/max") as f64 / 1000.0;
-    assert!((400.0..1000.0).contains(&max_ms), "max latency {max_ms} ms");
-    assert_eq!(origin.stop().requests, run.num("/requests"));
 }

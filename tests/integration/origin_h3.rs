@@ -8,27 +8,14 @@
 use std::net::UdpSocket;
 use std::time::Duration;
 
-use crate::harness::{args, exclusive, run_program, script, strain, strain_raw, Origin, Run};
-
-/// Runs strain with the flags in `line` against `url`, expecting exit 0.
-fn load(line: &str, url: &str) -> Run {
-    let mut a = args(line);
-    a.push(url);
-    let run = strain(&a);
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    run
-}
+use crate::harness::{load, run_program, script, self_signed, strain_raw, Origin, Run};
+use crate::origin_streams;
 
 /// The origin started with `extra` after `--tls --http3`.
 fn origin(extra: &[&str]) -> Origin {
     let mut flags = vec!["--tls", "--http3"];
     flags.extend_from_slice(extra);
     Origin::start(&flags)
-}
-
-/// `path` on the origin, over HTTPS (and so HTTP/3 for `--http3`).
-fn url(origin: &Origin, path: &str) -> String {
-    format!("https://{}{path}", origin.addr)
 }
 
 /// curl over TCP (HTTP/1.1 unless `flags` say otherwise), certificate unchecked.
@@ -43,7 +30,7 @@ fn curl(flags: &[&str], url: &str) -> String {
 
 /// The origin's counters, read over HTTP/1.1.
 fn stats(origin: &Origin) -> serde_json::Value {
-    let text = curl(&["--http1.1"], &url(origin, "/_strain/stats"));
+    let text = curl(&["--http1.1"], &origin.url_of("/_strain/stats"));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
 
@@ -60,7 +47,7 @@ fn assert_clean(run: &Run) {
 #[test]
 fn counts_over_http3_equal_the_origins_totals_and_stats() {
     let origin = origin(&["-t", "2"]);
-    let run = load("--http3 -k -n 1000 -c 4 -m 10 -t 1", &url(&origin, "/"));
+    let run = load("--http3 -k -n 1000 -c 4 -m 10 -t 1", &origin.url());
     assert_clean(&run);
     assert_eq!(run.num("/requests"), 1000);
     assert_eq!(run.json.as_ref().unwrap()["status"]["200"], 1000);
@@ -96,7 +83,7 @@ fn documents_over_http3_are_what_http1_serves_and_conditional_ones_get_304s() {
            local l = io.open('{d}/lengths.txt', 'a'); l:write(#body, '\\n'); l:close()\n\
          end\n"
     ));
-    let doc = url(&origin, "/d/7/1000");
+    let doc = origin.url_of("/d/7/1000");
     load(&format!("--http3 -k -n 10 -c 1 -m 2 -t 1 -s {lua}"), &doc);
     let head = std::fs::read_to_string(dir.path().join("head.txt")).unwrap();
     let h1 = curl(&["--http1.1", "-D", "-"], &doc).to_ascii_lowercase();
@@ -113,7 +100,7 @@ fn documents_over_http3_are_what_http1_serves_and_conditional_ones_get_304s() {
 
     // A large document: many DATA frames and flow-control windows, every byte there.
     std::fs::remove_file(dir.path().join("lengths.txt")).unwrap();
-    load(&format!("--http3 -k -n 6 -c 2 -m 2 -t 1 -s {lua}"), &url(&origin, "/d/8/3000000"));
+    load(&format!("--http3 -k -n 6 -c 2 -m 2 -t 1 -s {lua}"), &origin.url_of("/d/8/3000000"));
     let lengths = std::fs::read_to_string(dir.path().join("lengths.txt")).unwrap();
     assert_eq!(lengths, "3000000\n".repeat(6));
 
@@ -129,49 +116,32 @@ fn documents_over_http3_are_what_http1_serves_and_conditional_ones_get_304s() {
 #[test]
 fn a_certificate_from_pem_files_serves_http3_too() {
     let dir = tempfile::tempdir().unwrap();
-    let made = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
-    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-    std::fs::write(&cert, made.cert.pem()).unwrap();
-    std::fs::write(&key, made.key_pair.serialize_pem()).unwrap();
-    let (cert, key) = (cert.display().to_string(), key.display().to_string());
+    let (cert, key) = self_signed(dir.path(), &["localhost"]);
     let origin = origin(&["-t", "1", "--cert", &cert, "--key", &key]);
-    let run = load("--http3 -k -n 50 -c 1 -t 1", &url(&origin, "/"));
+    let run = load("--http3 -k -n 50 -c 1 -t 1", &origin.url());
     assert_clean(&run);
     assert_eq!(origin.stop().requests, 50);
 }
 
 #[test]
 fn a_delay_holds_each_stream_not_the_connection() {
-    let origin = origin(&["-t", "1", "--delay", "20ms"]);
-    let run = load("--http3 -k -m 4 -c 2 -t 1 -d 1s", &url(&origin, "/"));
+    // Eight streams at a time, each answered after 20 ms: at most 400 requests in a second.
+    let run = origin_streams::delay_holds_each_stream(origin, "--http3 -k", 20, 200..=410);
     assert_clean(&run);
-    let j = run.json.as_ref().unwrap();
-    let p50_us = j["latency_us"]["percentiles"]["50"].as_u64().unwrap();
+    let p50_us = run.num("/latency_us/percentiles/50");
     assert!(p50_us >= 20_000, "p50 {p50_us} µs");
-    assert!(run.num("/latency_us/min") >= 20_000, "{}", run.stdout);
-    // Eight streams at a time, each answered after 20 ms: at most 400 requests in a second,
-    // far more than one at a time per connection would give.
-    let requests = run.num("/requests");
-    assert!((200..=410).contains(&requests), "{requests} requests\n{}", run.stdout);
-    assert_eq!(origin.stop().requests, requests);
 }
 
 #[test]
 fn a_known_capacity_holds_over_http3() {
-    let _alone = exclusive();
-    let origin = origin(&["-t", "2", "--service-time", "4ms", "--workers", "8"]);
-    let run = load("--http3 -k -m 8 -c 8 -t 1 -d 3s", &url(&origin, "/"));
-    assert_clean(&run);
-    let rate = run.json.as_ref().and_then(|j| j["requests_per_s"].as_f64()).unwrap();
-    assert!((rate - 2000.0).abs() <= 100.0, "{rate} requests/s, expected 2000 ± 5%");
-    assert_eq!(origin.stop().requests, run.num("/requests"));
+    assert_clean(&origin_streams::known_capacity_holds(origin, "--http3 -k"));
 }
 
 #[test]
 fn the_byte_rate_holds_over_http3() {
     let origin = origin(&["-t", "1", "--byte-rate", "200000"]);
     // 100 kB of document at 200 kB/s: half a second, not less.
-    let run = load("--http3 -k -n 1 -c 1 -t 1", &url(&origin, "/d/5/100000"));
+    let run = load("--http3 -k -n 1 -c 1 -t 1", &origin.url_of("/d/5/100000"));
     assert_clean(&run);
     let ms = run.num("/latency_us/max") as f64 / 1000.0;
     assert!((450.0..1500.0).contains(&ms), "{ms} ms");
@@ -179,20 +149,13 @@ fn the_byte_rate_holds_over_http3() {
 
 #[test]
 fn a_stall_holds_http3_streams_and_answers_them_after() {
-    // The stall is timed from the origin's start: the load must not wait for another test.
-    let _alone = exclusive();
-    let origin = origin(&["-t", "1", "--stall-at", "500ms", "--stall-for", "500ms"]);
-    let run = load("--http3 -k -m 4 -c 2 -t 1 -d 1500ms", &url(&origin, "/"));
-    assert_clean(&run);
-    let max_ms = run.num("/latency_us/max") as f64 / 1000.0;
-    assert!((400.0..1000.0).contains(&max_ms), "max latency {max_ms} ms");
-    assert_eq!(origin.stop().requests, run.num("/requests"));
+    assert_clean(&origin_streams::stall_holds_streams(origin, "--http3 -k", "500ms"));
 }
 
 #[test]
 fn aborted_documents_reset_their_streams_and_count_as_failures() {
     let origin = origin(&["-t", "1", "--abort-rate", "1"]);
-    let run = load("--http3 -k -n 100 -c 2 -m 4 -t 1", &url(&origin, "/d/3/5000"));
+    let run = load("--http3 -k -n 100 -c 2 -m 4 -t 1", &origin.url_of("/d/3/5000"));
     let j = run.json.as_ref().unwrap();
     // Every document was cut (its head and part of its body sent) and its stream reset.
     assert_eq!(j["errors"]["reset"], 100, "{}", run.stdout);
@@ -210,7 +173,7 @@ fn aborted_documents_reset_their_streams_and_count_as_failures() {
 #[test]
 fn the_keepalive_limit_is_a_goaway_and_the_client_sends_the_rest_again() {
     let origin = origin(&["-t", "1", "--keepalive", "50"]);
-    let run = load("--http3 -k -n 1000 -c 2 -m 8 -t 1", &url(&origin, "/"));
+    let run = load("--http3 -k -n 1000 -c 2 -m 8 -t 1", &origin.url());
     assert_clean(&run);
     assert_eq!(run.num("/requests"), 1000);
     assert!(run.num("/http3/goaways") >= 18, "{}", run.stdout);
@@ -225,15 +188,15 @@ fn alt_svc_advertises_http3_over_http1_and_h2() {
     let origin = origin(&["-t", "1"]);
     let want = format!("alt-svc: h3=\":{}\"; ma=86400\r\n", origin.addr.port());
     for version in ["--http1.1", "--http2"] {
-        let head = curl(&[version, "-I"], &url(&origin, "/")).to_ascii_lowercase();
+        let head = curl(&[version, "-I"], &origin.url()).to_ascii_lowercase();
         assert!(head.contains(&want), "{version}: {head}");
-        let head = curl(&[version, "-D", "-", "-o", "/dev/null"], &url(&origin, "/d/1/10")).to_ascii_lowercase();
+        let head = curl(&[version, "-D", "-", "-o", "/dev/null"], &origin.url_of("/d/1/10")).to_ascii_lowercase();
         assert!(head.contains(&want), "{version}: {head}");
     }
     drop(origin);
     // Without --http3, nothing is advertised.
     let plain = Origin::start(&["-t", "1", "--tls"]);
-    let head = curl(&["--http1.1", "-I"], &url(&plain, "/")).to_ascii_lowercase();
+    let head = curl(&["--http1.1", "-I"], &plain.url()).to_ascii_lowercase();
     assert!(!head.contains("alt-svc"), "{head}");
 }
 
@@ -290,7 +253,7 @@ fn garbage_datagrams_open_nothing_and_the_origin_serves_on() {
         })
         .expect("a version negotiation");
     assert!(buf[..n].windows(4).any(|w| w == [0, 0, 0, 1]), "{:x?}", &buf[..n]);
-    let run = load("--http3 -k -n 500 -c 2 -m 4 -t 1", &url(&origin, "/"));
+    let run = load("--http3 -k -n 500 -c 2 -m 4 -t 1", &origin.url());
     assert_clean(&run);
     let served = origin.stop();
     assert_eq!(served.requests, 500);

@@ -1,10 +1,10 @@
 //! `strain proxy` against real caching proxies: hit ratio, content checks, forms.
 
-use crate::harness::{args, exclusive, free_port, strain, Nginx};
+use crate::harness::{args, exclusive, free_port, strain, Nginx, Run};
 use crate::proxies::{Ats, AtsMode};
 
 /// Mean of the per-interval hit ratios of the intervals starting `skip_s` seconds in or later.
-fn steady_hit_ratio(run: &crate::harness::Run, skip_s: f64) -> f64 {
+fn steady_hit_ratio(run: &Run, skip_s: f64) -> f64 {
     let rows = run.json.as_ref().unwrap()["proxy"]["intervals"].as_array().unwrap().clone();
     let later = rows.iter().filter(|r| r["start_s"].as_f64().is_some_and(|s| s >= skip_s - 1e-3));
     let vals: Vec<f64> = later.filter_map(|r| r["hit_ratio"].as_f64()).collect();
@@ -12,41 +12,57 @@ fn steady_hit_ratio(run: &crate::harness::Run, skip_s: f64) -> f64 {
     vals.iter().sum::<f64>() / vals.len() as f64
 }
 
-/// Runs `strain proxy` with its origin on `origin_port`, through the proxy on `proxy_port`.
-/// `urls_name`, when given, is the port URLs name (a reverse proxy's clients name the proxy);
-/// otherwise URLs name the origin.
-fn through(origin_port: u16, proxy_port: u16, urls_name: Option<u16>, extra: &[&str]) -> crate::harness::Run {
-    let mut args: Vec<String> = vec![
-        "proxy".into(),
-        "--listen".into(),
-        format!("127.0.0.1:{origin_port}"),
-        "--proxy".into(),
-        format!("127.0.0.1:{proxy_port}"),
-    ];
-    if let Some(port) = urls_name {
-        args.extend(["--origin".into(), format!("127.0.0.1:{port}")]);
-    }
-    args.extend(extra.iter().map(|s| s.to_string()));
-    strain(&args.iter().map(String::as_str).collect::<Vec<_>>())
+/// Runs `strain proxy` with the flags in `line`, expecting exit 0.
+fn proxy(line: &str) -> Run {
+    let run = strain(&[&["proxy"], &args(line)[..]].concat());
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    run
+}
+
+/// Runs `strain proxy` with the flags in `line` and its origin on `origin_port`, through the
+/// proxy on `proxy_port`, expecting exit 0. `urls_name`, when given, is the port URLs name (a
+/// reverse proxy's clients name the proxy); otherwise URLs name the origin.
+pub fn through(origin_port: u16, proxy_port: u16, urls_name: Option<u16>, line: &str) -> Run {
+    let named = urls_name.map(|port| format!("--origin 127.0.0.1:{port} ")).unwrap_or_default();
+    proxy(&format!("--listen 127.0.0.1:{origin_port} --proxy 127.0.0.1:{proxy_port} {named}{line}"))
+}
+
+/// Runs `strain proxy` with the flags in `line` through a private ATS, alone on the machine:
+/// a reverse proxy (`reverse`, addressed by its own name: URLs name it, and it maps them to the
+/// origin) or a forward one. More than `min` requests were answered, each a 200 with its own
+/// document.
+fn through_ats(reverse: bool, line: &str, min: u64) -> Run {
+    let _alone = exclusive();
+    let origin_port = free_port();
+    let ats = Ats::start(if reverse { AtsMode::Reverse { origin_port } } else { AtsMode::Forward });
+    let run = through(origin_port, ats.port, reverse.then_some(ats.port), line);
+    let requests = run.num("/requests");
+    assert!(requests > min, "{}", run.stdout);
+    assert_eq!(run.num("/status/200"), requests, "{}", run.stdout);
+    assert_eq!(run.num("/errors/content"), 0, "{}", run.stdout);
+    run
+}
+
+/// A proxy test through a reverse proxy on `proxy_port` that ends TLS, speaks the protocol of
+/// `flags` (`--http2 -m 4`, `--http3 -m 4`) to strain and passes every request on to the origin
+/// on `origin_port` over HTTP/1.1, caching nothing: the run speaks `protocol`, every body is its
+/// document, and every request reached the origin.
+pub fn assert_passed_through_tls(origin_port: u16, proxy_port: u16, flags: &str, protocol: &str) {
+    let line = format!("--proxy-tls -k {flags} -c 2 -t 1 -d 1s --check-content --hit-rate 0.5 --hotset 20");
+    let run = through(origin_port, proxy_port, None, &line);
+    let j = run.json.as_ref().unwrap();
+    assert_eq!(j["protocol"], protocol);
+    assert_eq!(j["errors"]["content"], 0, "every body was its document: {}", run.stdout);
+    let requests = j["requests"].as_u64().unwrap();
+    assert!(requests > 100, "{}", run.stdout);
+    let origin = j["proxy"]["origin_requests"].as_u64().unwrap();
+    assert!(origin + 8 >= requests && origin <= requests + 8, "origin {origin}, client {requests}");
 }
 
 #[test]
 fn ats_reverse_proxy_holds_the_asked_hit_ratio_with_correct_content() {
-    let _alone = exclusive();
-    let origin_port = free_port();
-    let ats = Ats::start(AtsMode::Reverse { origin_port });
-    // A reverse proxy is addressed by its own name: URLs name it, and it maps them to the origin.
-    let run = through(
-        origin_port,
-        ats.port,
-        Some(ats.port),
-        &args("--hit-rate 0.9 --hotset 1000 --doc-size 1000 --check-content -t 1 -c 20 -d 8s"),
-    );
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let requests = run.num("/requests");
-    assert!(requests > 5_000, "{}", run.stdout);
-    assert_eq!(run.num("/status/200"), requests, "{}", run.stdout);
-    assert_eq!(run.num("/errors/content"), 0, "{}", run.stdout);
+    let line = "--hit-rate 0.9 --hotset 1000 --doc-size 1000 --check-content -t 1 -c 20 -d 8s";
+    let run = through_ats(true, line, 5_000);
     assert_eq!(run.num("/errors/read") + run.num("/errors/parse") + run.num("/errors/timeout"), 0);
     // Once the hot set is warm (the first seconds), 90% of requests never reach the origin.
     let hit = steady_hit_ratio(&run, 3.0);
@@ -59,39 +75,14 @@ fn ats_reverse_proxy_holds_the_asked_hit_ratio_with_correct_content() {
 
 #[test]
 fn ats_with_no_hot_set_passes_every_request_to_the_origin() {
-    let _alone = exclusive();
-    let origin_port = free_port();
-    let ats = Ats::start(AtsMode::Reverse { origin_port });
-    let run = through(
-        origin_port,
-        ats.port,
-        Some(ats.port),
-        &["--hit-rate", "0", "--doc-size", "200", "--check-content", "-t", "1", "-c", "10", "-d", "3s"],
-    );
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let requests = run.num("/requests");
-    assert!(requests > 500);
-    assert_eq!(run.num("/status/200"), requests, "{}", run.stdout);
-    assert_eq!(run.num("/proxy/origin_requests"), requests);
-    assert_eq!(run.num("/errors/content"), 0);
+    let run = through_ats(true, "--hit-rate 0 --doc-size 200 --check-content -t 1 -c 10 -d 3s", 500);
+    assert_eq!(run.num("/proxy/origin_requests"), run.num("/requests"));
 }
 
 #[test]
 fn ats_forward_proxy_with_absolute_urls() {
-    let _alone = exclusive();
-    let origin_port = free_port();
-    let ats = Ats::start(AtsMode::Forward);
-    let run = through(
-        origin_port,
-        ats.port,
-        None,
-        &args("--form forward --hit-rate 0.5 --hotset 50 --check-content -t 1 -c 10 -d 3s"),
-    );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = through_ats(false, "--form forward --hit-rate 0.5 --hotset 50 --check-content -t 1 -c 10 -d 3s", 500);
     let requests = run.num("/requests");
-    assert!(requests > 500, "{}", run.stdout);
-    assert_eq!(run.num("/status/200"), requests);
-    assert_eq!(run.num("/errors/content"), 0);
     // Hits happened: the origin saw fewer requests than the client sent.
     assert!(run.num("/proxy/origin_requests") < requests * 7 / 10, "{:?}", run.json.as_ref().map(|j| &j["proxy"]));
 }
@@ -112,9 +103,7 @@ fn nginx_cache(origin_port: u16, key: &str) -> Nginx {
 fn nginx_cache_serves_correct_content() {
     let origin_port = free_port();
     let nginx = nginx_cache(origin_port, "$scheme$proxy_host$request_uri");
-    let run =
-        through(origin_port, nginx.port, None, &args("--hit-rate 0.8 --hotset 100 --check-content -t 1 -c 8 -d 2s"));
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = through(origin_port, nginx.port, None, "--hit-rate 0.8 --hotset 100 --check-content -t 1 -c 8 -d 2s");
     assert!(run.num("/requests") > 200);
     assert_eq!(run.num("/errors/content"), 0, "{}", run.stdout);
     assert!(run.num("/proxy/origin_requests") < run.num("/requests"));
@@ -124,13 +113,8 @@ fn nginx_cache_serves_correct_content() {
 fn a_cache_keyed_on_the_host_alone_is_caught_by_content_checks() {
     let origin_port = free_port();
     let nginx = nginx_cache(origin_port, "$host");
-    let run = through(
-        origin_port,
-        nginx.port,
-        None,
-        &args("--hit-rate 0.5 --hotset 100 --doc-size 300 --check-content -t 1 -c 4 -d 1s"),
-    );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    let line = "--hit-rate 0.5 --hotset 100 --doc-size 300 --check-content -t 1 -c 4 -d 1s";
+    let run = through(origin_port, nginx.port, None, line);
     let content = run.num("/errors/content");
     // Every path gets the first object cached: nearly every response is the wrong document.
     assert!(content > run.num("/requests") / 2, "{content} of {}", run.num("/requests"));
@@ -140,8 +124,7 @@ fn a_cache_keyed_on_the_host_alone_is_caught_by_content_checks() {
 
 #[test]
 fn if_modified_since_gets_304s_counted_as_successes() {
-    let run = strain(&args("proxy --ims-rate 1 --ims-not-modified 1 --hit-rate 1 --hotset 10 -t 1 -c 2 -d 1s"));
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = proxy("--ims-rate 1 --ims-not-modified 1 --hit-rate 1 --hotset 10 -t 1 -c 2 -d 1s");
     let requests = run.num("/requests");
     assert!(requests > 100);
     assert_eq!(run.num("/status/304"), requests);
@@ -152,20 +135,15 @@ fn if_modified_since_gets_304s_counted_as_successes() {
 #[test]
 fn aborts_on_both_sides_come_in_the_asked_share_without_stalling() {
     // The client walks away from 20% of responses mid-body.
-    let run = strain(&args(
-        "proxy --client-abort-rate 0.2 --doc-size 100000 --hit-rate 1 --hotset 10 --check-content -t 1 -c 8 -d 2s",
-    ));
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run =
+        proxy("--client-abort-rate 0.2 --doc-size 100000 --hit-rate 1 --hotset 10 --check-content -t 1 -c 8 -d 2s");
     let (done, aborted) = (run.num("/requests"), run.num("/proxy/aborted"));
     let share = aborted as f64 / (done + aborted) as f64;
     assert!((share - 0.2).abs() < 0.05, "{aborted} aborted of {}", done + aborted);
     assert_eq!(run.num("/errors/content") + run.num("/errors/read"), 0);
     assert!(run.elapsed < std::time::Duration::from_secs(5), "{:?}", run.elapsed);
     // The origin cuts 10% of bodies short: the client counts them as read errors.
-    let run = strain(&args(
-        "proxy --abort-rate 0.1 --doc-size 20000 --hit-rate 1 --hotset 10 --check-content -t 1 -c 4 -d 2s",
-    ));
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = proxy("--abort-rate 0.1 --doc-size 20000 --hit-rate 1 --hotset 10 --check-content -t 1 -c 4 -d 2s");
     let (done, cut) = (run.num("/requests"), run.num("/errors/read"));
     // The progress lines name the kind of error.
     assert!(run.stderr.lines().any(|l| l.contains("errors ") && l.contains(" read ")), "{}", run.stderr);
@@ -179,25 +157,11 @@ fn aborts_on_both_sides_come_in_the_asked_share_without_stalling() {
 fn client_and_origin_in_separate_processes() {
     use crate::harness::Origin;
     let origin = Origin::start(&["-t", "1"]);
-    let run = strain(&[
-        "proxy",
-        "--client-only",
-        "--origin",
-        &origin.addr.to_string(),
-        "--hit-rate",
-        "0.5",
-        "--hotset",
-        "20",
-        "--check-content",
-        "-t",
-        "1",
-        "-c",
-        "2",
-        "-d",
-        "1s",
-    ]);
+    let run = proxy(&format!(
+        "--client-only --origin {} --hit-rate 0.5 --hotset 20 --check-content -t 1 -c 2 -d 1s",
+        origin.addr
+    ));
     let served = origin.stop();
-    assert_eq!(run.code, 0, "{}", run.stderr);
     let requests = run.num("/requests");
     // With no proxy between them the origin answers everything, and the client read its
     // counters over HTTP: hit ratio 0.
@@ -208,21 +172,7 @@ fn client_and_origin_in_separate_processes() {
     // An origin whose counters cannot be read (nginx has no /_strain/stats): no hit ratio is
     // made up.
     let nginx = crate::harness::Nginx::start("location / { return 200 'ok'; }", false);
-    let run = strain(&[
-        "proxy",
-        "--client-only",
-        "--origin",
-        &format!("127.0.0.1:{}", nginx.port),
-        "--hotset",
-        "20",
-        "-t",
-        "1",
-        "-c",
-        "2",
-        "-d",
-        "500ms",
-    ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = proxy(&format!("--client-only --origin 127.0.0.1:{} --hotset 20 -t 1 -c 2 -d 500ms", nginx.port));
     assert!(run.stdout.contains("  Proxy: the origin's counters could not be read; no hit ratio\n"), "{}", run.stdout);
     assert_eq!(run.json.as_ref().unwrap()["proxy"]["hit_ratio"], serde_json::Value::Null);
 }
@@ -246,22 +196,13 @@ fn proxy_mode_rejects_bad_values_in_one_line() {
 fn dumped_urls_replay_with_check_content() {
     let dir = tempfile::tempdir().unwrap();
     let list = dir.path().join("urls.txt");
-    let dump = crate::harness::strain_raw(&[
-        "proxy",
-        "--dump-urls",
-        list.to_str().unwrap(),
-        "--dump-count",
-        "50",
-        "--hotset",
-        "5",
-    ]);
+    let dump =
+        crate::harness::strain_raw(&args(&format!("proxy --dump-urls {} --dump-count 50 --hotset 5", list.display())));
     assert_eq!(dump.code, 0, "{}", dump.stderr);
     let text = std::fs::read_to_string(&list).unwrap();
     assert_eq!(text.lines().count(), 50);
     assert!(text.lines().all(|l| l.starts_with("http://") && l.contains("/d/")), "{text}");
-    let run =
-        strain(&["proxy", "--urls", list.to_str().unwrap(), "--check-content", "-t", "1", "-c", "2", "-d", "500ms"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = proxy(&format!("--urls {} --check-content -t 1 -c 2 -d 500ms", list.display()));
     assert!(run.num("/requests") > 50);
     assert_eq!(run.num("/errors/content"), 0);
 }
@@ -270,21 +211,20 @@ fn dumped_urls_replay_with_check_content() {
 fn new_connections_arrive_at_the_asked_rate() {
     let _alone = exclusive();
     // 200 connections a second for 2 s, one request each (the default with --new-conn-rate).
-    let run = strain(&args("proxy --new-conn-rate 200 --hit-rate 1 --hotset 10 -t 2 -c 50 -d 2s"));
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(run.num("/proxy/arrivals_dropped"), 0);
-    assert_eq!(run.num("/connections_opened"), 400);
-    assert_eq!(run.num("/requests"), 400);
-    assert_eq!(run.num("/proxy/origin_connections"), 400);
+    let run = proxy("--new-conn-rate 200 --hit-rate 1 --hotset 10 -t 2 -c 50 -d 2s");
+    run.assert_nums(&[
+        ("/proxy/arrivals_dropped", 0),
+        ("/connections_opened", 400),
+        ("/requests", 400),
+        ("/proxy/origin_connections", 400),
+    ]);
 }
 
 #[test]
 fn proxy_mode_holds_a_rate_and_a_keepalive_limit() {
     let _alone = exclusive();
-    let run = strain(&args("proxy -R 500 --keepalive 10 --hit-rate 1 --hotset 10 -t 1 -c 5 -d 2s"));
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(run.num("/requests"), 1000);
-    assert_eq!(run.num("/proxy/origin_requests"), 1000);
+    let run = proxy("-R 500 --keepalive 10 --hit-rate 1 --hotset 10 -t 1 -c 5 -d 2s");
+    run.assert_nums(&[("/requests", 1000), ("/proxy/origin_requests", 1000)]);
     // Ten requests per client connection: about a hundred connections in all.
     let opened = run.num("/connections_opened");
     assert!((100..=106).contains(&opened), "{opened}");
@@ -295,13 +235,7 @@ fn proxy_mode_holds_a_rate_and_a_keepalive_limit() {
 fn proxy_answering_500_has_no_hit_ratio_and_counts_status_errors() {
     let broken = Nginx::start("location / { return 500; }", false);
     let origin_port = free_port();
-    let run = through(
-        origin_port,
-        broken.port,
-        Some(broken.port),
-        &["--hit-rate", "0.9", "-t", "1", "-c", "4", "-d", "2s", "--interval", "1s"],
-    );
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = through(origin_port, broken.port, Some(broken.port), "--hit-rate 0.9 -t 1 -c 4 -d 2s --interval 1s");
     let requests = run.num("/requests");
     assert!(requests > 100, "{}", run.stdout);
     let json = run.json.as_ref().unwrap();

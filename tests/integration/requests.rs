@@ -1,7 +1,7 @@
 //! Requests from flags (issue 19): -X, --body and --body-file against real nginx, whose access
 //! log (method, path, Content-Length, request length, status) is the truth.
 
-use crate::harness::{args, exclusive, script, strain, strain_raw, Nginx};
+use crate::harness::{args, exclusive, script, strain, strain_raw, temp_file, Nginx};
 
 /// Logs every request's method, path, Content-Length header, whole length and status.
 const LOG: &str = "log_format reqs '$request_method $uri $http_content_length $request_length $status';";
@@ -249,9 +249,7 @@ fn the_origin_serves_on_a_unix_socket() {
 #[test]
 fn a_targets_file_goes_round_robin_exactly() {
     let _alone = exclusive();
-    let dir = tempfile::tempdir().unwrap();
-    let body = dir.path().join("thing.json");
-    std::fs::write(&body, "{\"a\":1}").unwrap();
+    let (dir, body) = temp_file("thing.json", "{\"a\":1}");
     let mut nginx = nginx(false);
     let base = format!("http://127.0.0.1:{}", nginx.port);
     // Five targets, vegeta's HTTP format.
@@ -259,9 +257,8 @@ fn a_targets_file_goes_round_robin_exactly() {
     std::fs::write(
         &http,
         format!(
-            "# five targets\nGET {base}/one\n\nPOST {base}/two\nContent-Type: application/json\n@{}\n\n\
-             DELETE {base}/three\n\nGET {base}/four\nX-A: 1\n\nPUT {base}/five\n",
-            body.display()
+            "# five targets\nGET {base}/one\n\nPOST {base}/two\nContent-Type: application/json\n@{body}\n\n\
+             DELETE {base}/three\n\nGET {base}/four\nX-A: 1\n\nPUT {base}/five\n"
         ),
     )
     .unwrap();
@@ -397,9 +394,7 @@ fn per_path(nginx: &mut Nginx) -> std::collections::BTreeMap<(String, String), u
 #[test]
 fn targets_on_two_hosts_go_round_robin_as_vegeta_sends_them() {
     let _alone = exclusive();
-    let dir = tempfile::tempdir().unwrap();
-    let body = dir.path().join("body.txt");
-    std::fs::write(&body, "hello").unwrap();
+    let (dir, body) = temp_file("body.txt", "hello");
     // Five targets on two servers, request lines one after another as vegeta allows.
     let file = dir.path().join("targets.txt");
     let run_on_both = |h2: bool, what: &dyn Fn(&str) -> (i32, String)| {
@@ -408,8 +403,7 @@ fn targets_on_two_hosts_go_round_robin_as_vegeta_sends_them() {
         std::fs::write(
             &file,
             format!(
-                "GET {ua}/one\nPOST {ub}/two\n@{}\n\nGET {ua}/three\nX-A: 1\n\nDELETE {ub}/four\nGET {ua}/five\n",
-                body.display()
+                "GET {ua}/one\nPOST {ub}/two\n@{body}\n\nGET {ua}/three\nX-A: 1\n\nDELETE {ub}/four\nGET {ua}/five\n"
             ),
         )
         .unwrap();
