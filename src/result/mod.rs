@@ -443,6 +443,4 @@ pub type Http2Doc = ProtocolDoc<crate::stats::H2Counts>;
 pub type Http3Doc = ProtocolDoc<crate::stats::H3Counts>;
 
 #[cfg(test)]
-mod round_trip;
-#[cfg(test)]
 mod tests;

@@ -148,7 +148,13 @@ impl<'a, T: Transport> Worker<'a, T> {
             // The end of the duration, or the last of -n's requests answered (one refused
             // unprocessed goes again first, on a new connection if need be), or -n's server gone.
             let counted = self.core.budget_spent() && self.transport.count_done(&self.core);
-            if (now >= self.core.end_us() || counted || self.core.stuck(now)) && !self.core.is_draining() {
+            let stuck = self.core.stuck(now);
+            if stuck {
+                // Deadlines that passed while this thread was not running fire first, so the
+                // run ends with their cause ("timed out", "no QUIC answer"), not with none.
+                self.expire(now);
+            }
+            if (now >= self.core.end_us() || counted || stuck) && !self.core.is_draining() {
                 self.core.start_drain();
                 self.transport.settle(&mut self.core);
             }
@@ -203,13 +209,8 @@ impl<'a, T: Transport> Worker<'a, T> {
 
     /// What one loop turn does before it polls: whatever time made due.
     fn turn(&mut self, now: u64) {
+        self.expire(now);
         let (t, c) = (&mut self.transport, &mut self.core);
-        t.expire(c, now);
-        t.settle(c);
-        while let Some(i) = c.pop_expired(now) {
-            t.timed_out(c, i);
-            t.settle(c);
-        }
         c.retry_due(now);
         t.settle(c);
         t.open_queued(c);
@@ -228,6 +229,17 @@ impl<'a, T: Transport> Worker<'a, T> {
         c.dispatch(now);
         t.settle(c);
         c.arm_timer(now);
+    }
+
+    /// Fires the protocol's and the slots' deadlines that passed by `now`.
+    fn expire(&mut self, now: u64) {
+        let (t, c) = (&mut self.transport, &mut self.core);
+        t.expire(c, now);
+        t.settle(c);
+        while let Some(i) = c.pop_expired(now) {
+            t.timed_out(c, i);
+            t.settle(c);
+        }
     }
 
     /// The run is over: the last interval, the counts the connections hold, the output.
@@ -348,6 +360,8 @@ impl<'a> Core<'a> {
     /// Load starts: every slot's connection is queued to open (an arriving connection opens
     /// when it arrives), or, when a script stopped in `init`, the run drains at once.
     fn begin(&mut self) {
+        // The clock started before the threads were set up: -n's patience starts now.
+        self.progress.1 = self.now_us();
         if self.requests.lua().is_some_and(|s| s.stop_requested()) {
             self.start_drain();
         } else if !matches!(self.when, When::Arrivals(_)) {

@@ -1,5 +1,7 @@
 use super::*;
 
+mod round_trip;
+
 pub(super) fn golden(name: &str) -> String {
     std::fs::read_to_string(format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
 }

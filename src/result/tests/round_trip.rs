@@ -6,14 +6,14 @@
 use std::fmt::Debug;
 use std::time::Duration;
 
-use super::find_max::FindMaxDoc;
-use super::tests::golden;
-use super::{ResultError, RunDoc};
+use super::golden;
 use crate::compare::doc::CompareDoc;
 use crate::config::{Config, Protocol, Segment, Target};
 use crate::find_max::step::{Step, Verdict};
 use crate::find_max::{bisect::End, Answer, FindMaxConfig, FindMaxResult};
 use crate::report::fixed;
+use crate::result::find_max::FindMaxDoc;
+use crate::result::{ResultError, RunDoc};
 use crate::stats::interval::IntervalRow;
 use crate::stats::{HandshakeFailure, Summary};
 use crate::verdict::Threshold;
