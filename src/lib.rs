@@ -37,6 +37,7 @@ pub mod merge;
 pub mod metrics;
 pub mod net;
 pub mod origin;
+pub mod replay;
 pub mod report;
 pub mod result;
 pub mod rng;

@@ -1,0 +1,11 @@
+//! har recordings.
+
+use std::io::BufRead;
+use std::ops::ControlFlow;
+
+use super::{Item, ReadError};
+
+/// Reads a har recording.
+pub fn read(_input: &mut dyn BufRead, _sink: &mut dyn FnMut(Item) -> ControlFlow<()>) -> Result<(), ReadError> {
+    Ok(())
+}
