@@ -5,6 +5,7 @@
 mod access;
 mod har;
 mod jsonl;
+mod time;
 mod verifier;
 
 use std::io::BufRead;

@@ -1,0 +1,149 @@
+//! The timestamps recordings write, to microseconds since the Unix epoch: RFC 3339 (HAR, JSON
+//! lines), the common log format's `26/Nov/2026:10:52:58 +0000` (nginx `$time_local`, Apache
+//! `%t`), and Unix seconds with a fraction (nginx `$msec`, ATS `cqtq`).
+
+/// Days from 1970-01-01 to the given civil date (proleptic Gregorian; Howard Hinnant's
+/// `days_from_civil`, which needs no table and no loop).
+pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = i64::from(month);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Microseconds since the epoch of a UTC date and time of day.
+fn epoch_us(year: i64, month: u32, day: u32, h: u32, m: u32, s: u32) -> Option<i64> {
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 {
+        return None;
+    }
+    let secs = days_from_civil(year, month, day) * 86_400 + i64::from(h * 3600 + m * 60 + s);
+    secs.checked_mul(1_000_000)
+}
+
+/// The digits of `s` as a number (all of `s` must be ASCII digits).
+fn num(s: &str) -> Option<u32> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// A `+hh:mm`, `+hhmm`, `-hh`, or `Z` offset, in seconds east of UTC.
+fn offset_s(s: &str) -> Option<i64> {
+    if s == "Z" || s == "z" {
+        return Some(0);
+    }
+    let sign = match s.as_bytes().first()? {
+        b'+' => 1,
+        b'-' => -1,
+        _ => return None,
+    };
+    let digits: String = s[1..].chars().filter(|&c| c != ':').collect();
+    let (h, m) = match digits.len() {
+        2 => (num(&digits)?, 0),
+        4 => (num(&digits[..2])?, num(&digits[2..])?),
+        _ => return None,
+    };
+    if h > 23 || m > 59 {
+        return None;
+    }
+    Some(sign * i64::from(h * 3600 + m * 60))
+}
+
+/// A fraction of a second's digits (`123` of `.123`) in microseconds; digits past the sixth
+/// are dropped.
+fn fraction_us(digits: &str) -> Option<i64> {
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut us: i64 = 0;
+    for b in digits.bytes().chain(std::iter::repeat(b'0')).take(6) {
+        us = us * 10 + i64::from(b - b'0');
+    }
+    Some(us)
+}
+
+/// RFC 3339 (`2026-11-26T10:52:58.123+01:00`, `…Z`); a space may stand for the `T`.
+pub fn rfc3339_us(s: &str) -> Option<i64> {
+    let s = s.trim();
+    if s.len() < 20 || !s.is_char_boundary(10) || !s.is_char_boundary(19) {
+        return None;
+    }
+    let (date, rest) = s.split_at(10);
+    let mut d = date.split('-');
+    let (year, month, day) = (num(d.next()?)?, num(d.next()?)?, num(d.next()?)?);
+    if !matches!(rest.as_bytes()[0], b'T' | b't' | b' ') {
+        return None;
+    }
+    let (clock, tail) = rest[1..].split_at(8);
+    let mut c = clock.split(':');
+    let (h, m, sec) = (num(c.next()?)?, num(c.next()?)?, num(c.next()?)?);
+    let (frac, zone) = match tail.strip_prefix('.') {
+        Some(t) => {
+            let end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+            (fraction_us(&t[..end])?, &t[end..])
+        }
+        None => (0, tail),
+    };
+    let base = epoch_us(i64::from(year), month, day, h, m, sec)?;
+    Some(base + frac - offset_s(zone)? * 1_000_000)
+}
+
+/// The common log format's time (`26/Nov/2026:10:52:58 +0000`, brackets allowed).
+pub fn clf_us(s: &str) -> Option<i64> {
+    let s = s.trim().trim_start_matches('[').trim_end_matches(']');
+    let (stamp, zone) = s.split_once(' ').unwrap_or((s, "+0000"));
+    let mut parts = stamp.splitn(4, [':', '/']);
+    let day = num(parts.next()?)?;
+    let month = month_number(parts.next()?)?;
+    let year = num(parts.next()?)?;
+    let mut c = parts.next()?.split(':');
+    let (h, m, sec) = (num(c.next()?)?, num(c.next()?)?, num(c.next()?)?);
+    if c.next().is_some() {
+        return None;
+    }
+    Some(epoch_us(i64::from(year), month, day, h, m, sec)? - offset_s(zone)? * 1_000_000)
+}
+
+/// Unix seconds with an optional fraction (`1732612345.123`).
+pub fn epoch_seconds_us(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
+    let secs: i64 = if whole.bytes().all(|b| b.is_ascii_digit()) && !whole.is_empty() { whole.parse().ok()? } else { return None };
+    let frac = if frac.is_empty() { 0 } else { fraction_us(frac)? };
+    secs.checked_mul(1_000_000)?.checked_add(frac)
+}
+
+/// `Jan` … `Dec` as 1 … 12.
+fn month_number(name: &str) -> Option<u32> {
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    MONTHS.iter().position(|m| m.eq_ignore_ascii_case(name)).map(|i| i as u32 + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_agree_on_one_instant() {
+        // 2026-11-26T10:52:58Z is 1795690378 s after the epoch.
+        let at = 1_795_690_378_000_000;
+        assert_eq!(rfc3339_us("2026-11-26T10:52:58Z"), Some(at));
+        assert_eq!(rfc3339_us("2026-11-26T11:52:58.250+01:00"), Some(at + 250_000));
+        assert_eq!(rfc3339_us("2026-11-26 10:52:58.000001Z"), Some(at + 1));
+        assert_eq!(clf_us("[26/Nov/2026:10:52:58 +0000]"), Some(at));
+        assert_eq!(clf_us("26/Nov/2026:05:52:58 -0500"), Some(at));
+        assert_eq!(epoch_seconds_us("1795690378.123"), Some(at + 123_000));
+        assert_eq!(epoch_seconds_us("1795690378"), Some(at));
+    }
+
+    #[test]
+    fn nonsense_is_none() {
+        for bad in ["", "2026-13-01T00:00:00Z", "2026-11-26T10:52:58", "26/Foo/2026:10:52:58 +0000", "12a.5", "2026-11-26T10:52:58+25:00"] {
+            assert_eq!(rfc3339_us(bad).or(clf_us(bad)).or(epoch_seconds_us(bad)), None, "{bad}");
+        }
+    }
+}
