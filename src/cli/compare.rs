@@ -133,7 +133,7 @@ fn runner(f: &CompareFlags) -> Result<i32, CliError> {
     // 1 s rows unless told, as always: a comparison of one run a side samples them.
     let interval = Some(f.runner.interval.unwrap_or(crate::defaults::COMPARE_INTERVAL));
     // The warm-up is load before the measured duration, not part of it.
-    let shape = load::RunShape { length: &f.length, segment: None, interval, warmup: f.runner.warmup.0 };
+    let shape = load::RunShape { length: &f.length, segment: None, interval, warmup: f.runner.warmup.0, replay: None };
     // The files are read once for both sides.
     let inputs = load::Inputs::read(&f.request)?;
     let request = load::RequestShape { flags: &f.request, inputs: &inputs };

@@ -25,6 +25,8 @@ pub struct RunShape<'a> {
     pub interval: Option<Duration>,
     /// Load before the measured length (the A/B runner's `--warmup`), added to it.
     pub warmup: Duration,
+    /// `strain replay`: what is replayed (the requests and their times come from it).
+    pub replay: Option<&'a crate::replay::ReplayNote>,
 }
 
 impl<'a> RunShape<'a> {
@@ -35,6 +37,7 @@ impl<'a> RunShape<'a> {
             segment: Some(&run.segment),
             interval: run.live.interval,
             warmup: Duration::ZERO,
+            replay: None,
         }
     }
 }
@@ -98,6 +101,7 @@ pub fn load(
             (None, None) => None,
         };
     }
+    config.replay = run.and_then(|r| r.replay).cloned();
     if let Some(s) = run.and_then(|r| r.segment) {
         config.segment = segment(s)?;
         config.start_at = s.start_at;
@@ -234,7 +238,7 @@ pub fn outputs(config: &Config, run: &RunFlags) -> Outputs {
     let RunFlags { text, live, files, metrics, .. } = run;
     Outputs {
         text: TextOptions { latency: text.latency, uncorrected: text.uncorrected },
-        progress: live.interval.is_some() || config.schedule.is_some() || live.hdr_log.is_some(),
+        progress: live.interval.is_some() || config.paced() || live.hdr_log.is_some(),
         quiet: live.quiet,
         json: files.json.clone().map(Output::of),
         html: files.html.clone(),
@@ -258,7 +262,7 @@ pub fn thresholds(exprs: &[String], config: &Config, proxy: bool) -> Result<Vec<
         .collect::<Result<_, _>>()?;
     for t in &thresholds {
         let missing = match t.needs() {
-            Some(Needs::RateMode) => config.schedule.is_none(),
+            Some(Needs::RateMode) => !config.paced(),
             Some(Needs::ProxyTest) => !proxy,
             None => false,
         };

@@ -53,6 +53,7 @@ pub fn run(f: &MergeFlags) -> Result<i32, CliError> {
     let thresholds = super::load::thresholds(&f.checks.thresholds, &config, false)?;
     let nothing_connected = merged.summary.total.connections == 0 && merged.summary.total.requests == 0;
     let result = RunResult {
+        replay: None,
         summary: merged.summary,
         series: merged.series,
         // No address was loaded by this process; nothing reads it for a merged result.

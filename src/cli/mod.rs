@@ -14,6 +14,7 @@ pub mod merge;
 pub mod origin;
 pub mod print;
 pub mod proxy;
+pub mod replay;
 pub mod report;
 pub mod run;
 pub mod units;
@@ -64,6 +65,7 @@ where
         Some(Command::Compare(f)) => compare::run(&f, matches.subcommand_matches("compare")),
         Some(Command::FindMax(f)) => find_max::run(&f),
         Some(Command::Merge(f)) => merge::run(&f),
+        Some(Command::Replay(f)) => replay::run(&f),
         Some(Command::K8sJob(f)) => k8s::run(&f),
         Some(Command::Completions { shell }) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();

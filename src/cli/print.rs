@@ -140,7 +140,16 @@ impl Observer for Printer<'_> {
 
     fn started(&mut self) {
         // The header follows what the scripts' init() printed, as in wrk.
-        let _ = self.text.write_all(report::text::header(self.config).as_bytes());
+        let header = match &self.config.replay {
+            Some(note) => report::replay::header(
+                note,
+                &self.config.target.url,
+                self.config.threads,
+                self.config.segment_connections(),
+            ),
+            None => report::text::header(self.config),
+        };
+        let _ = self.text.write_all(header.as_bytes());
         let _ = self.text.flush();
     }
 
@@ -202,6 +211,9 @@ impl Observer for Printer<'_> {
             .write_all(report::text::body(&result.summary, self.config, result.protocol, self.outputs.text).as_bytes());
         if let Some(p) = &result.proxy {
             let _ = self.text.write_all(report::proxy::summary(&result.summary.total, p).as_bytes());
+        }
+        if let (Some(note), Some(fed)) = (&self.config.replay, &result.replay) {
+            let _ = self.text.write_all(report::replay::block(note, fed, &result.summary).as_bytes());
         }
         for o in &result.outcomes {
             let _ = writeln!(self.text, "{}", report::text::outcome(o));

@@ -196,6 +196,9 @@ pub struct Config {
     pub tick: Duration,
     /// Local addresses to connect from, taken in turn (empty: the kernel's choice).
     pub source_addrs: Vec<std::net::IpAddr>,
+    /// `strain replay`: what is replayed (its requests come from the recordings, paced by
+    /// their times, not by `schedule`).
+    pub replay: Option<crate::replay::ReplayNote>,
 }
 
 /// The time series' interval when `--interval` is not given, for a run measured for `length`:
@@ -246,14 +249,20 @@ impl Config {
             interval: None,
             tick: DEFAULT_TICK,
             source_addrs: Vec::new(),
+            replay: None,
         }
+    }
+
+    /// Requests are sent at set times (a rate, stages, a replay), so latency is corrected.
+    pub fn paced(&self) -> bool {
+        self.schedule.is_some() || self.replay.is_some()
     }
 
     /// Length of the time series' rows: `--interval`, else [`auto_interval`] of the measured
     /// length (the duration without the warm-up, whose rows are not kept). Every segment of a
     /// test has the same config, so they cut the same intervals.
     pub fn series_interval(&self) -> Duration {
-        let count_bound = self.requests.is_some() && self.schedule.is_none();
+        let count_bound = self.requests.is_some() && !self.paced();
         self.interval.unwrap_or_else(|| auto_interval(self.duration.saturating_sub(self.warmup), count_bound))
     }
 

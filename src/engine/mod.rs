@@ -20,6 +20,7 @@
 
 mod clock;
 mod deadlines;
+mod feed;
 mod pacer;
 pub mod proxy;
 mod slot;
@@ -132,6 +133,8 @@ pub enum SendPlan {
     Proxy(proxy::ProxyPlan),
     /// A targets file's requests.
     Targets(TargetsPlan),
+    /// A replay's requests, each with its own bytes, from the replay's reader.
+    Replay,
 }
 
 /// When requests are sent, settled before the threads start.
@@ -149,6 +152,13 @@ pub enum WhenPlan {
     /// Connections arrive on a schedule (jtest's `-e`), each sending its requests at once; at
     /// most `-c` are open.
     Arrivals(crate::schedule::Schedule),
+    /// Recorded requests come due at their replayed times, from the replay's reader.
+    Replay {
+        /// One queue per thread, each taken by its worker when it starts.
+        queues: Vec<std::sync::Mutex<Option<mpsc::Receiver<crate::replay::feed::Batch>>>>,
+        /// The tick, in microseconds (0: each at its own time).
+        tick_us: u64,
+    },
 }
 
 /// What a run reports while it goes.
@@ -263,6 +273,25 @@ impl Plan {
         }
         self.send = SendPlan::Proxy(proxy);
         self
+    }
+
+    /// Makes this a replay: thread `i` sends what `queues[i]` brings, each request when due.
+    pub fn with_replay(mut self, queues: Vec<mpsc::Receiver<crate::replay::feed::Batch>>, tick: Duration) -> Plan {
+        let queues = queues.into_iter().map(|q| std::sync::Mutex::new(Some(q))).collect();
+        self.when = WhenPlan::Replay { queues, tick_us: tick.as_micros() as u64 };
+        self.send = SendPlan::Replay;
+        self
+    }
+
+    /// Drops the replay queues no worker took, so the replay's reader never waits on them.
+    pub fn close_replay(&self) {
+        if let WhenPlan::Replay { queues, .. } = &self.when {
+            for q in queues {
+                if let Ok(mut q) = q.lock() {
+                    q.take();
+                }
+            }
+        }
     }
 
     /// Attaches a script (after its `setup` ran against [`Plan::addr`]).

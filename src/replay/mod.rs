@@ -1,5 +1,109 @@
-//! `strain replay`: recorded traffic sent again at its recorded pace. [`read`] turns each
-//! format into [`record::Record`]s.
+//! `strain replay`: recorded traffic sent again at its recorded pace.
+//!
+//! [`read`] turns each format into [`record::Record`]s as it reads them; [`timing`] puts them
+//! back in order and gives each its due time (`start + (t_i - t_0) / speed`); [`render`] makes
+//! each the request strain sends (the URL's server, `-H`, `--drop-header`, the methods and
+//! bodies allowed); [`feed`] runs all of it on its own thread, ahead of the load, and hands
+//! each worker thread its share in batches. The workers send each request when it comes due,
+//! as in rate mode, and measure its latency from then.
 
+pub mod feed;
 pub mod read;
 pub mod record;
+pub mod render;
+pub mod timing;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use read::Format;
+
+/// How the recorded gaps become the replay's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pace {
+    /// `--speed X`: every gap divided by X (1 is the recorded pace).
+    Speed(f64),
+    /// `--rate N`: the gaps scaled so that the mean rate is N requests/s.
+    Rate(f64),
+}
+
+/// How many times the recording is played.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Loops {
+    /// This many times, one after the other.
+    Times(u32),
+    /// Until the run is stopped (`-d`, Ctrl-C, `-n`).
+    Forever,
+}
+
+/// A point in the recording: `--from`, `--to`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    /// This long after the recording's first request.
+    After(Duration),
+    /// This wall-clock instant, microseconds since the Unix epoch.
+    At(i64),
+}
+
+/// Which recorded key keeps a client's requests on one connection (`--sessions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionKey {
+    /// The client's address.
+    Client,
+    /// The recorded connection (nginx `$connection`, HAR's `connection`).
+    Connection,
+    /// The recorded session (a Proxy Verifier session, HAR's page).
+    Session,
+}
+
+/// What `strain replay` replays and how, checked when built by the command line.
+#[derive(Debug, Clone)]
+pub struct ReplayPlan {
+    /// The recordings, merged by time.
+    pub files: Vec<PathBuf>,
+    /// `--format`, or `None` to detect each file's from its content.
+    pub format: Option<Format>,
+    /// How the gaps are scaled.
+    pub pace: Pace,
+    /// `--from`.
+    pub from: Option<Mark>,
+    /// `--to`.
+    pub to: Option<Mark>,
+    /// `--loop`.
+    pub loops: Loops,
+    /// `--max-gap`: a longer silence in the recording is cut to this.
+    pub max_gap: Option<Duration>,
+    /// `--reorder-window`: records this far out of order in the file are put back in order.
+    pub window: Duration,
+    /// `--sessions`.
+    pub sessions: Option<SessionKey>,
+    /// The requests strain sends for the records.
+    pub render: render::Rewrite,
+    /// `--skip-bad`: a record that does not parse is counted and skipped, not an error.
+    pub skip_bad: bool,
+}
+
+/// What a replay replays, as its header and its result say it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ReplayNote {
+    /// The recordings and their formats.
+    pub files: Vec<feed::FileDoc>,
+    /// Requests one pass sends (every segment's together).
+    pub requests: u64,
+    /// The recorded span they cover, microseconds (`--max-gap` applied).
+    pub span_us: u64,
+    /// The speed the replay goes at (from `--speed`, or `--rate`'s mean).
+    pub speed: f64,
+    /// Passes over the recordings (`None`: until stopped).
+    pub loops: Option<u32>,
+}
+
+impl ReplayNote {
+    /// The recording's mean rate, requests/s.
+    pub fn recorded_rate(&self) -> f64 {
+        if self.span_us == 0 {
+            return 0.0;
+        }
+        self.requests.saturating_sub(1) as f64 * 1e6 / self.span_us as f64
+    }
+}

@@ -66,7 +66,7 @@ fn document_with(
 ) -> RunDoc {
     let Run { protocol, intervals, proxy, command } = run;
     let t = &summary.total;
-    let paced = config.schedule.is_some();
+    let paced = config.paced();
     RunDoc {
         schema_version: SCHEMA_VERSION,
         strain_version: env!("CARGO_PKG_VERSION").to_string(),

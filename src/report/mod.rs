@@ -11,6 +11,7 @@ pub mod html;
 pub mod json;
 pub mod live;
 pub mod proxy;
+pub mod replay;
 pub mod text;
 pub mod units;
 pub mod wrk2;

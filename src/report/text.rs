@@ -69,7 +69,7 @@ pub fn body(summary: &Summary, config: &Config, protocol: Protocol, show: TextOp
     let _ = writeln!(out, "  Thread Stats{:>6}{:>11}{:>8}{:>12}", "Avg", "Stdev", "Max", "+/- Stdev");
     stats_row(&mut out, "Latency", &summary.latency(), time_us);
     stats_row(&mut out, "Req/Sec", &summary.thread_rate(), metric);
-    if config.schedule.is_some() {
+    if config.paced() {
         // Rate mode prints wrk2's blocks: corrected latency with -L, the uncorrected one with -U.
         if show.latency {
             out.push_str(&wrk2::latency_block("Recorded Latency", &summary.total.latency_us));
@@ -117,7 +117,7 @@ pub fn body(summary: &Summary, config: &Config, protocol: Protocol, show: TextOp
     if status > 0 {
         let _ = writeln!(out, "  Non-2xx or 3xx responses: {status}");
     }
-    if config.schedule.is_some() {
+    if config.paced() {
         pacing_lines(&mut out, summary, config, protocol);
     }
     let _ = writeln!(out, "Requests/sec: {:>9.2}", summary.requests_per_s());

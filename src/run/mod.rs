@@ -51,6 +51,19 @@ pub enum Workload {
     },
     /// A proxy test: documents chosen by the workload, the hit ratio measured at the origin.
     Proxy(ProxyPlan),
+    /// Recorded requests, each at its replayed time (`strain replay`).
+    Replay(Box<Replay>),
+}
+
+/// A replay, scanned: what to read, what the scan found, and the speed.
+#[derive(Debug, Clone)]
+pub struct Replay {
+    /// The recordings and how they are replayed.
+    pub plan: crate::replay::ReplayPlan,
+    /// What the scan before the load found.
+    pub scan: crate::replay::feed::Scan,
+    /// The speed the recording goes at.
+    pub speed: f64,
 }
 
 /// Where the origin is.
@@ -83,6 +96,9 @@ pub enum RunError {
     /// The in-process origin failed.
     #[error(transparent)]
     Origin(#[from] OriginError),
+    /// The replay's recordings could not be read.
+    #[error(transparent)]
+    Replay(#[from] crate::replay::feed::ReplayError),
 }
 
 /// Why a test that ran did not succeed.
@@ -124,6 +140,8 @@ pub struct RunResult {
     pub thread_waited: Vec<std::time::Duration>,
     /// The server runs on this machine on CPUs strain's threads use too.
     pub shared_cpus: Option<SharedCpus>,
+    /// A replay: what its reader did while the load ran.
+    pub replay: Option<crate::replay::feed::Fed>,
 }
 
 /// Sees a run as it goes. Every method has a default that ignores it.
@@ -197,7 +215,19 @@ fn client(
         observer.shared_cpus(s);
     }
     let mut tracker = None;
-    if let Workload::Proxy(p) = workload {
+    let mut queues = None;
+    if let Workload::Replay(_) = &workload {
+        let (tx, rx): (Vec<_>, Vec<_>) =
+            (0..load.threads).map(|_| std::sync::mpsc::sync_channel(crate::replay::feed::QUEUED)).unzip();
+        plan = plan.with_replay(rx, load.tick);
+        queues = Some(tx);
+    }
+    let (replay, proxy) = match workload {
+        Workload::Replay(r) => (Some(r), None),
+        Workload::Proxy(p) => (None, Some(p)),
+        _ => (None, None),
+    };
+    if let Some(p) = proxy {
         let view = match live {
             Some(l) => OriginView::Local(l),
             None => OriginView::Remote(p.origin.clone()),
@@ -215,9 +245,13 @@ fn client(
     }
     let budget = checks.abort_on_fail.then(|| Budget::new(load));
     let mut watch = Watch { observer: &mut *observer, tracker, budget, thresholds: &checks.thresholds, stop };
-    let mut out = engine::run(&plan, stop, &mut |progress| watch.progress(progress))?;
+    let (mut out, fed) = match (&replay, queues) {
+        (Some(r), Some(queues)) => replayed(&plan, r, queues, load, stop, &mut watch)?,
+        _ => (engine::run(&plan, stop, &mut |progress| watch.progress(progress))?, None),
+    };
     let tracker = watch.tracker.take();
     let mut result = measured(&plan, &mut out, tracker);
+    result.replay = fed;
     result.shared_cpus = shared_cpus;
     result.outcomes = result.judge(&checks.thresholds);
     observer.finished(&result);
@@ -232,6 +266,28 @@ fn client(
         }
     }
     Ok(result)
+}
+
+/// Runs a replay's load: its reader on its own thread, feeding each worker its share.
+fn replayed(
+    plan: &engine::Plan,
+    replay: &Replay,
+    queues: Vec<std::sync::mpsc::SyncSender<crate::replay::feed::Batch>>,
+    load: &Config,
+    stop: &AtomicBool,
+    watch: &mut Watch,
+) -> Result<(engine::RunOutput, Option<crate::replay::feed::Fed>), RunError> {
+    use crate::replay::feed;
+    std::thread::scope(|scope| {
+        let split = feed::Split { segment: load.segment, queues };
+        let feeder = feed::start(scope, &replay.plan, &replay.scan, replay.speed, split)?;
+        let out = engine::run(plan, stop, &mut |progress| watch.progress(progress));
+        // The workers have ended and dropped their queues (those of threads that never
+        // started go now), so the reader ends too.
+        plan.close_replay();
+        let fed = feeder.finish()?;
+        Ok((out?, Some(fed)))
+    })
 }
 
 /// What the engine's progress means to the caller: each interval goes to the observer (with
@@ -275,6 +331,7 @@ fn measured(plan: &engine::Plan, out: &mut engine::RunOutput, tracker: Option<Pr
         None => None,
     };
     RunResult {
+        replay: None,
         proxy: tracker.map(|t| t.finish(&summary.total)),
         summary,
         series: std::mem::take(&mut out.series),
@@ -303,6 +360,7 @@ fn unrun(plan: &engine::Plan, failure: Failure) -> RunResult {
         thread_cpu: Vec::new(),
         thread_waited: Vec::new(),
         shared_cpus: None,
+        replay: None,
     }
 }
 

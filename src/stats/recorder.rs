@@ -17,6 +17,9 @@ pub struct Recorder {
     pub uncorrected_us: Histogram<u64>,
     /// How paced requests kept to their schedule.
     pub pacing: Pacing,
+    /// Paced sends: how long after its due time each request was written, microseconds (two
+    /// significant digits: the replay's lag percentiles need no more, and it stays small).
+    pub lag_us: Histogram<u64>,
     /// Proxy tests: time to the first byte of each response, microseconds.
     pub ttfb_us: Histogram<u64>,
     /// Proxy tests: responses the client abandoned mid-body on purpose.
@@ -130,6 +133,7 @@ impl Recorder {
             latency_us: latency_histogram(),
             uncorrected_us: sized(paced),
             pacing: Pacing::default(),
+            lag_us: if paced { lag_histogram() } else { unused_histogram() },
             ttfb_us: sized(first_bytes),
             aborted: 0,
             content_failures: Vec::new(),
@@ -239,6 +243,10 @@ impl Recorder {
         let _ = self.rate_samples.add(&other.rate_samples);
         let _ = self.uncorrected_us.add(&other.uncorrected_us);
         self.pacing.merge(&other.pacing);
+        if self.lag_us.high() < other.lag_us.high() {
+            self.lag_us = lag_histogram();
+        }
+        let _ = self.lag_us.add(&other.lag_us);
         let _ = self.ttfb_us.add(&other.ttfb_us);
         self.aborted += other.aborted;
         self.arrivals_dropped += other.arrivals_dropped;
@@ -350,6 +358,11 @@ impl Pacing {
 /// An empty latency histogram: 1 µs to [`MAX_LATENCY_US`].
 pub fn latency_histogram() -> Histogram<u64> {
     new_histogram(MAX_LATENCY_US)
+}
+
+/// An empty send-lag histogram: 1 µs to [`MAX_LATENCY_US`], two significant digits.
+pub fn lag_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_LATENCY_US, 2).unwrap_or_else(|_| unused_histogram())
 }
 
 /// The smallest histogram, for a series nothing is recorded into (others add into it fine).

@@ -9,6 +9,7 @@
 //! runs ([`LiveFlags`]), how it is judged ([`ThresholdFlags`]), and the result files
 //! ([`ResultFiles`]).
 
+mod replay;
 mod results;
 mod server;
 
@@ -17,6 +18,7 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args, Parser, Subcommand};
 
+pub use replay::{files as replay_files, ReplayFlags};
 pub use results::{CompareFlags, K8sJobFlags, MergeFlags, ReportFlags};
 pub use server::{is_probability, probability, DocumentFlags, FormFlag, OriginFlags, ProxyFlags, ServiceDistFlag};
 
@@ -32,7 +34,7 @@ use crate::defaults;
     disable_version_flag = true,
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
-    override_usage = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]\n       strain proxy [OPTIONS]\n       strain report RESULT.json... -o FILE.html\n       strain compare URL_A URL_B [OPTIONS] | strain compare BASE NEW\n       strain find-max URL --slo EXPR...\n       strain merge RESULT.json...\n       strain k8s-job --segments N --image IMAGE -- [OPTIONS] <URL>\n       strain completions SHELL | strain man"
+    override_usage = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]\n       strain proxy [OPTIONS]\n       strain report RESULT.json... -o FILE.html\n       strain compare URL_A URL_B [OPTIONS] | strain compare BASE NEW\n       strain find-max URL --slo EXPR...\n       strain merge RESULT.json...\n       strain replay FILE... [URL] [OPTIONS]\n       strain k8s-job --segments N --image IMAGE -- [OPTIONS] <URL>\n       strain completions SHELL | strain man"
 )]
 pub struct Cli {
     /// A mode other than load testing a URL.
@@ -65,6 +67,9 @@ pub enum Command {
     FindMax(Box<FindMaxFlags>),
     /// Merge the results of one test's segments (--segment I/N) into one result.
     Merge(MergeFlags),
+    /// Replay recorded traffic (access logs, HAR, JSON lines, Proxy Verifier files) at its
+    /// recorded pace, latency measured from each request's due time.
+    Replay(Box<ReplayFlags>),
     /// Print a Kubernetes Indexed Job that runs a load as N segments on different nodes.
     #[command(name = "k8s-job")]
     K8sJob(K8sJobFlags),

@@ -25,6 +25,9 @@ pub(super) enum Requests<'a> {
     Proxy(Proxied<'a>),
     /// A targets file's requests.
     Targets(Targeted<'a>),
+    /// A replay's requests: per slot, the bytes of the one it sends now (copied from the
+    /// feed's batch, into a buffer the slot keeps).
+    Replay(Vec<Vec<u8>>),
 }
 
 /// A targets file's requests: the one each slot sends now, and this thread's place in the
@@ -130,6 +133,7 @@ impl<'a> Requests<'a> {
                 };
                 Ok((Requests::Targets(targeted), 1))
             }
+            (SendPlan::Replay, _) => Ok((Requests::Replay(vec![Vec::new(); slots]), 1)),
             (SendPlan::Proxy(p), _) => {
                 let client = ProxyClient::new(p, process_stream(index));
                 let built = (0..slots).map(|_| (Vec::new(), Sent::default())).collect();
@@ -153,7 +157,7 @@ impl<'a> Requests<'a> {
             Requests::Fixed(_) => false,
             Requests::Script(s) => s.lua.wants_responses(),
             Requests::Proxy(p) => p.client.checks_content(),
-            Requests::Targets(_) => false,
+            Requests::Targets(_) | Requests::Replay(_) => false,
         }
     }
 
@@ -190,6 +194,17 @@ impl<'a> Requests<'a> {
             Requests::Script(s) => s.built.get(i).map(Vec::as_slice),
             Requests::Proxy(p) => p.built.get(i).map(|b| b.0.as_slice()),
             Requests::Targets(t) => t.current.get(i).and_then(|&k| t.all.get(k as usize)).map(Vec::as_slice),
+            Requests::Replay(r) => r.get(i).map(Vec::as_slice),
+        }
+    }
+
+    /// A replay: slot `i` sends `bytes` next.
+    pub(super) fn load(&mut self, i: usize, bytes: &[u8]) {
+        if let Requests::Replay(r) = self {
+            if let Some(buf) = r.get_mut(i) {
+                buf.clear();
+                buf.extend_from_slice(bytes);
+            }
         }
     }
 
@@ -224,6 +239,7 @@ impl<'a> Requests<'a> {
                 }
                 Ok(t.all.get(k).is_some_and(|r| r.starts_with(b"HEAD ")))
             }
+            Requests::Replay(r) => Ok(r.get(i).is_some_and(|b| b.starts_with(b"HEAD "))),
             Requests::Proxy(p) => {
                 let Some((req, sent)) = p.built.get_mut(i) else { return Ok(false) };
                 *sent = p.client.build(req);

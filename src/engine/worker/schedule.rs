@@ -5,6 +5,7 @@
 use mio::{Interest, Poll};
 
 use super::{live, Core, TIMER};
+use crate::engine::feed::Feed;
 use crate::engine::pacer::Pacer;
 use crate::engine::slot::{Slot, State};
 use crate::engine::timer::Timer;
@@ -30,12 +31,56 @@ pub(super) enum When<'a> {
 /// Rate mode: the schedule, the connections free to take a due request, and the timer that
 /// wakes the loop when one is due.
 pub(super) struct Paced<'a> {
-    pub(super) pacer: Pacer<'a>,
+    pub(super) pacer: Source<'a>,
     /// Per origin (one but with targets on several servers), its free connections.
     pub(super) idle: Vec<Vec<u32>>,
     pub(super) timer: Timer,
     /// Per slot: when it came free, to tell why a late send waited.
     free: Vec<Free>,
+}
+
+/// Where a paced thread's due times come from.
+pub(super) enum Source<'a> {
+    /// Its share of a rate schedule.
+    Schedule(Pacer<'a>),
+    /// Its share of a replay.
+    Replay(Feed),
+}
+
+impl Source<'_> {
+    /// When the next request is due, if one is at hand.
+    #[inline]
+    pub(super) fn next_due(&self) -> Option<u64> {
+        match self {
+            Source::Schedule(p) => p.next_due(),
+            Source::Replay(f) => f.next_due(),
+        }
+    }
+
+    /// Takes the next request; its due time.
+    #[inline]
+    pub(super) fn take(&mut self) -> Option<u64> {
+        match self {
+            Source::Schedule(p) => p.take(),
+            Source::Replay(f) => f.take(),
+        }
+    }
+
+    /// The server the next request goes to, when the source says (a replay's requests do).
+    fn next_origin(&self) -> Option<usize> {
+        match self {
+            Source::Schedule(_) => None,
+            Source::Replay(f) => Some(f.next_origin()),
+        }
+    }
+
+    /// Requests due before `end_us` never taken.
+    fn left_before(&mut self, end_us: u64) -> u64 {
+        match self {
+            Source::Schedule(p) => p.left_before(end_us),
+            Source::Replay(f) => f.left_before(end_us),
+        }
+    }
 }
 
 /// When a slot came free for a due request, to tell a late send's cause: was a connection
@@ -60,7 +105,17 @@ struct Free {
     opened_us: u64,
 }
 
-impl Paced<'_> {
+impl<'a> Paced<'a> {
+    /// Paced sends from `pacer` over `conns` slots, woken by `timer`.
+    fn new(pacer: Source<'a>, plan: &Plan, conns: usize, timer: Timer) -> Paced<'a> {
+        Paced {
+            pacer,
+            idle: (0..plan.origins.len()).map(|_| Vec::with_capacity(conns)).collect(),
+            timer,
+            free: vec![Free::default(); conns],
+        }
+    }
+
     /// Slot `i` came free at `now` (`opened`: its connection has just opened) and joins
     /// origin `o`'s free slots.
     fn release(&mut self, o: usize, i: usize, now: u64, opened: bool) {
@@ -118,12 +173,18 @@ impl<'a> When<'a> {
                 poll.registry()
                     .register(&mut mio::unix::SourceFd(&timer.raw_fd()), TIMER, Interest::READABLE)
                     .map_err(EngineError::Poll)?;
-                When::Paced(Paced {
-                    pacer: Pacer::new(schedule, share_index(plan, index), share_stride(plan), *tick_us),
-                    idle: (0..plan.origins.len()).map(|_| Vec::with_capacity(conns)).collect(),
-                    timer,
-                    free: vec![Free::default(); conns],
-                })
+                let pacer = Pacer::new(schedule, share_index(plan, index), share_stride(plan), *tick_us);
+                When::Paced(Paced::new(Source::Schedule(pacer), plan, conns, timer))
+            }
+            WhenPlan::Replay { queues, tick_us } => {
+                let timer = Timer::new().map_err(EngineError::Poll)?;
+                poll.registry()
+                    .register(&mut mio::unix::SourceFd(&timer.raw_fd()), TIMER, Interest::READABLE)
+                    .map_err(EngineError::Poll)?;
+                // Each worker takes its own queue once, as it starts.
+                let rx = queues.get(index).and_then(|q| q.lock().ok().and_then(|mut q| q.take()));
+                let (_, empty) = std::sync::mpsc::channel();
+                When::Paced(Paced::new(Source::Replay(Feed::new(rx.unwrap_or(empty), *tick_us)), plan, conns, timer))
             }
             WhenPlan::Arrivals(schedule) => When::Arrivals(Arrivals {
                 pacer: Pacer::new(schedule, share_index(plan, index), share_stride(plan), 0),
@@ -165,6 +226,10 @@ impl Core<'_> {
         if let When::Paced(p) = &mut self.when {
             let waited = p.waited(o, i, due_us, now, &self.slots);
             self.meter.rec.pacing.sent(now.saturating_sub(due_us), waited);
+            self.meter.rec.lag_us.saturating_record(now.saturating_sub(due_us));
+            if let Source::Replay(f) = &p.pacer {
+                self.requests.load(i, f.taken());
+            }
         }
     }
 
@@ -213,6 +278,11 @@ impl Core<'_> {
             When::Arrivals(a) if !self.draining => a.pacer.next_due().unwrap_or(u64::MAX),
             _ => u64::MAX,
         };
+        // A replay whose reader is behind looks again in a millisecond.
+        let starved = match &self.when {
+            When::Paced(Paced { pacer: Source::Replay(f), .. }) if f.starved() && !self.draining => now + 1_000,
+            _ => u64::MAX,
+        };
         // Connections still to open are opened on the next turn, without sleeping.
         let open = if self.opening.can_open() && !self.draining { now } else { u64::MAX };
         let transport = transport.unwrap_or(u64::MAX);
@@ -224,6 +294,7 @@ impl Core<'_> {
             .min(deadline)
             .min(retry)
             .min(self.next_send())
+            .min(starved)
             .min(open)
             .max(now)
     }
@@ -232,7 +303,10 @@ impl Core<'_> {
     pub(super) fn next_send(&self) -> u64 {
         match &self.when {
             When::Paced(p)
-                if !self.draining && p.idle.get(self.requests.next_origin()).is_some_and(|v| !v.is_empty()) =>
+                if !self.draining
+                    && p.idle
+                        .get(p.pacer.next_origin().unwrap_or_else(|| self.requests.next_origin()))
+                        .is_some_and(|v| !v.is_empty()) =>
             {
                 p.pacer.next_due().unwrap_or(u64::MAX)
             }
@@ -283,6 +357,10 @@ impl Core<'_> {
             let o = self.requests.next_origin();
             let (i, due) = match &mut self.when {
                 When::Paced(p) => {
+                    if let Source::Replay(f) = &mut p.pacer {
+                        f.refill();
+                    }
+                    let o = p.pacer.next_origin().unwrap_or(o);
                     let Some(due) = p.pacer.next_due() else { return };
                     if due > now {
                         return;
@@ -318,7 +396,7 @@ impl Core<'_> {
         self.draining = true;
         self.due.timers.clear();
         self.opening.queue.clear();
-        if let When::Paced(p) = &self.when {
+        if let When::Paced(p) = &mut self.when {
             // A run stopped early never meant to send what was due after the stop; one that
             // sent its -n count left nothing unsent.
             if self.budget != Some(0) {

@@ -56,3 +56,46 @@ pub fn read(
         Format::Verifier => verifier::read(input, sink),
     }
 }
+
+impl Format {
+    /// The format's name in the report (`combined`, `har`…).
+    pub fn name(&self) -> String {
+        match self {
+            Format::Log(layout) => layout.describe(),
+            Format::Har => "har".into(),
+            Format::JsonLines => "jsonl".into(),
+            Format::Verifier => "verifier".into(),
+        }
+    }
+
+    /// The format `--format` names (`--log-format` gives a log's own layout).
+    pub fn parse(name: &str) -> Result<Format, String> {
+        match name {
+            "har" => Ok(Format::Har),
+            "jsonl" | "json" => Ok(Format::JsonLines),
+            "verifier" | "proxy-verifier" => Ok(Format::Verifier),
+            other => LogFormat::parse(other).map(Format::Log).map_err(|_| {
+                format!("unknown format {other:?}: combined, common, squid, har, jsonl or verifier (a log's own layout: --log-format)")
+            }),
+        }
+    }
+}
+
+/// An RFC 3339 time (`--from`, `--to`), microseconds since the epoch.
+pub fn instant_us(s: &str) -> Option<i64> {
+    time::rfc3339_us(s)
+}
+
+/// The format of a recording whose first bytes (decompressed) are `head`.
+pub fn detect(head: &[u8]) -> Option<Format> {
+    detect_structured(head).or_else(|| {
+        let text = String::from_utf8_lossy(head);
+        let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+        access::detect(line).map(Format::Log)
+    })
+}
+
+/// Stub until the structured readers land.
+pub fn detect_structured(_head: &[u8]) -> Option<Format> {
+    None
+}

@@ -1,0 +1,95 @@
+//! Flags of `strain replay`: the recordings, how their time becomes the replay's, and how
+//! their requests are rewritten.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::{ConnectFlags, RunFlags};
+use crate::cli::units::{self, Dur};
+
+/// Flags of `strain replay`.
+#[derive(Debug, Args)]
+pub struct ReplayFlags {
+    /// The recordings, then optionally the URL whose scheme, host and port replace the
+    /// recorded ones: access logs (nginx, Apache, ATS squid.log), HAR, JSON lines, Proxy
+    /// Verifier replay files; gzip read directly.
+    #[arg(value_name = "FILE... [URL]", required = true, num_args = 1..)]
+    pub inputs: Vec<String>,
+    /// The recordings' format: combined, common, squid, har, jsonl, verifier [default: detected
+    /// from the content].
+    #[arg(long = "format", value_name = "NAME")]
+    pub format: Option<String>,
+    /// An access log's own layout, pasted from the server's config: nginx log_format
+    /// ($variables), Apache LogFormat (%h %t "%r" ...), or an ATS format (%<cqtq> ...).
+    #[arg(long = "log-format", value_name = "LAYOUT", conflicts_with = "format")]
+    pub log_format: Option<String>,
+    /// Replay this many times as fast as recorded (0.5 is half as fast).
+    #[arg(long = "speed", value_name = "X", default_value_t = 1.0, value_parser = speed, conflicts_with = "rate")]
+    pub speed: f64,
+    /// Start this far into the recording (10m), or at this time (RFC 3339).
+    #[arg(long = "from", value_name = "T")]
+    pub from: Option<String>,
+    /// Stop this far into the recording, or at this time (RFC 3339).
+    #[arg(long = "to", value_name = "T")]
+    pub to: Option<String>,
+    /// Play the recording N times, one after the other, or "forever" (until -d, -n, Ctrl-C).
+    #[arg(long = "loop", value_name = "N|forever", default_value = "1")]
+    pub loops: String,
+    /// Cut longer silences in the recording to T.
+    #[arg(long = "max-gap", value_name = "T", value_parser = units::dur)]
+    pub max_gap: Option<Dur>,
+    /// Put records back in time order when they are out of order by up to T in the file (nginx
+    /// writes a line when a request ends).
+    #[arg(long = "reorder-window", value_name = "T", default_value = "5s", value_parser = units::duration)]
+    pub window: Duration,
+    /// Keep each client's requests on one connection, in the recorded order: client (its
+    /// address), connection (nginx $connection, HAR's connection), session (Proxy Verifier's).
+    #[arg(long = "sessions", value_name = "KEY", value_parser = ["client", "connection", "session"])]
+    pub sessions: Option<String>,
+    /// Keep the recorded Host header (the URL still says where to connect).
+    #[arg(long = "keep-host")]
+    pub keep_host: bool,
+    /// The methods replayed, comma-separated [default: GET,HEAD].
+    #[arg(long = "methods", value_name = "LIST", value_delimiter = ',')]
+    pub methods: Vec<String>,
+    /// Send a body recorded only by its size as that many bytes (otherwise such a request is
+    /// skipped and counted).
+    #[arg(long = "synthetic-body")]
+    pub synthetic_body: bool,
+    /// Add a request header, "Name: value" (repeatable; replaces a recorded one).
+    #[arg(short = 'H', long = "header", value_name = "H")]
+    pub headers: Vec<String>,
+    /// Remove this recorded header (repeatable), e.g. Cookie or Authorization.
+    #[arg(long = "drop-header", value_name = "NAME")]
+    pub drop_headers: Vec<String>,
+    /// Count records that do not parse and go on (otherwise the first one is an error).
+    #[arg(long = "skip-bad")]
+    pub skip_bad: bool,
+    /// Connections, threads, timeout, protocol.
+    #[command(flatten)]
+    pub connect: ConnectFlags,
+    /// -d and -n bound the replay; -R sets its mean rate (the gaps scaled); segments, text,
+    /// progress, thresholds, result files, metrics.
+    #[command(flatten)]
+    pub run: RunFlags,
+}
+
+/// Parses `--speed`: a positive factor.
+fn speed(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(format!("invalid speed '{s}': a factor above 0 (2 is twice as fast)")),
+    }
+}
+
+/// The recordings given (every input but a trailing URL).
+pub fn files(inputs: &[String]) -> (Vec<PathBuf>, Option<&str>) {
+    match inputs.split_last() {
+        Some((last, rest)) if last.starts_with("http://") || last.starts_with("https://") => {
+            (rest.iter().map(PathBuf::from).collect(), Some(last.as_str()))
+        }
+        _ => (inputs.iter().map(PathBuf::from).collect(), None),
+    }
+}

@@ -1,0 +1,629 @@
+//! The replay's reader: it reads the recordings (one thread per file, each putting its own
+//! records back in order), merges them by time, gives each request its due time and its
+//! bytes, and hands each worker thread its share in [`Batch`]es through a bounded channel,
+//! ahead of the load. Memory stays bounded whatever the file's size: the reorder window, a
+//! few batches per thread.
+//!
+//! [`scan`] walks the recordings once before any load, without sending: a bad record, a file
+//! of no known format or without a request stops the test before anything is sent, and the
+//! scan gives the span and count `--rate` scales by and the servers a URL-less replay loads.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+
+use serde::{Deserialize, Serialize};
+
+use super::read::{self, Format, ReadError};
+use super::record::{BadRecord, Record};
+use super::render::Skip;
+use super::timing::{Clock, Placed, Reorder, Spread};
+use super::{Loops, Pace, ReplayPlan};
+use crate::config::{Segment, Target};
+
+/// Requests handed to a worker thread at once: their due times and servers, their bytes in
+/// one buffer (so a batch is two allocations, not one per request).
+#[derive(Debug, Default)]
+pub struct Batch {
+    /// The requests, in due order.
+    pub items: Vec<Item>,
+    /// Every request's bytes, one after the other.
+    pub bytes: Vec<u8>,
+}
+
+/// One request of a batch.
+#[derive(Debug, Clone, Copy)]
+pub struct Item {
+    /// When it is due, microseconds after the replay's start.
+    pub due_us: u64,
+    /// Which server it goes to.
+    pub origin: u16,
+    /// Where its bytes are in the batch's buffer.
+    pub start: u32,
+    /// How many bytes.
+    pub len: u32,
+}
+
+impl Batch {
+    /// Request `k`'s bytes.
+    pub fn bytes_of(&self, k: usize) -> &[u8] {
+        self.items
+            .get(k)
+            .and_then(|it| self.bytes.get(it.start as usize..it.start as usize + it.len as usize))
+            .unwrap_or(&[])
+    }
+}
+
+/// Requests per batch: enough that the channel is touched once per this many sends.
+const BATCH: usize = 256;
+/// Batches queued per worker thread ahead of its sends.
+pub const QUEUED: usize = 32;
+/// A batch also goes once it spans this much due time, so a thread with few requests is not
+/// kept waiting for a full one.
+const BATCH_SPAN_US: u64 = 20_000;
+
+/// Why a replay cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// A file could not be opened or read.
+    #[error("cannot read {path}: {source}")]
+    Open {
+        /// The file.
+        path: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Its format is none strain knows.
+    #[error("{path}: unknown format (give --format: combined, common, squid, har, jsonl, verifier, or --log-format)")]
+    UnknownFormat {
+        /// The file.
+        path: String,
+    },
+    /// The whole file is not of its format.
+    #[error("{path}: {why}")]
+    Malformed {
+        /// The file.
+        path: String,
+        /// Why.
+        why: String,
+    },
+    /// A record does not parse (and `--skip-bad` was not given).
+    #[error("{path}:{line}: {why} (--skip-bad counts such records and goes on)")]
+    Bad {
+        /// The file.
+        path: String,
+        /// The line or entry, 1-based.
+        line: u64,
+        /// Why.
+        why: String,
+    },
+    /// Nothing in the recordings would be sent.
+    #[error("{what}: no request to replay{why}")]
+    Empty {
+        /// The files.
+        what: String,
+        /// What was skipped, when something was.
+        why: String,
+    },
+    /// Without a URL, a record names no server.
+    #[error("{path}:{line}: the record names no server (a path without a Host): give a URL to replay against")]
+    NoServer {
+        /// The file.
+        path: String,
+        /// The line or entry.
+        line: u64,
+    },
+    /// Without a URL, the recordings name more servers than strain loads at once.
+    #[error("the recordings name more than {max} servers: give a URL to replay against")]
+    TooManyServers {
+        /// The most a replay loads.
+        max: usize,
+    },
+}
+
+/// Servers a URL-less replay loads at most.
+const MAX_SERVERS: usize = 64;
+
+/// A recording's file and the format it is read in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileDoc {
+    /// The path, as given.
+    pub path: String,
+    /// The format's name.
+    pub format: String,
+}
+
+/// What the scan found, before any load.
+#[derive(Debug, Clone)]
+pub struct Scan {
+    /// Each file's format.
+    pub formats: Vec<Format>,
+    /// The files, for the report.
+    pub files: Vec<FileDoc>,
+    /// Requests one pass sends.
+    pub requests: u64,
+    /// The recorded span they cover (first to last, `--max-gap` applied), µs.
+    pub span_us: u64,
+    /// The servers, in order of first appearance (the URL's alone when one is given).
+    pub servers: Vec<Target>,
+    /// The counts of one pass.
+    pub counts: Counts,
+}
+
+impl Scan {
+    /// The speed the replay goes at: `--speed`, or what makes `--rate`'s mean.
+    pub fn speed(&self, pace: Pace) -> f64 {
+        match pace {
+            Pace::Speed(x) => x,
+            Pace::Rate(n) if self.requests > 1 && self.span_us > 0 => {
+                // n = (requests - 1) gaps over span / speed.
+                n * self.span_us as f64 / 1e6 / (self.requests - 1) as f64
+            }
+            Pace::Rate(_) => 1.0,
+        }
+    }
+
+    /// The recording's mean rate, requests/s (0 over no time).
+    pub fn recorded_rate(&self) -> f64 {
+        if self.span_us == 0 {
+            return 0.0;
+        }
+        (self.requests.saturating_sub(1)) as f64 * 1e6 / self.span_us as f64
+    }
+}
+
+/// What one pass over the recordings counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Records read.
+    pub records: u64,
+    /// Records that did not parse, skipped (`--skip-bad`).
+    pub bad: u64,
+    /// Records outside `--from`/`--to`.
+    pub outside: u64,
+    /// Records whose method is not replayed.
+    pub skipped_method: u64,
+    /// Records with a body the file does not hold.
+    pub skipped_body: u64,
+    /// Records further out of order in their file than the reorder window.
+    pub late_in_file: u64,
+}
+
+impl Counts {
+    fn add(&mut self, o: &Counts) {
+        self.records += o.records;
+        self.bad += o.bad;
+        self.outside += o.outside;
+        self.skipped_method += o.skipped_method;
+        self.skipped_body += o.skipped_body;
+        self.late_in_file += o.late_in_file;
+    }
+}
+
+/// Opens `path`, through a gzip decoder when it is one.
+fn open(path: &Path) -> Result<Box<dyn BufRead + Send>, ReplayError> {
+    let name = path.display().to_string();
+    let err = |source| ReplayError::Open { path: name.clone(), source };
+    let mut file = File::open(path).map_err(err)?;
+    let mut magic = [0u8; 2];
+    let n = file.read(&mut magic).map_err(err)?;
+    let file = File::open(path).map_err(err)?;
+    if n == 2 && magic == [0x1f, 0x8b] {
+        return Ok(Box::new(BufReader::with_capacity(1 << 18, flate2::read::MultiGzDecoder::new(file))));
+    }
+    Ok(Box::new(BufReader::with_capacity(1 << 18, file)))
+}
+
+/// The format of the file at `path`, from its first bytes.
+fn detect(path: &Path) -> Result<Format, ReplayError> {
+    let mut input = open(path)?;
+    let mut head = Vec::with_capacity(64 * 1024);
+    input
+        .by_ref()
+        .take(64 * 1024)
+        .read_to_end(&mut head)
+        .map_err(|source| ReplayError::Open { path: path.display().to_string(), source })?;
+    read::detect(&head).ok_or_else(|| ReplayError::UnknownFormat { path: path.display().to_string() })
+}
+
+/// What a file's reader thread sends on.
+enum Chunk {
+    /// Records in start order.
+    Records(Vec<Record>),
+    /// A record that does not parse.
+    Bad(BadRecord),
+    /// The file ended: records out of order beyond the window, and how reading ended.
+    Done(u64, Result<(), ReadError>),
+}
+
+/// Reads one file on this thread: its records, put back in order, go to `tx` in chunks.
+fn read_file(format: &Format, mut input: Box<dyn BufRead + Send>, window_us: u64, tx: &SyncSender<Chunk>) {
+    let mut reorder = Reorder::new(window_us);
+    let mut chunk = Vec::with_capacity(BATCH);
+    let mut gone = false;
+    let send = |chunk: &mut Vec<Record>, gone: &mut bool| {
+        if !*gone && tx.send(Chunk::Records(std::mem::take(chunk))).is_err() {
+            *gone = true;
+        }
+    };
+    let result = read::read(format, &mut input, &mut |item| {
+        match item {
+            Ok(r) => reorder.push(r, &mut |r| chunk.push(r)),
+            Err(bad) => gone |= tx.send(Chunk::Bad(bad)).is_err(),
+        }
+        if chunk.len() >= BATCH {
+            send(&mut chunk, &mut gone);
+        }
+        if gone {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    reorder.finish(&mut |r| chunk.push(r));
+    if !chunk.is_empty() {
+        send(&mut chunk, &mut gone);
+    }
+    let _ = tx.send(Chunk::Done(reorder.late, result));
+}
+
+/// One file's records as they come from its reader.
+struct Head {
+    path: String,
+    rx: Receiver<Chunk>,
+    queue: VecDeque<Record>,
+    done: bool,
+}
+
+impl Head {
+    /// Makes sure the next record (if any) is queued; a bad record is an error unless
+    /// `skip_bad` (then counted).
+    fn fill(&mut self, skip_bad: bool, counts: &mut Counts) -> Result<(), ReplayError> {
+        while self.queue.is_empty() && !self.done {
+            match self.rx.recv() {
+                Ok(Chunk::Records(v)) => self.queue.extend(v),
+                Ok(Chunk::Bad(_)) if skip_bad => counts.bad += 1,
+                Ok(Chunk::Bad(bad)) => {
+                    return Err(ReplayError::Bad { path: self.path.clone(), line: bad.line, why: bad.why });
+                }
+                Ok(Chunk::Done(late, result)) => {
+                    counts.late_in_file += late;
+                    self.done = true;
+                    result.map_err(|e| ReplayError::Malformed { path: self.path.clone(), why: e.to_string() })?;
+                }
+                Err(_) => self.done = true,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One pass over the recordings: every record in time order, whole seconds spread, placed by
+/// `clock`; `visit` gets each due record (with its file's index) until it breaks.
+fn walk(
+    plan: &ReplayPlan,
+    formats: &[Format],
+    clock: &mut Clock,
+    counts: &mut Counts,
+    visit: &mut dyn FnMut(usize, Record, u64) -> Result<ControlFlow<()>, ReplayError>,
+) -> Result<(), ReplayError> {
+    let window_us = plan.window.as_micros() as u64;
+    std::thread::scope(|scope| {
+        let mut heads = Vec::with_capacity(plan.files.len());
+        for (path, format) in plan.files.iter().zip(formats) {
+            let input = open(path)?;
+            let (tx, rx) = mpsc::sync_channel(4);
+            std::thread::Builder::new()
+                .name("strain-replay-read".into())
+                .spawn_scoped(scope, move || read_file(format, input, window_us, &tx))
+                .map_err(|source| ReplayError::Open { path: path.display().to_string(), source })?;
+            heads.push(Head { path: path.display().to_string(), rx, queue: VecDeque::new(), done: false });
+        }
+        let mut spread = Spread::default();
+        let mut placed: VecDeque<(usize, Record)> = VecDeque::new();
+        let mut from_file: VecDeque<usize> = VecDeque::new();
+        loop {
+            for h in &mut heads {
+                h.fill(plan.skip_bad, counts)?;
+            }
+            // The file whose next record is earliest (few files: a scan beats a heap).
+            let next = heads
+                .iter()
+                .enumerate()
+                .filter_map(|(i, h)| h.queue.front().map(|r| (r.start_us, i)))
+                .min()
+                .map(|(_, i)| i);
+            let Some(i) = next else { break };
+            let Some(r) = heads[i].queue.pop_front() else { break };
+            counts.records += 1;
+            from_file.push_back(i);
+            spread.push(r, &mut |r| placed.push_back((from_file.pop_front().unwrap_or(0), r)));
+            if let ControlFlow::Break(()) = place_all(&mut placed, clock, counts, visit)? {
+                return Ok(());
+            }
+        }
+        spread.flush(&mut |r| placed.push_back((from_file.pop_front().unwrap_or(0), r)));
+        place_all(&mut placed, clock, counts, visit).map(|_| ())
+    })
+}
+
+/// Gives `visit` each spread record's due time.
+fn place_all(
+    placed: &mut VecDeque<(usize, Record)>,
+    clock: &mut Clock,
+    counts: &mut Counts,
+    visit: &mut dyn FnMut(usize, Record, u64) -> Result<ControlFlow<()>, ReplayError>,
+) -> Result<ControlFlow<()>, ReplayError> {
+    while let Some((file, r)) = placed.pop_front() {
+        match clock.place(r.start_us) {
+            Placed::Before => counts.outside += 1,
+            Placed::After => {
+                counts.outside += 1 + placed.len() as u64;
+                return Ok(ControlFlow::Break(()));
+            }
+            Placed::Due(due) => {
+                if let ControlFlow::Break(()) = visit(file, r, due)? {
+                    return Ok(ControlFlow::Break(()));
+                }
+            }
+        }
+    }
+    Ok(ControlFlow::Continue(()))
+}
+
+/// The clock of one pass at `speed`.
+fn clock(plan: &ReplayPlan, speed: f64) -> Clock {
+    Clock::new(speed, plan.from, plan.to, plan.max_gap.map(|g| g.as_micros() as u64))
+}
+
+/// Walks the recordings once, sending nothing: formats, counts, span and servers.
+pub fn scan(plan: &ReplayPlan) -> Result<Scan, ReplayError> {
+    let formats = match &plan.format {
+        Some(f) => vec![f.clone(); plan.files.len()],
+        None => plan.files.iter().map(|p| detect(p)).collect::<Result<_, _>>()?,
+    };
+    let files = plan
+        .files
+        .iter()
+        .zip(&formats)
+        .map(|(p, f)| FileDoc { path: p.display().to_string(), format: f.name() })
+        .collect();
+    let mut counts = Counts::default();
+    let mut servers: Vec<Target> = plan.render.base.iter().cloned().collect();
+    let mut requests = 0;
+    let (mut skipped_method, mut skipped_body) = (0, 0);
+    let mut clock = clock(plan, 1.0);
+    walk(plan, &formats, &mut clock, &mut counts, &mut |file, r, _| {
+        let server = plan
+            .render
+            .server(&r)
+            .ok_or_else(|| ReplayError::NoServer { path: plan.files[file].display().to_string(), line: r.line })?;
+        let origin = match servers.iter().position(|s| s.same_origin(&server)) {
+            Some(o) => o,
+            None if servers.len() >= MAX_SERVERS => return Err(ReplayError::TooManyServers { max: MAX_SERVERS }),
+            None => {
+                servers.push(server.clone());
+                servers.len() - 1
+            }
+        };
+        match plan.render.render(&r, &server, origin as u16) {
+            Ok(_) => requests += 1,
+            Err(Skip::Method) => skipped_method += 1,
+            Err(Skip::Body) => skipped_body += 1,
+            Err(Skip::NoServer) => {}
+        }
+        Ok(ControlFlow::Continue(()))
+    })?;
+    counts.skipped_method = skipped_method;
+    counts.skipped_body = skipped_body;
+    if requests == 0 {
+        let what = plan.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
+        let mut why = Vec::new();
+        if counts.skipped_method > 0 {
+            why.push(format!("{} with a method not replayed (--methods)", counts.skipped_method));
+        }
+        if counts.skipped_body > 0 {
+            why.push(format!("{} with a body the file does not hold (--synthetic-body)", counts.skipped_body));
+        }
+        if counts.outside > 0 {
+            why.push(format!("{} outside --from/--to", counts.outside));
+        }
+        let why = if why.is_empty() { String::new() } else { format!(" ({} skipped)", why.join(", ")) };
+        return Err(ReplayError::Empty { what, why });
+    }
+    Ok(Scan { formats, files, requests, span_us: clock.span_us(), servers, counts })
+}
+
+/// What the reader did while the load ran.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fed {
+    /// Requests handed to this process's worker threads.
+    pub queued: u64,
+    /// Passes over the recordings begun.
+    pub loops: u32,
+    /// What the passes counted.
+    pub counts: Counts,
+}
+
+/// The reader, running: its thread and the signal that the workers' queues are filled.
+pub struct Feeder<'scope> {
+    handle: std::thread::ScopedJoinHandle<'scope, Result<Fed, ReplayError>>,
+}
+
+impl Feeder<'_> {
+    /// Waits for the reader to end (the load ended: its queues are gone).
+    pub fn finish(self) -> Result<Fed, ReplayError> {
+        self.handle.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+    }
+}
+
+/// Where the reader's requests go: this process's share of them, split over its threads.
+pub struct Split {
+    /// The test's segment: this process sends request `k` when `k mod count == index`.
+    pub segment: Segment,
+    /// One queue per worker thread; request `k div count` of this segment goes to thread
+    /// `(k div count) mod threads`.
+    pub queues: Vec<SyncSender<Batch>>,
+}
+
+/// Starts the reader on `scope`: it feeds `split.queues` at `speed` until the recordings (all
+/// loops) end or every queue is gone. Returns once each queue holds its first batches (or the
+/// recordings are done), so the load starts with its requests at hand.
+pub fn start<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    plan: &'env ReplayPlan,
+    scan: &'env Scan,
+    speed: f64,
+    split: Split,
+) -> Result<Feeder<'scope>, ReplayError> {
+    let (primed_tx, primed_rx) = mpsc::channel::<()>();
+    let handle = std::thread::Builder::new()
+        .name("strain-replay".into())
+        .spawn_scoped(scope, move || feed(plan, scan, speed, split, primed_tx))
+        .map_err(|source| ReplayError::Open { path: "(replay reader)".into(), source })?;
+    let _ = primed_rx.recv();
+    Ok(Feeder { handle })
+}
+
+/// The reader's loop (see [`start`]).
+fn feed(
+    plan: &ReplayPlan,
+    scan: &Scan,
+    speed: f64,
+    split: Split,
+    primed: mpsc::Sender<()>,
+) -> Result<Fed, ReplayError> {
+    let threads = split.queues.len().max(1);
+    let mut out: Vec<Out> = split.queues.into_iter().map(|tx| Out { tx: Some(tx), batch: Batch::default() }).collect();
+    let mut fed = Fed::default();
+    let mut primed = Some(primed);
+    let count = u64::from(split.segment.count.max(1));
+    let index = u64::from(split.segment.index);
+    let mut k: u64 = 0;
+    let mut offset: u64 = 0;
+    let mut pass = 0u32;
+    let mut servers = scan.servers.clone();
+    loop {
+        pass += 1;
+        fed.loops = pass;
+        let mut counts = Counts::default();
+        let mut clock = clock(plan, speed);
+        let mut last_due = 0;
+        let mut n = 0u64;
+        let walked = walk(plan, &scan.formats, &mut clock, &mut counts, &mut |_, r, due| {
+            let due = offset + due;
+            last_due = due;
+            let Some(server) = plan.render.server(&r) else { return Ok(ControlFlow::Continue(())) };
+            let origin = servers.iter().position(|s| s.same_origin(&server)).unwrap_or_else(|| {
+                servers.push(server.clone());
+                servers.len() - 1
+            });
+            let Ok(req) = plan.render.render(&r, &server, origin as u16) else { return Ok(ControlFlow::Continue(())) };
+            n += 1;
+            let mine = k % count == index;
+            let t = ((k / count) % threads as u64) as usize;
+            k += 1;
+            if !mine {
+                return Ok(ControlFlow::Continue(()));
+            }
+            fed.queued += 1;
+            let o = &mut out[t];
+            o.push(due, req.origin, &req.bytes);
+            if o.full(due) {
+                send(&mut out, t, &mut primed);
+            }
+            if out.iter().all(|o| o.tx.is_none()) {
+                return Ok(ControlFlow::Break(()));
+            }
+            Ok(ControlFlow::Continue(()))
+        });
+        fed.counts.add(&counts);
+        walked?;
+        let all_gone = out.iter().all(|o| o.tx.is_none());
+        let more = match plan.loops {
+            Loops::Times(t) => pass < t,
+            Loops::Forever => true,
+        };
+        if all_gone || !more || n == 0 {
+            break;
+        }
+        // The next pass starts one mean gap after this one's last request.
+        offset = last_due + last_due / n.max(1);
+    }
+    for t in 0..out.len() {
+        send(&mut out, t, &mut primed);
+    }
+    drop(primed);
+    Ok(fed)
+}
+
+/// A worker thread's queue and the batch being filled for it.
+struct Out {
+    tx: Option<SyncSender<Batch>>,
+    batch: Batch,
+}
+
+impl Out {
+    /// Adds a request.
+    fn push(&mut self, due_us: u64, origin: u16, bytes: &[u8]) {
+        let start = self.batch.bytes.len() as u32;
+        self.batch.bytes.extend_from_slice(bytes);
+        self.batch.items.push(Item { due_us, origin, start, len: bytes.len() as u32 });
+    }
+
+    /// Whether the batch should go now (it holds its share, or spans enough time).
+    fn full(&self, due_us: u64) -> bool {
+        let first = self.batch.items.first().map_or(due_us, |i| i.due_us);
+        self.batch.items.len() >= BATCH || due_us.saturating_sub(first) >= BATCH_SPAN_US
+    }
+}
+
+/// Sends thread `t`'s batch; when its queue is full, the others' partial batches go first (so
+/// none waits on a full one), then this waits. A gone queue (its thread ended) is dropped.
+fn send(out: &mut [Out], t: usize, primed: &mut Option<mpsc::Sender<()>>) {
+    let batch = std::mem::take(&mut out[t].batch);
+    if batch.items.is_empty() {
+        return;
+    }
+    let Some(tx) = out[t].tx.as_ref() else { return };
+    match tx.try_send(batch) {
+        Ok(()) => {}
+        Err(TrySendError::Disconnected(_)) => out[t].tx = None,
+        Err(TrySendError::Full(batch)) => {
+            // The queues are full: the load can start (the first fill is done).
+            if let Some(p) = primed.take() {
+                let _ = p.send(());
+            }
+            for (j, o) in out.iter_mut().enumerate() {
+                if j != t && !o.batch.items.is_empty() {
+                    if let Some(tx) = &o.tx {
+                        match tx.try_send(std::mem::take(&mut o.batch)) {
+                            Ok(()) => {}
+                            // Still full: it stays (its queue holds requests enough).
+                            Err(TrySendError::Full(b)) => o.batch = b,
+                            Err(TrySendError::Disconnected(_)) => o.tx = None,
+                        }
+                    }
+                }
+            }
+            if let Some(tx) = out[t].tx.as_ref() {
+                if tx.send(batch).is_err() {
+                    out[t].tx = None;
+                }
+            }
+        }
+    }
+}
+
+/// The default methods replayed.
+pub fn default_methods() -> Vec<String> {
+    vec!["GET".into(), "HEAD".into()]
+}
+
+/// The files' display for the header (`access.log, b.har`).
+pub fn names(files: &[PathBuf]) -> String {
+    files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+}

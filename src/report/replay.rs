@@ -1,0 +1,94 @@
+//! A replay's lines: the header that says what is replayed and at what pace, and the block
+//! after wrk's report that compares the recording with the replay (span, mean rate, how far
+//! behind schedule the sends fell, what was skipped and why).
+
+use std::fmt::Write;
+
+use super::units::{grouped, time_us};
+use crate::replay::feed::Fed;
+use crate::replay::ReplayNote;
+use crate::stats::Summary;
+
+/// The header line of a replay (in place of wrk's `Running 10s test @ URL`).
+pub fn header(note: &ReplayNote, url: &str, threads: usize, connections: usize) -> String {
+    let files: Vec<String> = note.files.iter().map(|f| format!("{} ({})", f.path, f.format)).collect();
+    let loops = match note.loops {
+        Some(1) => String::new(),
+        Some(n) => format!(", {n} times"),
+        None => ", looping until stopped".into(),
+    };
+    format!(
+        "Replaying {} @ {url}\n  {} requests over {} at {}x{loops}\n  {threads} threads and {connections} connections\n",
+        files.join(", "),
+        grouped(note.requests as f64, 0),
+        time_us(note.span_us as f64),
+        trim(note.speed),
+    )
+}
+
+/// A speed as short as it is exact enough (`2`, `0.5`, `1.37`).
+fn trim(x: f64) -> String {
+    let s = format!("{x:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The block after wrk's report.
+pub fn block(note: &ReplayNote, fed: &Fed, summary: &Summary) -> String {
+    let mut out = String::new();
+    let elapsed_us = summary.elapsed.as_micros() as f64;
+    let sent = summary.total.pacing.sent;
+    let replayed_rate = if elapsed_us > 0.0 { sent as f64 * 1e6 / elapsed_us } else { 0.0 };
+    let _ = writeln!(out, "  Replay:");
+    let _ = writeln!(
+        out,
+        "    recorded: {} requests over {}, {}/s mean",
+        grouped(note.requests as f64, 0),
+        time_us(note.span_us as f64),
+        grouped(note.recorded_rate(), 1)
+    );
+    let _ = writeln!(
+        out,
+        "    replayed: {} sent over {}, {}/s mean (speed {})",
+        grouped(sent as f64, 0),
+        time_us(elapsed_us),
+        grouped(replayed_rate, 1),
+        trim(note.speed)
+    );
+    let lag = &summary.total.lag_us;
+    if sent > 0 {
+        let _ = writeln!(
+            out,
+            "    behind schedule: p50 {}, p99 {}, max {}",
+            time_us(lag.value_at_quantile(0.5) as f64),
+            time_us(lag.value_at_quantile(0.99) as f64),
+            time_us(lag.max() as f64)
+        );
+    }
+    let p = &summary.total.pacing;
+    if p.unsent > 0 {
+        let _ = writeln!(out, "    {} came due but were not sent before the stop", grouped(p.unsent as f64, 0));
+    }
+    let c = &fed.counts;
+    let mut skipped = Vec::new();
+    for (n, why) in [
+        (c.skipped_method, "method not replayed (--methods)"),
+        (c.skipped_body, "body not in the file (--synthetic-body)"),
+        (c.bad, "did not parse (--skip-bad)"),
+        (c.outside, "outside --from/--to"),
+    ] {
+        if n > 0 {
+            skipped.push(format!("{} {why}", grouped(n as f64, 0)));
+        }
+    }
+    if !skipped.is_empty() {
+        let _ = writeln!(out, "    skipped: {}", skipped.join(", "));
+    }
+    if c.late_in_file > 0 {
+        let _ = writeln!(
+            out,
+            "    {} records came later in the file than the reorder window allows: sent at once",
+            grouped(c.late_in_file as f64, 0)
+        );
+    }
+    out
+}
