@@ -40,6 +40,18 @@ pub fn document(result: &RunResult, config: &Config, command: &[String]) -> RunD
     let run = Run { protocol: result.protocol, intervals: &result.series, proxy: result.proxy.as_ref(), command };
     let mut doc = document_with(&result.summary, config, run, &result.outcomes, cpu);
     doc.shared_cpus = result.shared_cpus.clone();
+    doc.replay = config.replay.as_ref().zip(result.replay.as_ref()).map(|(note, fed)| {
+        let lag = &result.summary.total.lag_us;
+        let at = |q: f64| if lag.is_empty() { 0 } else { lag.value_at_quantile(q) };
+        crate::result::ReplayDoc {
+            note: note.clone(),
+            recorded_rate_per_s: note.recorded_rate(),
+            queued: fed.queued,
+            passes: fed.loops,
+            lag_us: crate::result::LagDoc { p50: at(0.5), p99: at(0.99), max: if lag.is_empty() { 0 } else { lag.max() } },
+            counts: fed.counts,
+        }
+    });
     doc
 }
 
@@ -107,6 +119,7 @@ fn document_with(
         http3: http3(summary, protocol),
         targets: targets(summary, config),
         shared_cpus: None,
+        replay: None,
     }
 }
 
@@ -162,10 +175,15 @@ fn errors(summary: &Summary) -> Errors {
 }
 
 fn rate(summary: &Summary, config: &Config) -> Option<Rate> {
-    config.schedule.as_ref().map(|s| {
+    let target = match (&config.schedule, &config.replay) {
+        (Some(s), _) => s.total_requests() / s.duration().as_secs_f64().max(1e-9),
+        (None, Some(r)) => r.recorded_rate() * r.speed,
+        (None, None) => return None,
+    };
+    Some({
         let p = &summary.total.pacing;
         Rate {
-            target_per_s: s.total_requests() / s.duration().as_secs_f64().max(1e-9) * config.segment_fraction(),
+            target_per_s: target * config.segment_fraction(),
             sent: p.sent,
             late: p.late,
             late_no_connection: p.late_no_connection,

@@ -168,6 +168,39 @@ pub struct RunDoc {
     /// The server ran on this machine on CPUs strain's threads used too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared_cpus: Option<crate::net::host::SharedCpus>,
+    /// `strain replay`: what was replayed, and how closely the replay kept to the recording.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayDoc>,
+}
+
+/// A replay: the recording, the replay's pace, how far behind schedule sends fell, and what
+/// was skipped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayDoc {
+    /// What was replayed (files, formats, one pass's requests and span, speed, loops).
+    #[serde(flatten)]
+    pub note: crate::replay::ReplayNote,
+    /// The recording's mean rate, requests/s.
+    pub recorded_rate_per_s: f64,
+    /// Requests this process's reader handed to its threads.
+    pub queued: u64,
+    /// Passes begun.
+    pub passes: u32,
+    /// How long after its due time each request was written, microseconds.
+    pub lag_us: LagDoc,
+    /// What one pass skipped, and why, and records out of order beyond the window.
+    pub counts: crate::replay::feed::Counts,
+}
+
+/// Send lag percentiles.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LagDoc {
+    /// Median.
+    pub p50: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// The largest.
+    pub max: u64,
 }
 
 /// One target of a targets file: what it is and how it was answered.
