@@ -95,7 +95,70 @@ pub fn detect(head: &[u8]) -> Option<Format> {
     })
 }
 
-/// Stub until the structured readers land.
-pub fn detect_structured(_head: &[u8]) -> Option<Format> {
-    None
+/// Recognises a structured recording from its first bytes (up to 64 KiB, decompressed): HAR,
+/// a Proxy Verifier replay file (YAML or JSON), or JSON lines; `None` for anything else.
+pub fn detect_structured(head: &[u8]) -> Option<Format> {
+    /// The keys of the top-level JSON object, as far as `json` goes: a scan that skips
+    /// values by their brackets, since a 64 KiB head cuts most files mid-value.
+    fn json_top_keys(json: &[u8]) -> Vec<&[u8]> {
+        let (mut keys, mut depth, mut at_key, mut i) = (Vec::new(), 0usize, false, 0);
+        while let Some(&b) = json.get(i) {
+            match b {
+                b'{' | b'[' => {
+                    depth += 1;
+                    at_key = depth == 1 && b == b'{';
+                }
+                b'}' | b']' => depth = depth.saturating_sub(1),
+                b',' => at_key = depth == 1,
+                b'"' => {
+                    let start = i + 1;
+                    i = start;
+                    while let Some(&c) = json.get(i) {
+                        if c == b'"' {
+                            break;
+                        }
+                        i += if c == b'\\' { 2 } else { 1 };
+                    }
+                    if at_key {
+                        keys.push(json.get(start..i).unwrap_or_default());
+                        at_key = false;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        keys
+    }
+    /// The key of a top-level YAML mapping line (`sessions:`), if the line is one.
+    fn yaml_top_key(line: &[u8]) -> Option<&[u8]> {
+        let colon = line.iter().position(|&b| b == b':')?;
+        let (key, rest) = line.split_at(colon);
+        let named = !key.is_empty() && key.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        (named && rest.get(1).is_none_or(|&b| b == b' ' || b == b'\t')).then_some(key)
+    }
+
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let text = head.trim_ascii_start();
+    if text.first() == Some(&b'{') {
+        let first_line = text.split(|&b| b == b'\n').next().unwrap_or(text);
+        if let Ok(serde_json::Value::Object(line)) = serde_json::from_slice(first_line) {
+            if line.contains_key("url") {
+                return Some(Format::JsonLines);
+            }
+        }
+        let keys = json_top_keys(text);
+        if keys.contains(&b"log".as_slice()) {
+            return Some(Format::Har);
+        }
+        return keys.iter().any(|k| *k == b"sessions" || *k == b"meta").then_some(Format::Verifier);
+    }
+    let mut lines = text
+        .split(|&b| b == b'\n')
+        .map(<[u8]>::trim_ascii_end)
+        .filter(|l| !l.is_empty() && !l.starts_with(b"#") && !l.starts_with(b"%") && *l != b"---");
+    // YAML must open with a top-level key; a log line does not look like `name:` at column 0.
+    let first = yaml_top_key(lines.next()?)?;
+    let mut keys = std::iter::once(first).chain(lines.filter_map(yaml_top_key));
+    keys.any(|k| k == b"sessions" || k == b"meta").then_some(Format::Verifier)
 }
