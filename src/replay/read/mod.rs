@@ -11,7 +11,7 @@ mod verifier;
 use std::io::BufRead;
 use std::ops::ControlFlow;
 
-pub use access::LogFormat;
+pub use access::{detect, LogFormat};
 
 use super::record::{BadRecord, Record};
 
