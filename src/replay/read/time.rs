@@ -112,7 +112,8 @@ pub fn clf_us(s: &str) -> Option<i64> {
 pub fn epoch_seconds_us(s: &str) -> Option<i64> {
     let s = s.trim();
     let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
-    let secs: i64 = if whole.bytes().all(|b| b.is_ascii_digit()) && !whole.is_empty() { whole.parse().ok()? } else { return None };
+    let secs: i64 =
+        if whole.bytes().all(|b| b.is_ascii_digit()) && !whole.is_empty() { whole.parse().ok()? } else { return None };
     let frac = if frac.is_empty() { 0 } else { fraction_us(frac)? };
     secs.checked_mul(1_000_000)?.checked_add(frac)
 }
@@ -142,7 +143,14 @@ mod tests {
 
     #[test]
     fn nonsense_is_none() {
-        for bad in ["", "2026-13-01T00:00:00Z", "2026-11-26T10:52:58", "26/Foo/2026:10:52:58 +0000", "12a.5", "2026-11-26T10:52:58+25:00"] {
+        for bad in [
+            "",
+            "2026-13-01T00:00:00Z",
+            "2026-11-26T10:52:58",
+            "26/Foo/2026:10:52:58 +0000",
+            "12a.5",
+            "2026-11-26T10:52:58+25:00",
+        ] {
             assert_eq!(rfc3339_us(bad).or(clf_us(bad)).or(epoch_seconds_us(bad)), None, "{bad}");
         }
     }
