@@ -19,7 +19,8 @@ pub fn run(f: &ReplayFlags) -> Result<i32, CliError> {
     }
     if f.run.length.stages.is_some() {
         return Err(CliError::Usage(
-            "--stages does not apply to a replay: its pace is the recording's (--speed, or -R for its mean rate)".into(),
+            "--stages does not apply to a replay: its pace is the recording's (--speed, or -R for its mean rate)"
+                .into(),
         ));
     }
     let plan = plan(f, files, url)?;
@@ -130,7 +131,7 @@ fn mark(flag: &str, s: &str) -> Result<Mark, CliError> {
     if let Ok(d) = super::units::duration(s) {
         return Ok(Mark::After(d));
     }
-    crate::replay::read::instant_us(s)
-        .map(Mark::At)
-        .ok_or_else(|| CliError::Usage(format!("invalid {flag} '{s}': a time into the recording (10m) or an RFC 3339 time")))
+    crate::replay::read::instant_us(s).map(Mark::At).ok_or_else(|| {
+        CliError::Usage(format!("invalid {flag} '{s}': a time into the recording (10m) or an RFC 3339 time"))
+    })
 }

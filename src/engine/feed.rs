@@ -51,6 +51,16 @@ impl Feed {
         self.batch.items.get(self.pos).map_or(0, |i| usize::from(i.origin))
     }
 
+    /// The slot the next request's session goes on (`--sessions`), if it has one.
+    pub fn next_slot(&self) -> Option<usize> {
+        self.batch
+            .items
+            .get(self.pos)
+            .map(|i| i.slot)
+            .filter(|&s| s != crate::replay::feed::NO_SLOT)
+            .map(|s| s as usize)
+    }
+
     /// Takes the next request; returns its due time.
     #[inline]
     pub fn take(&mut self) -> Option<u64> {
@@ -77,7 +87,8 @@ impl Feed {
     /// Requests due before `end_us` that were never taken (those queued now: the reader
     /// stops with the load).
     pub fn left_before(&mut self, end_us: u64) -> u64 {
-        let mut n = self.batch.items[self.pos.min(self.batch.items.len())..].iter().filter(|i| i.due_us < end_us).count();
+        let mut n =
+            self.batch.items[self.pos.min(self.batch.items.len())..].iter().filter(|i| i.due_us < end_us).count();
         while let Ok(b) = self.rx.try_recv() {
             let before = b.items.iter().filter(|i| i.due_us < end_us).count();
             n += before;

@@ -234,6 +234,7 @@ mod tests {
             thread_cpu: vec![std::time::Duration::from_secs_f64(cpu)],
             thread_waited: vec![std::time::Duration::ZERO],
             shared_cpus: None,
+            replay: None,
         }
     }
 

@@ -21,7 +21,7 @@ use super::read::{self, Format, ReadError};
 use super::record::{BadRecord, Record};
 use super::render::Skip;
 use super::timing::{Clock, Placed, Reorder, Spread};
-use super::{Loops, Pace, ReplayPlan};
+use super::{Loops, Pace, ReplayPlan, SessionKey};
 use crate::config::{Segment, Target};
 
 /// Requests handed to a worker thread at once: their due times and servers, their bytes in
@@ -41,6 +41,8 @@ pub struct Item {
     pub due_us: u64,
     /// Which server it goes to.
     pub origin: u16,
+    /// `--sessions`: the slot (of its thread) its session's requests all go on, or [`NO_SLOT`].
+    pub slot: u32,
     /// Where its bytes are in the batch's buffer.
     pub start: u32,
     /// How many bytes.
@@ -56,6 +58,9 @@ impl Batch {
             .unwrap_or(&[])
     }
 }
+
+/// An item without a session: any free connection takes it.
+pub const NO_SLOT: u32 = u32::MAX;
 
 /// Requests per batch: enough that the channel is touched once per this many sends.
 const BATCH: usize = 256;
@@ -467,6 +472,8 @@ pub struct Split {
     /// One queue per worker thread; request `k div count` of this segment goes to thread
     /// `(k div count) mod threads`.
     pub queues: Vec<SyncSender<Batch>>,
+    /// Connections each thread keeps (a session's slot is one of its thread's).
+    pub conns: Vec<usize>,
 }
 
 /// Starts the reader on `scope`: it feeds `split.queues` at `speed` until the recordings (all
@@ -523,15 +530,25 @@ fn feed(
             });
             let Ok(req) = plan.render.render(&r, &server, origin as u16) else { return Ok(ControlFlow::Continue(())) };
             n += 1;
-            let mine = k % count == index;
-            let t = ((k / count) % threads as u64) as usize;
+            // A session goes whole to one segment, one thread and one of its connections,
+            // by its key's hash; other requests are dealt in turn.
+            let (spot, session) = match plan.sessions.and_then(|key| session_of(&r, key)) {
+                Some(h) => (h, true),
+                None => (k, false),
+            };
             k += 1;
+            let mine = spot % count == index;
+            let t = ((spot / count) % threads as u64) as usize;
             if !mine {
                 return Ok(ControlFlow::Continue(()));
             }
             fed.queued += 1;
+            let slot = match split.conns.get(t) {
+                Some(&c) if session && c > 0 => ((spot / count / threads as u64) % c as u64) as u32,
+                _ => NO_SLOT,
+            };
             let o = &mut out[t];
-            o.push(due, req.origin, &req.bytes);
+            o.push(due, req.origin, slot, &req.bytes);
             if o.full(due) {
                 send(&mut out, t, &mut primed);
             }
@@ -568,10 +585,10 @@ struct Out {
 
 impl Out {
     /// Adds a request.
-    fn push(&mut self, due_us: u64, origin: u16, bytes: &[u8]) {
+    fn push(&mut self, due_us: u64, origin: u16, slot: u32, bytes: &[u8]) {
         let start = self.batch.bytes.len() as u32;
         self.batch.bytes.extend_from_slice(bytes);
-        self.batch.items.push(Item { due_us, origin, start, len: bytes.len() as u32 });
+        self.batch.items.push(Item { due_us, origin, slot, start, len: bytes.len() as u32 });
     }
 
     /// Whether the batch should go now (it holds its share, or spans enough time).
@@ -616,6 +633,21 @@ fn send(out: &mut [Out], t: usize, primed: &mut Option<mpsc::Sender<()>>) {
             }
         }
     }
+}
+
+/// The hash of `r`'s session key (`None`: the record has none).
+fn session_of(r: &Record, key: SessionKey) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    let value = match key {
+        SessionKey::Client => r.client.as_deref(),
+        SessionKey::Connection => r.connection.as_deref(),
+        SessionKey::Session => r.session.as_deref(),
+    }?;
+    // SipHash with fixed keys: the same session lands on the same connection in every run
+    // and every segment.
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    value.hash(&mut h);
+    Some(h.finish())
 }
 
 /// The default methods replayed.

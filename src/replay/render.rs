@@ -80,15 +80,13 @@ impl Rewrite {
             Body::Size(_) => return Err(Skip::Body),
         };
         let path = match request::origin_form(&r.target) {
-            p if p.is_empty() => "/".to_string(),
+            "" => "/".to_string(),
             p => p.to_string(),
         };
-        let recorded_host = r
-            .headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case("host"))
-            .map(|(_, v)| v.trim().to_string())
-            .or_else(|| r.target.contains("://").then(|| Target::parse(&r.target).ok().map(|t| t.host_header())).flatten());
+        let recorded_host =
+            r.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("host")).map(|(_, v)| v.trim().to_string()).or_else(
+                || r.target.contains("://").then(|| Target::parse(&r.target).ok().map(|t| t.host_header())).flatten(),
+            );
         let host = match (&self.base, self.keep_host, recorded_host) {
             (None, _, Some(h)) | (Some(_), true, Some(h)) => h,
             _ => server.host_header(),

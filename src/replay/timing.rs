@@ -214,7 +214,9 @@ mod tests {
     fn a_second_of_requests_is_spread_over_it() {
         let mut s = Spread::default();
         let mut out = Vec::new();
-        for r in [at(5_000_000, true), at(5_000_000, true), at(5_000_000, true), at(5_000_000, true), at(6_000_000, true)] {
+        for r in
+            [at(5_000_000, true), at(5_000_000, true), at(5_000_000, true), at(5_000_000, true), at(6_000_000, true)]
+        {
             s.push(r, &mut |r| out.push(r));
         }
         s.flush(&mut |r| out.push(r));
@@ -234,7 +236,12 @@ mod tests {
         assert_eq!(c.place(60_500_000), Placed::Due(1_500_000));
         assert_eq!(c.span_us(), 1_500_000);
         // From 10 s after the first request to 20 s: due times count from the first replayed.
-        let mut c = Clock::new(1.0, Some(Mark::After(Duration::from_secs(10))), Some(Mark::After(Duration::from_secs(20))), None);
+        let mut c = Clock::new(
+            1.0,
+            Some(Mark::After(Duration::from_secs(10))),
+            Some(Mark::After(Duration::from_secs(20))),
+            None,
+        );
         assert_eq!(c.place(0), Placed::Before);
         assert_eq!(c.place(12_000_000), Placed::Due(0));
         assert_eq!(c.place(19_000_000), Placed::Due(7_000_000));

@@ -48,7 +48,11 @@ pub fn document(result: &RunResult, config: &Config, command: &[String]) -> RunD
             recorded_rate_per_s: note.recorded_rate(),
             queued: fed.queued,
             passes: fed.loops,
-            lag_us: crate::result::LagDoc { p50: at(0.5), p99: at(0.99), max: if lag.is_empty() { 0 } else { lag.max() } },
+            lag_us: crate::result::LagDoc {
+                p50: at(0.5),
+                p99: at(0.99),
+                max: if lag.is_empty() { 0 } else { lag.max() },
+            },
             counts: fed.counts,
         }
     });

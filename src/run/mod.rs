@@ -279,7 +279,8 @@ fn replayed(
 ) -> Result<(engine::RunOutput, Option<crate::replay::feed::Fed>), RunError> {
     use crate::replay::feed;
     std::thread::scope(|scope| {
-        let split = feed::Split { segment: load.segment, queues };
+        let conns = (0..load.threads).map(|i| load.connections_for(i)).collect();
+        let split = feed::Split { segment: load.segment, queues, conns };
         let feeder = feed::start(scope, &replay.plan, &replay.scan, replay.speed, split)?;
         let out = engine::run(plan, stop, &mut |progress| watch.progress(progress));
         // The workers have ended and dropped their queues (those of threads that never

@@ -31,6 +31,7 @@ mod origin_service;
 mod progress;
 mod proxy;
 mod rate;
+mod replay;
 mod report;
 mod requests;
 mod script;

@@ -147,8 +147,8 @@ impl<'a, T: Transport> Worker<'a, T> {
             }
             // The end of the duration, or the last of -n's requests answered (one refused
             // unprocessed goes again first, on a new connection if need be), or -n's server gone.
-            let counted = (self.core.budget_spent() || self.core.replay_done())
-                && self.transport.count_done(&self.core);
+            let counted =
+                (self.core.budget_spent() || self.core.replay_done()) && self.transport.count_done(&self.core);
             let stuck = self.core.stuck(now);
             if stuck {
                 // Deadlines that passed while this thread was not running fire first, so the
@@ -402,7 +402,8 @@ impl<'a> Core<'a> {
 
     /// A replay's reader has ended and every request it queued here was taken.
     fn replay_done(&self) -> bool {
-        matches!(&self.when, When::Paced(p) if matches!(&p.pacer, schedule::Source::Replay(f) if f.done()))
+        matches!(&self.when, When::Paced(p)
+            if matches!(&p.pacer, schedule::Source::Replay(f) if f.done()) && p.held.iter().all(|h| h.is_empty()))
     }
 
     /// Waits for poll events, at most `wait`.

@@ -265,6 +265,13 @@ impl Core<'_> {
             return self.ask(Op::Close(i as u32));
         }
         let now = self.clock.now_us();
+        if let When::Paced(p) = &mut self.when {
+            // A session's request that waited for this slot goes first.
+            if let Some((due, bytes)) = p.held.get_mut(i).and_then(std::collections::VecDeque::pop_front) {
+                self.requests.load(i, &bytes);
+                return self.send(i, due);
+            }
+        }
         if matches!(self.when, When::Paced(_) | When::Ordered(_)) {
             self.park(i);
             return self.dispatch(now);

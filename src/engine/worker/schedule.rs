@@ -37,6 +37,9 @@ pub(super) struct Paced<'a> {
     pub(super) timer: Timer,
     /// Per slot: when it came free, to tell why a late send waited.
     free: Vec<Free>,
+    /// A replay with `--sessions`: per slot, its sessions' requests that came due while it
+    /// was busy (due time, bytes), sent in order as it comes free.
+    pub(super) held: Vec<std::collections::VecDeque<(u64, Vec<u8>)>>,
 }
 
 /// Where a paced thread's due times come from.
@@ -113,7 +116,13 @@ impl<'a> Paced<'a> {
             idle: (0..plan.origins.len()).map(|_| Vec::with_capacity(conns)).collect(),
             timer,
             free: vec![Free::default(); conns],
+            held: vec![std::collections::VecDeque::new(); conns],
         }
+    }
+
+    /// Requests held for busy session slots.
+    fn held_count(&self) -> u64 {
+        self.held.iter().map(|h| h.len() as u64).sum()
     }
 
     /// Slot `i` came free at `now` (`opened`: its connection has just opened) and joins
@@ -227,9 +236,6 @@ impl Core<'_> {
             let waited = p.waited(o, i, due_us, now, &self.slots);
             self.meter.rec.pacing.sent(now.saturating_sub(due_us), waited);
             self.meter.rec.lag_us.saturating_record(now.saturating_sub(due_us));
-            if let Source::Replay(f) = &p.pacer {
-                self.requests.load(i, f.taken());
-            }
         }
     }
 
@@ -365,13 +371,40 @@ impl Core<'_> {
                     if due > now {
                         return;
                     }
-                    // The request waits for a connection to its own server.
-                    let Some(i) = p.idle.get_mut(o).and_then(Vec::pop) else { return };
-                    if self.slots[i as usize].state != State::Idle {
-                        continue;
+                    let session = match &p.pacer {
+                        Source::Replay(f) => f.next_slot().filter(|&s| s < self.slots.len()),
+                        Source::Schedule(_) => None,
+                    };
+                    if let (Some(s), Source::Replay(f)) = (session, &mut p.pacer) {
+                        // A session's request goes on its own slot: now if it is free, else
+                        // once its earlier requests are answered.
+                        f.take();
+                        let free = p.idle.get(o).and_then(|v| v.iter().position(|&k| k as usize == s));
+                        match free.filter(|_| self.slots[s].state == State::Idle && p.held[s].is_empty()) {
+                            Some(at) => {
+                                if let Some(v) = p.idle.get_mut(o) {
+                                    v.swap_remove(at);
+                                }
+                                self.requests.load(s, f.taken());
+                                (s as u32, due)
+                            }
+                            None => {
+                                p.held[s].push_back((due, f.taken().to_vec()));
+                                continue;
+                            }
+                        }
+                    } else {
+                        // The request waits for a connection to its own server.
+                        let Some(i) = p.idle.get_mut(o).and_then(Vec::pop) else { return };
+                        if self.slots[i as usize].state != State::Idle {
+                            continue;
+                        }
+                        p.pacer.take();
+                        if let Source::Replay(f) = &p.pacer {
+                            self.requests.load(i as usize, f.taken());
+                        }
+                        (i, due)
                     }
-                    p.pacer.take();
-                    (i, due)
                 }
                 When::Ordered(idle) => {
                     let Some(i) = idle.get_mut(o).and_then(Vec::pop) else { return };
@@ -400,7 +433,8 @@ impl Core<'_> {
             // A run stopped early never meant to send what was due after the stop; one that
             // sent its -n count left nothing unsent.
             if self.budget != Some(0) {
-                self.meter.rec.pacing.unsent = p.pacer.left_before(self.clock.now_us().min(self.end_us));
+                let held = p.held_count();
+                self.meter.rec.pacing.unsent = p.pacer.left_before(self.clock.now_us().min(self.end_us)) + held;
             }
         }
         for i in 0..self.slots.len() {

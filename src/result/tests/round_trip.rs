@@ -147,6 +147,7 @@ fn step(rate: f64, paced: bool, slo: &[Threshold], baseline_us: Option<f64>) -> 
         thread_cpu: vec![Duration::from_millis(300)],
         thread_waited: vec![Duration::ZERO],
         shared_cpus: None,
+        replay: None,
     };
     let watched = vec![crate::find_max::watch::Watched { pid: 4242, cpu_pct: Some(85.5), rss_bytes: None }];
     Step::judge(rate, result, slo, 100, baseline_us, watched)
@@ -181,4 +182,43 @@ fn a_find_max_search_round_trips_to_the_steps_measured() {
     let doc = round_trip(&text, FindMaxDoc::parse, FindMaxDoc::to_json);
     let figures: Vec<_> = search.steps.iter().map(|s| s.figures).collect();
     assert_eq!(doc.steps.iter().map(|s| s.figures).collect::<Vec<_>>(), figures);
+}
+
+#[test]
+fn a_replay_round_trips_to_what_was_replayed() {
+    let (summary, mut config) = fixed();
+    let note = crate::replay::ReplayNote {
+        files: vec![crate::replay::feed::FileDoc { path: "access.log.gz".into(), format: "combined".into() }],
+        requests: 12_480,
+        span_us: 600_000_000,
+        speed: 2.5,
+        loops: Some(2),
+    };
+    config.replay = Some(note.clone());
+    let counts = crate::replay::feed::Counts {
+        records: 13_000,
+        bad: 3,
+        outside: 0,
+        skipped_method: 500,
+        skipped_body: 17,
+        late_in_file: 4,
+    };
+    let result = crate::run::RunResult {
+        protocol: Protocol::Http1,
+        summary,
+        series: rows(),
+        addr: "127.0.0.1:8080".parse().unwrap(),
+        proxy: None,
+        origin_served: None,
+        failure: None,
+        outcomes: Vec::new(),
+        thread_cpu: vec![Duration::from_millis(300)],
+        thread_waited: vec![Duration::ZERO],
+        shared_cpus: None,
+        replay: Some(crate::replay::feed::Fed { queued: 24_960, loops: 2, counts }),
+    };
+    let text = crate::report::json::document(&result, &config, &[]).to_json();
+    let doc = run_trip(&text).replay.unwrap();
+    assert_eq!((doc.note, doc.queued, doc.passes, doc.counts), (note, 24_960, 2, counts));
+    assert!(RunDoc::parse(&text).unwrap().rate.is_some());
 }
