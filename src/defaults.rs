@@ -94,6 +94,10 @@ pub const SEARCH_PROBE: Duration = Duration::from_secs(2);
 /// 10 / latency before the server is anywhere near its limit.
 pub const SEARCH_CONNECTIONS: usize = 100;
 
+/// `strain replay`'s connections (`-c`) when none are given: a recording's concurrency is not
+/// known beforehand, and a request that finds none free goes late.
+pub const REPLAY_CONNECTIONS: usize = 100;
+
 /// `strain k8s-job`: the Job's name when `--name` is not given.
 pub const K8S_NAME: &str = "strain";
 /// `strain k8s-job`: how long after the manifest is printed the segments start. Long enough to

@@ -43,6 +43,7 @@ pub fn run(f: &MergeFlags) -> Result<i32, CliError> {
         eprintln!("strain: the proxy sections (hit ratio, origin counts) are not merged");
     }
     let config = merged.config;
+    let merged_replay = merged.replay;
     let outputs = Outputs {
         text: TextOptions { latency: f.text.latency, uncorrected: f.text.uncorrected },
         json: f.files.json.clone().map(Output::of),
@@ -82,6 +83,8 @@ pub fn run(f: &MergeFlags) -> Result<i32, CliError> {
     if nothing_connected {
         eprintln!("strain: no segment connected to {}", config.target.url);
     }
-    super::write_result(&report::json::document(&result, &config, &outputs.command), &config, &outputs)?;
+    let mut doc = report::json::document(&result, &config, &outputs.command);
+    doc.replay = merged_replay;
+    super::write_result(&doc, &config, &outputs)?;
     Ok(super::print::exit_code(&result))
 }

@@ -140,7 +140,11 @@ pub fn usable(rows: &[Interval]) -> Vec<Interval> {
 /// `allow_url`), the mode, the rate, connections, duration, protocol; `None` when they are
 /// alike.
 pub fn mismatch(a: &RunDoc, b: &RunDoc, allow_url: bool) -> Option<String> {
-    let mode = |d: &RunDoc| if d.rate.is_some() { "rate mode" } else { "closed loop" };
+    let mode = |d: &RunDoc| match (&d.replay, &d.rate) {
+        (Some(_), _) => "replay",
+        (None, Some(_)) => "rate mode",
+        (None, None) => "closed loop",
+    };
     let rate = |d: &RunDoc| d.rate.as_ref().map_or(0.0, |r| r.target_per_s);
     let measured = |d: &RunDoc| d.config.duration_s.unwrap_or(d.duration_s) - d.config.warmup_s;
     let differ = |x: f64, y: f64| (x - y).abs() > 1e-6 * x.abs().max(y.abs()).max(1.0);
@@ -156,7 +160,16 @@ pub fn mismatch(a: &RunDoc, b: &RunDoc, allow_url: bool) -> Option<String> {
     if a.config.connections != b.config.connections {
         return Some(format!("connections ({} and {})", a.config.connections, b.config.connections));
     }
-    if differ(measured(a), measured(b)) {
+    // A replay's length is its recording's: the same recording at the same pace is like.
+    if let (Some(x), Some(y)) = (&a.replay, &b.replay) {
+        let what = |r: &crate::result::ReplayDoc| (r.note.requests, r.note.span_us, r.note.loops);
+        if what(x) != what(y) || differ(x.note.speed, y.note.speed) {
+            return Some(format!(
+                "recording ({} requests over {} µs at {}x and {} requests over {} µs at {}x)",
+                x.note.requests, x.note.span_us, x.note.speed, y.note.requests, y.note.span_us, y.note.speed
+            ));
+        }
+    } else if differ(measured(a), measured(b)) {
         return Some(format!("duration ({}s and {}s)", measured(a), measured(b)));
     }
     if a.protocol != b.protocol {

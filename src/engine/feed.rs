@@ -74,6 +74,11 @@ impl Feed {
         self.pos.checked_sub(1).map_or(&[], |k| self.batch.bytes_of(k))
     }
 
+    /// The path number of the request last taken.
+    pub fn taken_path(&self) -> u16 {
+        self.pos.checked_sub(1).and_then(|k| self.batch.items.get(k)).map_or(0, |i| i.path)
+    }
+
     /// No request is at hand although the reader has not ended: it is behind.
     pub fn starved(&self) -> bool {
         !self.closed && self.pos >= self.batch.items.len()

@@ -158,6 +158,8 @@ pub enum WhenPlan {
         queues: Vec<std::sync::Mutex<Option<mpsc::Receiver<crate::replay::feed::Batch>>>>,
         /// The tick, in microseconds (0: each at its own time).
         tick_us: u64,
+        /// Requests due per interval, counted by the reader: each row's target.
+        due: crate::replay::feed::DueCounts,
     },
 }
 
@@ -276,9 +278,14 @@ impl Plan {
     }
 
     /// Makes this a replay: thread `i` sends what `queues[i]` brings, each request when due.
-    pub fn with_replay(mut self, queues: Vec<mpsc::Receiver<crate::replay::feed::Batch>>, tick: Duration) -> Plan {
+    pub fn with_replay(
+        mut self,
+        queues: Vec<mpsc::Receiver<crate::replay::feed::Batch>>,
+        tick: Duration,
+        due: crate::replay::feed::DueCounts,
+    ) -> Plan {
         let queues = queues.into_iter().map(|q| std::sync::Mutex::new(Some(q))).collect();
-        self.when = WhenPlan::Replay { queues, tick_us: tick.as_micros() as u64 };
+        self.when = WhenPlan::Replay { queues, tick_us: tick.as_micros() as u64, due };
         self.send = SendPlan::Replay;
         self
     }
@@ -567,6 +574,11 @@ fn collect_intervals(
                 s.rate_at(a) * share
             }
         });
+        // A replay's reader counted its own share already.
+        let target = match &plan.when {
+            WhenPlan::Replay { due, .. } => start.zip(end).map(|(a, b)| due.rate_between(a, b)),
+            _ => target,
+        };
         let uncorrected = Snapshot::take_uncorrected(&mut parts);
         let (row, h) = IntervalRow::merge(parts, target);
         on_interval(&row, Latencies { corrected: &h, uncorrected: uncorrected.as_ref() });

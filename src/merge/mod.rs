@@ -137,6 +137,45 @@ pub struct Merged {
     pub proxy_dropped: bool,
     /// A segment whose server shared its CPUs (the first such, in input order).
     pub shared_cpus: Option<crate::net::host::SharedCpus>,
+    /// Replays: the segments' replay sections together (see [`replay`]).
+    pub replay: Option<crate::result::ReplayDoc>,
+}
+
+/// The replay sections of a replay's segments as one: requests handed out added up; the
+/// recording, its counts (each segment reads all of it) and its passes the first's; each path's
+/// requests added; the send-lag percentiles the worst segment's (an upper bound: the segments'
+/// histograms are not in their results).
+fn replay(parts: &[Part]) -> Option<crate::result::ReplayDoc> {
+    let docs: Vec<&crate::result::ReplayDoc> = parts.iter().filter_map(|p| p.doc.replay.as_ref()).collect();
+    let mut whole = (*docs.first()?).clone();
+    whole.queued = docs.iter().map(|d| d.queued).sum();
+    whole.passes = docs.iter().map(|d| d.passes).max().unwrap_or(0);
+    whole.lag_us.p50 = docs.iter().map(|d| d.lag_us.p50).max().unwrap_or(0);
+    whole.lag_us.p99 = docs.iter().map(|d| d.lag_us.p99).max().unwrap_or(0);
+    whole.lag_us.max = docs.iter().map(|d| d.lag_us.max).max().unwrap_or(0);
+    let mut paths: BTreeMap<&str, crate::result::PathDoc> = BTreeMap::new();
+    for p in docs.iter().flat_map(|d| &d.paths) {
+        let e = paths.entry(&p.path).or_insert_with(|| crate::result::PathDoc {
+            path: p.path.clone(),
+            requests: 0,
+            latency_mean_us: 0.0,
+            latency_max_us: 0,
+            errors: 0,
+        });
+        let n = e.requests + p.requests;
+        if n > 0 {
+            e.latency_mean_us =
+                (e.latency_mean_us * e.requests as f64 + p.latency_mean_us * p.requests as f64) / n as f64;
+        }
+        e.requests = n;
+        e.errors += p.errors;
+        e.latency_max_us = e.latency_max_us.max(p.latency_max_us);
+    }
+    let mut paths: Vec<crate::result::PathDoc> = paths.into_values().collect();
+    paths.sort_by(|a, b| (b.requests + b.errors).cmp(&(a.requests + a.errors)).then_with(|| a.path.cmp(&b.path)));
+    paths.truncate(crate::report::json::TOP_PATHS_JSON);
+    whole.paths = paths;
+    Some(whole)
 }
 
 /// Splits `text` (one result, or results concatenated as `cat` or `kubectl logs` give them,
@@ -294,7 +333,8 @@ pub fn merge(docs: Vec<(String, Value)>, force: bool) -> Result<Merged, MergeErr
         _ => Protocol::Http1,
     };
     let shared_cpus = parts.iter().find_map(|p| p.doc.shared_cpus.clone());
-    Ok(Merged { summary, series, config, protocol, thread_cpu, proxy_dropped, shared_cpus })
+    let replay = replay(&parts);
+    Ok(Merged { summary, series, config, protocol, thread_cpu, proxy_dropped, shared_cpus, replay })
 }
 
 /// Length of the series' intervals: the first full row's, rounded to 10 ms (the shortest

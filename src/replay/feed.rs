@@ -43,6 +43,8 @@ pub struct Item {
     pub origin: u16,
     /// `--sessions`: the slot (of its thread) its session's requests all go on, or [`NO_SLOT`].
     pub slot: u32,
+    /// Its path's number (see [`Fed::paths`]).
+    pub path: u16,
     /// Where its bytes are in the batch's buffer.
     pub start: u32,
     /// How many bytes.
@@ -187,7 +189,7 @@ pub struct Counts {
     pub records: u64,
     /// Records that did not parse, skipped (`--skip-bad`).
     pub bad: u64,
-    /// Records outside `--from`/`--to`.
+    /// Records before `--from`, and the first past `--to` (the file is read no further).
     pub outside: u64,
     /// Records whose method is not replayed.
     pub skipped_method: u64,
@@ -451,6 +453,40 @@ pub struct Fed {
     pub loops: u32,
     /// What the passes counted.
     pub counts: Counts,
+    /// The paths requests were counted by, by number (the last is every path past
+    /// [`MAX_PATHS`] - 1 others).
+    pub paths: Vec<String>,
+}
+
+/// Paths counted apart; those beyond share the last number.
+pub const MAX_PATHS: usize = 1024;
+
+/// Numbers the paths (without their query) as they first come.
+#[derive(Default)]
+struct Paths {
+    by_name: std::collections::HashMap<String, u16>,
+    names: Vec<String>,
+}
+
+impl Paths {
+    /// The number of `target`'s path.
+    fn number(&mut self, target: &str) -> u16 {
+        let form = crate::http::request::origin_form(target);
+        let path = form.split('?').next().unwrap_or(form);
+        if let Some(&n) = self.by_name.get(path) {
+            return n;
+        }
+        if self.names.len() >= MAX_PATHS - 1 {
+            if self.names.len() == MAX_PATHS - 1 {
+                self.names.push("(other paths)".into());
+            }
+            return (MAX_PATHS - 1) as u16;
+        }
+        let n = self.names.len() as u16;
+        self.names.push(path.to_string());
+        self.by_name.insert(path.to_string(), n);
+        n
+    }
 }
 
 /// The reader, running: its thread and the signal that the workers' queues are filled.
@@ -465,6 +501,49 @@ impl Feeder<'_> {
     }
 }
 
+/// Requests due in each interval of the replay (this process's share), counted by the reader
+/// ahead of the load: the replay's target rate, row by row, as a rate schedule gives it.
+#[derive(Debug, Clone)]
+pub struct DueCounts {
+    interval_us: u64,
+    counts: std::sync::Arc<std::sync::Mutex<Vec<u64>>>,
+}
+
+impl DueCounts {
+    /// Counts per interval of `interval`.
+    pub fn new(interval: std::time::Duration) -> DueCounts {
+        DueCounts { interval_us: (interval.as_micros() as u64).max(1), counts: Default::default() }
+    }
+
+    /// A request is due at `due_us`.
+    fn add(&self, due_us: u64) {
+        let k = (due_us / self.interval_us) as usize;
+        if let Ok(mut c) = self.counts.lock() {
+            if c.len() <= k {
+                c.resize(k + 1, 0);
+            }
+            c[k] += 1;
+        }
+    }
+
+    /// The rate requests came due at between `a_us` and `b_us` (an interval's part of one
+    /// counted interval weighs as its share of it).
+    pub fn rate_between(&self, a_us: u64, b_us: u64) -> f64 {
+        let Ok(c) = self.counts.lock() else { return 0.0 };
+        if b_us <= a_us {
+            return 0.0;
+        }
+        let iv = self.interval_us;
+        let mut due = 0.0;
+        for k in (a_us / iv)..b_us.div_ceil(iv) {
+            let (lo, hi) = (k * iv, (k + 1) * iv);
+            let overlap = hi.min(b_us).saturating_sub(lo.max(a_us)) as f64 / iv as f64;
+            due += c.get(k as usize).copied().unwrap_or(0) as f64 * overlap;
+        }
+        due / ((b_us - a_us) as f64 / 1e6)
+    }
+}
+
 /// Where the reader's requests go: this process's share of them, split over its threads.
 pub struct Split {
     /// The test's segment: this process sends request `k` when `k mod count == index`.
@@ -474,6 +553,8 @@ pub struct Split {
     pub queues: Vec<SyncSender<Batch>>,
     /// Connections each thread keeps (a session's slot is one of its thread's).
     pub conns: Vec<usize>,
+    /// Where the requests due per interval are counted.
+    pub due: DueCounts,
 }
 
 /// Starts the reader on `scope`: it feeds `split.queues` at `speed` until the recordings (all
@@ -513,6 +594,7 @@ fn feed(
     let mut offset: u64 = 0;
     let mut pass = 0u32;
     let mut servers = scan.servers.clone();
+    let mut paths = Paths::default();
     loop {
         pass += 1;
         fed.loops = pass;
@@ -543,12 +625,14 @@ fn feed(
                 return Ok(ControlFlow::Continue(()));
             }
             fed.queued += 1;
+            split.due.add(due);
             let slot = match split.conns.get(t) {
                 Some(&c) if session && c > 0 => ((spot / count / threads as u64) % c as u64) as u32,
                 _ => NO_SLOT,
             };
+            let path = paths.number(&r.target);
             let o = &mut out[t];
-            o.push(due, req.origin, slot, &req.bytes);
+            o.push(due, req.origin, slot, path, &req.bytes);
             if o.full(due) {
                 send(&mut out, t, &mut primed);
             }
@@ -574,6 +658,7 @@ fn feed(
         send(&mut out, t, &mut primed);
     }
     drop(primed);
+    fed.paths = paths.names;
     Ok(fed)
 }
 
@@ -585,10 +670,10 @@ struct Out {
 
 impl Out {
     /// Adds a request.
-    fn push(&mut self, due_us: u64, origin: u16, slot: u32, bytes: &[u8]) {
+    fn push(&mut self, due_us: u64, origin: u16, slot: u32, path: u16, bytes: &[u8]) {
         let start = self.batch.bytes.len() as u32;
         self.batch.bytes.extend_from_slice(bytes);
-        self.batch.items.push(Item { due_us, origin, slot, start, len: bytes.len() as u32 });
+        self.batch.items.push(Item { due_us, origin, slot, path, start, len: bytes.len() as u32 });
     }
 
     /// Whether the batch should go now (it holds its share, or spans enough time).

@@ -54,9 +54,34 @@ pub fn document(result: &RunResult, config: &Config, command: &[String]) -> RunD
                 max: if lag.is_empty() { 0 } else { lag.max() },
             },
             counts: fed.counts,
+            paths: top_paths(&result.summary, fed, TOP_PATHS_JSON),
         }
     });
     doc
+}
+
+/// Paths a replay's JSON lists.
+pub const TOP_PATHS_JSON: usize = 50;
+
+/// A replay's `n` paths with the most requests (failures count too), most first.
+pub fn top_paths(summary: &Summary, fed: &crate::replay::feed::Fed, n: usize) -> Vec<crate::result::PathDoc> {
+    let mut paths: Vec<crate::result::PathDoc> = summary
+        .total
+        .targets
+        .iter()
+        .zip(&fed.paths)
+        .filter(|(c, _)| c.requests + c.errors > 0)
+        .map(|(c, path)| crate::result::PathDoc {
+            path: path.clone(),
+            requests: c.requests,
+            latency_mean_us: if c.requests > 0 { c.latency_sum_us as f64 / c.requests as f64 } else { 0.0 },
+            latency_max_us: c.latency_max_us,
+            errors: c.errors,
+        })
+        .collect();
+    paths.sort_by(|a, b| (b.requests + b.errors).cmp(&(a.requests + a.errors)).then_with(|| a.path.cmp(&b.path)));
+    paths.truncate(n);
+    paths
 }
 
 /// What a run adds to its summary in the JSON.

@@ -9,6 +9,9 @@ use crate::replay::feed::Fed;
 use crate::replay::ReplayNote;
 use crate::stats::Summary;
 
+/// Paths the text lists.
+const TOP_PATHS_TEXT: usize = 10;
+
 /// The header line of a replay (in place of wrk's `Running 10s test @ URL`).
 pub fn header(note: &ReplayNote, url: &str, threads: usize, connections: usize) -> String {
     let files: Vec<String> = note.files.iter().map(|f| format!("{} ({})", f.path, f.format)).collect();
@@ -82,6 +85,23 @@ pub fn block(note: &ReplayNote, fed: &Fed, summary: &Summary) -> String {
     }
     if !skipped.is_empty() {
         let _ = writeln!(out, "    skipped: {}", skipped.join(", "));
+    }
+    let paths = super::json::top_paths(summary, fed, TOP_PATHS_TEXT);
+    if !paths.is_empty() {
+        let shown = fed.paths.len().min(crate::replay::feed::MAX_PATHS);
+        let _ =
+            writeln!(out, "    top paths (of {shown}):{:>12}{:>12}{:>12}{:>9}", "requests", "mean", "max", "errors");
+        for p in &paths {
+            let _ = writeln!(
+                out,
+                "      {:<24}{:>12}{:>12}{:>12}{:>9}",
+                p.path,
+                grouped(p.requests as f64, 0),
+                time_us(p.latency_mean_us),
+                time_us(p.latency_max_us as f64),
+                p.errors
+            );
+        }
     }
     if c.late_in_file > 0 {
         let _ = writeln!(

@@ -190,6 +190,24 @@ pub struct ReplayDoc {
     pub lag_us: LagDoc,
     /// What one pass skipped, and why, and records out of order beyond the window.
     pub counts: crate::replay::feed::Counts,
+    /// The paths (without their query) with the most requests, most first.
+    #[serde(default)]
+    pub paths: Vec<PathDoc>,
+}
+
+/// One path of a replay: its requests and their latency (corrected).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PathDoc {
+    /// The path, without its query.
+    pub path: String,
+    /// Responses completed.
+    pub requests: u64,
+    /// Their mean latency, microseconds.
+    pub latency_mean_us: f64,
+    /// The largest.
+    pub latency_max_us: u64,
+    /// Requests that failed.
+    pub errors: u64,
 }
 
 /// Send lag percentiles.

@@ -219,8 +219,9 @@ fn client(
     if let Workload::Replay(_) = &workload {
         let (tx, rx): (Vec<_>, Vec<_>) =
             (0..load.threads).map(|_| std::sync::mpsc::sync_channel(crate::replay::feed::QUEUED)).unzip();
-        plan = plan.with_replay(rx, load.tick);
-        queues = Some(tx);
+        let due = crate::replay::feed::DueCounts::new(load.series_interval());
+        plan = plan.with_replay(rx, load.tick, due.clone());
+        queues = Some((tx, due));
     }
     let (replay, proxy) = match workload {
         Workload::Replay(r) => (Some(r), None),
@@ -246,7 +247,7 @@ fn client(
     let budget = checks.abort_on_fail.then(|| Budget::new(load));
     let mut watch = Watch { observer: &mut *observer, tracker, budget, thresholds: &checks.thresholds, stop };
     let (mut out, fed) = match (&replay, queues) {
-        (Some(r), Some(queues)) => replayed(&plan, r, queues, load, stop, &mut watch)?,
+        (Some(r), Some((queues, due))) => replayed(&plan, r, queues, due, load, stop, &mut watch)?,
         _ => (engine::run(&plan, stop, &mut |progress| watch.progress(progress))?, None),
     };
     let tracker = watch.tracker.take();
@@ -273,6 +274,7 @@ fn replayed(
     plan: &engine::Plan,
     replay: &Replay,
     queues: Vec<std::sync::mpsc::SyncSender<crate::replay::feed::Batch>>,
+    due: crate::replay::feed::DueCounts,
     load: &Config,
     stop: &AtomicBool,
     watch: &mut Watch,
@@ -280,7 +282,7 @@ fn replayed(
     use crate::replay::feed;
     std::thread::scope(|scope| {
         let conns = (0..load.threads).map(|i| load.connections_for(i)).collect();
-        let split = feed::Split { segment: load.segment, queues, conns };
+        let split = feed::Split { segment: load.segment, queues, conns, due };
         let feeder = feed::start(scope, &replay.plan, &replay.scan, replay.speed, split)?;
         let out = engine::run(plan, stop, &mut |progress| watch.progress(progress));
         // The workers have ended and dropped their queues (those of threads that never

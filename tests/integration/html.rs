@@ -397,3 +397,39 @@ fn a_find_max_page_shows_the_max_rate_of_its_json_and_report_redraws_it() {
     assert_eq!(run.stderr, "strain: a find-max search gets a page of its own: give its JSON alone (2 files given)\n");
     assert!(!both.exists());
 }
+
+#[test]
+fn a_replay_page_draws_the_recorded_rate_against_the_replayed() {
+    let origin = Origin::start(&["-t", "1"]);
+    let dir = tempfile::tempdir().unwrap();
+    // 1 s at 200/s, 1 s of silence, 1 s at 600/s.
+    let mut text = String::new();
+    for (start_us, rate, n) in [(0, 200, 200), (2_000_000, 600, 600)] {
+        for k in 0..n {
+            let us = 1_795_690_000_000_000u64 + start_us + k * 1_000_000 / rate;
+            text.push_str(&format!(
+                "{{\"time\": {}.{:06}, \"url\": \"http://x/r\"}}\n",
+                us / 1_000_000,
+                us % 1_000_000
+            ));
+        }
+    }
+    let file = dir.path().join("r.jsonl");
+    std::fs::write(&file, text).unwrap();
+    let page = dir.path().join("replay.html");
+    let (file, page_s) = (file.display().to_string(), page.display().to_string());
+    let run = strain(&["replay", "-t", "1", "-c", "8", "--interval", "250ms", "--html", &page_s, &file, &origin.url()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // Each row's target is the recording's rate over it: exact where a row holds whole gaps.
+    let rows = run.json.as_ref().unwrap()["intervals"].as_array().unwrap().clone();
+    // (Rows are cut a few microseconds after their time, so a row at a phase's edge holds a
+    // sliver of the next.)
+    let targets: Vec<f64> = rows.iter().take(12).map(|r| r["target_per_s"].as_f64().unwrap()).collect();
+    let near = |k: usize, want: f64| (targets[k] - want).abs() <= 0.01 * want + 0.5;
+    assert!((0..3).all(|k| near(k, 200.0)), "{targets:?}");
+    assert!((4..7).all(|k| near(k, 0.0)), "{targets:?}");
+    assert!((9..12).all(|k| near(k, 600.0)), "{targets:?}");
+    let dom = check_page(&page, 9);
+    screenshot(&page, "report-replay.png", 1400);
+    assert!(dom.contains("class=\"legend\">recorded<") && dom.contains("class=\"legend\">replayed<"), "legends");
+}

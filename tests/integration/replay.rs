@@ -446,3 +446,147 @@ fn sessions_keep_their_order_on_their_own_connection() {
         assert!(reqs.windows(2).all(|w| w[0].2 < w[1].2), "client {client} out of order: {reqs:?}");
     }
 }
+
+/// JSON lines: `n` requests at `rate` per second over `paths` paths (`/p0` ... ).
+fn jsonl_paths(n: u64, rate: f64, paths: u64) -> String {
+    let mut s = String::new();
+    for k in 0..n {
+        let t = 1_795_690_000.0 + k as f64 / rate;
+        s.push_str(&format!("{{\"time\": {t:.6}, \"url\": \"http://x/p{}?k={k}\"}}\n", k % paths));
+    }
+    s
+}
+
+#[test]
+fn segments_replay_their_shares_and_merge_into_the_whole() {
+    let origin = Origin::start(&["-t", "1"]);
+    let url = origin.url();
+    let (dir, file) = temp_file("r.jsonl", &jsonl_paths(900, 600.0, 3));
+    let parts: Vec<String> = (0..3)
+        .map(|i| {
+            let out = dir.path().join(format!("s{i}.json")).display().to_string();
+            let seg = format!("{i}/3");
+            let run = crate::harness::strain_raw(&[
+                "replay",
+                "-t",
+                "1",
+                "-c",
+                "4",
+                "--segment",
+                &seg,
+                "--json",
+                &out,
+                &file,
+                &url,
+            ]);
+            assert_eq!(run.code, 0, "{}", run.stderr);
+            out
+        })
+        .collect();
+    let served = origin.stop();
+    assert_eq!(served.requests, 900);
+    let merged = dir.path().join("m.json").display().to_string();
+    let mut a = vec!["merge", "--json", merged.as_str()];
+    a.extend(parts.iter().map(String::as_str));
+    let run = crate::harness::strain_raw(&a);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&merged).unwrap()).unwrap();
+    assert_eq!(m["requests"], 900);
+    assert_eq!(m["replay"]["queued"], 900);
+    assert_eq!(m["replay"]["requests"], 900);
+    let paths: Vec<(String, u64)> = m["replay"]["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["path"].as_str().unwrap().to_string(), p["requests"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(paths, [("/p0".to_string(), 300), ("/p1".to_string(), 300), ("/p2".to_string(), 300)]);
+    crate::harness::schema().validate(&m).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn two_replays_of_one_log_are_compared_and_the_text_names_the_paths() {
+    let origin = Origin::start(&["-t", "1"]);
+    let url = origin.url();
+    let (dir, file) = temp_file("r.jsonl", &jsonl_paths(600, 400.0, 4));
+    let results: Vec<String> = ["a", "b"]
+        .iter()
+        .map(|name| {
+            let out = dir.path().join(format!("{name}.json")).display().to_string();
+            let run = crate::harness::strain_raw(&["replay", "-t", "1", "-c", "4", "--json", &out, &file, &url]);
+            assert_eq!(run.code, 0, "{}", run.stderr);
+            out
+        })
+        .collect();
+    let text = crate::harness::strain_raw(&["replay", "-t", "1", "-c", "4", "--speed", "4", &file, &url]);
+    origin.stop();
+    // wrk's text goes to stderr when the JSON is on stdout; here there is none.
+    assert!(text.stdout.contains("top paths (of 4):"), "{}", text.stdout);
+    for p in ["/p0", "/p1", "/p2", "/p3"] {
+        assert!(
+            text.stdout.lines().any(|l| l.trim_start().starts_with(p) && l.contains(" 150 ")),
+            "{p}: {}",
+            text.stdout
+        );
+    }
+    let cmp = crate::harness::strain_raw(&["compare", &results[0], &results[1]]);
+    // Two replays of one log against one server: no regression (inconclusive or pass).
+    assert!(cmp.code == 0 || cmp.code == 97, "{}\n{}", cmp.stdout, cmp.stderr);
+    assert!(cmp.stdout.contains("Verdict"), "{}", cmp.stdout);
+}
+
+#[test]
+fn a_replay_speaks_http2() {
+    let mut nginx = Nginx::start_h2("", "location / { return 200 \"ok\\n\"; }", false);
+    let url = nginx.url();
+    let (_dir, file) = temp_file("r.jsonl", &jsonl_paths(300, 1000.0, 3));
+    let run = strain(&["replay", "--http2", "-m", "4", "-t", "1", "-c", "2", &file, &url]);
+    let (_, log) = (nginx.stop(), nginx.access_log());
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.json.as_ref().unwrap()["protocol"], "h2c");
+    assert_eq!(run.num("/requests"), 300);
+    assert_eq!(log.len(), 300);
+}
+
+/// JSON lines at the given offsets (seconds) from one instant, paths `/t<k>`.
+fn jsonl_at(offsets: &[f64]) -> String {
+    offsets
+        .iter()
+        .enumerate()
+        .map(|(k, o)| format!("{{\"time\": {:.6}, \"url\": \"http://x/t{k}\"}}\n", 1_795_690_000.0 + o))
+        .collect()
+}
+
+#[test]
+fn windows_loops_gaps_and_rates_shape_the_replay() {
+    let origin = Origin::start(&["-t", "1"]);
+    let url = origin.url();
+    // Ten requests a second apart, then one more after a 60 s silence.
+    let mut offsets: Vec<f64> = (0..10).map(f64::from).collect();
+    offsets.push(69.0);
+    let (_dir, file) = temp_file("r.jsonl", &jsonl_at(&offsets));
+    let go = |extra: &[&str]| {
+        let mut a = vec!["replay", "-t", "1", "-c", "2"];
+        a.extend(extra);
+        a.extend([file.as_str(), url.as_str()]);
+        let run = strain(&a);
+        assert_eq!(run.code, 0, "{extra:?}: {}", run.stderr);
+        run
+    };
+    // A window: from 2 s to 5 s into the recording, at 10x: three requests over 0.2 s.
+    let run = go(&["--from", "2s", "--to", "5s", "--speed", "10"]);
+    // Two before the window, and the first past it (the file is read no further).
+    run.assert_nums(&[("/requests", 3), ("/replay/requests", 3), ("/replay/counts/outside", 3)]);
+    // The silence cut to 2 s (the 1 s gaps stay) and three passes at 20x: 33 requests, each
+    // pass 11 s of recording in 0.55 s.
+    let run = go(&["--max-gap", "2s", "--loop", "3", "--speed", "20"]);
+    run.assert_nums(&[("/requests", 33), ("/replay/passes", 3), ("/replay/span_us", 11_000_000)]);
+    let took = run.json.as_ref().unwrap()["duration_s"].as_f64().unwrap();
+    assert!((1.5..3.0).contains(&took), "three passes of 11 s at 20x took {took} s");
+    // -R: the gaps scaled so the mean is 50/s: 11 requests (10 gaps) over 0.2 s.
+    let run = go(&["-R", "50", "--max-gap", "1s"]);
+    let speed = run.json.as_ref().unwrap()["replay"]["speed"].as_f64().unwrap();
+    assert!((speed - 50.0 * 10.0 / 10.0).abs() < 1e-9, "speed {speed}");
+    run.assert_nums(&[("/requests", 11)]);
+    origin.stop();
+}

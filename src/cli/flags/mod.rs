@@ -86,7 +86,7 @@ pub enum Command {
 /// How the load connects and which HTTP it speaks: every command that sends load.
 #[derive(Debug, Args)]
 pub struct ConnectFlags {
-    /// Connections to keep open, split evenly across threads (default 10; find-max: 100).
+    /// Connections to keep open, split evenly across threads (default 10; find-max, replay: 100).
     #[arg(short = 'c', long = "connections", value_name = "N", value_parser = units::count)]
     pub connections: Option<usize>,
     /// Worker threads.

@@ -25,9 +25,16 @@ pub(super) enum Requests<'a> {
     Proxy(Proxied<'a>),
     /// A targets file's requests.
     Targets(Targeted<'a>),
-    /// A replay's requests: per slot, the bytes of the one it sends now (copied from the
-    /// feed's batch, into a buffer the slot keeps).
-    Replay(Vec<Vec<u8>>),
+    /// A replay's requests.
+    Replay(Replayed),
+}
+
+/// A replay's requests: per slot, the bytes of the one it sends now (copied from the feed's
+/// batch, into a buffer the slot keeps) and its path's number (counted per path, as a
+/// targets file's requests are per target).
+pub(super) struct Replayed {
+    bytes: Vec<Vec<u8>>,
+    path: Vec<u16>,
 }
 
 /// A targets file's requests: the one each slot sends now, and this thread's place in the
@@ -133,7 +140,9 @@ impl<'a> Requests<'a> {
                 };
                 Ok((Requests::Targets(targeted), 1))
             }
-            (SendPlan::Replay, _) => Ok((Requests::Replay(vec![Vec::new(); slots]), 1)),
+            (SendPlan::Replay, _) => {
+                Ok((Requests::Replay(Replayed { bytes: vec![Vec::new(); slots], path: vec![0; slots] }), 1))
+            }
             (SendPlan::Proxy(p), _) => {
                 let client = ProxyClient::new(p, process_stream(index));
                 let built = (0..slots).map(|_| (Vec::new(), Sent::default())).collect();
@@ -173,6 +182,7 @@ impl<'a> Requests<'a> {
     pub(super) fn target_of(&self, i: usize) -> Option<usize> {
         match self {
             Requests::Targets(t) => t.current.get(i).map(|&k| k as usize),
+            Requests::Replay(r) => r.path.get(i).map(|&k| usize::from(k)),
             _ => None,
         }
     }
@@ -194,16 +204,17 @@ impl<'a> Requests<'a> {
             Requests::Script(s) => s.built.get(i).map(Vec::as_slice),
             Requests::Proxy(p) => p.built.get(i).map(|b| b.0.as_slice()),
             Requests::Targets(t) => t.current.get(i).and_then(|&k| t.all.get(k as usize)).map(Vec::as_slice),
-            Requests::Replay(r) => r.get(i).map(Vec::as_slice),
+            Requests::Replay(r) => r.bytes.get(i).map(Vec::as_slice),
         }
     }
 
-    /// A replay: slot `i` sends `bytes` next.
-    pub(super) fn load(&mut self, i: usize, bytes: &[u8]) {
+    /// A replay: slot `i` sends `bytes` next, a request for path number `path`.
+    pub(super) fn load(&mut self, i: usize, bytes: &[u8], path: u16) {
         if let Requests::Replay(r) = self {
-            if let Some(buf) = r.get_mut(i) {
+            if let (Some(buf), Some(p)) = (r.bytes.get_mut(i), r.path.get_mut(i)) {
                 buf.clear();
                 buf.extend_from_slice(bytes);
+                *p = path;
             }
         }
     }
@@ -239,7 +250,7 @@ impl<'a> Requests<'a> {
                 }
                 Ok(t.all.get(k).is_some_and(|r| r.starts_with(b"HEAD ")))
             }
-            Requests::Replay(r) => Ok(r.get(i).is_some_and(|b| b.starts_with(b"HEAD "))),
+            Requests::Replay(r) => Ok(r.bytes.get(i).is_some_and(|b| b.starts_with(b"HEAD "))),
             Requests::Proxy(p) => {
                 let Some((req, sent)) = p.built.get_mut(i) else { return Ok(false) };
                 *sent = p.client.build(req);
@@ -267,8 +278,8 @@ impl Core<'_> {
         let now = self.clock.now_us();
         if let When::Paced(p) = &mut self.when {
             // A session's request that waited for this slot goes first.
-            if let Some((due, bytes)) = p.held.get_mut(i).and_then(std::collections::VecDeque::pop_front) {
-                self.requests.load(i, &bytes);
+            if let Some((due, path, bytes)) = p.held.get_mut(i).and_then(std::collections::VecDeque::pop_front) {
+                self.requests.load(i, &bytes, path);
                 return self.send(i, due);
             }
         }

@@ -38,8 +38,8 @@ pub(super) struct Paced<'a> {
     /// Per slot: when it came free, to tell why a late send waited.
     free: Vec<Free>,
     /// A replay with `--sessions`: per slot, its sessions' requests that came due while it
-    /// was busy (due time, bytes), sent in order as it comes free.
-    pub(super) held: Vec<std::collections::VecDeque<(u64, Vec<u8>)>>,
+    /// was busy (due time, path number, bytes), sent in order as it comes free.
+    pub(super) held: Vec<std::collections::VecDeque<(u64, u16, Vec<u8>)>>,
 }
 
 /// Where a paced thread's due times come from.
@@ -185,7 +185,7 @@ impl<'a> When<'a> {
                 let pacer = Pacer::new(schedule, share_index(plan, index), share_stride(plan), *tick_us);
                 When::Paced(Paced::new(Source::Schedule(pacer), plan, conns, timer))
             }
-            WhenPlan::Replay { queues, tick_us } => {
+            WhenPlan::Replay { queues, tick_us, .. } => {
                 let timer = Timer::new().map_err(EngineError::Poll)?;
                 poll.registry()
                     .register(&mut mio::unix::SourceFd(&timer.raw_fd()), TIMER, Interest::READABLE)
@@ -385,11 +385,11 @@ impl Core<'_> {
                                 if let Some(v) = p.idle.get_mut(o) {
                                     v.swap_remove(at);
                                 }
-                                self.requests.load(s, f.taken());
+                                self.requests.load(s, f.taken(), f.taken_path());
                                 (s as u32, due)
                             }
                             None => {
-                                p.held[s].push_back((due, f.taken().to_vec()));
+                                p.held[s].push_back((due, f.taken_path(), f.taken().to_vec()));
                                 continue;
                             }
                         }
@@ -401,7 +401,7 @@ impl Core<'_> {
                         }
                         p.pacer.take();
                         if let Source::Replay(f) = &p.pacer {
-                            self.requests.load(i as usize, f.taken());
+                            self.requests.load(i as usize, f.taken(), f.taken_path());
                         }
                         (i, due)
                     }

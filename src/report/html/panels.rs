@@ -155,13 +155,18 @@ fn dash(o: &Overlay, role: usize) -> &'static str {
 fn throughput(o: &Overlay, tl: &Timeline, note: &str) -> String {
     let mut lines = Vec::new();
     for i in 0..o.results.len() {
+        // A replay's target is the recording's rate (at the replay's speed), row by row.
+        let (achieved, target_name) = match o.results[i].1.replay {
+            Some(_) => ("replayed", "recorded"),
+            None => ("achieved", "target"),
+        };
         lines.push(
-            Line::new(named(o, i, "achieved"), tint(o, i, 0), tl.points(i, |r| Some(r.achieved_per_s)))
+            Line::new(named(o, i, achieved), tint(o, i, 0), tl.points(i, |r| Some(r.achieved_per_s)))
                 .dashed(dash(o, 0)),
         );
         let target = tl.points(i, |r| r.target_per_s);
         if !target.is_empty() {
-            let mut l = Line::new(named(o, i, "target"), tint(o, i, 1), target).dashed(if o.single() {
+            let mut l = Line::new(named(o, i, target_name), tint(o, i, 1), target).dashed(if o.single() {
                 "6 3"
             } else {
                 dash(o, 1)

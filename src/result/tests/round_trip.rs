@@ -215,7 +215,7 @@ fn a_replay_round_trips_to_what_was_replayed() {
         thread_cpu: vec![Duration::from_millis(300)],
         thread_waited: vec![Duration::ZERO],
         shared_cpus: None,
-        replay: Some(crate::replay::feed::Fed { queued: 24_960, loops: 2, counts }),
+        replay: Some(crate::replay::feed::Fed { queued: 24_960, loops: 2, counts, paths: vec!["/a".into()] }),
     };
     let text = crate::report::json::document(&result, &config, &[]).to_json();
     let doc = run_trip(&text).replay.unwrap();
