@@ -53,6 +53,7 @@ mod h3;
 mod listen;
 mod live;
 mod output;
+mod recording;
 mod requests;
 mod respond;
 mod service;
@@ -75,6 +76,7 @@ pub use config::{ContentType, OriginConfig, Service, ServiceDist};
 use conn::{Conn, Expiry, Next};
 use decision::Kind;
 pub use listen::Listener;
+pub use recording::{MatchKey, Recording, RecordingError, MAX_FILLER};
 use listen::ThreadListener;
 use live::Counters;
 pub use live::OriginLive;
@@ -105,6 +107,10 @@ pub struct OriginStats {
     pub header_timeouts: u64,
     /// Connections closed because the client took none of the output in time.
     pub send_timeouts: u64,
+    /// Requests answered with a recorded response (`--replay`).
+    pub recorded: u64,
+    /// Requests no recorded response matched, answered `404` (`--replay`).
+    pub unmatched: u64,
 }
 
 impl OriginStats {
@@ -119,6 +125,8 @@ impl OriginStats {
         self.bad_requests += other.bad_requests;
         self.header_timeouts += other.header_timeouts;
         self.send_timeouts += other.send_timeouts;
+        self.recorded += other.recorded;
+        self.unmatched += other.unmatched;
     }
 }
 
