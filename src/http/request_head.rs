@@ -83,12 +83,14 @@ pub fn parse(input: &[u8]) -> Result<Option<RequestHead<'_>>, ParseError> {
 /// trimmed; `None` if there is none. A scan of the head's lines, for the rare caller that needs
 /// a field [`parse`] does not keep (the origin's `--replay` looks for `uuid`).
 pub fn header<'a>(head: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
-    head.split(|&b| b == b'\n').skip(1).map(|l| l.strip_suffix(b"\r").unwrap_or(l)).take_while(|l| !l.is_empty()).find_map(
-        |line| {
+    head.split(|&b| b == b'\n')
+        .skip(1)
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .take_while(|l| !l.is_empty())
+        .find_map(|line| {
             let colon = line.iter().position(|&b| b == b':')?;
             line[..colon].eq_ignore_ascii_case(name).then(|| line[colon + 1..].trim_ascii())
-        },
-    )
+        })
 }
 
 /// The `HTTP2-Settings` value when the headers ask to upgrade to h2c (RFC 7540, section 3.2).

@@ -76,10 +76,10 @@ pub use config::{ContentType, OriginConfig, Service, ServiceDist};
 use conn::{Conn, Expiry, Next};
 use decision::Kind;
 pub use listen::Listener;
-pub use recording::{MatchKey, Recording, RecordingError, MAX_FILLER};
 use listen::ThreadListener;
 use live::Counters;
 pub use live::OriginLive;
+pub use recording::{MatchKey, Recording, RecordingError, MAX_FILLER};
 use respond::Site;
 pub use tls::TlsSource;
 

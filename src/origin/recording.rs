@@ -141,11 +141,10 @@ impl Recording {
         if let Some(b) = bad {
             return Err(RecordingError::Bad { path: name, line: b.line, why: b.why });
         }
-        Recording::of(records, key, format == Format::Har)
-            .map_err(|(line, why)| match line {
-                Some(line) => RecordingError::Bad { path: name.clone(), line, why },
-                None => RecordingError::Empty { path: name.clone(), why },
-            })
+        Recording::of(records, key, format == Format::Har).map_err(|(line, why)| match line {
+            Some(line) => RecordingError::Bad { path: name.clone(), line, why },
+            None => RecordingError::Empty { path: name.clone(), why },
+        })
     }
 
     /// The table of `records`' responses; `decoded` when bodies were recorded decoded (HAR's
@@ -170,7 +169,10 @@ impl Recording {
                 Body::None => Payload::Bytes(Arc::from(&[][..])),
                 Body::Bytes(b) => Payload::Bytes(b.into()),
                 Body::Size(n) if n > MAX_FILLER => {
-                    return Err((Some(record.line), format!("a body of {n} bytes is more than strain serves ({MAX_FILLER})")))
+                    return Err((
+                        Some(record.line),
+                        format!("a body of {n} bytes is more than strain serves ({MAX_FILLER})"),
+                    ))
                 }
                 Body::Size(n) => {
                     filler = filler.max(n);
@@ -182,7 +184,8 @@ impl Recording {
                 Payload::Filler(n) => *n,
             };
             let head = render_head(response.status, &response.headers, len, decoded);
-            let index = u32::try_from(answers.len()).map_err(|_| (Some(record.line), "too many records".to_string()))?;
+            let index =
+                u32::try_from(answers.len()).map_err(|_| (Some(record.line), "too many records".to_string()))?;
             answers.push(Answer { status: response.status, head, body });
             keyed.entry(k.into_bytes().into_boxed_slice()).or_default().push(index);
         }
@@ -284,7 +287,8 @@ fn render_head(status: u16, headers: &[(String, String)], len: u64, decoded: boo
     }
     for (name, value) in headers {
         let lower = name.to_ascii_lowercase();
-        let token = !name.is_empty() && name.bytes().all(|b| b.is_ascii_graphic() && !b"()<>@,;:\\\"/[]?={}".contains(&b));
+        let token =
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_graphic() && !b"()<>@,;:\\\"/[]?={}".contains(&b));
         let writable = !value.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0));
         if !token || !writable || HOP_BY_HOP.contains(&lower.as_str()) || (decoded && lower == "content-encoding") {
             continue;
@@ -322,8 +326,9 @@ mod tests {
 
     #[test]
     fn heads_drop_hop_by_hop_fields_and_say_the_length_sent() {
-        let r = Recording::of(vec![record(1, "/a", Some("u1"), 200, Body::Bytes(b"abc".to_vec()))], MatchKey::Uuid, false)
-            .unwrap();
+        let r =
+            Recording::of(vec![record(1, "/a", Some("u1"), 200, Body::Bytes(b"abc".to_vec()))], MatchKey::Uuid, false)
+                .unwrap();
         let i = r.find("/a", || Some(&b" u1 "[..])).unwrap();
         assert_eq!(text(&r, i), ("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nX-Recorded: 1\r\n".into(), "abc".into()));
     }
@@ -342,7 +347,10 @@ mod tests {
             ),
             // By URL: an absolute recorded URL is its path and query; the query counts.
             (
-                vec![record(1, "http://example.com/a?q=1", None, 200, Body::None), record(2, "/a", None, 301, Body::None)],
+                vec![
+                    record(1, "http://example.com/a?q=1", None, 200, Body::None),
+                    record(2, "/a", None, 301, Body::None),
+                ],
                 MatchKey::Url,
                 vec![("/a?q=1", None, Some(1)), ("/a", Some("u1"), Some(2)), ("/a?q=2", None, None)],
             ),
