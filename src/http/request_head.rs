@@ -108,7 +108,9 @@ mod tests {
     #[test]
     fn a_field_is_found_in_a_head() {
         let head = b"GET / HTTP/1.1\r\nHost: x\r\nUUID:  ab-1 \r\nuuid: second\r\n\r\n";
-        let rows: [(&[u8], &[u8], Option<&[u8]>); 4] = [
+        // Each row: the head, the name, the value found.
+        type Row<'a> = (&'a [u8], &'a [u8], Option<&'a [u8]>);
+        let rows: [Row<'_>; 4] = [
             (head, b"uuid", Some(b"ab-1")),
             (head, b"host", Some(b"x")),
             (head, b"cookie", None),
