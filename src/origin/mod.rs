@@ -14,7 +14,8 @@
 //! read the counters while it serves, and `GET /_strain/stats` gives them, as JSON, to a client
 //! in another process.
 //!
-//! Two kinds of answer:
+//! Two kinds of answer (or, with [`OriginConfig::replay`], a third instead of both: each
+//! request's recorded response, found by its `uuid` header or its URL, see `recording.rs`):
 //! - A document path, `/d/<id>/<len>` (see [`crate::workload::doc`]), gets that document: a
 //!   body of exactly `len` bytes derived from the path, with `Cache-Control`, `Last-Modified`
 //!   and `ETag` fixed per document, `304 Not Modified` for some conditional requests, and
