@@ -28,6 +28,17 @@ pub fn run(f: &OriginFlags) -> Result<i32, CliError> {
     if let Some(tls) = &config.tls {
         tls.check()?;
     }
+    if let Some(path) = &f.replay {
+        let key = f.replay_key.map(|k| k.key()).unwrap_or_default();
+        let recording = origin::Recording::read(path, key).map_err(|e| CliError::Usage(e.to_string()))?;
+        if recording.unkeyed > 0 {
+            eprintln!(
+                "strain origin: {} recorded responses have no uuid header and are never answered (--replay-key url matches by URL)",
+                recording.unkeyed
+            );
+        }
+        config.replay = Some(std::sync::Arc::new(recording));
+    }
     crate::net::raise_file_limit();
     let (listener, shown): (origin::Listener, String) = match &f.listen {
         units::ListenAddr::Tcp(addr) => {
@@ -60,7 +71,14 @@ pub fn run(f: &OriginFlags) -> Result<i32, CliError> {
         stats.requests, stats.connections, stats.bytes_read, stats.bytes_written
     );
     // On stderr: the test harness reads exactly four numbers from stdout after the first line.
-    eprintln!("strain origin: 200 {}, 304 {}, aborted {}", stats.ok, stats.not_modified, stats.aborted);
+    if config.replay.is_some() {
+        eprintln!(
+            "strain origin: recorded {}, unmatched {} (answered 404), 200 {}, 304 {}",
+            stats.recorded, stats.unmatched, stats.ok, stats.not_modified
+        );
+    } else {
+        eprintln!("strain origin: 200 {}, 304 {}, aborted {}", stats.ok, stats.not_modified, stats.aborted);
+    }
     Ok(EXIT_OK)
 }
 

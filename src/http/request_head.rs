@@ -79,6 +79,20 @@ pub fn parse(input: &[u8]) -> Result<Option<RequestHead<'_>>, ParseError> {
     }))
 }
 
+/// The value of the first field called `name` (ASCII, lowercase) in a complete request head,
+/// trimmed; `None` if there is none. A scan of the head's lines, for the rare caller that needs
+/// a field [`parse`] does not keep (the origin's `--replay` looks for `uuid`).
+pub fn header<'a>(head: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    head.split(|&b| b == b'\n')
+        .skip(1)
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .take_while(|l| !l.is_empty())
+        .find_map(|line| {
+            let colon = line.iter().position(|&b| b == b':')?;
+            line[..colon].eq_ignore_ascii_case(name).then(|| line[colon + 1..].trim_ascii())
+        })
+}
+
 /// The `HTTP2-Settings` value when the headers ask to upgrade to h2c (RFC 7540, section 3.2).
 fn upgrade_h2c<'a>(headers: &[httparse::Header<'a>]) -> Option<&'a [u8]> {
     // Looked for first: almost no request has it, so the common case is one pass.
@@ -90,6 +104,23 @@ fn upgrade_h2c<'a>(headers: &[httparse::Header<'a>]) -> Option<&'a [u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_field_is_found_in_a_head() {
+        let head = b"GET / HTTP/1.1\r\nHost: x\r\nUUID:  ab-1 \r\nuuid: second\r\n\r\n";
+        // Each row: the head, the name, the value found.
+        type Row<'a> = (&'a [u8], &'a [u8], Option<&'a [u8]>);
+        let rows: [Row<'_>; 4] = [
+            (head, b"uuid", Some(b"ab-1")),
+            (head, b"host", Some(b"x")),
+            (head, b"cookie", None),
+            // The request line is not a field, and nothing after the blank line is.
+            (b"uuid: / HTTP/1.1\n\nuuid: body", b"uuid", None),
+        ];
+        for (head, name, want) in rows {
+            assert_eq!(header(head, name), want, "{:?}", String::from_utf8_lossy(name));
+        }
+    }
 
     #[test]
     fn heads_parse_into_framing_and_persistence() {

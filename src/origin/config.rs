@@ -3,10 +3,11 @@
 //! HTTP/3), with defaults from [`crate::defaults`].
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use super::{TlsSource, BODY_PATTERN};
+use super::{Recording, TlsSource, BODY_PATTERN};
 
 /// Options of the built-in origin server.
 #[derive(Debug, Clone)]
@@ -58,6 +59,9 @@ pub struct OriginConfig {
     /// Also serve HTTP/3 (QUIC, ALPN `h3`) on the UDP port of the TCP listener's number, with
     /// the same certificate, and advertise it with `Alt-Svc`; needs [`OriginConfig::tls`].
     pub http3: bool,
+    /// Answer every request (but `/_strain/stats`) with its recorded response, or `404` when
+    /// none matches; the fixed response and documents are not served.
+    pub replay: Option<Arc<Recording>>,
 }
 
 impl Default for OriginConfig {
@@ -83,6 +87,7 @@ impl Default for OriginConfig {
             send_timeout: Some(crate::defaults::SEND_TIMEOUT),
             tls: None,
             http3: false,
+            replay: None,
         }
     }
 }

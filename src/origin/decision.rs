@@ -1,5 +1,6 @@
 //! What a request is answered, decided in one place for HTTP/1.1, HTTP/2 and HTTP/3: which
-//! response (the fixed one, a document or its `304`, the counters), how much of its body goes
+//! response (the fixed one, a document or its `304`, the counters, or with `--replay` a recorded
+//! one or the `404` for a request no record matches), how much of its body goes
 //! out and whether it is cut short, and how it is counted. The random choices (a `304` by chance
 //! for a conditional request, then the abort and where it cuts) are drawn here and only here, in
 //! one order, so a seed gives the same answers over every protocol. Each protocol only frames a
@@ -7,6 +8,7 @@
 //! its stream) and counts it with [`Tally::count`] once it has gone out.
 
 use super::live::Counters;
+use super::recording::UNMATCHED_BODY;
 use super::respond::{doc_path, document, Site};
 use super::{Ctx, STATS_PATH};
 use crate::http::request_head::Persist;
@@ -21,6 +23,10 @@ pub(super) enum Kind {
     Doc { doc: Doc, conditional: bool },
     /// The counters ([`STATS_PATH`]).
     Stats,
+    /// With `--replay`: the recorded answer of this index.
+    Recorded(u32),
+    /// With `--replay`: no record matches.
+    Unmatched,
 }
 
 impl Kind {
@@ -31,6 +37,23 @@ impl Kind {
             Some(doc) => Kind::Doc { doc, conditional: conditional() },
             None if path == STATS_PATH => Kind::Stats,
             None => Kind::Fixed,
+        }
+    }
+
+    /// What a request for `target` (whose document path is `path`) asks of `site`: as
+    /// [`Kind::of`], or with `--replay` its recorded answer (found by its `uuid` header, which
+    /// only then is looked for) or [`Kind::Unmatched`]; the counters either way.
+    pub(super) fn ask<'h>(
+        site: &Site,
+        target: &str,
+        path: &str,
+        conditional: impl FnOnce() -> bool,
+        uuid: impl FnOnce() -> Option<&'h [u8]>,
+    ) -> Kind {
+        match &site.recording {
+            None => Kind::of(path, conditional),
+            Some(_) if path == STATS_PATH => Kind::Stats,
+            Some(recording) => recording.find(target, uuid).map_or(Kind::Unmatched, Kind::Recorded),
         }
     }
 }
@@ -53,10 +76,16 @@ impl Request {
         Request { kind, head_only, path }
     }
 
-    /// The request for `target`; `conditional` as for [`Kind::of`].
-    pub(super) fn parse(target: &str, head_only: bool, conditional: impl FnOnce() -> bool) -> Request {
+    /// The request for `target`; `conditional` and `uuid` as for [`Kind::ask`].
+    pub(super) fn parse<'h>(
+        site: &Site,
+        target: &str,
+        head_only: bool,
+        conditional: impl FnOnce() -> bool,
+        uuid: impl FnOnce() -> Option<&'h [u8]>,
+    ) -> Request {
         let path = doc_path(target);
-        Request::new(Kind::of(path, conditional), head_only, path)
+        Request::new(Kind::ask(site, target, path, conditional, uuid), head_only, path)
     }
 }
 
@@ -69,6 +98,10 @@ pub(super) enum Content {
     Doc { doc: Doc, not_modified: bool },
     /// The counters as JSON.
     Stats(Vec<u8>),
+    /// A recorded answer: its index in [`Site::recording`], and its status.
+    Recorded { index: u32, status: u16 },
+    /// `404`: no record matches.
+    Unmatched,
 }
 
 /// One request's answer, made by [`decide`]; the protocols frame it and nothing more.
@@ -95,7 +128,20 @@ impl Decision {
             Content::Fixed => {}
             Content::Doc { doc, not_modified } => site.doc_head(out, *not_modified, *doc, persist),
             Content::Stats(json) => site.stats_head(out, json.len(), persist),
+            Content::Recorded { index, .. } => site.recorded_head(out, *index, persist),
+            Content::Unmatched => site.unmatched_head(out, persist),
         }
+    }
+
+    /// The body of an answer whose bytes live as long as the server (a recorded one, the
+    /// unmatched `404`'s), up to [`Decision::end`]; `None` for the others.
+    pub(super) fn kept_body<'s>(&self, site: &'s Site) -> Option<&'s [u8]> {
+        let body = match self.content {
+            Content::Recorded { index, .. } => site.recording.as_deref()?.body(index),
+            Content::Unmatched => UNMATCHED_BODY,
+            _ => return None,
+        };
+        body.get(..self.end as usize)
     }
 
     /// How the answer counts once it has gone out.
@@ -105,6 +151,8 @@ impl Decision {
             Content::Doc { not_modified: true, .. } => Tally::NotModified,
             Content::Doc { .. } => Tally::Ok { aborted: self.cut },
             Content::Stats(_) => Tally::Uncounted,
+            Content::Recorded { status, .. } => Tally::Recorded { status },
+            Content::Unmatched => Tally::Unmatched,
         }
     }
 }
@@ -119,6 +167,15 @@ pub(super) fn decide(kind: Kind, head_only: bool, ctx: &mut Ctx<'_>) -> Decision
             let not_modified = conditional && ctx.rng.chance(site.ims_not_modified);
             (Content::Doc { doc, not_modified }, if not_modified { 0 } else { doc.len })
         }
+        Kind::Recorded(index) => match site.recording.as_deref() {
+            Some(recording) => {
+                let status = recording.status(index);
+                (Content::Recorded { index, status }, recording.body(index).len() as u64)
+            }
+            // Only a recording makes this kind.
+            None => (Content::Unmatched, UNMATCHED_BODY.len() as u64),
+        },
+        Kind::Unmatched => (Content::Unmatched, UNMATCHED_BODY.len() as u64),
         Kind::Stats => {
             // Serialising plain numbers cannot fail; an empty body would be the harmless fallback.
             let json = serde_json::to_vec(&ctx.live.snapshot()).unwrap_or_default();
@@ -146,6 +203,10 @@ pub(super) enum Tally {
     Ok { aborted: bool },
     /// A document's `304`.
     NotModified,
+    /// A recorded answer with this status.
+    Recorded { status: u16 },
+    /// The `404` to a request no record matches.
+    Unmatched,
 }
 
 impl Tally {
@@ -162,6 +223,15 @@ impl Tally {
                 }
             }
             Tally::NotModified => counters.not_modified.add(1),
+            Tally::Recorded { status } => {
+                counters.recorded.add(1);
+                match status {
+                    200 => counters.doc_ok.add(1),
+                    304 => counters.not_modified.add(1),
+                    _ => {}
+                }
+            }
+            Tally::Unmatched => counters.unmatched.add(1),
         }
         // The status before the request, so a live reader never sees a document before its
         // status (see `Counters::snapshot`).

@@ -119,7 +119,8 @@ impl H2Conn {
         }
         let target = std::str::from_utf8(&head.path).unwrap_or("/");
         let conditional = || head.header(b"if-modified-since").is_some() || head.header(b"if-none-match").is_some();
-        let request = Request::parse(target, head.method == b"HEAD", conditional);
+        let uuid = || head.header(b"uuid");
+        let request = Request::parse(ctx.site, target, head.method == b"HEAD", conditional, uuid);
         self.take(Ask { stream, request }, arrived, ctx);
     }
 
@@ -186,6 +187,13 @@ impl H2Conn {
                 Body::Made { source, len: doc.len, cut: end }
             }
             Content::Stats(json) => Body::Owned(json),
+            Content::Recorded { index, .. } => match site.recording.as_deref().map(|r| r.shared_body(index)) {
+                Some((bytes, len)) if len == bytes.len() as u64 => Body::Shared(bytes),
+                // A prefix of the filler, copied a frame at a time.
+                Some((bytes, len)) => Body::Made { source: Box::new(Prefix(bytes)), len, cut: len },
+                None => Body::Owned(Vec::new()),
+            },
+            Content::Unmatched => Body::Owned(decision.kept_body(site).unwrap_or_default().to_vec()),
         };
         let submitted = if fixed {
             self.session.submit_response(ask.stream, &site.h2_fixed.fields, body)
@@ -196,6 +204,18 @@ impl H2Conn {
         if submitted.is_ok() {
             tally.count(ctx.counters);
         }
+    }
+}
+
+/// The front of a shared buffer (a recorded body's filler), copied a frame at a time.
+struct Prefix(std::sync::Arc<[u8]>);
+
+impl Source for Prefix {
+    fn fill(&mut self, offset: u64, out: &mut [u8]) {
+        // Never past the buffer, so this cannot panic inside nghttp2's callback.
+        let from = usize::try_from(offset).unwrap_or(usize::MAX).min(self.0.len());
+        let n = out.len().min(self.0.len() - from);
+        out[..n].copy_from_slice(&self.0[from..from + n]);
     }
 }
 

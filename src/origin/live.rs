@@ -35,7 +35,8 @@ impl Counter {
 pub(super) struct Counters {
     pub(super) connections: Counter,
     pub(super) requests: Counter,
-    /// `200` answers to documents; fixed responses are `requests` minus documents.
+    /// `200` answers to documents and recorded `200`s; without a recording, fixed responses
+    /// are `requests` minus these and `not_modified`.
     pub(super) doc_ok: Counter,
     pub(super) not_modified: Counter,
     pub(super) aborted: Counter,
@@ -44,6 +45,10 @@ pub(super) struct Counters {
     pub(super) bad_requests: Counter,
     pub(super) header_timeouts: Counter,
     pub(super) send_timeouts: Counter,
+    /// Answers from the recording (`--replay`).
+    pub(super) recorded: Counter,
+    /// `404`s to requests no record matched (`--replay`).
+    pub(super) unmatched: Counter,
 }
 
 impl Counters {
@@ -54,6 +59,7 @@ impl Counters {
         let requests = self.requests.get();
         let doc_ok = self.doc_ok.get();
         let not_modified = self.not_modified.get();
+        // With a recording there is no fixed response (and `fixed_ok` is false).
         let fixed = requests.saturating_sub(doc_ok + not_modified);
         OriginStats {
             connections: self.connections.get(),
@@ -66,6 +72,8 @@ impl Counters {
             bad_requests: self.bad_requests.get(),
             header_timeouts: self.header_timeouts.get(),
             send_timeouts: self.send_timeouts.get(),
+            recorded: self.recorded.get(),
+            unmatched: self.unmatched.get(),
         }
     }
 }

@@ -14,7 +14,8 @@
 //! read the counters while it serves, and `GET /_strain/stats` gives them, as JSON, to a client
 //! in another process.
 //!
-//! Two kinds of answer:
+//! Two kinds of answer (or, with [`OriginConfig::replay`], a third instead of both: each
+//! request's recorded response, found by its `uuid` header or its URL, see `recording.rs`):
 //! - A document path, `/d/<id>/<len>` (see [`crate::workload::doc`]), gets that document: a
 //!   body of exactly `len` bytes derived from the path, with `Cache-Control`, `Last-Modified`
 //!   and `ETag` fixed per document, `304 Not Modified` for some conditional requests, and
@@ -53,6 +54,7 @@ mod h3;
 mod listen;
 mod live;
 mod output;
+mod recording;
 mod requests;
 mod respond;
 mod service;
@@ -78,6 +80,7 @@ pub use listen::Listener;
 use listen::ThreadListener;
 use live::Counters;
 pub use live::OriginLive;
+pub use recording::{MatchKey, Recording, RecordingError, MAX_FILLER};
 use respond::Site;
 pub use tls::TlsSource;
 
@@ -105,6 +108,10 @@ pub struct OriginStats {
     pub header_timeouts: u64,
     /// Connections closed because the client took none of the output in time.
     pub send_timeouts: u64,
+    /// Requests answered with a recorded response (`--replay`).
+    pub recorded: u64,
+    /// Requests no recorded response matched, answered `404` (`--replay`).
+    pub unmatched: u64,
 }
 
 impl OriginStats {
@@ -119,6 +126,8 @@ impl OriginStats {
         self.bad_requests += other.bad_requests;
         self.header_timeouts += other.header_timeouts;
         self.send_timeouts += other.send_timeouts;
+        self.recorded += other.recorded;
+        self.unmatched += other.unmatched;
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::decision::{decide, Content, Decision, Kind, Request, Tally};
 use super::output::{Output, Stream, MAX_PENDING};
-use super::respond::doc_path;
+use super::respond::{doc_path, Site};
 use super::{Ctx, Reply, CONTINUE};
 use crate::http::body::{BodyDecoder, BodyKind};
 use crate::http::request_head::{self, Persist};
@@ -100,6 +100,11 @@ impl Answer<'_, '_> {
         let end = decision.end;
         match &decision.content {
             Content::Fixed => self.out.push(site.fixed.get(reply)),
+            Content::Recorded { .. } | Content::Unmatched => {
+                decision.head(site, reply.persist, self.out.buf());
+                self.out.commit(mark);
+                self.out.push(decision.kept_body(site).unwrap_or_default());
+            }
             Content::Stats(json) => {
                 decision.head(site, reply.persist, self.out.buf());
                 self.out.buf().extend_from_slice(json.get(..end as usize).unwrap_or_default());
@@ -246,7 +251,7 @@ impl RequestParser {
                 self.backlog = true;
                 return Ok((i, Flow::Continue));
             }
-            let Some(head) = parse_head(&input[i..])? else {
+            let Some(head) = parse_head(&input[i..], answer.ctx.site)? else {
                 if input.len() - i > MAX_HEAD_BYTES {
                     return Err(ParseError::HeadTooLarge);
                 }
@@ -298,10 +303,11 @@ fn bad_request(answer: &mut Answer<'_, '_>) -> Flow {
 }
 
 /// Parses one request head and decides what it asks for; `None` when more bytes are needed.
-fn parse_head(input: &[u8]) -> Result<Option<Head<'_>>, ParseError> {
+fn parse_head<'a>(input: &'a [u8], site: &Site) -> Result<Option<Head<'a>>, ParseError> {
     let Some(h) = request_head::parse(input)? else { return Ok(None) };
     let path = doc_path(h.target);
-    let kind = Kind::of(path, || h.conditional);
+    let uuid = || request_head::header(&input[..h.len], b"uuid");
+    let kind = Kind::ask(site, h.target, path, || h.conditional, uuid);
     let reply = Reply { persist: h.persist, head_only: h.head_only, kind };
     Ok(Some(Head { len: h.len, body: h.body, reply, expect_continue: h.expect_continue, path, h2c: h.h2c_settings }))
 }

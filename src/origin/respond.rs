@@ -10,6 +10,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::recording::{Recording, UNMATCHED_BODY};
 use super::service::Pool;
 use super::tls::Pem;
 use super::{ContentType, OriginConfig, OriginError, Reply, BODY_PATTERN};
@@ -55,6 +56,8 @@ pub(super) struct Site {
     pub(super) pem: Option<Pem>,
     /// The `Alt-Svc` line that advertises HTTP/3, or nothing (see [`Site::advertise_h3`]).
     alt_svc: Vec<u8>,
+    /// With `--replay`: every request but the counters' is answered from this.
+    pub(super) recording: Option<Arc<Recording>>,
 }
 
 impl Site {
@@ -79,7 +82,8 @@ impl Site {
         Ok(Site {
             fixed,
             h2_fixed,
-            fixed_ok: config.status == 200,
+            // With a recording there is no fixed response: recorded 200s count themselves.
+            fixed_ok: config.status == 200 && config.replay.is_none(),
             cache_control,
             content_type: config.content_type.mime().as_bytes(),
             ims_not_modified: config.ims_not_modified,
@@ -93,6 +97,7 @@ impl Site {
             tls,
             pem,
             alt_svc: Vec::new(),
+            recording: config.replay.clone(),
         })
     }
 
@@ -155,6 +160,31 @@ impl Site {
         out.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: ");
         crate::http::push_u64(out, len as u64);
         out.extend_from_slice(b"\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n");
+        out.extend_from_slice(&self.alt_svc);
+        out.extend_from_slice(CONNECTION[persist as usize]);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+impl Site {
+    /// Appends the head of recorded answer `index` (see [`Recording`]).
+    pub(super) fn recorded_head(&self, out: &mut Vec<u8>, index: u32, persist: Persist) {
+        if let Some(recording) = &self.recording {
+            out.extend_from_slice(recording.head(index));
+        }
+        self.end_head(out, persist);
+    }
+
+    /// Appends the head of the `404` to a request no record matches.
+    pub(super) fn unmatched_head(&self, out: &mut Vec<u8>, persist: Persist) {
+        out.extend_from_slice(b"HTTP/1.1 404 Not Found\r\nContent-Length: ");
+        crate::http::push_u64(out, UNMATCHED_BODY.len() as u64);
+        out.extend_from_slice(b"\r\nContent-Type: text/plain\r\nCache-Control: no-store\r\n");
+        self.end_head(out, persist);
+    }
+
+    /// The fields every per-request head ends with, and the blank line.
+    fn end_head(&self, out: &mut Vec<u8>, persist: Persist) {
         out.extend_from_slice(&self.alt_svc);
         out.extend_from_slice(CONNECTION[persist as usize]);
         out.extend_from_slice(b"\r\n");
@@ -243,7 +273,7 @@ impl Responses {
     }
 }
 
-fn reason(status: u16) -> &'static str {
+pub(super) fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
         201 => "Created",

@@ -211,7 +211,7 @@ impl Counts {
 }
 
 /// Opens `path`, through a gzip decoder when it is one.
-fn open(path: &Path) -> Result<Box<dyn BufRead + Send>, ReplayError> {
+pub(crate) fn open(path: &Path) -> Result<Box<dyn BufRead + Send>, ReplayError> {
     let name = path.display().to_string();
     let err = |source| ReplayError::Open { path: name.clone(), source };
     let mut file = File::open(path).map_err(err)?;
@@ -225,7 +225,7 @@ fn open(path: &Path) -> Result<Box<dyn BufRead + Send>, ReplayError> {
 }
 
 /// The format of the file at `path`, from its first bytes.
-fn detect(path: &Path) -> Result<Format, ReplayError> {
+pub(crate) fn detect(path: &Path) -> Result<Format, ReplayError> {
     let mut input = open(path)?;
     let mut head = Vec::with_capacity(64 * 1024);
     input

@@ -46,7 +46,7 @@ pub struct Rendered {
 }
 
 /// Fields that describe the recorded connection or are recomputed for the body sent.
-const HOP_BY_HOP: [&str; 8] =
+pub(crate) const HOP_BY_HOP: [&str; 8] =
     ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "upgrade", "content-length", "trailer"];
 
 impl Rewrite {

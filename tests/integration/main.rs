@@ -27,6 +27,7 @@ mod metrics;
 mod origin;
 mod origin_h2;
 mod origin_h3;
+mod origin_replay;
 mod origin_service;
 mod progress;
 mod proxy;

@@ -128,9 +128,42 @@ pub struct OriginFlags {
     /// With --tls: the certificate's private key, a PEM file.
     #[arg(long = "key", value_name = "FILE", requires_all = ["tls", "cert"])]
     pub key: Option<std::path::PathBuf>,
+    /// Answer each request with its recorded response (status, headers, body or body size)
+    /// from FILE, a Proxy Verifier replay file or a HAR: the server side of `strain replay`.
+    /// A request no record matches gets 404. The fixed response and documents are not served.
+    #[arg(long = "replay", value_name = "FILE", conflicts_with_all = REPLAY_REFUSES)]
+    pub replay: Option<PathBuf>,
+    /// With --replay: how a request finds its recorded response: uuid (the default: its `uuid` header, as
+    /// Proxy Verifier's client sends and its server matches) or url (its path and query).
+    #[arg(long = "replay-key", value_name = "KEY", value_enum, requires = "replay")]
+    pub replay_key: Option<ReplayKeyFlag>,
     /// How documents are served.
     #[command(flatten)]
     pub documents: DocumentFlags,
+}
+
+/// What `origin --replay` refuses: flags that shape the fixed response or documents, which a
+/// recording replaces.
+const REPLAY_REFUSES: [&str; 7] =
+    ["body_size", "status", "max_age", "no_cache", "ims_not_modified", "abort_rate", "content_type"];
+
+/// How `origin --replay` matches a request to a recorded response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReplayKeyFlag {
+    /// The `uuid` header's value.
+    Uuid,
+    /// The request target's path and query.
+    Url,
+}
+
+impl ReplayKeyFlag {
+    /// The origin's key.
+    pub fn key(self) -> crate::origin::MatchKey {
+        match self {
+            ReplayKeyFlag::Uuid => crate::origin::MatchKey::Uuid,
+            ReplayKeyFlag::Url => crate::origin::MatchKey::Url,
+        }
+    }
 }
 
 impl OriginFlags {

@@ -159,7 +159,7 @@ impl Session {
             return;
         };
         let conditional = || field(b"if-modified-since").is_some() || field(b"if-none-match").is_some();
-        let request = Request::parse(target, method == b"HEAD", conditional);
+        let request = Request::parse(ctx.site, target, method == b"HEAD", conditional, || field(b"uuid"));
         self.take(conn, Ask { stream, request }, arrived, fixed, ctx);
     }
 
@@ -309,6 +309,10 @@ impl Session {
             let body: &[u8] = match &s.decision.content {
                 Content::Fixed => &site.h2_fixed.body[from as usize..(from + want) as usize],
                 Content::Stats(json) => &json[from as usize..(from + want) as usize],
+                Content::Recorded { .. } | Content::Unmatched => {
+                    let kept = s.decision.kept_body(site).unwrap_or_default();
+                    kept.get(from as usize..(from + want) as usize).unwrap_or_default()
+                }
                 Content::Doc { doc, .. } => {
                     self.scratch.clear();
                     doc.body_range(&s.path, from, from + want, &mut self.scratch);
