@@ -590,3 +590,46 @@ fn windows_loops_gaps_and_rates_shape_the_replay() {
     run.assert_nums(&[("/requests", 11)]);
     origin.stop();
 }
+
+#[test]
+fn a_gzipped_log_is_read_directly_and_thresholds_judge_the_replay() {
+    let origin = Origin::start(&["-t", "1"]);
+    let url = origin.url();
+    let lines: String = (0..40)
+        .map(|k| {
+            format!(
+                "10.0.0.{} - - [26/Nov/2026:10:00:{:02} +0000] \"GET /g/{k} HTTP/1.1\" 200 2 \"-\" \"curl/8\"\n",
+                k % 3,
+                k / 10
+            )
+        })
+        .collect();
+    let (dir, log) = temp_file("access.log", &lines);
+    let gz = std::process::Command::new("gzip").arg("-k").arg(&log).status().unwrap();
+    assert!(gz.success());
+    let gz = dir.path().join("access.log.gz").display().to_string();
+    // Four seconds of recording at 8x; one threshold passes, one cannot.
+    let run = strain(&[
+        "replay",
+        "-t",
+        "1",
+        "-c",
+        "4",
+        "--speed",
+        "8",
+        "--threshold",
+        "late<50%",
+        "--threshold",
+        "p99<1us",
+        &gz,
+        &url,
+    ]);
+    assert_eq!(run.code, 99, "{}\n{}", run.stdout, run.stderr);
+    run.assert_nums(&[("/requests", 40), ("/replay/counts/records", 40)]);
+    let j = run.json.as_ref().unwrap();
+    assert_eq!(j["replay"]["files"][0]["format"], "combined");
+    let passed: Vec<bool> =
+        j["thresholds"].as_array().unwrap().iter().map(|t| t["passed"].as_bool().unwrap()).collect();
+    assert_eq!(passed, [true, false]);
+    assert_eq!(origin.stop().requests, 40);
+}
