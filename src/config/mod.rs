@@ -10,6 +10,7 @@ use crate::schedule::Schedule;
 
 use crate::defaults::{AUTO_INTERVAL_ROWS, COUNT_INTERVAL, MIN_INTERVAL};
 
+pub mod replay;
 mod target;
 pub use crate::defaults::{
     CONNECTIONS as DEFAULT_CONNECTIONS, DURATION as DEFAULT_DURATION, INTERVAL as DEFAULT_INTERVAL,
@@ -198,7 +199,7 @@ pub struct Config {
     pub source_addrs: Vec<std::net::IpAddr>,
     /// `strain replay`: what is replayed (its requests come from the recordings, paced by
     /// their times, not by `schedule`).
-    pub replay: Option<crate::replay::ReplayNote>,
+    pub replay: Option<replay::ReplayNote>,
 }
 
 /// The time series' interval when `--interval` is not given, for a run measured for `length`:

@@ -22,8 +22,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::respond::reason;
 use super::BODY_PATTERN;
+use crate::http::response::reason;
 use crate::replay::read::{self, Format};
 use crate::replay::record::{Body, Record};
 use crate::replay::render::HOP_BY_HOP;
@@ -120,11 +120,11 @@ impl Recording {
     /// Reads the recording at `path` (its format detected from its first bytes).
     pub fn read(path: &Path, key: MatchKey) -> Result<Recording, RecordingError> {
         let name = path.display().to_string();
-        let format = crate::replay::feed::detect(path).map_err(|e| RecordingError::Read(e.to_string()))?;
+        let format = crate::replay::walk::detect(path).map_err(|e| RecordingError::Read(e.to_string()))?;
         if !matches!(format, Format::Verifier | Format::Har) {
             return Err(RecordingError::NoResponses { path: name, format: format.name() });
         }
-        let mut input = crate::replay::feed::open(path).map_err(|e| RecordingError::Read(e.to_string()))?;
+        let mut input = crate::replay::walk::open(path).map_err(|e| RecordingError::Read(e.to_string()))?;
         let mut records = Vec::new();
         let mut bad = None;
         read::read(&format, &mut input, &mut |item| match item {

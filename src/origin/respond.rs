@@ -230,7 +230,8 @@ impl Responses {
         let body: Vec<u8> =
             if bodiless { Vec::new() } else { BODY_PATTERN.iter().copied().cycle().take(config.body_size).collect() };
         let render = |persist: Persist| {
-            let mut head = format!("HTTP/1.1 {} {}\r\n", config.status, reason(config.status)).into_bytes();
+            let mut head =
+                format!("HTTP/1.1 {} {}\r\n", config.status, crate::http::response::reason(config.status)).into_bytes();
             if !bodiless {
                 head.extend_from_slice(
                     format!("Content-Length: {}\r\nContent-Type: text/plain\r\n", body.len()).as_bytes(),
@@ -270,34 +271,6 @@ impl Responses {
         } else {
             full
         }
-    }
-}
-
-pub(super) fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        201 => "Created",
-        202 => "Accepted",
-        204 => "No Content",
-        206 => "Partial Content",
-        301 => "Moved Permanently",
-        302 => "Found",
-        304 => "Not Modified",
-        307 => "Temporary Redirect",
-        308 => "Permanent Redirect",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        408 => "Request Timeout",
-        429 => "Too Many Requests",
-        500 => "Internal Server Error",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        // The reason phrase is informational; clients must not depend on it.
-        _ => "Status",
     }
 }
 

@@ -12,10 +12,12 @@ pub mod read;
 pub mod record;
 pub mod render;
 pub mod timing;
+pub mod walk;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub use crate::config::replay::{FileDoc, ReplayNote};
 pub use read::Format;
 
 /// How the recorded gaps become the replay's.
@@ -81,29 +83,4 @@ pub struct ReplayPlan {
     pub render: render::Rewrite,
     /// `--skip-bad`: a record that does not parse is counted and skipped, not an error.
     pub skip_bad: bool,
-}
-
-/// What a replay replays, as its header and its result say it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct ReplayNote {
-    /// The recordings and their formats.
-    pub files: Vec<feed::FileDoc>,
-    /// Requests one pass sends (every segment's together).
-    pub requests: u64,
-    /// The recorded span they cover, microseconds (`--max-gap` applied).
-    pub span_us: u64,
-    /// The speed the replay goes at (from `--speed`, or `--rate`'s mean).
-    pub speed: f64,
-    /// Passes over the recordings (`None`: until stopped).
-    pub loops: Option<u32>,
-}
-
-impl ReplayNote {
-    /// The recording's mean rate, requests/s.
-    pub fn recorded_rate(&self) -> f64 {
-        if self.span_us == 0 {
-            return 0.0;
-        }
-        self.requests.saturating_sub(1) as f64 * 1e6 / self.span_us as f64
-    }
 }
