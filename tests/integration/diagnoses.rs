@@ -395,3 +395,29 @@ fn sends_never_made_are_said_and_a_run_that_kept_up_says_nothing() {
     assert_eq!(json(&run)["rate"]["unsent"], 0, "{}", run.stdout);
     assert!(!run.stdout.contains("Unsent:"), "{}", run.stdout);
 }
+
+#[test]
+fn a_replay_strain_cannot_keep_up_with_names_itself() {
+    let _alone = exclusive();
+    // A recording of 3,000 requests/s for 3 s, replayed by strain held to 10% of a CPU: its
+    // sends fall behind with connections free, and the report says strain itself was behind.
+    let lines: String = (0..9000u64)
+        .map(|k| {
+            format!(
+                "{{\"time\": {}.{:06}, \"url\": \"http://x/r\"}}\n",
+                1_795_690_000 + k / 3000,
+                (k % 3000) * 1_000_000 / 3000
+            )
+        })
+        .collect();
+    let (_dir, file) = crate::harness::temp_file("r.jsonl", &lines);
+    let run = starved(&format!("replay -t 1 -c 50 {file}"));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let j = json(&run);
+    let rate = &j["rate"];
+    let (sent, late) = (rate["sent"].as_u64().unwrap(), rate["late"].as_u64().unwrap());
+    let own = late - rate["late_no_connection"].as_u64().unwrap();
+    assert!(own * 50 > sent, "{rate}");
+    assert!(late_line(&run).contains("so strain itself was behind"), "{}", late_line(&run));
+    assert!(j["replay"]["lag_us"]["p99"].as_u64().unwrap() > 1_000, "{}", j["replay"]);
+}
