@@ -12,14 +12,17 @@ pub struct Feed {
     batch: Batch,
     pos: usize,
     tick_us: u64,
+    /// When sending ends: the last tick's requests keep their own times, as a schedule's do.
+    end_us: u64,
     /// The reader has ended and every batch is taken.
     closed: bool,
 }
 
 impl Feed {
-    /// The feed of queue `rx`; due times move to the end of their `tick_us` tick.
-    pub fn new(rx: Receiver<Batch>, tick_us: u64) -> Feed {
-        let mut f = Feed { rx, batch: Batch::default(), pos: 0, tick_us, closed: false };
+    /// The feed of queue `rx`; due times move to the end of their `tick_us` tick, but for
+    /// those of the tick that reaches `end_us`.
+    pub fn new(rx: Receiver<Batch>, tick_us: u64, end_us: u64) -> Feed {
+        let mut f = Feed { rx, batch: Batch::default(), pos: 0, tick_us, end_us, closed: false };
         f.refill();
         f
     }
@@ -43,7 +46,11 @@ impl Feed {
     #[inline]
     pub fn next_due(&self) -> Option<u64> {
         let due = self.batch.items.get(self.pos)?.due_us;
-        Some(if self.tick_us <= 1 { due } else { due.div_ceil(self.tick_us) * self.tick_us })
+        if self.tick_us <= 1 {
+            return Some(due);
+        }
+        let q = due.div_ceil(self.tick_us) * self.tick_us;
+        Some(if q >= self.end_us { due } else { q })
     }
 
     /// The server the next request goes to.

@@ -217,6 +217,9 @@ pub(crate) struct Span {
     pub(crate) interval: Duration,
     /// When every segment starts (`--start-at`).
     pub(crate) start_at: Option<SystemTime>,
+    /// `-n` without `-d`: the run ends when its count is answered (or its schedule is all
+    /// sent), never at `duration`, which is then only the schedule's expected length.
+    pub(crate) open_ended: bool,
 }
 
 /// How requests travel, settled before the threads start.
@@ -377,6 +380,7 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
             warmup: config.warmup,
             interval: config.series_interval(),
             start_at: config.start_at,
+            open_ended: config.requests.is_some() && !config.time_bound,
         },
         target: config.schedule.clone(),
         source_addrs: config.source_addrs.clone(),

@@ -32,8 +32,13 @@ impl Ord for Keyed {
     }
 }
 
+/// Records a reorder window holds at most, whatever its length: a dense recording (20,000/s
+/// over 5 s) would otherwise hold 100,000 records (about 110 MB); past this many, the oldest
+/// goes out early, and a record later found to be older still is counted as late.
+pub const MAX_HELD: usize = 20_000;
+
 /// Puts a file's records back in start order: a record is held until the file has reached
-/// `window` past it (nginx writes a line when a request ends, so a slow request's line comes
+/// `window` past it (or [`MAX_HELD`] records are held) (nginx writes a line when a request ends, so a slow request's line comes
 /// after those that started later). A record further out of order than that goes at once, at
 /// the time of the last record given out, and is counted.
 pub struct Reorder {
@@ -70,7 +75,7 @@ impl Reorder {
         self.seq += 1;
         self.heap.push(Reverse(Keyed { start: r.start_us, seq: self.seq, record: r }));
         let edge = self.newest.saturating_sub(self.window_us);
-        while self.heap.peek().is_some_and(|k| k.0.start < edge) {
+        while self.heap.len() > MAX_HELD || self.heap.peek().is_some_and(|k| k.0.start < edge) {
             if let Some(Reverse(k)) = self.heap.pop() {
                 self.emitted = k.start;
                 out(k.record);
@@ -207,6 +212,19 @@ mod tests {
         q.finish(&mut |r| out.push(r));
         // 200 came after 1.5 s had gone out: beyond the window, it goes at once, counted.
         assert_eq!(starts(&out), [50, 100, 900_000, 1_500_000, 1_500_000, 3_000_000]);
+        assert_eq!(q.late, 1);
+    }
+
+    #[test]
+    fn a_dense_window_holds_at_most_max_held_records() {
+        let mut q = Reorder::new(10_000_000);
+        let mut out = Vec::new();
+        for t in 0..=MAX_HELD as i64 {
+            q.push(at(1_000 + t, false), &mut |r| out.push(r));
+        }
+        // Within the window, but one too many: the oldest went out early.
+        assert_eq!(starts(&out), [1_000]);
+        q.push(at(5, false), &mut |r| out.push(r));
         assert_eq!(q.late, 1);
     }
 

@@ -178,3 +178,18 @@ fn late_sends_say_whether_connections_or_the_server_held_them() {
     // Coordinated omission is named once, where the corrected latency is reported.
     assert_eq!(run.stdout.matches("coordinated omission").count(), 1, "{}", run.stdout);
 }
+
+#[test]
+fn minus_n_at_a_rate_sends_its_count_however_long_connecting_takes() {
+    // 21 requests at 20,000/s are due within 1.1 ms, less than opening 100 connections takes:
+    // the schedule's length is not a deadline, so all 21 go (found: none went, "no attempt
+    // finished"; 1,000 sent 981 with 20 "unsent").
+    let origin = Origin::start(&["-t", "1"]);
+    for n in ["21", "1000"] {
+        let run = strain(&["-R", "20000", "-n", n, "-t", "1", "-c", "100", &origin.url()]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let want: u64 = n.parse().unwrap();
+        run.assert_nums(&[("/requests", want), ("/rate/sent", want), ("/rate/unsent", 0)]);
+    }
+    origin.stop();
+}

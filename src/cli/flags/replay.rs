@@ -41,7 +41,7 @@ pub struct ReplayFlags {
     #[arg(long = "max-gap", value_name = "T", value_parser = units::dur)]
     pub max_gap: Option<Dur>,
     /// Put records back in time order when they are out of order by up to T in the file (nginx
-    /// writes a line when a request ends).
+    /// writes a line when a request ends); at most 20,000 records are held.
     #[arg(long = "reorder-window", value_name = "T", default_value = "5s", value_parser = units::duration)]
     pub window: Duration,
     /// Keep each client's requests on one connection, in the recorded order: client (its

@@ -334,7 +334,9 @@ impl<'a> Core<'a> {
             stop,
             poll,
             clock,
-            end_us: clock.at(end),
+            // A paced run of -n requests sends them all, however long its connections take
+            // to open: its schedule's length is not a deadline.
+            end_us: if paced && plan.span.open_ended { u64::MAX } else { clock.at(end) },
             draining: false,
             slots: (0..slots).map(|_| Slot::new()).collect(),
             due: Due { deadlines: Deadlines::new(slots), timers: BinaryHeap::new() },
@@ -400,10 +402,15 @@ impl<'a> Core<'a> {
         self.budget == Some(0)
     }
 
-    /// A replay's reader has ended and every request it queued here was taken.
+    /// Every paced request this thread had was taken: a replay whose reader has ended, or
+    /// the schedule of an open-ended (`-n`) run.
     fn replay_done(&self) -> bool {
-        matches!(&self.when, When::Paced(p)
-            if matches!(&p.pacer, schedule::Source::Replay(f) if f.done()) && p.held.iter().all(|h| h.is_empty()))
+        let When::Paced(p) = &self.when else { return false };
+        let taken = match &p.pacer {
+            schedule::Source::Replay(f) => f.done(),
+            schedule::Source::Schedule(s) => self.plan.span.open_ended && s.next_due().is_none(),
+        };
+        taken && p.held.iter().all(|h| h.is_empty())
     }
 
     /// Waits for poll events, at most `wait`.

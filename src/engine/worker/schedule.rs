@@ -193,7 +193,12 @@ impl<'a> When<'a> {
                 // Each worker takes its own queue once, as it starts.
                 let rx = queues.get(index).and_then(|q| q.lock().ok().and_then(|mut q| q.take()));
                 let (_, empty) = std::sync::mpsc::channel();
-                When::Paced(Paced::new(Source::Replay(Feed::new(rx.unwrap_or(empty), *tick_us)), plan, conns, timer))
+                When::Paced(Paced::new(
+                    Source::Replay(Feed::new(rx.unwrap_or(empty), *tick_us, plan.span.duration.as_micros() as u64)),
+                    plan,
+                    conns,
+                    timer,
+                ))
             }
             WhenPlan::Arrivals(schedule) => When::Arrivals(Arrivals {
                 pacer: Pacer::new(schedule, share_index(plan, index), share_stride(plan), 0),
