@@ -33,7 +33,7 @@ fn assert_found(run: &Run, capacity: f64) {
     let max = j["max_rate"].as_f64().unwrap_or_else(|| panic!("no max_rate: {}", run.stdout));
     assert!((max - capacity).abs() <= capacity * 0.10, "max_rate {max:.0}, capacity {capacity}\n{}", run.stdout);
     assert_eq!(j["answer"]["failed_terms"], serde_json::json!(["p99<100ms"]), "{}", run.stdout);
-    assert_eq!(j["answer"]["end"], "converged");
+    assert_eq!(j["answer"]["end"], "converged", "{}", run.stdout);
     let first_fail = j["answer"]["first_fail"].as_f64().unwrap();
     assert!(first_fail > max && (first_fail - max) / max <= 0.02 + 1e-9, "{max} {first_fail}");
     assert!(run.stdout.contains(&format!("Max rate: {} requests/s meets the SLO", group(max))), "{}", run.stdout);

@@ -434,3 +434,53 @@ fn http2_goaways_and_retries_are_counted_live() {
     assert_eq!(value("strain_http2_retried_total"), doc["http2"]["retried"].as_u64().unwrap());
     assert_eq!((value("strain_requests_total"), doc["requests"].as_u64().unwrap()), (1000, 1000));
 }
+
+#[test]
+fn a_replay_is_exported_live_with_its_recorded_rate_as_the_target() {
+    let origin = Origin::start(&["-t", "1"]);
+    let dir = tempfile::tempdir().unwrap();
+    // 600 requests recorded at 300/s (2 s).
+    let lines: String = (0..600u64)
+        .map(|k| {
+            format!(
+                "{{\"time\": {}.{:06}, \"url\": \"http://x/m\"}}\n",
+                1_795_690_000 + k / 300,
+                (k % 300) * 1_000_000 / 300
+            )
+        })
+        .collect();
+    let file = dir.path().join("r.jsonl");
+    std::fs::write(&file, lines).unwrap();
+    let json = dir.path().join("r.json");
+    let port = free_port();
+    let (listen, out, file) = (format!("127.0.0.1:{port}"), json.display().to_string(), file.display().to_string());
+    let own = ["--metrics-listen", &listen, "--json", &out, &file, &origin.url()];
+    let child = spawn(&[&args("replay -c 4 -t 1 --quiet --metrics-linger 3s")[..], &own].concat());
+    let start = Instant::now();
+    wait_listening(([127, 0, 0, 1], port).into());
+    let mut last = String::new();
+    // While it runs, the target is the recording's rate (the gauge goes when the run ends).
+    let mut target_seen = false;
+    while let Some((200, text)) = get(port, "/metrics") {
+        target_seen |= text.lines().filter(|l| l.starts_with("strain_target_requests_per_second")).any(|l| {
+            l.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok()).is_some_and(|v| (v - 300.0).abs() <= 3.0)
+        });
+        last = text;
+        if json.exists() {
+            std::thread::sleep(Duration::from_millis(200));
+            if let Some((200, text)) = get(port, "/metrics") {
+                last = text;
+            }
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let run = finish(child, start);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let value = |name: &str| -> f64 {
+        let line = last.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("no {name} in {last}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    assert_eq!(value("strain_requests_total"), 600.0);
+    assert!(target_seen, "no target of 300/s while it ran");
+}

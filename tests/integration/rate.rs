@@ -90,7 +90,10 @@ pub(crate) fn run_through_stall(flags: &[&str]) -> crate::harness::Run {
     assert_eq!(served.requests, 24_000);
     let p90 = run.num("/latency_us/percentiles/90") as f64;
     let p99 = run.num("/latency_us/percentiles/99") as f64;
-    assert!((p90 - 800_000.0).abs() <= 80_000.0, "corrected p90 {p90} µs");
+    // The p90 is 0.8 s plus the time the origin takes to answer the 4,000 requests that waited
+    // (tens of ms in this debug build, more on busy cores: 0.894 s seen over HTTP/2 in a full
+    // run): 10% below, 15% above; an uncorrected or doubly counted stall is far outside.
+    assert!((720_000.0..=920_000.0).contains(&p90), "corrected p90 {p90} µs");
     assert!((p99 - 1_880_000.0).abs() <= 188_000.0, "corrected p99 {p99} µs");
     let u90 = run.num("/uncorrected_latency_us/percentiles/90");
     assert!(u90 < 50_000, "uncorrected p90 {u90}");
