@@ -22,6 +22,8 @@
 //! - [`merge`] adds the results of one test's segments into one result (`strain merge`).
 //! - [`metrics`] exports a test's progress to Prometheus while it runs (`--metrics-listen`,
 //!   `--metrics-push`), fed from the interval rows the observer already sees.
+//! - [`replay`] reads recorded traffic and feeds it to the engine at its recorded pace
+//!   (`strain replay`); [`grpc`] is gRPC's wire format (issue 32, being built).
 //! - [`rng`] and [`b64`] are small leaves shared by the rest.
 
 pub mod b64;
@@ -31,6 +33,7 @@ pub mod config;
 pub mod defaults;
 pub mod engine;
 pub mod find_max;
+pub mod grpc;
 pub mod h2;
 pub mod http;
 pub mod merge;

@@ -5,7 +5,7 @@
 //! and merging happens after the join, so recording is a few adds and one histogram bucket.
 
 #[macro_use]
-mod named;
+pub(crate) mod named;
 #[macro_use]
 mod tally;
 pub mod codec;

@@ -39,6 +39,9 @@ macro_rules! named {
     };
 }
 
+/// The macro by path, for enums outside `stats` (gRPC's status codes).
+pub(crate) use named;
+
 /// How long identifier `camel` is in snake case: a byte more per word after the first.
 pub(crate) const fn snake_len(camel: &str) -> usize {
     let b = camel.as_bytes();

@@ -1,0 +1,6 @@
+//! gRPC over strain's HTTP/2 (issue 32, being built): [`wire`] is the message framing (the
+//! 5-byte length prefix) and `grpc-timeout`, [`status`] the status codes carried in the
+//! `grpc-status` trailer.
+
+pub mod status;
+pub mod wire;

@@ -1,0 +1,79 @@
+//! gRPC status codes, as the `grpc-status` trailer (or a Trailers-Only response's header)
+//! carries them: reports name each by its canonical name, counts index by its number.
+
+crate::stats::named::named! {
+    /// A call's outcome (the canonical codes 0-16 of gRPC's status-codes document).
+    pub enum Code {
+        /// Not an error.
+        Ok,
+        /// The operation was cancelled, typically by the caller.
+        Cancelled,
+        /// Unknown error.
+        Unknown,
+        /// The client gave an invalid argument.
+        InvalidArgument,
+        /// The deadline expired before the operation could complete.
+        DeadlineExceeded,
+        /// Some requested entity was not found.
+        NotFound,
+        /// The entity the client tried to create already exists.
+        AlreadyExists,
+        /// The caller may not run the operation.
+        PermissionDenied,
+        /// A resource has been exhausted (a quota, the file system).
+        ResourceExhausted,
+        /// The system is not in a state the operation requires.
+        FailedPrecondition,
+        /// The operation was aborted (a concurrency conflict).
+        Aborted,
+        /// The operation was attempted past the valid range.
+        OutOfRange,
+        /// The operation is not implemented or supported.
+        Unimplemented,
+        /// An internal error.
+        Internal,
+        /// The service is currently unavailable (a transient condition).
+        Unavailable,
+        /// Unrecoverable data loss or corruption.
+        DataLoss,
+        /// The request does not have valid authentication credentials.
+        Unauthenticated,
+    }
+}
+
+impl Code {
+    /// The code a `grpc-status` value names; `None` for anything but a number 0-16 (a status
+    /// outside them is a protocol error of the server's, counted apart).
+    pub fn of_trailer(value: &[u8]) -> Option<Code> {
+        let text = std::str::from_utf8(value).ok()?.trim();
+        if text.is_empty() || text.len() > 2 || !text.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let n: usize = text.parse().ok()?;
+        Code::ALL.get(n).copied()
+    }
+
+    /// The name people know it by in gRPC's documents (`DEADLINE_EXCEEDED`).
+    pub fn canonical(self) -> String {
+        self.name().to_ascii_uppercase()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trailers_name_their_codes() {
+        assert_eq!(Code::COUNT, 17);
+        assert_eq!(Code::of_trailer(b"0"), Some(Code::Ok));
+        assert_eq!(Code::of_trailer(b"4"), Some(Code::DeadlineExceeded));
+        assert_eq!(Code::of_trailer(b" 14 "), Some(Code::Unavailable));
+        assert_eq!(Code::of_trailer(b"16"), Some(Code::Unauthenticated));
+        for bad in [&b""[..], b"17", b"-1", b"OK", b"007", b"1e1", b"\xff"] {
+            assert_eq!(Code::of_trailer(bad), None, "{bad:?}");
+        }
+        assert_eq!(Code::DeadlineExceeded.canonical(), "DEADLINE_EXCEEDED");
+        assert_eq!(Code::NotFound.name(), "not_found");
+    }
+}
