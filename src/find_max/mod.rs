@@ -1,6 +1,6 @@
 //! Capacity search (`strain find-max`): the highest rate a service sustains under its SLO, as
-//! one call, [`find_max`]. Each step is one [`crate::run::run`] at a constant rate (open loop,
-//! latency from the intended send), warmed up first and judged by [`step`]; [`plan`] picks the
+//! one call, [`run`]. Each step is one [`crate::run::run`] at a constant rate (open loop,
+//! latency from the intended send), warmed up first and judged by [`step`]; [`bisect`] picks the
 //! rates (×2 until a fail, then bisection); [`knee`] reads the latency-vs-rate curve; [`watch`]
 //! reads the server's CPU and memory per step.
 //!

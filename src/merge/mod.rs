@@ -137,7 +137,7 @@ pub struct Merged {
     pub proxy_dropped: bool,
     /// A segment whose server shared its CPUs (the first such, in input order).
     pub shared_cpus: Option<crate::net::host::SharedCpus>,
-    /// Replays: the segments' replay sections together (see [`replay`]).
+    /// Replays: the segments' replay sections together (see `replay` below).
     pub replay: Option<crate::result::ReplayDoc>,
 }
 

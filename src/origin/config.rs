@@ -18,7 +18,7 @@ pub struct OriginConfig {
     pub threads: usize,
     /// Status code of the fixed response (200 to 999); documents are always 200 or 304.
     pub status: u16,
-    /// When, after [`run`] starts, the server stops answering; `None` never.
+    /// When, after the origin starts, the server stops answering; `None` never.
     pub stall_at: Option<Duration>,
     /// How long it answers nothing from `stall_at`; zero is no stall.
     pub stall_for: Duration,

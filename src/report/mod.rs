@@ -1,5 +1,5 @@
 //! Renders a finished [`crate::stats::Summary`]: wrk's text ([`text`]), JSON ([`json`]), HTML
-//! ([`html`]), the live lines ([`live`]), a search's table ([`search`]). Reporters read the
+//! ([`html`]), the live lines ([`live`]), a search's table ([`find_max`]). Reporters read the
 //! result and the load's config; they know nothing of the engine. [`Outputs`] is where a run's
 //! reports go, chosen by the caller apart from the load.
 
