@@ -5,6 +5,8 @@
 mod access;
 mod har;
 mod jsonl;
+#[cfg(test)]
+mod testing;
 mod time;
 mod verifier;
 

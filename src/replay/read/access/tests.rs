@@ -7,18 +7,12 @@ use super::{detect, read, LogFormat, MAX_LINE_BYTES};
 use crate::replay::read::Item;
 use crate::replay::record::{BadRecord, Body, Record, Response};
 
-/// 2026-11-26T10:52:58Z, in microseconds since the epoch.
-const AT: i64 = 1_795_690_378_000_000;
+use crate::replay::read::testing::AT_US as AT;
 
 /// Every item `layout` reads from `text`.
 fn read_all(layout: &LogFormat, text: &[u8]) -> Vec<Item> {
-    let mut items = Vec::new();
-    read(layout, &mut &text[..], &mut |item| {
-        items.push(item);
-        ControlFlow::Continue(())
-    })
-    .expect("reading from memory does not fail");
-    items
+    crate::replay::read::testing::items(&crate::replay::read::Format::Log(layout.clone()), text)
+        .expect("reading from memory does not fail")
 }
 
 /// The one record `layout` reads from `line`.

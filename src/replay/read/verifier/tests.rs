@@ -4,22 +4,12 @@
 use super::*;
 use crate::replay::read::{detect_structured, Format};
 
+use crate::replay::read::testing::{h, AT_US};
+
 /// Every item of `text`, or the reader's error.
 fn items(text: &str) -> Result<Vec<Item>, ReadError> {
-    let mut out = Vec::new();
-    read(&mut text.as_bytes(), &mut |item| {
-        out.push(item);
-        ControlFlow::Continue(())
-    })?;
-    Ok(out)
+    crate::replay::read::testing::items(&crate::replay::read::Format::Verifier, text.as_bytes())
 }
-
-fn h(name: &str, value: &str) -> (String, String) {
-    (name.to_string(), value.to_string())
-}
-
-/// 2026-11-26T10:52:58Z in microseconds since the epoch.
-const AT_US: i64 = 1_795_690_378_000_000;
 
 /// Two sessions: HTTP/1.1 with Traffic Dump's times, then HTTP/2 with none.
 const REPLAY: &str = r#"meta:
