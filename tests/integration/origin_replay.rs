@@ -217,6 +217,15 @@ fn recording_counts(origin: Origin) -> (u64, u64) {
     (num("recorded "), num("unmatched "))
 }
 
+/// `strain replay` of the Proxy Verifier file `file` against `url` on one thread, every method
+/// of the file replayed, with `flags` (protocol, connections).
+fn replay_file(flags: &[&str], file: &str, url: &str) -> crate::harness::Run {
+    let mut a = vec!["replay", "--format", "verifier", "--methods", "GET,HEAD,POST", "-t", "1"];
+    a.extend(flags);
+    a.extend([file, url]);
+    strain(&a)
+}
+
 #[test]
 fn through_traffic_server_every_response_is_the_recorded_one() {
     let txns = transactions();
@@ -226,8 +235,7 @@ fn through_traffic_server_every_response_is_the_recorded_one() {
     let proxy = SocketAddr::from(([127, 0, 0, 1], ats.port));
     let url = format!("http://{proxy}/");
 
-    let run =
-        strain(&["replay", "--format", "verifier", "--methods", "GET,HEAD,POST", "-c", "2", "-t", "1", &file, &url]);
+    let run = replay_file(&["-c", "2"], &file, &url);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(run.num("/requests"), txns.len() as u64, "{}", run.stdout);
     assert_eq!(statuses(&run), recorded_statuses(&txns), "{}", run.stdout);
@@ -326,20 +334,7 @@ fn http2_and_http3_serve_the_recorded_answers() {
         assert!(out.stdout.starts_with("HTTP/2 "), "{}", out.stdout);
         assert_recorded(&parse(out.stdout.as_bytes()), k, t, "h2");
     }
-    let run = strain(&[
-        "replay",
-        "--http2",
-        "--format",
-        "verifier",
-        "--methods",
-        "GET,HEAD,POST",
-        "-c",
-        "1",
-        "-t",
-        "1",
-        &file,
-        &origin.url(),
-    ]);
+    let run = replay_file(&["--http2", "-c", "1"], &file, &origin.url());
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(statuses(&run), recorded_statuses(&txns), "{}", run.stdout);
     let gets = txns.iter().filter(|t| t.method == "GET").count() as u64;
@@ -347,21 +342,7 @@ fn http2_and_http3_serve_the_recorded_answers() {
 
     // HTTP/3: strain's own client, every transaction answered with its recorded status.
     let origin = Origin::start_heard(&["-t", "1", "--tls", "--http3", "--replay", &file]);
-    let run = strain(&[
-        "replay",
-        "--http3",
-        "-k",
-        "--format",
-        "verifier",
-        "--methods",
-        "GET,HEAD,POST",
-        "-c",
-        "1",
-        "-t",
-        "1",
-        &file,
-        &origin.url(),
-    ]);
+    let run = replay_file(&["--http3", "-k", "-c", "1"], &file, &origin.url());
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(run.json.as_ref().unwrap()["protocol"], "h3", "{}", run.stdout);
     assert_eq!(statuses(&run), recorded_statuses(&txns), "{}", run.stdout);
