@@ -401,15 +401,7 @@ fn a_replay_strain_cannot_keep_up_with_names_itself() {
     let _alone = exclusive();
     // A recording of 3,000 requests/s for 3 s, replayed by strain held to 10% of a CPU: its
     // sends fall behind with connections free, and the report says strain itself was behind.
-    let lines: String = (0..9000u64)
-        .map(|k| {
-            format!(
-                "{{\"time\": {}.{:06}, \"url\": \"http://x/r\"}}\n",
-                1_795_690_000 + k / 3000,
-                (k % 3000) * 1_000_000 / 3000
-            )
-        })
-        .collect();
+    let lines = crate::harness::even_recording(9000, 3000, |_| "/r".into());
     let (_dir, file) = crate::harness::temp_file("r.jsonl", &lines);
     let run = starved(&format!("replay -t 1 -c 50 {file}"));
     assert_eq!(run.code, 0, "{}", run.stderr);

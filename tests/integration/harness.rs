@@ -721,3 +721,21 @@ pub fn temp_file(name: &str, text: &str) -> (tempfile::TempDir, String) {
     let p = path.display().to_string();
     (dir, p)
 }
+
+/// A JSON-lines recording for `strain replay`: a GET of each `(offset_us, path)`, that many
+/// microseconds after one fixed instant (written exactly, as a log writes microseconds).
+pub fn recording(requests: impl IntoIterator<Item = (u64, String)>) -> String {
+    const START_US: u64 = 1_795_690_000_000_000;
+    requests
+        .into_iter()
+        .map(|(offset_us, path)| {
+            let us = START_US + offset_us;
+            format!("{{\"time\": {}.{:06}, \"url\": \"http://x{path}\"}}\n", us / 1_000_000, us % 1_000_000)
+        })
+        .collect()
+}
+
+/// A [`recording`] of `n` requests evenly at `rate` a second, request `k` to `path(k)`.
+pub fn even_recording(n: u64, rate: u64, path: impl Fn(u64) -> String) -> String {
+    recording((0..n).map(|k| (k * 1_000_000 / rate, path(k))))
+}

@@ -403,17 +403,12 @@ fn a_replay_page_draws_the_recorded_rate_against_the_replayed() {
     let origin = Origin::start(&["-t", "1"]);
     let dir = tempfile::tempdir().unwrap();
     // 1 s at 200/s, 1 s of silence, 1 s at 600/s.
-    let mut text = String::new();
-    for (start_us, rate, n) in [(0, 200, 200), (2_000_000, 600, 600)] {
-        for k in 0..n {
-            let us = 1_795_690_000_000_000u64 + start_us + k * 1_000_000 / rate;
-            text.push_str(&format!(
-                "{{\"time\": {}.{:06}, \"url\": \"http://x/r\"}}\n",
-                us / 1_000_000,
-                us % 1_000_000
-            ));
-        }
-    }
+    let phases = [(0, 200, 200), (2_000_000, 600, 600)];
+    let text = crate::harness::recording(
+        phases
+            .into_iter()
+            .flat_map(|(start_us, rate, n)| (0..n).map(move |k| (start_us + k * 1_000_000 / rate, "/r".into()))),
+    );
     let file = dir.path().join("r.jsonl");
     std::fs::write(&file, text).unwrap();
     let page = dir.path().join("replay.html");

@@ -396,6 +396,34 @@ fn openmetrics(port: u16) -> String {
     out.split_once("\r\n\r\n").unwrap().1.to_string()
 }
 
+/// Runs strain with the flags in `line` and then `own` (which serve metrics on `port` and write
+/// the JSON to `json`), scraping `/metrics` every 100 ms until the JSON is written and once more
+/// while it lingers: the run and every scrape (the last has the totals).
+fn scraped(line: &str, own: &[&str], port: u16, json: &Path) -> (crate::harness::Run, Vec<String>) {
+    let child = spawn(&[&args(line)[..], own].concat());
+    let start = Instant::now();
+    wait_listening(([127, 0, 0, 1], port).into());
+    let mut scrapes = Vec::new();
+    while let Some((200, text)) = get(port, "/metrics") {
+        scrapes.push(text);
+        if json.exists() {
+            std::thread::sleep(Duration::from_millis(200));
+            if let Some((200, text)) = get(port, "/metrics") {
+                scrapes.push(text);
+            }
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (finish(child, start), scrapes)
+}
+
+/// The value of the first sample of `scrape` whose line starts with `name`.
+fn sample(scrape: &str, name: &str) -> f64 {
+    let line = scrape.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("no {name} in {scrape}"));
+    line.rsplit(' ').next().and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{line}"))
+}
+
 #[test]
 fn http2_goaways_and_retries_are_counted_live() {
     // The origin closes each h2c connection with a GOAWAY after 50 responses.
@@ -405,31 +433,14 @@ fn http2_goaways_and_retries_are_counted_live() {
     let port = free_port();
     let (listen, out) = (format!("127.0.0.1:{port}"), json.display().to_string());
     let own = ["--metrics-listen", &listen, "--json", &out, &origin.url()];
-    let child = spawn(&[&args("--http2 -m 4 -c 2 -t 1 -n 1000 --quiet --metrics-linger 3s")[..], &own].concat());
-    let start = Instant::now();
-    wait_listening(([127, 0, 0, 1], port).into());
-    // The last scrape while it lingers has the totals.
-    let mut last = String::new();
-    while let Some((200, text)) = get(port, "/metrics") {
-        last = text;
-        if json.exists() {
-            std::thread::sleep(Duration::from_millis(200));
-            if let Some((200, text)) = get(port, "/metrics") {
-                last = text;
-            }
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let run = finish(child, start);
+    let (run, scrapes) = scraped("--http2 -m 4 -c 2 -t 1 -n 1000 --quiet --metrics-linger 3s", &own, port, &json);
     assert_eq!(run.code, 0, "{}", run.stderr);
+    // The last scrape while it lingers has the totals.
+    let last = scrapes.last().map_or("", String::as_str);
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let goaways = doc["http2"]["goaways"].as_u64().unwrap();
     assert!(goaways >= 15, "{goaways}");
-    let value = |name: &str| -> u64 {
-        let line = last.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("no {name} in {last}"));
-        line.rsplit(' ').next().unwrap().parse().unwrap()
-    };
+    let value = |name: &str| sample(last, name) as u64;
     assert_eq!(value("strain_http2_goaways_total"), goaways);
     assert_eq!(value("strain_http2_retried_total"), doc["http2"]["retried"].as_u64().unwrap());
     assert_eq!((value("strain_requests_total"), doc["requests"].as_u64().unwrap()), (1000, 1000));
@@ -440,47 +451,21 @@ fn a_replay_is_exported_live_with_its_recorded_rate_as_the_target() {
     let origin = Origin::start(&["-t", "1"]);
     let dir = tempfile::tempdir().unwrap();
     // 600 requests recorded at 300/s (2 s).
-    let lines: String = (0..600u64)
-        .map(|k| {
-            format!(
-                "{{\"time\": {}.{:06}, \"url\": \"http://x/m\"}}\n",
-                1_795_690_000 + k / 300,
-                (k % 300) * 1_000_000 / 300
-            )
-        })
-        .collect();
+    let lines = crate::harness::even_recording(600, 300, |_| "/m".into());
     let file = dir.path().join("r.jsonl");
     std::fs::write(&file, lines).unwrap();
     let json = dir.path().join("r.json");
     let port = free_port();
     let (listen, out, file) = (format!("127.0.0.1:{port}"), json.display().to_string(), file.display().to_string());
     let own = ["--metrics-listen", &listen, "--json", &out, &file, &origin.url()];
-    let child = spawn(&[&args("replay -c 4 -t 1 --quiet --metrics-linger 3s")[..], &own].concat());
-    let start = Instant::now();
-    wait_listening(([127, 0, 0, 1], port).into());
-    let mut last = String::new();
-    // While it runs, the target is the recording's rate (the gauge goes when the run ends).
-    let mut target_seen = false;
-    while let Some((200, text)) = get(port, "/metrics") {
-        target_seen |= text.lines().filter(|l| l.starts_with("strain_target_requests_per_second")).any(|l| {
-            l.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok()).is_some_and(|v| (v - 300.0).abs() <= 3.0)
-        });
-        last = text;
-        if json.exists() {
-            std::thread::sleep(Duration::from_millis(200));
-            if let Some((200, text)) = get(port, "/metrics") {
-                last = text;
-            }
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let run = finish(child, start);
+    let (run, scrapes) = scraped("replay -c 4 -t 1 --quiet --metrics-linger 3s", &own, port, &json);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let value = |name: &str| -> f64 {
-        let line = last.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("no {name} in {last}"));
-        line.rsplit(' ').next().unwrap().parse().unwrap()
-    };
-    assert_eq!(value("strain_requests_total"), 600.0);
+    assert_eq!(scrapes.last().map(|s| sample(s, "strain_requests_total")), Some(600.0));
+    // While it ran, the target was the recording's rate (the gauge goes when the run ends).
+    let target_seen = scrapes.iter().any(|s| {
+        s.lines()
+            .filter(|l| l.starts_with("strain_target_requests_per_second"))
+            .any(|l| l.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok()).is_some_and(|v| (v - 300.0).abs() <= 3.0))
+    });
     assert!(target_seen, "no target of 300/s while it ran");
 }
