@@ -129,13 +129,9 @@ fn a_comparison_round_trips() {
     assert_eq!(doc.comparison, c);
 }
 
-/// A step of the golden run at `rate`, paced (late sends) or not.
-fn step(rate: f64, paced: bool, slo: &[Threshold], baseline_us: Option<f64>) -> Step {
-    let (mut summary, _) = fixed();
-    if paced {
-        summary.total.pacing = crate::report::fixed_pacing();
-    }
-    let result = crate::run::RunResult {
+/// A run that measured `summary` over the golden rows, on one thread.
+fn measured(summary: Summary) -> crate::run::RunResult {
+    crate::run::RunResult {
         protocol: Protocol::Http1,
         summary,
         series: rows(),
@@ -148,7 +144,16 @@ fn step(rate: f64, paced: bool, slo: &[Threshold], baseline_us: Option<f64>) -> 
         thread_waited: vec![Duration::ZERO],
         shared_cpus: None,
         replay: None,
-    };
+    }
+}
+
+/// A step of the golden run at `rate`, paced (late sends) or not.
+fn step(rate: f64, paced: bool, slo: &[Threshold], baseline_us: Option<f64>) -> Step {
+    let (mut summary, _) = fixed();
+    if paced {
+        summary.total.pacing = crate::report::fixed_pacing();
+    }
+    let result = measured(summary);
     let watched = vec![crate::find_max::watch::Watched { pid: 4242, cpu_pct: Some(85.5), rss_bytes: None }];
     Step::judge(rate, result, slo, 100, baseline_us, watched)
 }
@@ -203,20 +208,8 @@ fn a_replay_round_trips_to_what_was_replayed() {
         skipped_body: 17,
         late_in_file: 4,
     };
-    let result = crate::run::RunResult {
-        protocol: Protocol::Http1,
-        summary,
-        series: rows(),
-        addr: "127.0.0.1:8080".parse().unwrap(),
-        proxy: None,
-        origin_served: None,
-        failure: None,
-        outcomes: Vec::new(),
-        thread_cpu: vec![Duration::from_millis(300)],
-        thread_waited: vec![Duration::ZERO],
-        shared_cpus: None,
-        replay: Some(crate::replay::feed::Fed { queued: 24_960, loops: 2, counts, paths: vec!["/a".into()] }),
-    };
+    let mut result = measured(summary);
+    result.replay = Some(crate::replay::feed::Fed { queued: 24_960, loops: 2, counts, paths: vec!["/a".into()] });
     let text = crate::report::json::document(&result, &config, &[]).to_json();
     let doc = run_trip(&text).replay.unwrap();
     assert_eq!((doc.note, doc.queued, doc.passes, doc.counts), (note, 24_960, 2, counts));
