@@ -130,23 +130,23 @@ pub fn scan(plan: &ReplayPlan) -> Result<Scan, ReplayError> {
     let (mut skipped_method, mut skipped_body) = (0, 0);
     let mut clock = clock(plan, 1.0);
     walk(plan, &formats, &mut clock, &mut counts, &mut |file, r, _| {
-        let server = plan
-            .render
-            .server(&r)
-            .ok_or_else(|| ReplayError::NoServer { path: plan.files[file].display().to_string(), line: r.line })?;
-        let origin = match servers.iter().position(|s| s.same_origin(&server)) {
-            Some(o) => o,
-            None if servers.len() >= MAX_SERVERS => return Err(ReplayError::TooManyServers { max: MAX_SERVERS }),
+        // A record that is skipped need not name a server.
+        match plan.render.skip(&r) {
+            Some(Skip::Method) => skipped_method += 1,
+            Some(Skip::Body) => skipped_body += 1,
             None => {
-                servers.push(server.clone());
-                servers.len() - 1
+                let server = plan.render.server(&r).ok_or_else(|| ReplayError::NoServer {
+                    path: plan.files[file].display().to_string(),
+                    line: r.line,
+                })?;
+                if !servers.iter().any(|s| s.same_origin(&server)) {
+                    if servers.len() >= MAX_SERVERS {
+                        return Err(ReplayError::TooManyServers { max: MAX_SERVERS });
+                    }
+                    servers.push(server);
+                }
+                requests += 1;
             }
-        };
-        match plan.render.render(&r, &server, origin as u16) {
-            Ok(_) => requests += 1,
-            Err(Skip::Method) => skipped_method += 1,
-            Err(Skip::Body) => skipped_body += 1,
-            Err(Skip::NoServer) => {}
         }
         Ok(ControlFlow::Continue(()))
     })?;

@@ -32,8 +32,6 @@ pub enum Skip {
     Method,
     /// It had a body the file does not hold (and no `--synthetic-body`).
     Body,
-    /// Without a URL argument, it names no server (a log's path alone, without a Host).
-    NoServer,
 }
 
 /// A request ready to send: HTTP/1 bytes, the server (index into the origins), and its path.
@@ -63,12 +61,21 @@ impl Rewrite {
         Target::parse(&format!("http://{}/", host.1.trim())).ok()
     }
 
-    /// The request for `r`, going to server `origin` (`server` is what [`Rewrite::server`] gave).
-    pub fn render(&self, r: &Record, server: &Target, origin: u16) -> Result<Rendered, Skip> {
+    /// Why `r` is not sent, if it is not (the scan counts these without building requests).
+    pub fn skip(&self, r: &Record) -> Option<Skip> {
         let method = r.method.trim();
         if !self.methods.iter().any(|m| m.eq_ignore_ascii_case(method)) {
-            return Err(Skip::Method);
+            return Some(Skip::Method);
         }
+        matches!(r.body, Body::Size(_) if !self.synthetic_body).then_some(Skip::Body)
+    }
+
+    /// The request for `r`, going to server `origin` (`server` is what [`Rewrite::server`] gave).
+    pub fn render(&self, r: &Record, server: &Target, origin: u16) -> Result<Rendered, Skip> {
+        if let Some(skip) = self.skip(r) {
+            return Err(skip);
+        }
+        let method = r.method.trim();
         let synthetic;
         let body: Option<&[u8]> = match &r.body {
             Body::None => None,

@@ -486,17 +486,21 @@ fn segments_replay_their_shares_and_merge_into_the_whole() {
 
 #[test]
 fn two_replays_of_one_log_are_compared_and_the_text_names_the_paths() {
-    // An A/A comparison of one run a side: other tests' load between the two runs moved a
-    // sub-millisecond p50 by 31% (beyond the 30% one-run floor) and read as a regression.
+    // An A/A comparison of one run a side, as compare advises: alone, the origin and strain
+    // pinned apart. Unpinned, with other load between the two runs, a sub-millisecond p50 once
+    // moved 31% (beyond the 30% one-run floor) and read as a regression.
     let _alone = exclusive();
-    let origin = Origin::start(&["-t", "1"]);
+    let origin = Origin::start_pinned("1", &["-t", "1"]);
     let url = origin.url();
     let (dir, file) = temp_file("r.jsonl", &even_recording(600, 400, |k| format!("/p{}?k={k}", k % 4)));
     let results: Vec<String> = ["a", "b"]
         .iter()
         .map(|name| {
             let out = dir.path().join(format!("{name}.json")).display().to_string();
-            let run = crate::harness::strain_raw(&["replay", "-t", "1", "-c", "4", "--json", &out, &file, &url]);
+            let run = crate::harness::run_program(
+                "taskset",
+                &["-c", "0", crate::harness::bin(), "replay", "-t", "1", "-c", "4", "--json", &out, &file, &url],
+            );
             assert_eq!(run.code, 0, "{}", run.stderr);
             out
         })
