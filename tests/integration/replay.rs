@@ -365,6 +365,8 @@ fn bad_input_is_one_line_exit_2_and_nothing_sent() {
         ),
         (vec!["--format", "nope", bad.as_str()], "unknown format \"nope\"".into()),
         (vec!["--log-format", "%Z %h", bad.as_str()], "invalid --log-format".into()),
+        // Said before the recordings are read: the missing file is not reached.
+        (vec!["--json", "/nonexistent/out.json", "/nonexistent/x.log"], "cannot write /nonexistent/out.json".into()),
     ];
     for (args, want) in cases {
         let mut a = vec!["replay"];
