@@ -89,8 +89,8 @@ pub fn block(note: &ReplayNote, fed: &Fed, summary: &Summary) -> String {
     let paths = super::json::top_paths(summary, fed, TOP_PATHS_TEXT);
     if !paths.is_empty() {
         let shown = fed.paths.len().min(crate::replay::feed::MAX_PATHS);
-        let _ =
-            writeln!(out, "    top paths (of {shown}):{:>12}{:>12}{:>12}{:>9}", "requests", "mean", "max", "errors");
+        let title = format!("top paths (of {shown}):");
+        let _ = writeln!(out, "    {title:<26}{:>12}{:>12}{:>12}{:>9}", "requests", "mean", "max", "errors");
         for p in &paths {
             let _ = writeln!(
                 out,
