@@ -321,7 +321,11 @@ fn a_stall_shows_in_the_corrected_percentiles() {
     assert!(u99 < p99 / 2, "uncorrected p99 {u99} vs corrected {p99}");
     // Every connection waited on the stalled server: the sends fell behind, and say why.
     assert!(run.num("/replay/lag_us/max") > 500_000);
-    assert!(run.num("/rate/late_no_connection") > 0);
+    // Looks like strain falling behind, but is not: all but at most 1% of the late sends
+    // waited for a connection, as in rate mode (the other way round is
+    // diagnoses::a_replay_strain_cannot_keep_up_with_names_itself).
+    let (late, waited) = (run.num("/rate/late"), run.num("/rate/late_no_connection"));
+    assert!(waited > 0 && (late - waited) * 100 <= late, "late {late}, no connection {waited}");
 }
 
 #[test]
