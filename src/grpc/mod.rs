@@ -1,6 +1,7 @@
 //! gRPC over strain's HTTP/2 (issue 32, being built): [`wire`] is the message framing (the
 //! 5-byte length prefix) and `grpc-timeout`, [`status`] the status codes carried in the
-//! `grpc-status` trailer.
+//! `grpc-status` trailer, [`reflection`] the server reflection protocol's messages.
 
+pub mod reflection;
 pub mod status;
 pub mod wire;
