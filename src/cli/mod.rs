@@ -66,6 +66,7 @@ where
         Some(Command::FindMax(f)) => find_max::run(&f),
         Some(Command::Merge(f)) => merge::run(&f),
         Some(Command::Replay(f)) => replay::run(&f),
+        Some(Command::Grpc(_f)) => Err(CliError::Usage("strain grpc: being built".into())),
         Some(Command::K8sJob(f)) => k8s::run(&f),
         Some(Command::Completions { shell }) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();

@@ -135,6 +135,8 @@ pub enum SendPlan {
     Targets(TargetsPlan),
     /// A replay's requests, each with its own bytes, from the replay's reader.
     Replay,
+    /// gRPC calls: their messages in turn, their answers judged by `grpc-status`.
+    Grpc(std::sync::Arc<crate::grpc::call::CallPlan>),
 }
 
 /// When requests are sent, settled before the threads start.
@@ -302,6 +304,27 @@ impl Plan {
                 }
             }
         }
+    }
+
+    /// Makes this a gRPC load: each request is a call of `calls`, and its answer is judged by
+    /// its `grpc-status` and messages.
+    pub fn with_grpc(mut self, calls: std::sync::Arc<crate::grpc::call::CallPlan>) -> Result<Plan, EngineError> {
+        if let Some(first) = calls.fixed(0) {
+            self.request = first.to_vec();
+            let scheme = if self.https() { "https" } else { "http" };
+            if let WirePlan::Http2 { fixed, .. } = &mut self.wire {
+                let authority = fixed
+                    .fields
+                    .iter()
+                    .find(|(n, _)| n == b":authority")
+                    .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+                    .unwrap_or_default();
+                *fixed = crate::http::fields::from_http1(first, scheme, &authority)
+                    .map_err(|why| EngineError::Script(ScriptError::Runtime { hook: "request", message: why }))?;
+            }
+        }
+        self.send = SendPlan::Grpc(calls);
+        Ok(self)
     }
 
     /// Attaches a script (after its `setup` ran against [`Plan::addr`]).

@@ -41,6 +41,11 @@ crate::stats::named::named! {
     }
 }
 
+crate::stats::named::by_name! {
+    /// Calls by the status they ended with.
+    pub struct Codes(Code, fallback Code::Unknown);
+}
+
 impl Code {
     /// The code a `grpc-status` value names; `None` for anything but a number 0-16 (a status
     /// outside them is a protocol error of the server's, counted apart).

@@ -44,7 +44,7 @@ const MAX_COUNT: u64 = 1 << 40;
 /// The sections whose counts their own types read whole (`stats::H2Counts`, `H3Counts`): every
 /// number in them is checked as written, against [`MAX_COUNT`], so a count added to a type is
 /// checked without a line here.
-const COUNTED: [&str; 2] = ["/http2", "/http3"];
+const COUNTED: [&str; 3] = ["/http2", "/http3", "/grpc"];
 
 /// Checks a value read from result `name` at `field`: `ok` or an error naming both.
 fn valid<T>(name: &str, field: &str, v: Option<T>) -> Result<T, MergeError> {
@@ -133,6 +133,12 @@ impl Part {
                 let code = valid(n, &field, code.parse::<u16>().ok().filter(|c| usize::from(*c) < STATUS_SLOTS))?;
                 status.push((code, count(n, &field, *responses)?));
             }
+            let mut grpc = Vec::with_capacity(row.grpc.len());
+            for (name, calls) in &row.grpc {
+                let field = at(&format!("grpc/{name}"));
+                let code = valid(n, &field, crate::grpc::status::Code::from_name(name))?;
+                grpc.push((code, count(n, &field, *calls)?));
+            }
             let snap = Snapshot {
                 uncorrected_us: None,
                 index: u32::try_from(index as u64).unwrap_or(u32::MAX),
@@ -152,6 +158,7 @@ impl Part {
                 open: count(n, &at("open_connections"), row.open_connections)?,
                 connects: count(n, &at("new_connections"), row.new_connections)?,
                 status,
+                grpc,
             };
             out.push((snap, row.target_per_s));
         }
@@ -212,6 +219,9 @@ fn recorder(n: &str, doc: &RunDoc) -> Result<Recorder, MergeError> {
     }
     if let Some(h3) = &doc.http3 {
         r.h3 = h3.counts.clone();
+    }
+    if let Some(g) = &doc.grpc {
+        r.grpc = *g;
     }
     Ok(r)
 }

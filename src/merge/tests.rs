@@ -61,6 +61,7 @@ fn segment(url: &str, index: u32, count: u32, values: &[u64]) -> Value {
                 open: 3,
                 connects: if i == 0 { 3 } else { 0 },
                 status: vec![(200, part.len() as u64)],
+                grpc: Vec::new(),
             }
         })
         .collect();

@@ -117,6 +117,8 @@ pub struct Tally {
     goaways: u64,
     resets: BTreeMap<String, u64>,
     retried: u64,
+    /// gRPC: calls by status.
+    grpc: BTreeMap<String, u64>,
     /// find-max: the step's target, and steps by verdict.
     step_target: Option<f64>,
     steps: BTreeMap<String, u64>,
@@ -147,6 +149,7 @@ impl Tally {
             goaways: 0,
             resets: BTreeMap::new(),
             retried: 0,
+            grpc: BTreeMap::new(),
             step_target: None,
             steps: BTreeMap::new(),
             warmup_s,
@@ -171,6 +174,9 @@ impl Tally {
         }
         for (kind, n) in &row.errors_by_kind {
             *self.errors.entry(kind.clone()).or_default() += n;
+        }
+        for (code, n) in &row.grpc {
+            *self.grpc.entry(code.clone()).or_default() += n;
         }
         self.latency.add(latency.corrected);
         if let Some(u) = latency.uncorrected {
@@ -297,6 +303,14 @@ impl Tally {
                 help: "HTTP/2 streams the server reset, by error code.",
                 kind: Kind::Counter,
                 samples: m.by("strain_http2_resets_total", "code", &self.resets),
+            });
+        }
+        if !self.grpc.is_empty() {
+            out.push(Family {
+                name: "strain_grpc_calls",
+                help: "gRPC calls completed, by the status they ended with.",
+                kind: Kind::Counter,
+                samples: m.by("strain_grpc_calls_total", "code", &self.grpc),
             });
         }
         if let Some(t) = self.step_target {

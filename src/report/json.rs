@@ -146,6 +146,7 @@ fn document_with(
         protocol: protocol.name(config.target.scheme).to_string(),
         http2: http2(summary, config, protocol),
         http3: http3(summary, protocol),
+        grpc: (summary.total.grpc.judged() > 0).then_some(summary.total.grpc),
         targets: targets(summary, config),
         shared_cpus: None,
         replay: None,
@@ -286,6 +287,7 @@ mod tests {
                 ttfb_mean_us: 0.0,
                 ttfb_p99_us: 0,
                 status: [("200".to_string(), 499 + u64::from(i)), ("404".to_string(), 1)].into_iter().collect(),
+                grpc: Default::default(),
                 latency_histogram: Some(encode_histogram(&{
                     let mut h = crate::stats::latency_histogram();
                     for v in [120, 900, 2_500, 1_500_000] {

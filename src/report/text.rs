@@ -114,7 +114,10 @@ pub fn body(summary: &Summary, config: &Config, protocol: Protocol, show: TextOp
         let _ = writeln!(out, "  Connect errors: {}", causes.join(", "));
     }
     let status = summary.status_errors();
-    if status > 0 {
+    let grpc = &summary.total.grpc;
+    if status > 0 && grpc.judged() > 0 {
+        let _ = writeln!(out, "  Non-OK calls: {status}");
+    } else if status > 0 {
         let _ = writeln!(out, "  Non-2xx or 3xx responses: {status}");
     }
     if config.paced() {
@@ -139,7 +142,33 @@ pub fn body(summary: &Summary, config: &Config, protocol: Protocol, show: TextOp
     if let Protocol::Http3 { streams } = protocol {
         h3_lines(&mut out, &summary.total.h3, streams);
     }
+    if grpc.judged() > 0 {
+        grpc_lines(&mut out, grpc);
+    }
     out
+}
+
+/// gRPC's lines, last: calls by status (as gRPC's documents name them), the answers that were
+/// not gRPC answers at all, and messages each way with their mean size.
+fn grpc_lines(out: &mut String, g: &crate::stats::GrpcCounts) {
+    let codes: Vec<String> = g.codes.seen().map(|(code, n)| format!("{} {n}", code.canonical())).collect();
+    let codes = if codes.is_empty() { "none".to_string() } else { codes.join(", ") };
+    let mean = |bytes: u64, n: u64| if n > 0 { binary(bytes as f64 / n as f64) } else { "0".into() };
+    let _ = writeln!(
+        out,
+        "gRPC status: {codes}; messages {} sent ({}B mean), {} received ({}B mean)",
+        g.messages_sent,
+        mean(g.message_bytes_sent, g.messages_sent),
+        g.messages_received,
+        mean(g.message_bytes_received, g.messages_received)
+    );
+    if g.http_errors + g.missing_status + g.bad_messages > 0 {
+        let _ = writeln!(
+            out,
+            "gRPC errors: HTTP status not 200 {}, no grpc-status {}, bad messages {}",
+            g.http_errors, g.missing_status, g.bad_messages
+        );
+    }
 }
 
 /// HTTP/3's lines, after wrk's: streams per connection, handshake time, packets lost and sent

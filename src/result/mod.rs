@@ -159,6 +159,9 @@ pub struct RunDoc {
     /// HTTP/3 runs: what the protocol counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http3: Option<Http3Doc>,
+    /// gRPC runs: calls by status, answers that were not gRPC, messages each way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grpc: Option<crate::stats::GrpcCounts>,
     /// CPU seconds each worker thread used while measuring.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thread_cpu_s: Vec<f64>,

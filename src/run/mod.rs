@@ -53,6 +53,8 @@ pub enum Workload {
     Proxy(ProxyPlan),
     /// Recorded requests, each at its replayed time (`strain replay`).
     Replay(Box<Replay>),
+    /// gRPC calls (`strain grpc`).
+    Grpc(std::sync::Arc<crate::grpc::call::CallPlan>),
 }
 
 /// A replay, scanned: what to read, what the scan found, and the speed.
@@ -222,6 +224,9 @@ fn client(
         let due = crate::replay::feed::DueCounts::new(load.series_interval());
         plan = plan.with_replay(rx, load.tick, due.clone());
         queues = Some((tx, due));
+    }
+    if let Workload::Grpc(calls) = &workload {
+        plan = plan.with_grpc(calls.clone())?;
     }
     let (replay, proxy) = match workload {
         Workload::Replay(r) => (Some(r), None),

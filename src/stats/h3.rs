@@ -4,9 +4,8 @@
 //! definitions that write them.
 
 use std::collections::BTreeMap;
-use std::ops::{Index, IndexMut};
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use super::Tally;
 
@@ -30,58 +29,9 @@ named! {
     }
 }
 
-/// Failed handshakes, a count per cause: a flat array the engine adds to without hashing;
-/// written as an object of the causes seen, by name.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct HandshakeFailures([u64; HandshakeFailure::COUNT]);
-
-impl HandshakeFailures {
-    /// The causes seen and their counts, in report order.
-    pub fn seen(&self) -> impl Iterator<Item = (HandshakeFailure, u64)> + '_ {
-        HandshakeFailure::ALL.into_iter().map(|c| (c, self[c])).filter(|(_, n)| *n > 0)
-    }
-
-    /// The causes seen by name, in the names' order (as results write them).
-    pub fn named(&self) -> BTreeMap<&'static str, u64> {
-        self.seen().map(|(c, n)| (c.name(), n)).collect()
-    }
-}
-
-impl Index<HandshakeFailure> for HandshakeFailures {
-    type Output = u64;
-
-    fn index(&self, cause: HandshakeFailure) -> &u64 {
-        &self.0[cause as usize]
-    }
-}
-
-impl IndexMut<HandshakeFailure> for HandshakeFailures {
-    fn index_mut(&mut self, cause: HandshakeFailure) -> &mut u64 {
-        &mut self.0[cause as usize]
-    }
-}
-
-impl Tally for HandshakeFailures {
-    fn tally(&mut self, other: &HandshakeFailures) {
-        self.0.tally(&other.0);
-    }
-}
-
-impl Serialize for HandshakeFailures {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.named().serialize(s)
-    }
-}
-
-impl<'de> Deserialize<'de> for HandshakeFailures {
-    /// A cause this strain does not name (a newer one wrote it) is counted as `other`.
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut failures = HandshakeFailures::default();
-        for (name, n) in BTreeMap::<String, u64>::deserialize(d)? {
-            failures[HandshakeFailure::from_name(&name).unwrap_or(HandshakeFailure::Other)].tally(&n);
-        }
-        Ok(failures)
-    }
+by_name! {
+    /// Failed handshakes, a count per cause.
+    pub struct HandshakeFailures(HandshakeFailure, fallback HandshakeFailure::Other);
 }
 
 /// Handshakes completed and their time. A result writes the mean where this keeps the sum (the

@@ -49,6 +49,8 @@ pub struct Snapshot {
     /// Responses completed in the interval by status code, codes with none left out (a few
     /// entries, where the recorder's array has a thousand).
     pub status: Vec<(u16, u64)>,
+    /// gRPC calls completed in the interval by status, codes with none left out.
+    pub grpc: Vec<(crate::grpc::status::Code, u64)>,
 }
 
 /// All threads' measurements over one interval.
@@ -107,6 +109,10 @@ pub struct IntervalRow {
     /// measured rows each code adds up to the top-level count.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub status: BTreeMap<String, u64>,
+    /// gRPC runs: calls completed in the interval by status (named as the result's
+    /// `grpc.codes`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub grpc: BTreeMap<String, u64>,
     /// The interval's whole latency histogram (HdrHistogram V2, deflated, base64), so `strain
     /// merge` adds intervals exactly and a report can draw or join rows from it. Set on the
     /// result's rows once the load is over (a row shown live comes with its histogram);
@@ -159,10 +165,14 @@ impl IntervalRow {
         let mut status_errors = 0;
         let mut by_kind = [0u64; crate::stats::ErrorKind::COUNT];
         let mut status: BTreeMap<u16, u64> = BTreeMap::new();
+        let mut grpc: BTreeMap<String, u64> = BTreeMap::new();
         let (mut start, mut end) = (u64::MAX, 0);
         for (i, p) in parts.iter().enumerate() {
             for &(code, n) in &p.status {
                 *status.entry(code).or_default() += n;
+            }
+            for &(code, n) in &p.grpc {
+                *grpc.entry(code.name().to_string()).or_default() += n;
             }
             if i > 0 {
                 let _ = h.add(&p.latency_us);
@@ -218,6 +228,7 @@ impl IntervalRow {
             ttfb_mean_us: if ttfb.is_empty() { 0.0 } else { ttfb.mean() },
             ttfb_p99_us: if ttfb.is_empty() { 0 } else { ttfb.value_at_quantile(0.99) },
             status: status.into_iter().map(|(code, n)| (code.to_string(), n)).collect(),
+            grpc,
             latency_histogram: None,
         };
         (row, h)
@@ -283,6 +294,7 @@ impl IntervalRow {
             ttfb_mean_us: if requests > 0 { ttfb_weighted / requests as f64 } else { 0.0 },
             ttfb_p99_us: rows.iter().map(|r| r.ttfb_p99_us).max().unwrap_or(0),
             status: add_maps(|r| &r.status),
+            grpc: add_maps(|r| &r.grpc),
             latency_histogram: None,
         }
     }
@@ -363,6 +375,7 @@ mod tests {
             open,
             connects: 1,
             status: vec![(200, n - 1), (503, 1)],
+            grpc: Vec::new(),
         }
     }
 
@@ -477,6 +490,7 @@ mod tests {
             open: 0,
             connects: 0,
             status,
+            grpc: Vec::new(),
         };
         let (row, _) = IntervalRow::merge(vec![part(vec![(200, 7), (404, 1)]), part(vec![(200, 2), (503, 4)])], None);
         let want: BTreeMap<String, u64> =

@@ -42,6 +42,80 @@ macro_rules! named {
 /// The macro by path, for enums outside `stats` (gRPC's status codes).
 pub(crate) use named;
 
+/// Defines a count per variant of a [`named!`] enum: a flat array the engine adds to without
+/// hashing (indexed by the variant), written as an object of the variants seen, by name; a
+/// name this strain does not know (a newer one wrote it) is read as `$fallback`.
+macro_rules! by_name {
+    ($(#[$meta:meta])* pub struct $name:ident($enum:ty, fallback $fallback:expr);) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct $name([u64; <$enum>::COUNT]);
+
+        impl Default for $name {
+            fn default() -> Self {
+                $name([0; <$enum>::COUNT])
+            }
+        }
+
+        impl $name {
+            /// The variants seen and their counts, in report order.
+            pub fn seen(&self) -> impl Iterator<Item = ($enum, u64)> + '_ {
+                <$enum>::ALL.into_iter().map(|c| (c, self[c])).filter(|(_, n)| *n > 0)
+            }
+
+            /// The variants seen by name, in the names' order (as results write them).
+            pub fn named(&self) -> std::collections::BTreeMap<&'static str, u64> {
+                self.seen().map(|(c, n)| (c.name(), n)).collect()
+            }
+
+            /// All the counts added up.
+            pub fn sum(&self) -> u64 {
+                self.0.iter().sum()
+            }
+        }
+
+        impl std::ops::Index<$enum> for $name {
+            type Output = u64;
+
+            fn index(&self, v: $enum) -> &u64 {
+                &self.0[v as usize]
+            }
+        }
+
+        impl std::ops::IndexMut<$enum> for $name {
+            fn index_mut(&mut self, v: $enum) -> &mut u64 {
+                &mut self.0[v as usize]
+            }
+        }
+
+        impl $crate::stats::Tally for $name {
+            fn tally(&mut self, other: &$name) {
+                $crate::stats::Tally::tally(&mut self.0, &other.0);
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                serde::Serialize::serialize(&self.named(), s)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let mut counts = $name::default();
+                let named: std::collections::BTreeMap<String, u64> = serde::Deserialize::deserialize(d)?;
+                for (name, n) in named {
+                    $crate::stats::Tally::tally(&mut counts[<$enum>::from_name(&name).unwrap_or($fallback)], &n);
+                }
+                Ok(counts)
+            }
+        }
+    };
+}
+
+/// The macro by path, for counts outside `stats`.
+pub(crate) use by_name;
+
 /// How long identifier `camel` is in snake case: a byte more per word after the first.
 pub(crate) const fn snake_len(camel: &str) -> usize {
     let b = camel.as_bytes();

@@ -52,6 +52,8 @@ pub struct Recorder {
     pub h2: H2Counts,
     /// HTTP/3: handshakes, packets, resets and closes by code, GOAWAYs, retries.
     pub h3: super::H3Counts,
+    /// gRPC: calls by status, messages each way.
+    pub grpc: super::GrpcCounts,
     /// `--targets`: responses and latency per target, in the file's order.
     pub targets: Vec<TargetCount>,
 }
@@ -150,6 +152,7 @@ impl Recorder {
             connect_causes: [0; ConnectCause::COUNT],
             h2: H2Counts::default(),
             h3: super::H3Counts::default(),
+            grpc: super::GrpcCounts::default(),
             targets: Vec::new(),
         }
     }
@@ -274,6 +277,7 @@ impl Recorder {
         }
         self.h2.tally(&other.h2);
         self.h3.tally(&other.h3);
+        self.grpc.tally(&other.grpc);
         if self.targets.len() < other.targets.len() {
             self.targets.resize(other.targets.len(), TargetCount::default());
         }

@@ -114,8 +114,12 @@ impl Summary {
         self.total.errors[kind as usize]
     }
 
-    /// Responses with a status above 399 (wrk's "Non-2xx or 3xx responses").
+    /// Responses with a status above 399 (wrk's "Non-2xx or 3xx responses"); in a gRPC run,
+    /// the calls that did not succeed (whatever their HTTP status).
     pub fn status_errors(&self) -> u64 {
+        if self.total.grpc.judged() > 0 {
+            return self.total.grpc.failed();
+        }
         self.total.status[400..].iter().sum()
     }
 

@@ -9,6 +9,7 @@
 //! runs ([`LiveFlags`]), how it is judged ([`ThresholdFlags`]), and the result files
 //! ([`ResultFiles`]).
 
+mod grpc;
 mod replay;
 mod results;
 mod server;
@@ -18,6 +19,7 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args, Parser, Subcommand};
 
+pub use grpc::GrpcFlags;
 pub use replay::{files as replay_files, ReplayFlags};
 pub use results::{CompareFlags, K8sJobFlags, MergeFlags, ReportFlags};
 pub use server::{is_probability, probability, DocumentFlags, FormFlag, OriginFlags, ProxyFlags, ServiceDistFlag};
@@ -70,6 +72,9 @@ pub enum Command {
     /// Replay recorded traffic (access logs, HAR, JSON lines, Proxy Verifier files) at its
     /// recorded pace, latency measured from each request's due time.
     Replay(Box<ReplayFlags>),
+    /// Load a gRPC service: unary and streaming calls, results by gRPC status, latency
+    /// corrected in rate mode (--call pkg.Service/Method URL).
+    Grpc(Box<GrpcFlags>),
     /// Print a Kubernetes Indexed Job that runs a load as N segments on different nodes.
     #[command(name = "k8s-job")]
     K8sJob(K8sJobFlags),
@@ -84,7 +89,7 @@ pub enum Command {
 }
 
 /// How the load connects and which HTTP it speaks: every command that sends load.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ConnectFlags {
     /// Connections to keep open, split evenly across threads (default 10; find-max, replay: 100).
     #[arg(short = 'c', long = "connections", value_name = "N", value_parser = units::count)]

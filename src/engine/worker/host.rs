@@ -188,6 +188,7 @@ impl Host for Core<'_> {
             return false;
         }
         self.check_content(i, status, captured);
+        self.judge_call(i, status, captured);
         if !keep {
             self.ask(Op::Reopen(i as u32));
             return false;

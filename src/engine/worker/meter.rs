@@ -133,6 +133,7 @@ pub(super) struct Totals {
     connections: u64,
     goaways: u64,
     retried: u64,
+    grpc: crate::grpc::status::Codes,
 }
 
 impl Totals {
@@ -147,6 +148,7 @@ impl Totals {
             connections: rec.connections,
             goaways: rec.h2.goaways,
             retried: rec.h2.retried,
+            grpc: rec.grpc.codes,
         }
     }
 }
@@ -234,6 +236,11 @@ impl Ival {
             open,
             connects: then.connections - was.connections,
             status: status_delta,
+            grpc: crate::grpc::status::Code::ALL
+                .into_iter()
+                .map(|c| (c, then.grpc[c] - was.grpc[c]))
+                .filter(|(_, n)| *n > 0)
+                .collect(),
         };
         // The coordinator only goes away when the run is over.
         let _ = self.tx.send(snap);

@@ -27,6 +27,34 @@ pub(super) enum Requests<'a> {
     Targets(Targeted<'a>),
     /// A replay's requests.
     Replay(Replayed),
+    /// gRPC calls.
+    Grpc(Called<'a>),
+}
+
+/// gRPC calls: the message each slot's call sends now, and this thread's place in the
+/// sequence of calls (position `j` sends message `j mod len`; thread `t` of segment `s` takes
+/// position `s + N t`, then every `N T`-th, as a targets file's requests are taken, so an
+/// array of messages is sent round-robin exactly over the run).
+pub(super) struct Called<'a> {
+    plan: &'a crate::grpc::call::CallPlan,
+    /// Per slot: the position of its current call.
+    position: Vec<u64>,
+    /// Per slot: its current call's request, when its message has templates.
+    bytes: Vec<Vec<u8>>,
+    next: u64,
+    stride: u64,
+    rng: crate::rng::Rng,
+}
+
+impl Called<'_> {
+    /// Slot `i`'s current request when it is not the one every call sends.
+    fn built(&self, i: usize) -> Option<&[u8]> {
+        if self.plan.single() {
+            return None;
+        }
+        let k = *self.position.get(i)? as usize;
+        self.plan.fixed(k).or_else(|| self.bytes.get(i).map(Vec::as_slice))
+    }
 }
 
 /// A replay's requests: per slot, the bytes of the one it sends now (copied from the feed's
@@ -140,6 +168,18 @@ impl<'a> Requests<'a> {
                 };
                 Ok((Requests::Targets(targeted), 1))
             }
+            (SendPlan::Grpc(calls), _) => {
+                let n = plan.segment.count.max(1) as u64;
+                let called = Called {
+                    plan: calls,
+                    position: vec![0; slots],
+                    bytes: vec![Vec::new(); slots],
+                    next: u64::from(plan.segment.index) + n * index as u64,
+                    stride: n * plan.threads.max(1) as u64,
+                    rng: crate::rng::Rng::for_thread(u64::from(plan.segment.index).wrapping_mul(0x9e37_79b9), index),
+                };
+                Ok((Requests::Grpc(called), 1))
+            }
             (SendPlan::Replay, _) => {
                 Ok((Requests::Replay(Replayed { bytes: vec![Vec::new(); slots], path: vec![0; slots] }), 1))
             }
@@ -167,6 +207,8 @@ impl<'a> Requests<'a> {
             Requests::Script(s) => s.lua.wants_responses(),
             Requests::Proxy(p) => p.client.checks_content(),
             Requests::Targets(_) | Requests::Replay(_) => false,
+            // A call's status is in its trailers, and its messages are counted.
+            Requests::Grpc(_) => true,
         }
     }
 
@@ -205,6 +247,7 @@ impl<'a> Requests<'a> {
             Requests::Proxy(p) => p.built.get(i).map(|b| b.0.as_slice()),
             Requests::Targets(t) => t.current.get(i).and_then(|&k| t.all.get(k as usize)).map(Vec::as_slice),
             Requests::Replay(r) => r.bytes.get(i).map(Vec::as_slice),
+            Requests::Grpc(g) => g.built(i),
         }
     }
 
@@ -251,6 +294,19 @@ impl<'a> Requests<'a> {
                 Ok(t.all.get(k).is_some_and(|r| r.starts_with(b"HEAD ")))
             }
             Requests::Replay(r) => Ok(r.bytes.get(i).is_some_and(|b| b.starts_with(b"HEAD "))),
+            Requests::Grpc(g) => {
+                let j = g.next;
+                g.next += g.stride;
+                if let Some(p) = g.position.get_mut(i) {
+                    *p = j;
+                }
+                if !g.plan.single() && g.plan.fixed(j as usize).is_none() {
+                    if let Some(buf) = g.bytes.get_mut(i) {
+                        g.plan.render(j as usize, j, &mut g.rng, buf);
+                    }
+                }
+                Ok(false)
+            }
             Requests::Proxy(p) => {
                 let Some((req, sent)) = p.built.get_mut(i) else { return Ok(false) };
                 *sent = p.client.build(req);
@@ -369,6 +425,21 @@ impl Core<'_> {
         let Some((_, sent)) = p.built.get(i) else { return };
         if let Some(why) = p.client.check(sent, status, captured) {
             self.meter.rec.content_error(why);
+        }
+    }
+
+    /// A gRPC call's answer on slot `i`, judged and counted (a failed call counts with the
+    /// responses whose status is an error, for intervals and thresholds).
+    pub(super) fn judge_call(&mut self, i: usize, status: u16, captured: Option<&Captured>) {
+        let Requests::Grpc(g) = &self.requests else { return };
+        let rec = &mut self.meter.rec;
+        let sent = g.built(i).or(g.plan.fixed(0)).map_or(0, crate::grpc::call::CallPlan::message_bytes);
+        rec.grpc.messages_sent += 1;
+        rec.grpc.message_bytes_sent += sent;
+        let verdict = crate::grpc::answer::judge(status, captured, g.plan.check.as_ref(), &mut rec.grpc);
+        // An HTTP status above 399 was counted as an error when the response was recorded.
+        if !verdict.ok() && status < 400 {
+            rec.status_errors += 1;
         }
     }
 

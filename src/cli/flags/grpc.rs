@@ -1,0 +1,56 @@
+//! Flags of `strain grpc`: the method called, where its schema comes from, and the messages
+//! sent.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{ConnectFlags, RunFlags};
+use crate::cli::units::{self, Dur};
+
+/// Flags of `strain grpc`.
+#[derive(Debug, Args)]
+pub struct GrpcFlags {
+    /// The method to call: pkg.Service/Method (or pkg.Service.Method).
+    #[arg(long = "call", value_name = "METHOD", required = true)]
+    pub call: String,
+    /// A .proto file with the service (repeatable), compiled at start (no protoc needed).
+    #[arg(long = "proto", value_name = "FILE")]
+    pub protos: Vec<PathBuf>,
+    /// Where the .proto files' imports are looked for (repeatable; the files' own folders are
+    /// searched too).
+    #[arg(long = "import-path", value_name = "DIR")]
+    pub import_paths: Vec<PathBuf>,
+    /// A compiled FileDescriptorSet (protoc --descriptor_set_out --include_imports).
+    #[arg(long = "protoset", value_name = "FILE", conflicts_with = "protos")]
+    pub protoset: Option<PathBuf>,
+    /// The request message in protobuf's JSON mapping; an array is sent round-robin. String
+    /// fields may hold templates: {{n}}, {{uuid}}, {{rand:N}}, {{now}}, {{unix_ms}}.
+    #[arg(short = 'D', long = "data", value_name = "JSON")]
+    pub data: Option<String>,
+    /// Request messages, one JSON message per line, sent round-robin.
+    #[arg(long = "data-file", value_name = "FILE", conflicts_with = "data")]
+    pub data_file: Option<PathBuf>,
+    /// Request messages in binary, each prefixed with its length as a varint (protobuf's
+    /// delimited form), sent round-robin.
+    #[arg(long = "data-bin", value_name = "FILE", conflicts_with_all = ["data", "data_file"])]
+    pub data_bin: Option<PathBuf>,
+    /// Send this metadata with every call, "key: value" (repeatable).
+    #[arg(short = 'M', long = "metadata", value_name = "KV")]
+    pub metadata: Vec<String>,
+    /// Each call's deadline, sent as grpc-timeout (the server gives up after it).
+    #[arg(long = "deadline", value_name = "T", value_parser = units::dur)]
+    pub deadline: Option<Dur>,
+    /// Count an OK answer whose messages do not decode as the method's output type as an error.
+    #[arg(long = "check")]
+    pub check: bool,
+    /// Connections, threads, timeout, -m streams per connection.
+    #[command(flatten)]
+    pub connect: ConnectFlags,
+    /// Duration, -n, -R, stages; segments, text, progress, thresholds, result files, metrics.
+    #[command(flatten)]
+    pub run: RunFlags,
+    /// The server: http://host:port (h2c) or https://host:port (h2 over TLS).
+    #[arg(value_name = "URL")]
+    pub url: String,
+}

@@ -1,0 +1,134 @@
+//! A gRPC load's calls, settled before the threads start: each call is an HTTP/2 POST to the
+//! method's path whose body is one framed message, so every mode strain has for HTTP/2
+//! (closed loop, `-R`, stages, `-n`, `-m`, segments) carries gRPC unchanged. A call's request is
+//! kept in strain's HTTP/1 form, as every other request is, and made HTTP/2 fields by the
+//! transport; a message that never changes is encoded, framed and rendered once.
+
+use prost_reflect::MessageDescriptor;
+
+use super::message::Messages;
+use super::wire;
+use crate::http::request::Header;
+
+/// The fields every gRPC request carries besides the user's metadata.
+pub fn protocol_headers() -> Vec<Header> {
+    [
+        ("content-type", "application/grpc"),
+        ("te", "trailers"),
+        ("user-agent", concat!("strain/", env!("CARGO_PKG_VERSION"))),
+    ]
+    .into_iter()
+    .map(|(name, value)| Header { name: name.into(), value: value.into() })
+    .collect()
+}
+
+/// What a gRPC run sends and how it judges the answers.
+pub struct CallPlan {
+    /// The request head without its length: method, path, Host, headers.
+    head: Vec<u8>,
+    /// The messages, sent in turn (call `k` sends message `k mod len`).
+    messages: Messages,
+    /// Each message's whole request, when it never changes.
+    fixed: Vec<Option<Vec<u8>>>,
+    /// `--check`: answers must decode as this type (the method's output).
+    pub check: Option<MessageDescriptor>,
+}
+
+impl std::fmt::Debug for CallPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallPlan").field("messages", &self.fixed.len()).field("check", &self.check.is_some()).finish()
+    }
+}
+
+impl CallPlan {
+    /// Calls to `path` at `host` with `headers` (the protocol's and the user's), sending
+    /// `messages` in turn.
+    pub fn new(
+        path: &str,
+        host: &str,
+        headers: &[Header],
+        messages: Messages,
+        check: Option<MessageDescriptor>,
+    ) -> CallPlan {
+        let mut head = crate::http::request::render("POST", path, host, headers, None);
+        // render() ends the head; a call's length goes before the blank line.
+        head.truncate(head.len() - 2);
+        let mut plan = CallPlan { head, messages, fixed: Vec::new(), check };
+        plan.fixed = (0..plan.messages.len().max(1))
+            .map(|k| {
+                let m = plan.messages.fixed(k)?;
+                let mut out = Vec::new();
+                plan.frame_request(m, &mut out);
+                Some(out)
+            })
+            .collect();
+        plan
+    }
+
+    /// How many messages are sent in turn.
+    pub fn len(&self) -> usize {
+        self.fixed.len()
+    }
+
+    /// Whether there are no messages (never: a call without `--data` sends an empty message).
+    pub fn is_empty(&self) -> bool {
+        self.fixed.is_empty()
+    }
+
+    /// Whether every call sends the same request.
+    pub fn single(&self) -> bool {
+        self.fixed.len() == 1 && self.fixed[0].is_some()
+    }
+
+    /// Call `k`'s request when it never changes.
+    pub fn fixed(&self, k: usize) -> Option<&[u8]> {
+        self.fixed.get(k % self.fixed.len().max(1))?.as_deref()
+    }
+
+    /// Renders call `k`'s request (its templates filled for call number `call`) into `out`.
+    pub fn render(&self, k: usize, call: u64, rng: &mut crate::rng::Rng, out: &mut Vec<u8>) {
+        out.clear();
+        if let Some(fixed) = self.fixed(k) {
+            return out.extend_from_slice(fixed);
+        }
+        let mut message = Vec::new();
+        self.messages.render(k, call, rng, &mut message);
+        self.frame_request(&message, out);
+    }
+
+    /// The request carrying `message`, framed.
+    fn frame_request(&self, message: &[u8], out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.head);
+        let len = wire::PREFIX + message.len();
+        out.extend_from_slice(format!("Content-Length: {len}\r\n\r\n").as_bytes());
+        wire::frame(message, out);
+    }
+
+    /// A request's message bytes (its body without the prefix), from its length.
+    pub fn message_bytes(request: &[u8]) -> u64 {
+        let head = request.windows(4).position(|w| w == b"\r\n\r\n").map_or(request.len(), |p| p + 4);
+        (request.len() - head).saturating_sub(wire::PREFIX) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_is_a_post_with_one_framed_message() {
+        let headers = protocol_headers();
+        let plan = CallPlan::new("/a.B/C", "h:1", &headers, Messages::encoded(vec![b"hi".to_vec()]), None);
+        assert!(plan.single());
+        let req = plan.fixed(7).unwrap();
+        let text = String::from_utf8_lossy(req);
+        assert!(
+            text.starts_with("POST /a.B/C HTTP/1.1\r\nHost: h:1\r\ncontent-type: application/grpc\r\nte: trailers\r\n")
+        );
+        assert!(req.ends_with(b"Content-Length: 7\r\n\r\n\x00\x00\x00\x00\x02hi"), "{text}");
+        assert_eq!(CallPlan::message_bytes(req), 2);
+        let fields = crate::http::fields::from_http1(req, "http", "h:1").unwrap();
+        assert_eq!(fields.body.as_deref(), Some(&b"\x00\x00\x00\x00\x02hi"[..]));
+        assert!(fields.fields.iter().any(|(n, v)| n == b"te" && v == b"trailers"));
+    }
+}

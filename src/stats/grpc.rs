@@ -1,0 +1,45 @@
+//! What a gRPC run counts besides requests and errors: calls by the status they ended with, the
+//! ways a response is not a gRPC answer at all, and messages and their bytes each way. The type
+//! is also a result's `grpc` section: its serde form is the document's.
+
+use serde::{Deserialize, Serialize};
+
+use crate::grpc::status::{Code, Codes};
+
+counts! {
+    /// gRPC counts of one thread, or merged; in a result, written field by field in this order.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct GrpcCounts {
+        /// Calls answered with a `grpc-status` (in the trailers, or a Trailers-Only response's
+        /// headers), by code; written by name, only the codes seen.
+        pub codes: Codes,
+        /// Responses whose HTTP status was not 200 (not gRPC answers: no code is counted).
+        pub http_errors: u64,
+        /// 200 responses that ended without a `grpc-status`.
+        pub missing_status: u64,
+        /// OK calls whose messages were not well framed, or (`--check`) did not decode as the
+        /// method's output type.
+        pub bad_messages: u64,
+        /// Request messages sent.
+        pub messages_sent: u64,
+        /// Response messages received.
+        pub messages_received: u64,
+        /// Their bytes (without the 5-byte prefixes), sent.
+        pub message_bytes_sent: u64,
+        /// And received.
+        pub message_bytes_received: u64,
+    }
+}
+
+impl GrpcCounts {
+    /// Calls that did not succeed: a status other than OK, an HTTP error, a missing status, or
+    /// a bad message.
+    pub fn failed(&self) -> u64 {
+        self.codes.sum() - self.codes[Code::Ok] + self.http_errors + self.missing_status + self.bad_messages
+    }
+
+    /// Responses judged as gRPC answers (anything a gRPC run completed).
+    pub fn judged(&self) -> u64 {
+        self.codes.sum() + self.http_errors + self.missing_status
+    }
+}
