@@ -120,6 +120,9 @@ pub fn panels(o: &Overlay) -> String {
     if o.results.iter().any(|(_, d)| d.http3.is_some()) {
         out.push_str(&super::protocol::http3(o));
     }
+    if o.results.iter().any(|(_, d)| d.grpc.is_some()) {
+        out.push_str(&super::protocol::grpc(o));
+    }
     out.push_str("</div>\n");
     out
 }

@@ -1,4 +1,4 @@
-//! The protocol tables of a run page: what HTTP/2 and HTTP/3 counted, a row per figure and a
+//! The protocol tables of a run page: what HTTP/2, HTTP/3 and gRPC counted, a row per figure and a
 //! column per result (figures down, results across: a panel stays narrow however many
 //! figures there are).
 
@@ -8,17 +8,12 @@ use std::fmt::Write;
 use super::{esc, Overlay};
 use crate::report::units::grouped;
 use crate::result::{Http2Doc, Http3Doc};
-use crate::stats::{h2_named_resets, h3_named_codes};
+use crate::stats::{h2_named_resets, h3_named_codes, GrpcCounts};
 
 /// The HTTP/2 table: a row per figure, a column per result.
 pub(super) fn http2(o: &Overlay) -> String {
     // Figures down, results across: the panel stays narrow however many figures there are.
     let docs: Vec<(&String, &Http2Doc)> = o.results.iter().filter_map(|(l, d)| Some((l, d.http2.as_ref()?))).collect();
-    let mut out = String::from("<figure class=\"panel\" data-panel=\"http2\"><h3>HTTP/2</h3><table><tr><th></th>");
-    for (label, _) in &docs {
-        let _ = write!(out, "<th>{}</th>", esc(label));
-    }
-    out.push_str("</tr>");
     type Figure = fn(&Http2Doc) -> String;
     let rows: [(&str, &str, Figure); 8] = [
         ("protocol", "h2_protocol", |h| h.protocol.clone()),
@@ -37,15 +32,7 @@ pub(super) fn http2(o: &Overlay) -> String {
             }
         }),
     ];
-    for (name, metric, figure) in rows {
-        let _ = write!(out, "<tr><td>{name}</td>");
-        for (_, h) in &docs {
-            let _ = write!(out, "<td data-metric=\"{metric}\">{}</td>", esc(&figure(h)));
-        }
-        out.push_str("</tr>");
-    }
-    out.push_str("</table><figcaption>Stream resets also appear over time among the errors (kind reset).</figcaption></figure>\n");
-    out
+    table("http2", "HTTP/2", &docs, &rows, "Stream resets also appear over time among the errors (kind reset).")
 }
 
 /// The HTTP/3 table: a row per figure, a column per result.
@@ -72,21 +59,60 @@ pub(super) fn http3(o: &Overlay) -> String {
         }),
         ("protocol errors", "h3_protocol_errors", |h| grouped(h.counts.protocol_errors as f64, 0)),
     ];
-    let mut out = String::from("<figure class=\"panel\" data-panel=\"http3\"><h3>HTTP/3</h3><table><tr><th></th>");
-    for (label, _) in &docs {
+    table("http3", "HTTP/3", &docs, &rows, "Packets lost are QUIC's count; their frames were sent again.")
+}
+
+/// The gRPC table: a row per figure, a column per result.
+pub(super) fn grpc(o: &Overlay) -> String {
+    let docs: Vec<(&String, &GrpcCounts)> = o.results.iter().filter_map(|(l, d)| Some((l, d.grpc.as_ref()?))).collect();
+    type Figure = fn(&GrpcCounts) -> String;
+    let rows: [(&str, &str, Figure); 6] = [
+        ("calls, by status", "grpc_codes", |g| {
+            by_name(&g.codes.seen().map(|(c, n)| (c.canonical(), n)).collect::<BTreeMap<_, _>>())
+        }),
+        ("HTTP status not 200", "grpc_http_errors", |g| grouped(g.http_errors as f64, 0)),
+        ("no grpc-status", "grpc_missing_status", |g| grouped(g.missing_status as f64, 0)),
+        ("bad messages", "grpc_bad_messages", |g| grouped(g.bad_messages as f64, 0)),
+        ("messages sent (mean size)", "grpc_sent", |g| messages(g.messages_sent, g.message_bytes_sent)),
+        ("messages received (mean size)", "grpc_received", |g| messages(g.messages_received, g.message_bytes_received)),
+    ];
+    table(
+        "grpc",
+        "gRPC",
+        &docs,
+        &rows,
+        "Calls that did not end OK also appear over time among the errors (kind status).",
+    )
+}
+
+/// A count of messages and their mean size.
+fn messages(n: u64, bytes: u64) -> String {
+    let mean = if n > 0 { bytes as f64 / n as f64 } else { 0.0 };
+    format!("{} ({} B)", grouped(n as f64, 0), grouped(mean, 0))
+}
+
+/// A protocol's panel: a row per figure (its name, the metric it is tagged with, how it is
+/// written), a column per result.
+fn table<T>(
+    panel: &str,
+    title: &str,
+    docs: &[(&String, &T)],
+    rows: &[(&str, &str, fn(&T) -> String)],
+    caption: &str,
+) -> String {
+    let mut out = format!("<figure class=\"panel\" data-panel=\"{panel}\"><h3>{title}</h3><table><tr><th></th>");
+    for (label, _) in docs {
         let _ = write!(out, "<th>{}</th>", esc(label));
     }
     out.push_str("</tr>");
     for (name, metric, figure) in rows {
         let _ = write!(out, "<tr><td>{name}</td>");
-        for (_, h) in &docs {
+        for (_, h) in docs {
             let _ = write!(out, "<td data-metric=\"{metric}\">{}</td>", esc(&figure(h)));
         }
         out.push_str("</tr>");
     }
-    out.push_str(
-        "</table><figcaption>Packets lost are QUIC's count; their frames were sent again.</figcaption></figure>\n",
-    );
+    let _ = writeln!(out, "</table><figcaption>{caption}</figcaption></figure>");
     out
 }
 
