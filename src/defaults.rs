@@ -35,6 +35,8 @@ pub const TICK: Duration = Duration::from_millis(1);
 /// How long `strain demo` loads its origin.
 pub const DEMO_DURATION: Duration = Duration::from_secs(5);
 
+/// Replies of a gRPC ServerStream call to the origin's echo service whose request asks for 0.
+pub const GRPC_STREAM_COUNT: u32 = 10;
 /// Where `strain origin` listens.
 pub const ORIGIN_LISTEN: SocketAddr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, 1), 8080));
 /// Where `strain proxy`'s in-process origin listens (port 0: a free one).

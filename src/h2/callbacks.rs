@@ -1,12 +1,16 @@
 //! nghttp2's callbacks into Rust. Each one only appends to the session's [`Inbox`] (reached
 //! through nghttp2's `user_data` pointer) or fills a body's frame within its bounds, so none
-//! can touch the session re-entrantly and none can panic across the C frames.
+//! can touch the session re-entrantly and none can panic across the C frames. The one call
+//! back into nghttp2 is a pushed body's trailers, submitted from the data callback as nghttp2
+//! documents it may be: only there is it known that the last DATA frame has been made.
 
 use std::ffi::{c_int, c_void};
 
 use libnghttp2_sys as ng;
 
 use super::events::{Event, Inbox, RequestHead, MAX_REQUEST_HEADER_BYTES};
+use super::nv::nv;
+use super::pipe::End;
 
 /// The inbox behind nghttp2's `user_data`.
 ///
@@ -50,8 +54,20 @@ pub(super) unsafe extern "C" fn on_header(
             if !(100..200).contains(&status) {
                 inbox.events.push(Event::Status { stream, status });
             }
-        } else if inbox.capture {
-            inbox.captured.entry(stream).or_default().headers.push((name.to_vec(), value.to_vec()));
+        } else {
+            if inbox.capture {
+                inbox.captured.entry(stream).or_default().headers.push((name.to_vec(), value.to_vec()));
+            }
+            if inbox.streamed && !name.starts_with(b":") {
+                let fields = inbox.fields.entry(stream).or_default();
+                let kept = fields.iter().map(|(n, v)| n.len() + v.len()).sum::<usize>();
+                // The same bound as a request's: a server cannot grow memory with endless fields.
+                if kept + namelen + valuelen > MAX_REQUEST_HEADER_BYTES {
+                    inbox.fields.remove(&stream);
+                    return ng::NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+                }
+                fields.push((name.to_vec(), value.to_vec()));
+            }
         }
         return 0;
     }
@@ -89,12 +105,39 @@ pub(super) unsafe extern "C" fn on_frame_recv(
         inbox.events.push(Event::GoAway { last_stream: g.last_stream_id, code: g.error_code });
     }
     let ends = hd.flags & ng::NGHTTP2_FLAG_END_STREAM as u8 != 0;
-    if inbox.server && ends && (hd.type_ == ng::NGHTTP2_HEADERS as u8 || hd.type_ == ng::NGHTTP2_DATA as u8) {
+    if inbox.streamed {
+        streamed_frame(inbox, frame, ends);
+    } else if inbox.server && ends && (hd.type_ == ng::NGHTTP2_HEADERS as u8 || hd.type_ == ng::NGHTTP2_DATA as u8) {
         if let Some(head) = inbox.partial.remove(&hd.stream_id) {
             inbox.events.push(Event::Request { stream: hd.stream_id, head });
         }
     }
     0
+}
+
+/// A frame received in streamed mode: a request's head (server) or a header block (client) as
+/// soon as it is whole, and the end of the peer's side.
+///
+/// # Safety
+/// `frame` must be the frame nghttp2 passed to the callback.
+unsafe fn streamed_frame(inbox: &mut Inbox, frame: *const ng::nghttp2_frame, ends: bool) {
+    let hd = (*frame).hd;
+    let stream = hd.stream_id;
+    if hd.type_ == ng::NGHTTP2_HEADERS as u8 {
+        if !inbox.server {
+            let fields = inbox.fields.remove(&stream).unwrap_or_default();
+            inbox.events.push(Event::Fields { stream, fields });
+        } else if (*frame).headers.cat == ng::NGHTTP2_HCAT_REQUEST {
+            if let Some(head) = inbox.partial.remove(&stream) {
+                inbox.events.push(Event::Head { stream, head });
+            }
+        }
+    } else if hd.type_ != ng::NGHTTP2_DATA as u8 {
+        return;
+    }
+    if ends {
+        inbox.events.push(Event::End { stream });
+    }
 }
 
 pub(super) unsafe extern "C" fn on_data_chunk(
@@ -106,12 +149,19 @@ pub(super) unsafe extern "C" fn on_data_chunk(
     user: *mut c_void,
 ) -> c_int {
     let inbox = inbox(user);
+    // nghttp2 gives `len` bytes at `data`, valid for this call.
     if !inbox.server {
-        inbox.events.push(Event::Data { stream, len });
+        if inbox.streamed {
+            inbox.events.push(Event::Body { stream, data: std::slice::from_raw_parts(data, len).to_vec() });
+        } else {
+            inbox.events.push(Event::Data { stream, len });
+        }
         if inbox.capture {
             let body = std::slice::from_raw_parts(data, len);
             inbox.captured.entry(stream).or_default().body.extend_from_slice(body);
         }
+    } else if inbox.streamed {
+        inbox.events.push(Event::Body { stream, data: std::slice::from_raw_parts(data, len).to_vec() });
     }
     0
 }
@@ -126,12 +176,19 @@ pub(super) unsafe extern "C" fn on_stream_close(
     inbox.bodies.retain(|b| b.0 != stream);
     inbox.stalled.remove(&stream);
     inbox.partial.remove(&stream);
+    // Empty unless streamed: the plain paths pay a length check, not a lookup.
+    if !inbox.pipes.is_empty() {
+        inbox.pipes.retain(|p| p.0 != stream);
+    }
+    if !inbox.fields.is_empty() {
+        inbox.fields.remove(&stream);
+    }
     inbox.events.push(Event::Closed { stream, code });
     0
 }
 
 pub(super) unsafe extern "C" fn read_body(
-    _s: *mut ng::nghttp2_session,
+    session: *mut ng::nghttp2_session,
     stream: i32,
     buf: *mut u8,
     length: usize,
@@ -141,8 +198,7 @@ pub(super) unsafe extern "C" fn read_body(
 ) -> ng::nghttp2_ssize {
     let inbox = inbox(user);
     let Some(i) = inbox.bodies.iter().position(|b| b.0 == stream) else {
-        *flags |= ng::NGHTTP2_DATA_FLAG_EOF;
-        return 0;
+        return read_pipe(session, inbox, stream, buf, length, flags);
     };
     let (_, body, sent) = &mut inbox.bodies[i];
     let end = body.end();
@@ -158,6 +214,50 @@ pub(super) unsafe extern "C" fn read_body(
     if *sent == body.len() {
         *flags |= ng::NGHTTP2_DATA_FLAG_EOF;
         inbox.bodies.swap_remove(i);
+    }
+    n as ng::nghttp2_ssize
+}
+
+/// The data callback for a pushed body ([`super::pipe::Pipe`]): its queued bytes; a deferral
+/// while none are queued and it is open; at its end END_STREAM, or trailers after a DATA frame
+/// without it.
+///
+/// # Safety
+/// The arguments must be those nghttp2 passed to [`read_body`].
+unsafe fn read_pipe(
+    session: *mut ng::nghttp2_session,
+    inbox: &mut Inbox,
+    stream: i32,
+    buf: *mut u8,
+    length: usize,
+    flags: *mut u32,
+) -> ng::nghttp2_ssize {
+    let Some(i) = inbox.pipes.iter().position(|p| p.0 == stream) else {
+        *flags |= ng::NGHTTP2_DATA_FLAG_EOF;
+        return 0;
+    };
+    let pipe = &mut inbox.pipes[i].1;
+    // nghttp2 gives a buffer of `length` bytes, valid for this call.
+    let n = pipe.take(std::slice::from_raw_parts_mut(buf, length));
+    if pipe.queued() > 0 {
+        return n as ng::nghttp2_ssize;
+    }
+    match pipe.end {
+        End::Open if n == 0 => return ng::NGHTTP2_ERR_DEFERRED as ng::nghttp2_ssize,
+        End::Open => return n as ng::nghttp2_ssize,
+        End::Stream => *flags |= ng::NGHTTP2_DATA_FLAG_EOF,
+        End::Trailers(_) => *flags |= ng::NGHTTP2_DATA_FLAG_EOF | ng::NGHTTP2_DATA_FLAG_NO_END_STREAM,
+    }
+    let (_, pipe) = inbox.pipes.swap_remove(i);
+    if let End::Trailers(fields) = pipe.end {
+        let mut scratch = Vec::new();
+        let nva = nv(&fields, &mut scratch);
+        // nghttp2 copies the fields, and documents this call as allowed inside the callback.
+        let rv = ng::nghttp2_submit_trailer(session, stream, nva.as_ptr(), nva.len());
+        if rv != 0 {
+            // The stream is reset with INTERNAL_ERROR rather than left without its end.
+            return ng::NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE as ng::nghttp2_ssize;
+        }
     }
     n as ng::nghttp2_ssize
 }

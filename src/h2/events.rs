@@ -5,7 +5,11 @@
 use std::collections::HashMap;
 
 use super::body::Body;
+use super::pipe::Pipe;
 use crate::http::response::Captured;
+
+/// Header fields as received: lowercase names and their values, in the order sent.
+pub type Fields = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// A request as the server side received it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -65,6 +69,36 @@ pub enum Event {
         /// Method, path, authority and headers.
         head: RequestHead,
     },
+    /// Server, streamed: the headers of a request on `stream`, its body still to come (see
+    /// [`Session::set_streamed`](super::Session::set_streamed)).
+    Head {
+        /// The stream.
+        stream: i32,
+        /// Method, path, authority and headers.
+        head: RequestHead,
+    },
+    /// Streamed: a piece of `stream`'s body as it arrived (a request's on the server, a
+    /// response's on the client, which then gets no [`Event::Data`]).
+    Body {
+        /// The stream.
+        stream: i32,
+        /// The bytes of one DATA frame.
+        data: Vec<u8>,
+    },
+    /// Client, streamed: a header block of `stream`'s response, its headers or its trailers
+    /// (the pseudo-headers aside: `:status` comes as [`Event::Status`]).
+    Fields {
+        /// The stream.
+        stream: i32,
+        /// The block's fields.
+        fields: Fields,
+    },
+    /// Streamed: the peer has ended its side of `stream` (END_STREAM); on the server the
+    /// response may still be under way.
+    End {
+        /// The stream.
+        stream: i32,
+    },
 }
 
 /// Most header bytes the server side keeps of one request (name + value sums): beyond it the
@@ -82,7 +116,14 @@ pub struct Inbox {
     pub header_bytes: u64,
     /// Request bodies still being sent, by stream: (stream, body, bytes sent).
     pub(super) bodies: Vec<(i32, Body, u64)>,
-    /// Server: responses' bodies still being sent.
+    /// Bodies pushed as they are made, by stream (see [`Pipe`]).
+    pub(super) pipes: Vec<(i32, Pipe)>,
+    /// Report streams as they arrive ([`Event::Head`], [`Event::Body`], [`Event::Fields`],
+    /// [`Event::End`]) rather than as [`Event::Request`] and [`Event::Data`].
+    pub(super) streamed: bool,
+    /// Client, streamed: the fields of header blocks still arriving, by stream.
+    pub(super) fields: HashMap<i32, Fields>,
+    /// This side is the server.
     pub(super) server: bool,
     /// Server: requests whose headers are arriving.
     pub(super) partial: HashMap<i32, RequestHead>,

@@ -5,6 +5,8 @@
 mod body;
 mod callbacks;
 mod events;
+mod nv;
+mod pipe;
 pub mod session;
 
-pub use session::{code_name, code_of, Body, Event, H2Error, RequestHead, Session, Settings, Source};
+pub use session::{code_name, code_of, Body, Event, Fields, H2Error, RequestHead, Session, Settings, Source};

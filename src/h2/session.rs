@@ -14,7 +14,8 @@ use libnghttp2_sys as ng;
 
 pub use super::body::{Body, Source};
 use super::callbacks::{on_begin_headers, on_data_chunk, on_frame_recv, on_header, on_stream_close, read_body};
-pub use super::events::{Event, Inbox, RequestHead};
+pub use super::events::{Event, Fields, Inbox, RequestHead};
+use super::nv::nv;
 use crate::http::response::Captured;
 
 /// An HTTP/2 failure of the session as a whole.
@@ -221,7 +222,8 @@ impl Session {
         Ok(id)
     }
 
-    /// Server: queues the response to `stream`.
+    /// Server: queues the response to `stream`. An empty body ends the stream with the
+    /// headers (one HEADERS frame with END_STREAM: gRPC's Trailers-Only response).
     pub fn submit_response<N: AsRef<[u8]>, V: AsRef<[u8]>>(
         &mut self,
         stream: i32,
@@ -368,22 +370,6 @@ impl Session {
     }
 }
 
-/// Name-value pairs as nghttp2 takes them, in `out` (pointing into `fields`).
-fn nv<'o, N: AsRef<[u8]>, V: AsRef<[u8]>>(fields: &[(N, V)], out: &'o mut Vec<ng::nghttp2_nv>) -> &'o [ng::nghttp2_nv] {
-    out.clear();
-    out.extend(fields.iter().map(|(n, v)| {
-        let (n, v) = (n.as_ref(), v.as_ref());
-        ng::nghttp2_nv {
-            name: n.as_ptr().cast_mut(),
-            value: v.as_ptr().cast_mut(),
-            namelen: n.len(),
-            valuelen: v.len(),
-            flags: ng::NGHTTP2_NV_FLAG_NONE as u8,
-        }
-    }));
-    out
-}
-
 fn check(rv: i64) -> Result<(), H2Error> {
     if rv < 0 {
         Err(H2Error::lib(rv))
@@ -392,5 +378,6 @@ fn check(rv: i64) -> Result<(), H2Error> {
     }
 }
 
+mod streamed;
 #[cfg(test)]
 mod tests;

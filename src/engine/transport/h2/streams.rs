@@ -38,7 +38,12 @@ impl Http2 {
                 }
                 Event::Closed { stream, code } => self.stream_closed(host, l, stream, code),
                 Event::GoAway { .. } => host.note(Note::H2GoAway),
-                Event::Request { .. } => {}
+                // Server events, and streamed mode's, which this client does not ask for.
+                Event::Request { .. }
+                | Event::Head { .. }
+                | Event::Body { .. }
+                | Event::Fields { .. }
+                | Event::End { .. } => {}
             }
         }
         self.events = events;
