@@ -22,6 +22,32 @@ pub fn protocol_headers() -> Vec<Header> {
     .collect()
 }
 
+/// How a call whose requests stream (client streaming, bidi) sends its messages: on an
+/// absolute schedule from the call's start, each reply's latency measured from when its
+/// message was due.
+#[derive(Debug, Clone)]
+pub struct StreamPlan {
+    /// The request messages, framed, sent in turn.
+    pub framed: Vec<Vec<u8>>,
+    /// Microseconds between a stream's messages (`--stream-rate`); 0: a bidi stream sends its
+    /// next message when the last one's reply arrives, a client stream sends all at once.
+    pub every_us: u64,
+    /// Messages a stream sends before it ends (`--stream-messages`).
+    pub messages: Option<u64>,
+    /// How long a stream sends before it ends (`--stream-duration`), microseconds.
+    pub duration_us: Option<u64>,
+    /// The server answers each message (bidi); otherwise once, when the stream ends.
+    pub bidi: bool,
+}
+
+impl StreamPlan {
+    /// Whether a stream that sent `sent` messages, the next due at `next_us` after its start,
+    /// is done sending.
+    pub fn done(&self, sent: u64, next_us: u64) -> bool {
+        self.messages.is_some_and(|n| sent >= n) || self.duration_us.is_some_and(|d| next_us >= d)
+    }
+}
+
 /// What a gRPC run sends and how it judges the answers.
 pub struct CallPlan {
     /// The request head without its length: method, path, Host, headers.
@@ -32,6 +58,8 @@ pub struct CallPlan {
     fixed: Vec<Option<Vec<u8>>>,
     /// `--check`: answers must decode as this type (the method's output).
     pub check: Option<MessageDescriptor>,
+    /// Client streaming and bidi: how each call's messages are sent.
+    pub streaming: Option<StreamPlan>,
 }
 
 impl std::fmt::Debug for CallPlan {
@@ -53,7 +81,7 @@ impl CallPlan {
         let mut head = crate::http::request::render("POST", path, host, headers, None);
         // render() ends the head; a call's length goes before the blank line.
         head.truncate(head.len() - 2);
-        let mut plan = CallPlan { head, messages, fixed: Vec::new(), check };
+        let mut plan = CallPlan { head, messages, fixed: Vec::new(), check, streaming: None };
         plan.fixed = (0..plan.messages.len().max(1))
             .map(|k| {
                 let m = plan.messages.fixed(k)?;
@@ -63,6 +91,12 @@ impl CallPlan {
             })
             .collect();
         plan
+    }
+
+    /// Makes each call a stream of messages sent as `streaming` says.
+    pub fn streamed(mut self, streaming: StreamPlan) -> CallPlan {
+        self.streaming = Some(streaming);
+        self
     }
 
     /// How many messages are sent in turn.

@@ -80,6 +80,12 @@ pub enum Note {
         /// Bodies that waited for the peer's window.
         stalls: u64,
     },
+    /// gRPC streams: a request message of this many bytes (without its prefix) went out.
+    GrpcSent(u64),
+    /// gRPC streams: a reply message of this many bytes arrived.
+    GrpcReceived(u64),
+    /// gRPC streams: a call's replies were not well-framed gRPC messages.
+    GrpcBadFraming,
     /// HTTP/3: a GOAWAY arrived.
     H3GoAway,
     /// HTTP/3: a stream refused unprocessed goes again.
@@ -193,6 +199,12 @@ pub trait Host {
     /// caller completes it); else it is counted and hooks run, and the answer is whether the
     /// thread goes on sending.
     fn pipelined(&mut self, i: usize, status: u16, captured: Option<&Captured>) -> Option<bool>;
+    /// gRPC streams: a reply on slot `i`'s call arrived for the message due at `due_us` and
+    /// written at `sent_us`: recorded as a response, its latency from when it was due.
+    fn stream_reply(&mut self, i: usize, due_us: u64, sent_us: u64);
+    /// gRPC streams: slot `i`'s call ended with HTTP `status` and `trailers` (its headers and
+    /// trailers): judged by its `grpc-status` and counted; the slot goes on.
+    fn stream_ended(&mut self, i: usize, status: u16, trailers: &Captured);
     /// Slot `i`'s response ended with its connection: recorded, without hooks.
     fn record(&mut self, i: usize, status: u16);
     /// Slot `i`'s request failed as `kind`.

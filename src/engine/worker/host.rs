@@ -207,6 +207,29 @@ impl Host for Core<'_> {
         Some(self.run_response_hook(i, status, captured))
     }
 
+    fn stream_reply(&mut self, _i: usize, due_us: u64, sent_us: u64) {
+        let now = self.clock.now_us();
+        let (corrected, uncorrected) = (now.saturating_sub(due_us), now.saturating_sub(sent_us));
+        let rec = &mut self.meter.rec;
+        if matches!(self.when, When::Paced(_)) {
+            rec.paced_response(200, corrected, uncorrected);
+            if let Some(u) = self.meter.interval.uncorrected_us.as_mut() {
+                u.saturating_record(uncorrected.clamp(1, crate::stats::MAX_LATENCY_US));
+            }
+        } else {
+            rec.response(200, corrected);
+        }
+        self.meter.interval.latency_us.saturating_record(corrected.clamp(1, crate::stats::MAX_LATENCY_US));
+    }
+
+    fn stream_ended(&mut self, i: usize, status: u16, trailers: &Captured) {
+        let verdict = crate::grpc::answer::judge(status, Some(trailers), None, &mut self.meter.rec.grpc);
+        if !verdict.ok() {
+            self.meter.rec.status_errors += 1;
+        }
+        self.next_request(i);
+    }
+
     fn record(&mut self, i: usize, status: u16) {
         self.record_response(i, status);
     }

@@ -64,6 +64,15 @@ impl Meter {
                 h2.header_bytes += decoded;
                 h2.flow_control_stalls += stalls;
             }
+            Note::GrpcSent(bytes) => {
+                self.rec.grpc.messages_sent += 1;
+                self.rec.grpc.message_bytes_sent += bytes;
+            }
+            Note::GrpcReceived(bytes) => {
+                self.rec.grpc.messages_received += 1;
+                self.rec.grpc.message_bytes_received += bytes;
+            }
+            Note::GrpcBadFraming => self.rec.grpc.bad_messages += 1,
             Note::H3GoAway => h3.goaways += 1,
             Note::H3Retried => h3.retried += 1,
             Note::H3Reset(code) => h3.reset(code),

@@ -23,6 +23,7 @@ use crate::http::response::Captured;
 use crate::net::stream::Stream;
 use crate::stats::{ConnectCause, ErrorKind};
 
+mod grpc;
 mod streams;
 
 /// Bytes read per `read` call, one buffer for every link of the thread.
@@ -68,6 +69,8 @@ pub struct Http2 {
     events: Vec<Event>,
     /// One read buffer for every link: what a read brings is handed to the session at once.
     buf: Vec<u8>,
+    /// gRPC calls whose requests stream: their messages, sent on their schedules.
+    grpc: Option<grpc::Streams>,
 }
 
 /// What a slot's current stream holds.
@@ -93,7 +96,14 @@ impl Http2 {
             reading: None,
             events: Vec::new(),
             buf: vec![0; READ_BUFFER],
+            grpc: None,
         }
+    }
+
+    /// Makes each slot's request a gRPC call whose messages stream as `plan` says.
+    pub fn with_streams(mut self, plan: crate::grpc::call::StreamPlan) -> Http2 {
+        self.grpc = Some(grpc::Streams::new(plan, self.slots.len()));
+        self
     }
 }
 
@@ -175,6 +185,28 @@ impl Multiplexed for Http2 {
             self.count_headers(host, l);
         }
     }
+
+    fn next_timer(&mut self) -> Option<u64> {
+        self.grpc.as_mut()?.next_due()
+    }
+
+    /// gRPC streams' messages that came due go out, each link written once.
+    fn expire_timers(&mut self, host: &mut impl Host, now: u64) {
+        let Some(streams) = self.grpc.as_mut() else { return };
+        let due = streams.expired(now);
+        let mut touched = Vec::new();
+        for (i, outcome) in due {
+            let l = self.mux.of(i);
+            self.stream_send(host, i, &outcome);
+            if touched.last() != Some(&l) {
+                touched.push(l);
+            }
+        }
+        touched.dedup();
+        for l in touched {
+            self.flush_link(host, l);
+        }
+    }
 }
 
 impl Http2 {
@@ -190,6 +222,7 @@ impl Http2 {
             Err(e) => return self.link_connect_failed(host, l, ConnectCause::Other, e.to_string()),
         };
         session.set_capture(self.mux.capture);
+        session.set_streamed(self.grpc.is_some());
         link.session = Some(session);
         link.confirmed = false;
         link.out.clear();
@@ -215,6 +248,9 @@ impl Http2 {
         let life = &mut self.mux.life[l];
         let request = converted.as_ref().unwrap_or(&self.fixed);
         let submitted = match (&mut link.session, life.state, life.goaway) {
+            (Some(session), LinkState::Open, false) if self.grpc.is_some() => {
+                session.submit_request_streamed(&request.fields).ok()
+            }
             (Some(session), LinkState::Open, false) => {
                 session.submit_request(&request.fields, request.body.clone()).ok()
             }
@@ -238,6 +274,10 @@ impl Http2 {
         stream.id = id;
         stream.status = 0;
         host.written(i);
+        if let Some(streams) = self.grpc.as_mut() {
+            let outcome = streams.start(i, id, host.now());
+            self.stream_send(host, i, &outcome);
+        }
         if self.reading != Some(l) {
             self.flush_link(host, l);
         }

@@ -38,12 +38,15 @@ impl Http2 {
                 }
                 Event::Closed { stream, code } => self.stream_closed(host, l, stream, code),
                 Event::GoAway { .. } => host.note(Note::H2GoAway),
-                // Server events, and streamed mode's, which this client does not ask for.
-                Event::Request { .. }
-                | Event::Head { .. }
-                | Event::Body { .. }
-                | Event::Fields { .. }
-                | Event::End { .. } => {}
+                Event::Body { stream, data } => self.stream_reply(host, l, stream, &data),
+                Event::Fields { stream, fields } => {
+                    let Some(&i) = self.links[l].by_stream.get(&stream) else { continue };
+                    if let Some(call) = self.grpc.as_mut().and_then(|g| g.call(i as usize)) {
+                        call.fields.extend(fields);
+                    }
+                }
+                // Server events, and the end of a reply (its stream's close follows).
+                Event::Request { .. } | Event::Head { .. } | Event::End { .. } => {}
             }
         }
         self.events = events;
@@ -62,7 +65,15 @@ impl Http2 {
         // A stream this side reset (a timeout) was already let go of.
         let Some(i) = self.links[l].by_stream.remove(&stream) else { return };
         let i = i as usize;
+        let call = self.grpc.as_mut().and_then(|g| g.take(i));
         match code {
+            0 if self.slots[i].status != 0 && call.is_some() => {
+                self.link_opened(host, l);
+                self.count_link_use(host, i);
+                let fields = call.map(|c| c.fields).unwrap_or_default();
+                let trailers = crate::http::response::Captured { headers: fields, body: Vec::new() };
+                host.stream_ended(i, self.slots[i].status, &trailers);
+            }
             0 if self.slots[i].status != 0 => {
                 self.link_opened(host, l);
                 let captured = self.links[l].session.as_mut().and_then(|s| s.take_captured(stream));
@@ -91,8 +102,48 @@ impl Http2 {
         self.settle(host);
     }
 
+    /// gRPC streams: reply bytes on `stream` of link `l`: each whole reply recorded (its
+    /// latency from when its message was due), then what the call sends next.
+    fn stream_reply(&mut self, host: &mut impl Host, l: usize, stream: i32, data: &[u8]) {
+        let Some(&i) = self.links[l].by_stream.get(&stream) else { return };
+        let i = i as usize;
+        let Some(streams) = self.grpc.as_mut() else { return };
+        match streams.reply(i, data, host.now()) {
+            Ok((replies, outcome)) => {
+                for (due, sent, bytes) in replies {
+                    host.note(Note::GrpcReceived(bytes));
+                    host.stream_reply(i, due, sent);
+                }
+                self.stream_send(host, i, &outcome);
+            }
+            Err(()) => {
+                host.note(Note::GrpcBadFraming);
+                self.h2_fail(host, i, ErrorKind::Parse);
+            }
+        }
+    }
+
+    /// Pushes the messages a call owes on its stream, and ends its body when it is done.
+    pub(super) fn stream_send(&mut self, host: &mut impl Host, i: usize, outcome: &super::grpc::Outcome) {
+        let l = self.mux.of(i);
+        let id = self.slots[i].id;
+        let (Some(session), Some(streams)) = (self.links[l].session.as_mut(), self.grpc.as_ref()) else { return };
+        for &k in &outcome.push {
+            let Some(framed) = streams.plan.framed.get(k) else { continue };
+            if session.push_body(id, framed).is_ok() {
+                host.note(Note::GrpcSent((framed.len() - crate::grpc::wire::PREFIX) as u64));
+            }
+        }
+        if outcome.end {
+            let _ = session.end_body(id);
+        }
+    }
+
     /// Resets slot `i`'s stream on link `l` and frees the slot (nothing is counted here).
     fn abandon(&mut self, host: &mut impl Host, l: usize, i: usize) {
+        if let Some(g) = self.grpc.as_mut() {
+            g.take(i);
+        }
         let id = self.slots[i].id;
         let link = &mut self.links[l];
         link.by_stream.remove(&id);
