@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, exactly as CI runs it (`.ci/run` calls this script).
 # Installs what the tests need that a fresh Debian machine lacks (nginx, Apache Traffic Server,
-# wrk for the compatibility tests, vegeta for the targets file's, Chromium for the HTML report, Prometheus for the
-# live metrics, Caddy as a real HTTP/3 server, cmake and libclang for quiche's BoringSSL, and the Kubernetes schemas
-# for the k8s-job manifest through PyPI's kubernetes-validate, in a venv under target/),
+# wrk for the compatibility tests, vegeta for the targets file's, grpc-go's example servers for
+# the gRPC tests, Chromium for the HTML report, Prometheus for the live metrics, Caddy as a real
+# HTTP/3 server, cmake and libclang for quiche's BoringSSL, and the Kubernetes schemas for the
+# k8s-job manifest through PyPI's kubernetes-validate, in a venv under target/),
 # then runs the format and lint gates and every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,22 +40,28 @@ if ! "$k8s_venv/bin/python3" -c 'import kubernetes_validate' >/dev/null 2>&1; th
     python3 -m venv "$k8s_venv"
     "$k8s_venv/bin/pip" install -q --disable-pip-version-check 'kubernetes-validate==1.37.0'
 fi
+# Go builds vegeta and the gRPC test servers from the Go module proxy (Go from Debian when the
+# machine has none).
+if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
+    echo "test.sh: installing golang-go (needed to build vegeta and the gRPC test servers)"
+    sudo_cmd=""
+    [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq golang-go >/dev/null
+fi
+go_cmd=$(command -v go || echo /usr/local/go/bin/go)
 # tests/integration/requests.rs compares a targets file's counts with real vegeta's, built
-# from the Go module proxy into target/ (Go from Debian when the machine has none).
+# into target/.
 vegeta=target/go-bin/vegeta
 if [ ! -x "$vegeta" ]; then
-    if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
-        echo "test.sh: installing golang-go (needed to build vegeta)"
-        sudo_cmd=""
-        [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-        $sudo_cmd apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq golang-go >/dev/null
-    fi
-    go_cmd=$(command -v go || echo /usr/local/go/bin/go)
     echo "test.sh: building vegeta into $vegeta (needed by the targets tests)"
     GOBIN="$PWD/target/go-bin" "$go_cmd" install github.com/tsenart/vegeta/v12@v12.13.0
 fi
 export STRAIN_TEST_VEGETA="$PWD/$vegeta"
+# The gRPC tests load grpc-go's own servers (tests/servers/grpc-go), rebuilt when their sources
+# change, and read the services' .proto files and descriptor set written beside them.
+grpc_env=$(GO="$go_cmd" bash scripts/grpc-servers.sh)
+eval "$grpc_env"
 # The packages may start system services; the tests run their own private instances.
 if command -v systemctl >/dev/null 2>&1; then
     systemctl stop nginx trafficserver >/dev/null 2>&1 || true

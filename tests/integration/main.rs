@@ -1,6 +1,7 @@
 //! strain's integration tests: the real binary against real servers on loopback.
 
 mod caddy;
+mod grpc_servers;
 mod harness;
 mod origin_streams;
 mod proxies;
