@@ -112,7 +112,12 @@ pub fn run(
             Worker::new(plan, stop, share, script, transport)?.run()
         }
         WirePlan::Http2 { streams, fixed } => {
-            let transport = Http2::new(share.conns, *streams, fixed.clone());
+            let mut transport = Http2::new(share.conns, *streams, fixed.clone());
+            if let crate::engine::SendPlan::Grpc(calls) = &plan.send {
+                if let Some(streaming) = &calls.streaming {
+                    transport = transport.with_streams(streaming.clone());
+                }
+            }
             Worker::new(plan, stop, share, script, transport)?.run()
         }
         WirePlan::Http3 { streams, fixed, quic } => {
