@@ -4,7 +4,13 @@
 //! settles the descriptors a run speaks (`--proto`, `--protoset` or a server's reflection) and
 //! finds the called method in them.
 
+pub mod encode;
+#[cfg(test)]
+mod fixture;
+pub mod json;
+pub mod message;
 pub mod reflection;
 pub mod schema;
 pub mod status;
+pub mod template;
 pub mod wire;
