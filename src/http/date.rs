@@ -33,7 +33,7 @@ fn push_2(out: &mut Vec<u8>, n: u64) {
 
 /// (year, month 1-12, day 1-31) of a day count since 1970-01-01 (Howard Hinnant's
 /// `civil_from_days`, for days on or after the epoch).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
+pub fn civil_from_days(days: u64) -> (u64, u64, u64) {
     let z = days + 719_468;
     let era = z / 146_097;
     let doe = z % 146_097;
