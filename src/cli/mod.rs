@@ -8,6 +8,7 @@ pub mod demo;
 pub mod error;
 pub mod find_max;
 pub mod flags;
+pub mod grpc;
 pub mod k8s;
 pub mod load;
 pub mod merge;
@@ -66,7 +67,7 @@ where
         Some(Command::FindMax(f)) => find_max::run(&f),
         Some(Command::Merge(f)) => merge::run(&f),
         Some(Command::Replay(f)) => replay::run(&f),
-        Some(Command::Grpc(_f)) => Err(CliError::Usage("strain grpc: being built".into())),
+        Some(Command::Grpc(f)) => grpc::run(&f),
         Some(Command::K8sJob(f)) => k8s::run(&f),
         Some(Command::Completions { shell }) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();

@@ -44,6 +44,18 @@ pub struct GrpcFlags {
     /// Count an OK answer whose messages do not decode as the method's output type as an error.
     #[arg(long = "check")]
     pub check: bool,
+    /// Client-streaming and bidi calls: messages per second each stream sends, on an absolute
+    /// schedule (each reply's latency runs from its message's due time) [default: a bidi
+    /// stream sends its next message when a reply arrives; a client stream sends all at once].
+    #[arg(long = "stream-rate", value_name = "N", value_parser = units::rate)]
+    pub stream_rate: Option<f64>,
+    /// Client-streaming and bidi calls: messages each stream sends, then it ends [default: 10
+    /// without --stream-duration].
+    #[arg(long = "stream-messages", value_name = "N", value_parser = units::count)]
+    pub stream_messages: Option<usize>,
+    /// Client-streaming and bidi calls: how long each stream sends, then it ends.
+    #[arg(long = "stream-duration", value_name = "T", value_parser = units::dur)]
+    pub stream_duration: Option<Dur>,
     /// Connections, threads, timeout, -m streams per connection.
     #[command(flatten)]
     pub connect: ConnectFlags,
