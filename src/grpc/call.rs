@@ -152,17 +152,20 @@ mod tests {
     #[test]
     fn a_call_is_a_post_with_one_framed_message() {
         let headers = protocol_headers();
-        let plan = CallPlan::new("/a.B/C", "h:1", &headers, Messages::encoded(vec![b"hi".to_vec()]), None);
+        let input = crate::grpc::fixture::message("t.Req");
+        let messages = Messages::from_json(&input, r#"{"name": "hi"}"#).unwrap();
+        let plan = CallPlan::new("/a.B/C", "h:1", &headers, messages, None);
         assert!(plan.single());
         let req = plan.fixed(7).unwrap();
         let text = String::from_utf8_lossy(req);
         assert!(
             text.starts_with("POST /a.B/C HTTP/1.1\r\nHost: h:1\r\ncontent-type: application/grpc\r\nte: trailers\r\n")
         );
-        assert!(req.ends_with(b"Content-Length: 7\r\n\r\n\x00\x00\x00\x00\x02hi"), "{text}");
-        assert_eq!(CallPlan::message_bytes(req), 2);
+        // Field 6 (name), length-delimited: 0x32, 2, "hi".
+        assert!(req.ends_with(b"Content-Length: 9\r\n\r\n\x00\x00\x00\x00\x04\x32\x02hi"), "{text}");
+        assert_eq!(CallPlan::message_bytes(req), 4);
         let fields = crate::http::fields::from_http1(req, "http", "h:1").unwrap();
-        assert_eq!(fields.body.as_deref(), Some(&b"\x00\x00\x00\x00\x02hi"[..]));
+        assert_eq!(fields.body.as_deref(), Some(&b"\x00\x00\x00\x00\x04\x32\x02hi"[..]));
         assert!(fields.fields.iter().any(|(n, v)| n == b"te" && v == b"trailers"));
     }
 }

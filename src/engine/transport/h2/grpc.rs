@@ -32,6 +32,9 @@ pub(super) struct Call {
     pub(super) fields: Vec<(Vec<u8>, Vec<u8>)>,
 }
 
+/// A whole reply: when its message was due and written, and its size.
+pub(super) type Reply = (u64, u64, u64);
+
 /// What a call asks of the link, after it was given time or a reply.
 #[derive(Debug, Default)]
 pub(super) struct Outcome {
@@ -146,7 +149,7 @@ impl Streams {
     /// Reply bytes for slot `i`'s call arrived at `now`: each whole message's (due, written)
     /// times and size; then what the call sends next (an unpaced bidi call's next message).
     /// `Err` when the bytes are not gRPC messages.
-    pub(super) fn reply(&mut self, i: usize, data: &[u8], now: u64) -> Result<(Vec<(u64, u64, u64)>, Outcome), ()> {
+    pub(super) fn reply(&mut self, i: usize, data: &[u8], now: u64) -> Result<(Vec<Reply>, Outcome), ()> {
         let bidi = self.plan.bidi;
         let Some(Some(call)) = self.calls.get_mut(i) else { return Ok((Vec::new(), Outcome::default())) };
         let mut replies = Vec::new();
