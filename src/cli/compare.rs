@@ -10,7 +10,7 @@ use std::path::Path;
 use clap::parser::ValueSource;
 use clap::ArgMatches;
 
-use super::flags::CompareFlags;
+use super::flags::{CompareFlags, LengthFlags, ResultFiles, RunnerFlags};
 use super::units::RoundsArg;
 use super::{load, CliError, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION};
 use crate::compare::ab::{self, AbEvent, AbPlan, AbSide, Rounds};
@@ -91,7 +91,7 @@ fn saved(f: &CompareFlags, given: Option<&ArgMatches>) -> Result<i32, CliError> 
     };
     let mut all = label("base", &base);
     all.extend(label("new", &new));
-    report(f, &c, &all)
+    report(&f.files, &c, &all)
 }
 
 /// The first runner-only flag given, by its long name.
@@ -124,16 +124,7 @@ fn read_side(files: &[String]) -> Result<Vec<(String, RunDoc)>, CliError> {
 
 /// The A/B runner: both URLs, interleaved, the load the flags describe.
 fn runner(f: &CompareFlags) -> Result<i32, CliError> {
-    if f.length.requests.is_some() {
-        return Err(CliError::Usage("the A/B runner runs each side for a duration (-d): -n is not for compare".into()));
-    }
-    if f.length.stages.is_some() {
-        return Err(CliError::Usage("the A/B runner holds one load: give -R, not --stages".into()));
-    }
-    // 1 s rows unless told, as always: a comparison of one run a side samples them.
-    let interval = Some(f.runner.interval.unwrap_or(crate::defaults::COMPARE_INTERVAL));
-    // The warm-up is load before the measured duration, not part of it.
-    let shape = load::RunShape { length: &f.length, segment: None, interval, warmup: f.runner.warmup.0, replay: None };
+    let shape = ab_shape(&f.length, &f.runner)?;
     // The files are read once for both sides.
     let inputs = load::Inputs::read(&f.request)?;
     let request = load::RequestShape { flags: &f.request, inputs: &inputs };
@@ -142,17 +133,49 @@ fn runner(f: &CompareFlags) -> Result<i32, CliError> {
         let workload = load::workload(&f.request, url, &f.new)?;
         Ok(AbSide { config, workload, prepare: prepare.clone() })
     };
-    let plan = AbPlan {
-        a: side(&f.base[0], &f.runner.prepare_a)?,
-        b: side(&f.base[1], &f.runner.prepare_b)?,
-        rounds: match f.runner.rounds {
+    let plan = ab_plan(
+        side(&f.base[0], &f.runner.prepare_a)?,
+        side(&f.base[1], &f.runner.prepare_b)?,
+        &f.runner,
+        f.fail_on_regression,
+    );
+    run_ab(&plan, &f.runner, &f.files)
+}
+
+/// The shape of each A/B run: one held load for a duration (no -n, no --stages), 1 s rows
+/// unless told, the warm-up before the measured duration.
+pub fn ab_shape<'a>(length: &'a LengthFlags, runner: &RunnerFlags) -> Result<load::RunShape<'a>, CliError> {
+    if length.requests.is_some() {
+        return Err(CliError::Usage("the A/B runner runs each side for a duration (-d): -n is not for compare".into()));
+    }
+    if length.stages.is_some() {
+        return Err(CliError::Usage("the A/B runner holds one load: give -R, not --stages".into()));
+    }
+    // 1 s rows unless told, as always: a comparison of one run a side samples them.
+    let interval = Some(runner.interval.unwrap_or(crate::defaults::COMPARE_INTERVAL));
+    Ok(load::RunShape { length, segment: None, interval, warmup: runner.warmup.0, replay: None })
+}
+
+/// The A/B plan of two sides, as the runner's flags ask.
+pub fn ab_plan(a: AbSide, b: AbSide, runner: &RunnerFlags, allowed_pct: f64) -> AbPlan {
+    AbPlan {
+        a,
+        b,
+        rounds: match runner.rounds {
             RoundsArg::Fixed(n) => Rounds::Fixed(n),
-            RoundsArg::Auto => Rounds::Auto { max: f.runner.max_rounds },
+            RoundsArg::Auto => Rounds::Auto { max: runner.max_rounds },
         },
-        allowed_pct: f.fail_on_regression,
+        allowed_pct,
         command: load::command_line(),
-    };
-    if let Some(dir) = &f.runner.save_runs {
+    }
+}
+
+/// Runs an A/B plan (the sides' loads settled), prints the verdict, writes what `files` ask.
+pub fn run_ab(plan: &AbPlan, runner: &RunnerFlags, files: &ResultFiles) -> Result<i32, CliError> {
+    for path in [&files.json, &files.html].into_iter().flatten() {
+        super::check_writable(path)?;
+    }
+    if let Some(dir) = &runner.save_runs {
         std::fs::create_dir_all(dir)
             .map_err(|source| CliError::Io { what: format!("cannot create {}", dir.display()), source })?;
         super::check_writable(&dir.join("a-1.json"))?;
@@ -161,7 +184,7 @@ fn runner(f: &CompareFlags) -> Result<i32, CliError> {
     let progress = std::io::stderr().is_terminal();
     let mut saved = Ok(());
     let mut warned = false;
-    let outcome = ab::run(&plan, &stop, &mut |event| match event {
+    let outcome = ab::run(plan, &stop, &mut |event| match event {
         AbEvent::Starting { side, round, of } if progress => {
             eprint!("\rstrain: round {round}/{of}: running {side}…");
             let _ = std::io::stderr().flush();
@@ -182,7 +205,7 @@ fn runner(f: &CompareFlags) -> Result<i32, CliError> {
                     doc.error_total()
                 );
             }
-            if let Some(dir) = &f.runner.save_runs {
+            if let Some(dir) = &runner.save_runs {
                 let path = dir.join(format!("{}-{round}.json", side.to_ascii_lowercase()));
                 if saved.is_ok() {
                     saved = super::write_file(&path, &doc.to_json());
@@ -201,12 +224,12 @@ fn runner(f: &CompareFlags) -> Result<i32, CliError> {
             docs.iter().enumerate().map(move |(i, d)| (format!("{side} round {}", i + 1), d.clone()))
         })
         .collect();
-    report(f, &outcome.comparison, &runs)
+    report(files, &outcome.comparison, &runs)
 }
 
 /// Prints the comparison, writes its JSON and HTML, and returns the exit code.
-fn report(f: &CompareFlags, c: &Comparison, runs: &[(String, RunDoc)]) -> Result<i32, CliError> {
-    let json = f.files.json.clone().map(Output::of);
+fn report(files: &ResultFiles, c: &Comparison, runs: &[(String, RunDoc)]) -> Result<i32, CliError> {
+    let json = files.json.clone().map(Output::of);
     let mut text = render::text(c);
     let shared: Vec<&crate::net::host::SharedCpus> = runs.iter().filter_map(|(_, d)| d.shared_cpus.as_ref()).collect();
     if let Some(first) = shared.first() {
@@ -223,7 +246,7 @@ fn report(f: &CompareFlags, c: &Comparison, runs: &[(String, RunDoc)]) -> Result
     if let Some(json) = &json {
         super::print::emit(json, &render::json(c, runs))?;
     }
-    if let Some(path) = &f.files.html {
+    if let Some(path) = &files.html {
         super::write_file(path, &render::html(c, runs))?;
     }
     Ok(if c.regressed() {

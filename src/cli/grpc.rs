@@ -1,13 +1,15 @@
 //! `strain grpc --call PKG.Service/Method URL`: the schema settled (`--proto`, `--protoset`, or
 //! the server's reflection), the method found and the messages read and encoded, all before
 //! anything is sent (a bad schema, method or message is one line, exit 2); then one HTTP/2 run
-//! whose requests are the method's calls.
+//! whose requests are the method's calls, a capacity search over them (`grpc find-max`), or
+//! an A/B comparison of two servers answering them (`grpc compare`).
 
 use std::sync::Arc;
 
-use super::flags::GrpcFlags;
+use super::flags::{CallFlags, ConnectFlags, GrpcCompareFlags, GrpcFindMaxFlags, GrpcFlags, GrpcMode};
 use super::{load, run_and_report, stop_flag, CliError};
-use crate::config::{ProtocolChoice, Scheme, Target};
+use crate::compare::ab::AbSide;
+use crate::config::{Config, Target};
 use crate::grpc::call::{protocol_headers, CallPlan, StreamPlan};
 use crate::grpc::message::Messages;
 use crate::grpc::schema::{self, Method, MethodKind};
@@ -16,48 +18,84 @@ use crate::run::{OriginPlacement, RunConfig, Workload};
 
 /// Runs `strain grpc`.
 pub fn run(f: &GrpcFlags) -> Result<i32, CliError> {
-    if f.connect.http1 || f.connect.http3 {
-        return Err(CliError::Usage("gRPC travels over HTTP/2: drop --http1.1 and --http3".into()));
+    match &f.mode {
+        Some(GrpcMode::FindMax(m)) => return find_max(m),
+        Some(GrpcMode::Compare(c)) => return compare(c),
+        None => {}
     }
-    let target = Target::parse(&f.url)?;
-    let mut connect = f.connect.clone();
-    connect.http2 = true;
-    let shape = load::RunShape::of(&f.run);
-    let mut config = load::load(&f.url, &connect, Some(shape), None, crate::defaults::CONNECTIONS)?;
-    let calls = calls(f, &target, &config)?;
-    config.method = "POST".into();
-    config.headers = calls.1;
-    if let Some(s) = &calls.0.streaming {
-        // --timeout bounds the wait for the answer once a stream has sent all it sends.
-        let span_us = s.duration_us.unwrap_or(0).max(s.messages.unwrap_or(0).saturating_mul(s.every_us));
-        config.timeout += std::time::Duration::from_micros(span_us);
-    }
-    debug_assert!(matches!(config.protocol, ProtocolChoice::Http2 { .. }));
+    let url = f.url.as_deref().ok_or_else(|| CliError::Usage("strain grpc needs the server's URL".into()))?;
+    let (config, workload) = grpc_load(url, &f.call, &f.connect, Some(load::RunShape::of(&f.run)), 0)?;
     let checks = load::checks(&f.run, &config, false)?;
     let outputs = load::outputs(&config, &f.run);
     let stop = stop_flag()?;
-    let test = RunConfig {
-        load: config,
-        workload: Workload::Grpc(Arc::new(calls.0)),
-        origin: OriginPlacement::Elsewhere,
-        checks,
-    };
+    let test = RunConfig { load: config, workload, origin: OriginPlacement::Elsewhere, checks };
     let (code, _) = run_and_report(test, &outputs, &stop)?;
     Ok(code)
 }
 
+/// `strain grpc find-max`: the capacity search over the calls.
+fn find_max(f: &GrpcFindMaxFlags) -> Result<i32, CliError> {
+    let (config, workload) = grpc_load(&f.url, &f.call, &f.connect, None, crate::defaults::SEARCH_CONNECTIONS)?;
+    let search = super::find_max::search_config(&f.search, config, workload)?;
+    let stop = stop_flag()?;
+    let metrics = f.metrics.settings(None);
+    super::find_max::search_and_report(&search, &stop, f.files.json.as_deref(), f.files.html.as_deref(), &metrics)
+}
+
+/// `strain grpc compare`: the A/B runner over the same calls to two servers.
+fn compare(f: &GrpcCompareFlags) -> Result<i32, CliError> {
+    let shape = super::compare::ab_shape(&f.length, &f.runner)?;
+    let side = |url: &str, prepare: &Option<String>| -> Result<AbSide, CliError> {
+        let (config, workload) = grpc_load(url, &f.call, &f.connect, Some(shape), 0)?;
+        Ok(AbSide { config, workload, prepare: prepare.clone() })
+    };
+    let (a, b) = (side(&f.a, &f.runner.prepare_a)?, side(&f.b, &f.runner.prepare_b)?);
+    let plan = super::compare::ab_plan(a, b, &f.runner, f.fail_on_regression);
+    super::compare::run_ab(&plan, &f.runner, &f.files)
+}
+
+/// The load of calls to `url`: HTTP/2 whatever the flags, the run's shape (`None` for a
+/// search), and the calls as its workload. `-c` defaults to `connections` (0: strain's usual).
+fn grpc_load(
+    url: &str,
+    call: &CallFlags,
+    connect: &ConnectFlags,
+    shape: Option<load::RunShape>,
+    connections: usize,
+) -> Result<(Config, Workload), CliError> {
+    if connect.http1 || connect.http3 {
+        return Err(CliError::Usage("gRPC travels over HTTP/2: drop --http1.1 and --http3".into()));
+    }
+    let target = Target::parse(url)?;
+    let mut connect = connect.clone();
+    connect.http2 = true;
+    let connections = if connections == 0 { crate::defaults::CONNECTIONS } else { connections };
+    let mut config = load::load(url, &connect, shape, None, connections)?;
+    let (plan, headers) = calls(call, &target, &config)?;
+    config.method = "POST".into();
+    config.headers = headers;
+    if let Some(s) = &plan.streaming {
+        // --timeout bounds the wait for the answer once a stream has sent all it sends.
+        let span_us = s.duration_us.unwrap_or(0).max(s.messages.unwrap_or(0).saturating_mul(s.every_us));
+        config.timeout += std::time::Duration::from_micros(span_us);
+    }
+    Ok((config, Workload::Grpc(Arc::new(plan))))
+}
+
 /// The calls the flags describe, and the headers each carries; every failure is one line.
-fn calls(f: &GrpcFlags, target: &Target, config: &crate::config::Config) -> Result<(CallPlan, Vec<Header>), CliError> {
+fn calls(f: &CallFlags, target: &Target, config: &Config) -> Result<(CallPlan, Vec<Header>), CliError> {
     let usage = |e: &dyn std::fmt::Display| CliError::Usage(e.to_string());
     let pool = match (&f.protoset, f.protos.is_empty()) {
         (Some(path), _) => schema::from_protoset(path).map_err(|e| usage(&e))?,
         (None, false) => schema::compile(&f.protos, &f.import_paths).map_err(|e| usage(&e))?,
         (None, true) => {
-            let _ = (Scheme::Https, config.insecure);
+            let _ = (target, config.insecure);
             return Err(CliError::Usage("give the schema with --proto or --protoset".into()));
         }
     };
-    let method: Method = schema::find_method(&pool, &f.call).map_err(|e| usage(&e))?;
+    let name =
+        f.call.as_deref().ok_or_else(|| CliError::Usage("--call names the method: PKG.Service/Method".into()))?;
+    let method: Method = schema::find_method(&pool, name).map_err(|e| usage(&e))?;
     let messages = match (&f.data, &f.data_file, &f.data_bin) {
         (Some(json), _, _) => Messages::from_json(&method.input, json),
         (_, Some(path), _) => Messages::from_json_lines(&method.input, path),
@@ -73,7 +111,7 @@ fn calls(f: &GrpcFlags, target: &Target, config: &crate::config::Config) -> Resu
         let h = load::parse_header(m)
             .map_err(|_| CliError::Usage(format!("invalid --metadata '{m}': expected 'key: value'")))?;
         let name = h.name.to_ascii_lowercase();
-        if name.starts_with("grpc-") || name.starts_with(':') || ["content-type", "te"].contains(&name.as_str()) {
+        if name.starts_with("grpc-") || ["content-type", "te", "user-agent"].contains(&name.as_str()) {
             return Err(CliError::Usage(format!("--metadata '{m}': {name} is gRPC's own; give your own keys")));
         }
         headers.push(Header { name, value: h.value });
@@ -89,7 +127,7 @@ fn calls(f: &GrpcFlags, target: &Target, config: &crate::config::Config) -> Resu
 
 /// How a client-streaming or bidi call sends its messages; `None` for a call whose request is
 /// one message. The stream flags on such a call are refused rather than ignored.
-fn stream_plan(f: &GrpcFlags, method: &Method, messages: &Messages) -> Result<Option<StreamPlan>, CliError> {
+fn stream_plan(f: &CallFlags, method: &Method, messages: &Messages) -> Result<Option<StreamPlan>, CliError> {
     let asked = f.stream_rate.is_some() || f.stream_messages.is_some() || f.stream_duration.is_some();
     let bidi = match method.kind {
         MethodKind::Bidi => true,

@@ -19,9 +19,9 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args, Parser, Subcommand};
 
-pub use grpc::GrpcFlags;
+pub use grpc::{CallFlags, GrpcCompareFlags, GrpcFindMaxFlags, GrpcFlags, GrpcMode};
 pub use replay::{files as replay_files, ReplayFlags};
-pub use results::{CompareFlags, K8sJobFlags, MergeFlags, ReportFlags};
+pub use results::{CompareFlags, K8sJobFlags, MergeFlags, ReportFlags, RunnerFlags};
 pub use server::{is_probability, probability, DocumentFlags, FormFlag, OriginFlags, ProxyFlags, ServiceDistFlag};
 
 use super::units::{self, Dur};
