@@ -118,7 +118,9 @@ fn calls(f: &CallFlags, target: &Target, config: &Config) -> Result<(CallPlan, V
     }
     let check = f.check.then(|| method.output.clone());
     let streaming = stream_plan(f, &method, &messages)?;
-    let mut plan = CallPlan::new(&method.path, &target.host_header(), &headers, messages, check);
+    let server_streams = matches!(method.kind, MethodKind::ServerStreaming | MethodKind::Bidi);
+    let mut plan =
+        CallPlan::new(&method.path, &target.host_header(), &headers, messages, check).server_streaming(server_streams);
     if let Some(s) = streaming {
         plan = plan.streamed(s);
     }

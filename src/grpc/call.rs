@@ -60,6 +60,8 @@ pub struct CallPlan {
     pub check: Option<MessageDescriptor>,
     /// Client streaming and bidi: how each call's messages are sent.
     pub streaming: Option<StreamPlan>,
+    /// The server answers with a stream of messages: the first one's time is kept.
+    pub server_streams: bool,
 }
 
 impl std::fmt::Debug for CallPlan {
@@ -81,7 +83,7 @@ impl CallPlan {
         let mut head = crate::http::request::render("POST", path, host, headers, None);
         // render() ends the head; a call's length goes before the blank line.
         head.truncate(head.len() - 2);
-        let mut plan = CallPlan { head, messages, fixed: Vec::new(), check, streaming: None };
+        let mut plan = CallPlan { head, messages, fixed: Vec::new(), check, streaming: None, server_streams: false };
         plan.fixed = (0..plan.messages.len().max(1))
             .map(|k| {
                 let m = plan.messages.fixed(k)?;
@@ -91,6 +93,12 @@ impl CallPlan {
             })
             .collect();
         plan
+    }
+
+    /// Says the server answers each call with a stream of messages.
+    pub fn server_streaming(mut self, on: bool) -> CallPlan {
+        self.server_streams = on;
+        self
     }
 
     /// Makes each call a stream of messages sent as `streaming` says.

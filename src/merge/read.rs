@@ -221,7 +221,7 @@ fn recorder(n: &str, doc: &RunDoc) -> Result<Recorder, MergeError> {
         r.h3 = h3.counts.clone();
     }
     if let Some(g) = &doc.grpc {
-        r.grpc = *g;
+        r.grpc = g.counts;
     }
     Ok(r)
 }

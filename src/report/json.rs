@@ -5,7 +5,8 @@
 
 use crate::config::{Config, Protocol};
 use crate::result::{
-    ConfigDoc, Errors, Http2Doc, Http3Doc, Latency, ProxyDoc, Rate, RunDoc, SegmentDoc, Spread, TargetDoc, ThresholdDoc,
+    ConfigDoc, Errors, GrpcDoc, Http2Doc, Http3Doc, Latency, ProxyDoc, Rate, RunDoc, SegmentDoc, Spread, TargetDoc,
+    ThresholdDoc,
 };
 use crate::run::proxy::ProxyResult;
 use crate::run::RunResult;
@@ -146,7 +147,10 @@ fn document_with(
         protocol: protocol.name(config.target.scheme).to_string(),
         http2: http2(summary, config, protocol),
         http3: http3(summary, protocol),
-        grpc: (summary.total.grpc.judged() > 0).then_some(summary.total.grpc),
+        grpc: (summary.total.grpc.judged() > 0).then(|| GrpcDoc {
+            counts: summary.total.grpc,
+            first_message_us: (!t.ttfb_us.is_empty() && proxy.is_none()).then(|| latency(&t.ttfb_us)),
+        }),
         targets: targets(summary, config),
         shared_cpus: None,
         replay: None,

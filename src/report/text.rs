@@ -144,6 +144,19 @@ pub fn body(summary: &Summary, config: &Config, protocol: Protocol, show: TextOp
     }
     if grpc.judged() > 0 {
         grpc_lines(&mut out, grpc);
+        let first = &summary.total.ttfb_us;
+        if !first.is_empty() {
+            let at = |q: f64| time_us(first.value_at_quantile(q) as f64);
+            let calls = grpc.judged().max(1) as f64;
+            let _ = writeln!(
+                out,
+                "gRPC streams: {:.1} messages per call; first message p50 {}, p99 {}, max {} (the last is the call's latency)",
+                grpc.messages_received as f64 / calls,
+                at(0.5),
+                at(0.99),
+                time_us(first.max() as f64)
+            );
+        }
     }
     out
 }

@@ -161,7 +161,7 @@ pub struct RunDoc {
     pub http3: Option<Http3Doc>,
     /// gRPC runs: calls by status, answers that were not gRPC, messages each way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub grpc: Option<crate::stats::GrpcCounts>,
+    pub grpc: Option<GrpcDoc>,
     /// CPU seconds each worker thread used while measuring.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thread_cpu_s: Vec<f64>,
@@ -394,6 +394,19 @@ impl Latency {
     pub fn at(&self, key: &str) -> Option<u64> {
         self.percentiles.get(key).copied()
     }
+}
+
+/// A gRPC run's section: its counts, and for server-streaming calls the time to each call's
+/// first message (its last is the call's latency).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GrpcDoc {
+    /// Calls by status, answers that were not gRPC, messages each way.
+    #[serde(flatten)]
+    pub counts: crate::stats::GrpcCounts,
+    /// Server streaming: from each call's send to its first message, microseconds (absent
+    /// from a merged result, whose segments' histograms of it are not kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_message_us: Option<Latency>,
 }
 
 /// Rate mode: the target and how sends kept to it.

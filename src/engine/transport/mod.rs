@@ -191,6 +191,8 @@ pub trait Host {
     fn read_bytes(&mut self, n: usize);
     /// The first byte of slot `i`'s response arrived.
     fn first_byte(&mut self, i: usize);
+    /// The first body bytes of slot `i`'s response arrived (a gRPC call's first message).
+    fn first_data(&mut self, i: usize);
     /// Slot `i`'s response (the last of its write) is complete, `captured` when kept whole:
     /// recorded, hooks run; the slot goes on when `keep` (else [`Op::Reopen`]). False when the
     /// slot did not go on.

@@ -179,7 +179,16 @@ impl Host for Core<'_> {
     }
 
     fn first_byte(&mut self, i: usize) {
-        self.time_first_byte(i);
+        // A gRPC call's headers may come long before its first message: that one is timed.
+        if !self.requests.is_grpc() {
+            self.time_first_byte(i);
+        }
+    }
+
+    fn first_data(&mut self, i: usize) {
+        if self.requests.is_grpc() {
+            self.time_first_byte(i);
+        }
     }
 
     fn completed(&mut self, i: usize, status: u16, keep: bool, captured: Option<&Captured>) -> bool {

@@ -277,9 +277,18 @@ impl<'a> Requests<'a> {
         }
     }
 
-    /// Whether first bytes are timed (proxy tests).
+    /// Whether first bytes are timed (proxy tests; a server-streaming call's first message).
     pub(super) fn times_first_bytes(&self) -> bool {
-        matches!(self, Requests::Proxy(_))
+        match self {
+            Requests::Proxy(_) => true,
+            Requests::Grpc(g) => g.plan.server_streams,
+            _ => false,
+        }
+    }
+
+    /// Whether the requests are gRPC calls.
+    pub(super) fn is_grpc(&self) -> bool {
+        matches!(self, Requests::Grpc(_))
     }
 
     /// Builds slot `i`'s next request; returns whether it is a HEAD.

@@ -64,7 +64,8 @@ pub(super) fn http3(o: &Overlay) -> String {
 
 /// The gRPC table: a row per figure, a column per result.
 pub(super) fn grpc(o: &Overlay) -> String {
-    let docs: Vec<(&String, &GrpcCounts)> = o.results.iter().filter_map(|(l, d)| Some((l, d.grpc.as_ref()?))).collect();
+    let docs: Vec<(&String, &GrpcCounts)> =
+        o.results.iter().filter_map(|(l, d)| Some((l, &d.grpc.as_ref()?.counts))).collect();
     type Figure = fn(&GrpcCounts) -> String;
     let rows: [(&str, &str, Figure); 6] = [
         ("calls, by status", "grpc_codes", |g| {

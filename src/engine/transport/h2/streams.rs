@@ -30,6 +30,7 @@ impl Http2 {
                 Event::Data { stream, .. } => {
                     // --client-abort-rate: walk away once the body starts.
                     let Some(&i) = self.links[l].by_stream.get(&stream) else { continue };
+                    host.first_data(i as usize);
                     if host.aborts(i as usize) {
                         host.aborted();
                         self.abandon(host, l, i as usize);
@@ -38,7 +39,12 @@ impl Http2 {
                 }
                 Event::Closed { stream, code } => self.stream_closed(host, l, stream, code),
                 Event::GoAway { .. } => host.note(Note::H2GoAway),
-                Event::Body { stream, data } => self.stream_reply(host, l, stream, &data),
+                Event::Body { stream, data } => {
+                    if let Some(&i) = self.links[l].by_stream.get(&stream) {
+                        host.first_data(i as usize);
+                    }
+                    self.stream_reply(host, l, stream, &data);
+                }
                 Event::Fields { stream, fields } => {
                     let Some(&i) = self.links[l].by_stream.get(&stream) else { continue };
                     if let Some(call) = self.grpc.as_mut().and_then(|g| g.call(i as usize)) {
