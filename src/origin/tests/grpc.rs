@@ -352,3 +352,15 @@ fn a_call_the_client_resets_counts_as_cancelled() {
     drop(c);
     assert_eq!(server.stop().requests, 0, "a cancelled call was not answered");
 }
+
+#[test]
+fn the_keepalive_limit_is_a_goaway_after_that_many_calls() {
+    let config = OriginConfig { threads: 1, keepalive: 2, grpc: Some(Box::default()), ..OriginConfig::default() };
+    let server = Server::start(config);
+    let mut c = Client::new(&server);
+    let ids: Vec<i32> = (0..3).map(|_| c.call(UNARY, &[request("k", 0, 0)])).collect();
+    c.finish(&ids);
+    let got: Vec<(Option<u32>, Option<u32>)> =
+        ids.iter().map(|&id| (c.outcome(id).grpc_status(), c.outcome(id).closed)).collect();
+    assert_eq!(got, [(Some(0), Some(0)), (Some(0), Some(0)), (None, Some(0x7))], "the third is refused");
+}
