@@ -3,8 +3,9 @@
 # Installs what the tests need that a fresh Debian machine lacks (nginx, Apache Traffic Server,
 # wrk for the compatibility tests, vegeta for the targets file's, grpc-go's example servers for
 # the gRPC tests, Chromium for the HTML report, Prometheus for the live metrics, Caddy as a real
-# HTTP/3 server, cmake and libclang for quiche's BoringSSL, and the Kubernetes schemas for the
-# k8s-job manifest through PyPI's kubernetes-validate, in a venv under target/),
+# HTTP/3 server, cmake and libclang for quiche's BoringSSL, the Kubernetes schemas for the
+# k8s-job manifest through PyPI's kubernetes-validate, and Python's grpcio as a gRPC client that
+# is not strain's, each in a venv under target/),
 # then runs the format and lint gates and every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +24,8 @@ command -v prometheus >/dev/null 2>&1 || need_pkgs+=(prometheus)
 command -v cmake >/dev/null 2>&1 || need_pkgs+=(cmake)
 [ -n "$(ls /usr/lib/llvm-*/lib/libclang*.so* 2>/dev/null)" ] || need_pkgs+=(libclang-dev)
 k8s_venv=target/k8s-venv
-if [ ! -x "$k8s_venv/bin/python3" ]; then
+grpc_venv=target/grpc-venv
+if [ ! -x "$k8s_venv/bin/python3" ] || [ ! -x "$grpc_venv/bin/python3" ]; then
     # Debian's python3 makes a venv only with ensurepip, which python3-venv ships.
     python3 -c 'import ensurepip' >/dev/null 2>&1 || need_pkgs+=(python3-venv)
 fi
@@ -40,6 +42,15 @@ if ! "$k8s_venv/bin/python3" -c 'import kubernetes_validate' >/dev/null 2>&1; th
     python3 -m venv "$k8s_venv"
     "$k8s_venv/bin/pip" install -q --disable-pip-version-check 'kubernetes-validate==1.37.0'
 fi
+# tests/integration/origin_grpc.rs drives `strain origin --grpc` with grpcio (its client script,
+# tests/servers/python-grpc/client.py, compiles echo.proto with grpcio-tools at run time).
+if ! "$grpc_venv/bin/python3" -c 'import grpc, grpc_reflection, grpc_tools' >/dev/null 2>&1; then
+    echo "test.sh: installing grpcio into $grpc_venv (needed by the gRPC origin tests)"
+    python3 -m venv "$grpc_venv"
+    "$grpc_venv/bin/pip" install -q --disable-pip-version-check \
+        'grpcio==1.85.3' 'grpcio-reflection==1.85.1' 'grpcio-tools==1.85.1' 'protobuf==7.36.2'
+fi
+export STRAIN_TEST_PY_GRPC="$PWD/$grpc_venv/bin/python3"
 # Go builds vegeta and the gRPC test servers from the Go module proxy (Go from Debian when the
 # machine has none).
 if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then

@@ -12,7 +12,7 @@ use crate::origin::{self, OriginConfig};
 pub fn run(f: &OriginFlags) -> Result<i32, CliError> {
     let mut config = OriginConfig {
         body_size: f.body_size,
-        status: f.status,
+        status: f.http_status()?,
         stall_at: f.stall_at,
         stall_for: f.stall_for.unwrap_or_default(),
         keepalive: f.keepalive as u64,
@@ -25,6 +25,7 @@ pub fn run(f: &OriginFlags) -> Result<i32, CliError> {
     config.service = f.service()?;
     config.tls = f.tls().map(Box::new);
     config.http3 = f.http3;
+    config.grpc = f.grpc()?.map(Box::new);
     if let Some(tls) = &config.tls {
         tls.check()?;
     }
@@ -71,7 +72,9 @@ pub fn run(f: &OriginFlags) -> Result<i32, CliError> {
         stats.requests, stats.connections, stats.bytes_read, stats.bytes_written
     );
     // On stderr: the test harness reads exactly four numbers from stdout after the first line.
-    if config.replay.is_some() {
+    if let Some(grpc) = &stats.grpc {
+        eprintln!("strain origin: {}", grpc_line(grpc));
+    } else if config.replay.is_some() {
         eprintln!(
             "strain origin: recorded {}, unmatched {} (answered 404), 200 {}, 304 {}",
             stats.recorded, stats.unmatched, stats.ok, stats.not_modified
@@ -80,6 +83,26 @@ pub fn run(f: &OriginFlags) -> Result<i32, CliError> {
         eprintln!("strain origin: 200 {}, 304 {}, aborted {}", stats.ok, stats.not_modified, stats.aborted);
     }
     Ok(EXIT_OK)
+}
+
+/// The gRPC counts in one line: calls by method, the statuses calls ended with (those that
+/// occurred), messages each way, and requests that were not calls.
+fn grpc_line(grpc: &origin::GrpcStats) -> String {
+    let calls: Vec<String> =
+        origin::Method::ALL.iter().map(|&m| format!("{} {}", m.name(), grpc.calls.get(m))).collect();
+    let statuses: Vec<String> = crate::grpc::status::Code::ALL
+        .iter()
+        .filter(|&&c| grpc.statuses.get(c) > 0)
+        .map(|&c| format!("{} {}", c.canonical(), grpc.statuses.get(c)))
+        .collect();
+    format!(
+        "gRPC calls: {}; statuses: {}; messages {} in, {} out; refused {}",
+        calls.join(", "),
+        if statuses.is_empty() { "none".to_string() } else { statuses.join(", ") },
+        grpc.messages_received,
+        grpc.messages_sent,
+        grpc.refused
+    )
 }
 
 /// Binds a Unix-domain socket at `path`. A socket file nothing accepts on (left by a server

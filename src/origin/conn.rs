@@ -281,7 +281,7 @@ impl<'r> Conn<'r> {
         if n < buf.len() && self.stream.short_read_drains() {
             self.readable = false;
         }
-        let Some(mut h2) = H2Conn::new() else { return Next::Close };
+        let Some(mut h2) = H2Conn::new(ctx.site) else { return Next::Close };
         if !h2.receive(&buf[..n], ctx) {
             return Next::Close;
         }

@@ -20,8 +20,10 @@ use std::mem;
 use std::time::Instant;
 
 use super::decision::{decide, Content, Kind, Request};
+use super::grpc::Calls;
 use super::requests::Upgrade;
-use super::Ctx;
+use super::respond::{doc_path, Site};
+use super::{Ctx, STATS_PATH};
 use crate::h2::{Body, Event, RequestHead, Session, Settings, Source};
 use crate::http::request_head::Persist;
 use crate::workload::doc::Doc;
@@ -66,17 +68,31 @@ pub(super) struct H2Conn {
     refuse_above: Option<i32>,
     /// A rendered HTTP/1 head, reused.
     scratch: Vec<u8>,
+    /// With `--grpc`: the connection's calls (every stream but the counters' is one).
+    grpc: Option<Box<Calls>>,
 }
 
 impl H2Conn {
     /// A server session whose SETTINGS are queued.
-    pub(super) fn new() -> Option<Box<H2Conn>> {
-        Some(H2Conn::with(Session::server(Settings::default()).ok()?, Vec::new()))
+    pub(super) fn new(site: &Site) -> Option<Box<H2Conn>> {
+        Some(H2Conn::with(Session::server(Settings::default()).ok()?, Vec::new(), site))
     }
 
     /// The state around `session`, with `out` to be written before the session's bytes.
-    fn with(session: Session, out: Vec<u8>) -> Box<H2Conn> {
-        Box::new(H2Conn { session, out, pos: 0, held: Vec::new(), served: 0, refuse_above: None, scratch: Vec::new() })
+    fn with(mut session: Session, out: Vec<u8>, site: &Site) -> Box<H2Conn> {
+        // gRPC calls are read as they arrive (a streaming call's messages, before its end).
+        let grpc = site.grpc.is_some().then(Box::<Calls>::default);
+        session.set_streamed(grpc.is_some());
+        Box::new(H2Conn {
+            session,
+            out,
+            pos: 0,
+            held: Vec::new(),
+            served: 0,
+            refuse_above: None,
+            scratch: Vec::new(),
+            grpc,
+        })
     }
 
     /// The HTTP/2 state of a connection upgraded by `upgrade` (its `101` queued first), the
@@ -85,7 +101,7 @@ impl H2Conn {
     pub(super) fn upgraded(upgrade: Upgrade, ctx: &mut Ctx<'_>) -> Option<Box<H2Conn>> {
         let settings = crate::b64::decode_url(std::str::from_utf8(&upgrade.settings).ok()?)?;
         let session = Session::server_upgrade(Settings::default(), &settings, upgrade.request.head_only).ok()?;
-        let mut h2 = H2Conn::with(session, SWITCHING.to_vec());
+        let mut h2 = H2Conn::with(session, SWITCHING.to_vec(), ctx.site);
         let ask = Ask { stream: 1, request: upgrade.request };
         let arrived = ctx.site.answers_wait().then(Instant::now);
         h2.take(ask, arrived, ctx);
@@ -101,8 +117,14 @@ impl H2Conn {
         let arrived = ctx.site.answers_wait().then(Instant::now);
         let mut events = mem::take(self.session.events());
         for event in events.drain(..) {
-            if let Event::Request { stream, head } = event {
-                self.request(stream, &head, arrived, ctx);
+            match event {
+                Event::Request { stream, head } => self.request(stream, &head, arrived, ctx),
+                Event::Head { stream, head } => self.call(stream, &head, ctx),
+                event => {
+                    if let Some(calls) = self.grpc.as_deref_mut() {
+                        calls.event(event, &mut self.session, ctx, arrived);
+                    }
+                }
             }
         }
         // Give the vector back (its capacity), keeping anything queued meanwhile.
@@ -124,6 +146,33 @@ impl H2Conn {
         self.take(Ask { stream, request }, arrived, ctx);
     }
 
+    /// With `--grpc`, a request's head: the counters' request is answered as without it,
+    /// any other starts a gRPC call (within the keep-alive limit, as a request of the test).
+    fn call(&mut self, stream: i32, head: &RequestHead, ctx: &mut Ctx<'_>) {
+        if doc_path(std::str::from_utf8(&head.path).unwrap_or("/")) == STATS_PATH {
+            self.request(stream, head, None, ctx);
+            return;
+        }
+        if self.refuse_above.is_some_and(|last| stream > last) {
+            self.session.reset(stream, REFUSED_STREAM);
+            return;
+        }
+        self.count_served(stream, ctx);
+        if let Some(calls) = self.grpc.as_deref_mut() {
+            calls.start(stream, head, &mut self.session, ctx);
+        }
+    }
+
+    /// Counts a request of the test against the keep-alive limit; the one that reaches it
+    /// sends the GOAWAY.
+    fn count_served(&mut self, stream: i32, ctx: &Ctx<'_>) {
+        self.served += 1;
+        if self.served == ctx.site.keepalive {
+            self.session.go_away_after(stream, NO_ERROR);
+            self.refuse_above = Some(stream);
+        }
+    }
+
     /// Answers a request now, or holds it until it is due.
     fn take(&mut self, ask: Ask, arrived: Option<Instant>, ctx: &mut Ctx<'_>) {
         let stream = ask.stream;
@@ -132,11 +181,7 @@ impl H2Conn {
             self.answer(&ask, ctx);
             return;
         }
-        self.served += 1;
-        if self.served == ctx.site.keepalive {
-            self.session.go_away_after(stream, NO_ERROR);
-            self.refuse_above = Some(stream);
-        }
+        self.count_served(stream, ctx);
         match arrived {
             Some(at) => {
                 let due = ctx.site.due(at, &mut ctx.rng);
@@ -146,8 +191,21 @@ impl H2Conn {
         }
     }
 
-    /// Submits the answers whose time has come; returns when the next one is due.
+    /// Submits the answers whose time has come, and the gRPC replies that are due and fit;
+    /// returns when the next one is due.
     pub(super) fn release(&mut self, ctx: &mut Ctx<'_>) -> Option<Instant> {
+        let next = self.release_held(ctx);
+        match self.grpc.as_deref_mut() {
+            None => next,
+            Some(calls) => match (next, calls.pump(&mut self.session, ctx)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+        }
+    }
+
+    /// Submits the held answers whose time has come; returns when the next one is due.
+    fn release_held(&mut self, ctx: &mut Ctx<'_>) -> Option<Instant> {
         if self.held.is_empty() {
             return None;
         }

@@ -9,6 +9,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
+use super::grpc::stats::GrpcCounters;
 use super::{OriginError, OriginStats};
 
 /// One counter with a single writer.
@@ -23,7 +24,7 @@ impl Counter {
         self.0.store(self.0.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
     }
 
-    fn get(&self) -> u64 {
+    pub(super) fn get(&self) -> u64 {
         self.0.load(Ordering::Relaxed)
     }
 }
@@ -49,11 +50,14 @@ pub(super) struct Counters {
     pub(super) recorded: Counter,
     /// `404`s to requests no record matched (`--replay`).
     pub(super) unmatched: Counter,
+    /// The gRPC service's (`--grpc`); after the others, off the lines the HTTP paths touch.
+    pub(super) grpc: GrpcCounters,
 }
 
 impl Counters {
-    /// This thread's totals; `fixed_ok` says whether fixed responses count as `ok`.
-    fn snapshot(&self, fixed_ok: bool) -> OriginStats {
+    /// This thread's totals; `fixed_ok` says whether fixed responses count as `ok`, `grpc`
+    /// whether the gRPC service is served.
+    fn snapshot(&self, fixed_ok: bool, grpc: bool) -> OriginStats {
         // A document's status is counted before the request, so while the thread runs the
         // difference can only be too small, never wrap.
         let requests = self.requests.get();
@@ -74,6 +78,7 @@ impl Counters {
             send_timeouts: self.send_timeouts.get(),
             recorded: self.recorded.get(),
             unmatched: self.unmatched.get(),
+            grpc: grpc.then(|| self.grpc.snapshot()),
         }
     }
 }
@@ -88,6 +93,8 @@ pub struct OriginLive {
     /// Fixed responses are `200 OK`: counting them is left to [`OriginLive::snapshot`], which
     /// spares the fast path a counter.
     fixed_ok: AtomicBool,
+    /// The server serves gRPC, so the totals have its counts.
+    grpc: AtomicBool,
 }
 
 impl OriginLive {
@@ -100,18 +107,20 @@ impl OriginLive {
     pub fn snapshot(&self) -> OriginStats {
         let mut total = OriginStats::default();
         for counters in self.threads.get().map(|t| &t[..]).unwrap_or_default() {
-            total.merge(&counters.snapshot(self.fixed_ok.load(Ordering::Relaxed)));
+            let (fixed_ok, grpc) = (self.fixed_ok.load(Ordering::Relaxed), self.grpc.load(Ordering::Relaxed));
+            total.merge(&counters.snapshot(fixed_ok, grpc));
         }
         total
     }
 
     /// Makes the blocks for a server with `threads` threads whose fixed responses are (or are
-    /// not) `200 OK`; fails if a server already has them.
-    pub(super) fn claim(&self, threads: usize, fixed_ok: bool) -> Result<&[Counters], OriginError> {
+    /// not) `200 OK`, and which serves gRPC or not; fails if a server already has them.
+    pub(super) fn claim(&self, threads: usize, fixed_ok: bool, grpc: bool) -> Result<&[Counters], OriginError> {
         if self.claimed.swap(true, Ordering::Relaxed) {
             return Err(OriginError::LiveInUse);
         }
         self.fixed_ok.store(fixed_ok, Ordering::Relaxed);
+        self.grpc.store(grpc, Ordering::Relaxed);
         Ok(self.threads.get_or_init(|| (0..threads).map(|_| Counters::default()).collect()))
     }
 }

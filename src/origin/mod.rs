@@ -49,6 +49,7 @@
 mod config;
 mod conn;
 mod decision;
+mod grpc;
 mod h2;
 mod h3;
 mod listen;
@@ -73,9 +74,11 @@ use mio::{Events, Poll, Token};
 
 use crate::http::request_head::Persist;
 use crate::rng::Rng;
-pub use config::{ContentType, OriginConfig, Service, ServiceDist};
+pub use config::{ContentType, GrpcConfig, OriginConfig, Service, ServiceDist};
 use conn::{Conn, Expiry, Next};
 use decision::Kind;
+use grpc::deck::Deck;
+pub use grpc::stats::{ByMethod, ByStatus, GrpcStats, Method};
 pub use listen::Listener;
 use listen::ThreadListener;
 use live::Counters;
@@ -112,6 +115,10 @@ pub struct OriginStats {
     pub recorded: u64,
     /// Requests no recorded response matched, answered `404` (`--replay`).
     pub unmatched: u64,
+    /// With `--grpc`: calls by method and status, and messages (a call counts in `requests`
+    /// once its status has gone out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grpc: Option<GrpcStats>,
 }
 
 impl OriginStats {
@@ -128,6 +135,11 @@ impl OriginStats {
         self.send_timeouts += other.send_timeouts;
         self.recorded += other.recorded;
         self.unmatched += other.unmatched;
+        match (&mut self.grpc, &other.grpc) {
+            (Some(mine), Some(theirs)) => mine.merge(theirs),
+            (None, Some(theirs)) => self.grpc = Some(*theirs),
+            _ => {}
+        }
     }
 }
 
@@ -198,7 +210,7 @@ pub fn run_live(
     }
     let mut quic = if config.http3 { Some(h3::Quic::start(&listener, udp, &mut site, config)?) } else { None };
     listener.set_nonblocking().map_err(OriginError::Nonblocking)?;
-    let counters = live.claim(threads, site.fixed_ok)?;
+    let counters = live.claim(threads, site.fixed_ok, site.grpc.is_some())?;
     // Everything that can fail at start is done here, before any thread runs, so a failure
     // returns at once instead of after the caller's shutdown.
     let mut workers = Vec::new();
@@ -211,7 +223,8 @@ pub fn run_live(
         if let Some(q) = quic.as_mut() {
             q.register(poll.registry(), QUIC).map_err(OriginError::Register)?;
         }
-        let ctx = Ctx { site: &site, counters, live, rng: Rng::for_thread(config.seed, i) };
+        let deck = Deck::new(site.grpc.as_ref().map_or(&[], |g| &g.shares[..]));
+        let ctx = Ctx { site: &site, counters, live, rng: Rng::for_thread(config.seed, i), deck };
         workers.push(Worker::new(poll, listener, ctx, stall, quic));
     }
     drop(listener);
@@ -303,6 +316,8 @@ struct Ctx<'r> {
     /// All threads' counters, for the stats answer.
     live: &'r OriginLive,
     rng: Rng,
+    /// With `--grpc`: which calls fail on purpose.
+    deck: Deck,
 }
 
 /// The one window during which the server answers nothing.

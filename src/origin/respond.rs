@@ -58,6 +58,8 @@ pub(super) struct Site {
     alt_svc: Vec<u8>,
     /// With `--replay`: every request but the counters' is answered from this.
     pub(super) recording: Option<Arc<Recording>>,
+    /// With `--grpc`: the service HTTP/2 requests are calls to.
+    pub(super) grpc: Option<super::grpc::Service>,
 }
 
 impl Site {
@@ -98,6 +100,7 @@ impl Site {
             pem,
             alt_svc: Vec::new(),
             recording: config.replay.clone(),
+            grpc: config.grpc.as_deref().map(super::grpc::Service::new).transpose()?,
         })
     }
 

@@ -26,6 +26,7 @@ mod library;
 mod merge;
 mod metrics;
 mod origin;
+mod origin_grpc;
 mod origin_h2;
 mod origin_h3;
 mod origin_replay;

@@ -460,4 +460,5 @@ fn stall_windows() {
 }
 
 mod documents;
+mod grpc;
 mod service;
