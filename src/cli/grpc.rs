@@ -119,8 +119,9 @@ fn calls(f: &CallFlags, target: &Target, config: &Config) -> Result<(CallPlan, V
     let check = f.check.then(|| method.output.clone());
     let streaming = stream_plan(f, &method, &messages)?;
     let server_streams = matches!(method.kind, MethodKind::ServerStreaming | MethodKind::Bidi);
-    let mut plan =
-        CallPlan::new(&method.path, &target.host_header(), &headers, messages, check).server_streaming(server_streams);
+    let mut plan = CallPlan::new(&method.path, &target.host_header(), &headers, messages, check)
+        .server_streaming(server_streams)
+        .deadline(f.deadline.map(|d| d.0));
     if let Some(s) = streaming {
         plan = plan.streamed(s);
     }

@@ -62,6 +62,8 @@ pub struct CallPlan {
     pub streaming: Option<StreamPlan>,
     /// The server answers with a stream of messages: the first one's time is kept.
     pub server_streams: bool,
+    /// `--deadline`, microseconds: a stream the server cancels after it is the deadline's.
+    pub deadline_us: Option<u64>,
 }
 
 impl std::fmt::Debug for CallPlan {
@@ -83,7 +85,15 @@ impl CallPlan {
         let mut head = crate::http::request::render("POST", path, host, headers, None);
         // render() ends the head; a call's length goes before the blank line.
         head.truncate(head.len() - 2);
-        let mut plan = CallPlan { head, messages, fixed: Vec::new(), check, streaming: None, server_streams: false };
+        let mut plan = CallPlan {
+            head,
+            messages,
+            fixed: Vec::new(),
+            check,
+            streaming: None,
+            server_streams: false,
+            deadline_us: None,
+        };
         plan.fixed = (0..plan.messages.len().max(1))
             .map(|k| {
                 let m = plan.messages.fixed(k)?;
@@ -93,6 +103,12 @@ impl CallPlan {
             })
             .collect();
         plan
+    }
+
+    /// Sets the calls' deadline (sent as `grpc-timeout`).
+    pub fn deadline(mut self, deadline: Option<std::time::Duration>) -> CallPlan {
+        self.deadline_us = deadline.map(|d| d.as_micros() as u64);
+        self
     }
 
     /// Says the server answers each call with a stream of messages.

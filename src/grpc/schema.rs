@@ -170,6 +170,14 @@ pub fn from_files(files: &[Vec<u8>], from: &str) -> Result<DescriptorPool, Schem
         if name.is_empty() {
             return Err(fail(format!("file {} has no name", i + 1)));
         }
+        // prost-reflect 0.16 reads proto2 and proto3 only (an editions file makes it panic).
+        if !matches!(file.syntax(), "" | "proto2" | "proto3") {
+            return Err(fail(format!(
+                "{name} is written in protobuf {} (syntax \"{}\"), which strain does not read yet: give a proto2 or proto3 schema with --proto or --protoset",
+                if file.syntax() == "editions" { "editions" } else { "syntax" },
+                file.syntax()
+            )));
+        }
         known.entry(name).or_insert_with(|| (file, bytes.clone()));
     }
     let wkt = DescriptorPool::global();
@@ -182,9 +190,25 @@ pub fn from_files(files: &[Vec<u8>], from: &str) -> Result<DescriptorPool, Schem
     let mut pool = DescriptorPool::new();
     for name in order {
         let Some((_, bytes)) = known.get(&name) else { continue };
-        pool.decode_file_descriptor_proto(bytes.as_slice()).map_err(|e| fail(format!("{name}: {e}")))?;
+        decode_guarded(&mut pool, bytes).map_err(|e| fail(format!("{name}: {e}")))?;
     }
     Ok(pool)
+}
+
+/// Adds one serialized file to `pool`. prost-reflect panics on some descriptors it does not
+/// expect (a peer's reflection answer is anyone's bytes): the panic is caught, kept off stderr,
+/// and said as an error, so a bad schema stays one line and exit 2. This runs before any load,
+/// on the thread that parses the flags, so swapping the panic hook touches no other work.
+fn decode_guarded(pool: &mut DescriptorPool, bytes: &[u8]) -> Result<(), String> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pool.decode_file_descriptor_proto(bytes)));
+    std::panic::set_hook(hook);
+    match outcome {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err("a descriptor strain's schema reader cannot take".into()),
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -58,6 +58,20 @@ impl Code {
         Code::ALL.get(n).copied()
     }
 
+    /// The status a call ends with when the server resets its stream with HTTP/2 error `code`
+    /// (gRPC's HTTP/2 mapping; a CANCEL after the call's deadline passed is the deadline's, as
+    /// grpc-go's own client reads it).
+    pub fn of_reset(code: u32, deadline_passed: bool) -> Code {
+        match code {
+            0x7 => Code::Unavailable,
+            0x8 if deadline_passed => Code::DeadlineExceeded,
+            0x8 => Code::Cancelled,
+            0xb => Code::ResourceExhausted,
+            0xc => Code::PermissionDenied,
+            _ => Code::Internal,
+        }
+    }
+
     /// The name people know it by in gRPC's documents (`DEADLINE_EXCEEDED`).
     pub fn canonical(self) -> String {
         self.name().to_ascii_uppercase()
@@ -79,6 +93,10 @@ mod tests {
             assert_eq!(Code::of_trailer(bad), None, "{bad:?}");
         }
         assert_eq!(Code::DeadlineExceeded.canonical(), "DEADLINE_EXCEEDED");
+        assert_eq!(Code::of_reset(0x8, true), Code::DeadlineExceeded);
+        assert_eq!(Code::of_reset(0x8, false), Code::Cancelled);
+        assert_eq!(Code::of_reset(0x7, false), Code::Unavailable);
+        assert_eq!(Code::of_reset(0x2, true), Code::Internal);
         assert_eq!(Code::NotFound.name(), "not_found");
     }
 }

@@ -211,6 +211,10 @@ pub trait Host {
     fn record(&mut self, i: usize, status: u16);
     /// Slot `i`'s request failed as `kind`.
     fn failed(&mut self, i: usize, kind: ErrorKind);
+    /// The server reset slot `i`'s stream with HTTP/2 or HTTP/3 error `code` (counted as the
+    /// protocol's `note`): a failed request, or a gRPC call that ended with the status the
+    /// reset stands for. The slot goes on.
+    fn server_reset(&mut self, i: usize, code: u32, note: Note);
     /// A response was walked away from (`--client-abort-rate`).
     fn aborted(&mut self);
     /// Slot `i` is ready for another request.

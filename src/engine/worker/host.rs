@@ -250,6 +250,14 @@ impl Host for Core<'_> {
         }
     }
 
+    fn server_reset(&mut self, i: usize, code: u32, note: Note) {
+        self.meter.note(note);
+        if !self.reset_call(i, code) {
+            self.failed(i, ErrorKind::Reset);
+        }
+        self.next_request(i);
+    }
+
     fn aborted(&mut self) {
         self.meter.rec.aborted += 1;
     }

@@ -452,6 +452,33 @@ impl Core<'_> {
         }
     }
 
+    /// A gRPC call whose stream the server reset with `code`: it ended with the status the
+    /// reset stands for, its latency recorded (no HTTP status counted). False when the
+    /// requests are not gRPC calls.
+    pub(super) fn reset_call(&mut self, i: usize, code: u32) -> bool {
+        let Requests::Grpc(g) = &self.requests else { return false };
+        let now = self.clock.now_us();
+        let s = &self.slots[i];
+        let passed = g.plan.deadline_us.is_some_and(|d| now.saturating_sub(s.sent_us) >= d);
+        let latency = now.saturating_sub(s.intended_us).clamp(1, crate::stats::MAX_LATENCY_US);
+        let sent = g.built(i).or(g.plan.fixed(0)).map_or(0, crate::grpc::call::CallPlan::message_bytes);
+        let streamed = g.plan.streaming.is_some();
+        let rec = &mut self.meter.rec;
+        rec.requests += 1;
+        rec.latency_us.saturating_record(latency);
+        self.meter.interval.latency_us.saturating_record(latency);
+        if !streamed {
+            rec.grpc.messages_sent += 1;
+            rec.grpc.message_bytes_sent += sent;
+        }
+        let status = crate::grpc::status::Code::of_reset(code, passed);
+        rec.grpc.codes[status] += 1;
+        if status != crate::grpc::status::Code::Ok {
+            rec.status_errors += 1;
+        }
+        true
+    }
+
     /// A hook failed: remember the first error and end the whole run.
     pub(super) fn script_failed(&mut self, e: ScriptError) {
         self.script_error.get_or_insert(e);

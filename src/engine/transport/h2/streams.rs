@@ -99,11 +99,7 @@ impl Http2 {
                 self.requeue(host, i);
                 host.note(Note::H2Retried);
             }
-            code => {
-                host.failed(i, ErrorKind::Reset);
-                host.note(Note::H2Reset(code));
-                host.next_request(i);
-            }
+            code => host.server_reset(i, code, Note::H2Reset(code)),
         }
         self.settle(host);
     }
