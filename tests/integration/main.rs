@@ -18,6 +18,7 @@ mod faults_framing;
 mod faults_origin;
 mod find_max;
 mod find_max_report;
+mod grpc;
 mod html;
 mod http2;
 mod http3;
