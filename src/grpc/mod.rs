@@ -9,6 +9,7 @@ pub mod encode;
 mod fixture;
 pub mod json;
 pub mod message;
+pub mod reflect;
 pub mod reflection;
 pub mod schema;
 pub mod status;
