@@ -1,10 +1,14 @@
-//! gRPC over strain's HTTP/2 (issue 32, being built): [`wire`] is the message framing (the
-//! 5-byte length prefix) and `grpc-timeout`, [`status`] the status codes carried in the
-//! `grpc-status` trailer, [`reflection`] the server reflection protocol's messages. [`schema`]
-//! settles the descriptors a run speaks (`--proto`, `--protoset` or a server's reflection) and
-//! finds the called method in them.
+//! gRPC over strain's HTTP/2 (issue 32, being built). The wire: [`wire`] is the message
+//! framing (the 5-byte length prefix) and `grpc-timeout`, [`status`] the status codes carried in
+//! the `grpc-status` trailer. The schema, settled before any load: [`schema`] compiles `--proto`
+//! files, reads a `--protoset` or a server's reflection answers into a descriptor pool and finds
+//! the called method in it; [`reflect`] asks a server for those answers over the protocol whose
+//! messages [`reflection`] defines. The requests, also loaded before any load: [`message`] holds
+//! the messages a run sends (from `--data` JSON via [`json`], JSON lines or delimited binary),
+//! each encoded once, or in pieces when its strings hold [`template`] placeholders, so a call
+//! re-encodes only those; it also checks responses (`--check`).
 
-pub mod encode;
+mod encode;
 #[cfg(test)]
 mod fixture;
 pub mod json;
