@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::flags::{CallFlags, ConnectFlags, GrpcCompareFlags, GrpcFindMaxFlags, GrpcFlags, GrpcMode};
 use super::{load, run_and_report, stop_flag, CliError};
 use crate::compare::ab::AbSide;
-use crate::config::{Config, Target};
+use crate::config::{Config, Scheme, Target};
 use crate::grpc::call::{protocol_headers, CallPlan, StreamPlan};
 use crate::grpc::message::Messages;
 use crate::grpc::schema::{self, Method, MethodKind};
@@ -88,10 +88,7 @@ fn calls(f: &CallFlags, target: &Target, config: &Config) -> Result<(CallPlan, V
     let pool = match (&f.protoset, f.protos.is_empty()) {
         (Some(path), _) => schema::from_protoset(path).map_err(|e| usage(&e))?,
         (None, false) => schema::compile(&f.protos, &f.import_paths).map_err(|e| usage(&e))?,
-        (None, true) => {
-            let _ = (target, config.insecure);
-            return Err(CliError::Usage("give the schema with --proto or --protoset".into()));
-        }
+        (None, true) => reflect(f, target, config)?,
     };
     let name =
         f.call.as_deref().ok_or_else(|| CliError::Usage("--call names the method: PKG.Service/Method".into()))?;
@@ -126,6 +123,31 @@ fn calls(f: &CallFlags, target: &Target, config: &Config) -> Result<(CallPlan, V
         plan = plan.streamed(s);
     }
     Ok((plan, headers))
+}
+
+/// The schema the server's reflection gives for the called service (one connection, before
+/// any load).
+fn reflect(f: &CallFlags, target: &Target, config: &Config) -> Result<prost_reflect::DescriptorPool, CliError> {
+    let usage = |e: &dyn std::fmt::Display| CliError::Usage(e.to_string());
+    let name =
+        f.call.as_deref().ok_or_else(|| CliError::Usage("--call names the method: PKG.Service/Method".into()))?;
+    let (service, _) = schema::split_call(name).map_err(|e| usage(&e))?;
+    let addr = match &config.unix_socket {
+        Some(_) => {
+            return Err(CliError::Usage(
+                "reflection over a Unix socket is not asked: give --proto or --protoset".into(),
+            ))
+        }
+        None => crate::net::resolve(&target.host, target.port, config.timeout).map_err(|e| usage(&e))?,
+    };
+    let tls = match target.scheme {
+        Scheme::Https => {
+            Some(crate::net::tls::TlsSetup::new(&target.host, config.insecure, &[b"h2"]).map_err(|e| usage(&e))?)
+        }
+        Scheme::Http => None,
+    };
+    crate::grpc::reflect::fetch(addr, &target.host_header(), tls.as_ref(), service, config.timeout)
+        .map_err(|e| usage(&e))
 }
 
 /// How a client-streaming or bidi call sends its messages; `None` for a call whose request is

@@ -19,7 +19,7 @@
 //! Every check happens at load: JSON that does not fit the input type, an unknown placeholder
 //! or a binary message that does not decode is an error naming where, and [`Messages::render`]
 //! cannot fail. A message without placeholders is encoded once ([`Messages::fixed`]); one with
-//! them is kept in [`encode`](super::encode)'s pieces and re-encodes only its templated strings.
+//! them is kept in `encode`'s pieces and re-encodes only its templated strings.
 //! The placeholders are [`template`](super::template)'s.
 
 use std::path::Path;

@@ -76,13 +76,19 @@ pub fn listing(lead: &str, names: &[String]) -> String {
     }
 }
 
-/// Compiles `protos` (`--proto`), finding imports under `import_paths` (`--import-path`, in
-/// order), then each proto's own directory, then protox's copies of the well-known types.
+/// Compiles `protos` (`--proto`: a path, or a name below an import path), finding imports under
+/// `import_paths` (`--import-path`, in order), then each proto's own directory, then protox's
+/// copies of the well-known types.
 pub fn compile(protos: &[PathBuf], import_paths: &[PathBuf]) -> Result<DescriptorPool, SchemaError> {
     let mut includes: Vec<PathBuf> = import_paths.to_vec();
     // A proto must lie under an include path (protox names files by their path below one), so
     // `--proto dir/x.proto` alone works as it does for ghz.
     for proto in protos {
+        // A name below an import path (grpcurl's `-import-path protos -proto geo.proto`) is
+        // protox's to find; adding its directory too would shadow it.
+        if proto.is_relative() && import_paths.iter().any(|dir| dir.join(proto).is_file()) {
+            continue;
+        }
         // protox would call a missing file one outside the include paths.
         if let Err(e) = std::fs::File::open(proto) {
             return Err(SchemaError::Proto { path: proto.display().to_string(), reason: e.to_string() });

@@ -78,6 +78,10 @@ fn import_paths_come_first_and_a_relative_proto_works_alone() {
     let dir = tree(&[("protos/geo.proto", GEO), ("shared/common/point.proto", POINT)]);
     let pool = compile(&[dir.path().join("protos/geo.proto")], &[dir.path().join("shared")]).unwrap();
     assert!(find_method(&pool, "geo.Atlas/Locate").is_ok());
+    // grpcurl's way: the proto named below an import path.
+    let paths = [dir.path().join("protos"), dir.path().join("shared")];
+    let pool = compile(&[PathBuf::from("geo.proto")], &paths).unwrap();
+    assert!(find_method(&pool, "geo.Atlas/Locate").is_ok());
     let err = compile(&[dir.path().join("protos/geo.proto")], &[]).unwrap_err();
     assert_eq!(err.to_string(), "geo.proto:4:1: import 'common/point.proto' not found");
 }
