@@ -125,8 +125,10 @@ impl Calls {
         if let Some((code, message)) = failure {
             call.fail(code, message);
         }
+        // A call failed already ends now, before its request arrives.
+        let ends = !call.idle();
         self.live.push(call);
-        if failure_pending(&self.live) {
+        if ends {
             self.pump_one(self.live.len() - 1, session, ctx);
         }
     }
@@ -189,11 +191,6 @@ impl Calls {
         self.live.swap_remove(i);
         None
     }
-}
-
-/// Whether the call just started ends at once (its failure needs no request message).
-fn failure_pending(live: &[Call]) -> bool {
-    live.last().is_some_and(|c| !c.idle())
 }
 
 /// Whether a `content-type` is gRPC's (`application/grpc`, `+proto` or with parameters).
