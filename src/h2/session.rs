@@ -6,7 +6,13 @@
 //! nghttp2 calls back into Rust while it parses and serializes; every callback only appends to
 //! the session's [`Inbox`] (reached through nghttp2's `user_data` pointer), so no callback can
 //! touch the session re-entrantly, and a panic cannot cross the C frames (nothing in them can
-//! panic: they push to vectors, compare bytes, and fill a body's frame within its bounds).
+//! panic: they push to vectors, compare bytes, and fill a body's frame within its bounds). The
+//! one exception, a pushed body's trailers submitted from the data callback, is a call nghttp2
+//! documents as allowed there (see `callbacks.rs`).
+//!
+//! Requests and responses whose bodies are known when they are submitted take the plain paths
+//! here; streams whose bodies are read or made over time (gRPC's) use the streamed mode and the
+//! pushed bodies of `session/streamed.rs`, which the plain paths never touch.
 
 use std::ffi::{c_int, c_void, CStr};
 

@@ -15,6 +15,10 @@
 //! aborted document sends its head and part of its body, then resets its stream instead of
 //! cutting the connection. Document bodies are made a frame at a time as nghttp2 sends them, so
 //! a huge one never exists whole. The byte rate holds the connection's bytes, frames and all.
+//!
+//! With `--grpc` the session reports streams as they arrive (its streamed mode) and every stream
+//! but the counters' goes to the connection's gRPC [`Calls`], which the same release step pumps,
+//! so a call's replies wait for their time on the same timers as a held answer.
 
 use std::mem;
 use std::time::Instant;

@@ -5,7 +5,9 @@
 //! protocol once; after that each protocol has its own driver, which frames the same answers,
 //! decided and counted in one place (`decision.rs`). With [`OriginConfig::http3`] it also serves
 //! HTTP/3 over QUIC on the UDP port of the same number (`h3/`, on the first thread's event loop)
-//! and says so in `Alt-Svc` over TCP.
+//! and says so in `Alt-Svc` over TCP. With [`OriginConfig::grpc`] its HTTP/2 serves gRPC instead
+//! (`grpc/`: an echo service and reflection), every stream but the counters' being a call; over
+//! HTTP/1.1 (an h2c upgrade's first request too) it answers as without it.
 //!
 //! It owns everything between an already bound listener and the totals it returns: accepting,
 //! parsing requests, writing responses, closing. The binary calls [`run`] for `strain origin`

@@ -59,7 +59,7 @@ pub(super) struct Site {
     /// With `--replay`: every request but the counters' is answered from this.
     pub(super) recording: Option<Arc<Recording>>,
     /// With `--grpc`: the service HTTP/2 requests are calls to.
-    pub(super) grpc: Option<super::grpc::Service>,
+    pub(super) grpc: Option<super::grpc::GrpcSite>,
 }
 
 impl Site {
@@ -100,7 +100,7 @@ impl Site {
             pem,
             alt_svc: Vec::new(),
             recording: config.replay.clone(),
-            grpc: config.grpc.as_deref().map(super::grpc::Service::new).transpose()?,
+            grpc: config.grpc.as_deref().map(super::grpc::GrpcSite::new).transpose()?,
         })
     }
 

@@ -12,7 +12,7 @@ use prost::Message;
 
 use super::super::Ctx;
 use super::stats::Method;
-use super::Service;
+use super::GrpcSite;
 use crate::grpc::echo::{EchoReply, EchoRequest, MAX_REPLY_SIZE};
 use crate::grpc::reflection;
 use crate::grpc::status::Code;
@@ -88,7 +88,7 @@ impl Call {
     }
 
     /// Takes a piece of the request stream's DATA; `now` is when it arrived, if replies wait.
-    pub(super) fn data(&mut self, data: &[u8], service: &Service, ctx: &mut Ctx<'_>, now: Option<Instant>) {
+    pub(super) fn data(&mut self, data: &[u8], site: &GrpcSite, ctx: &mut Ctx<'_>, now: Option<Instant>) {
         if self.end.is_some() {
             return;
         }
@@ -96,7 +96,7 @@ impl Call {
         let mut decoder = std::mem::replace(&mut self.decoder, Decoder::new(0));
         let fed = decoder.feed(data, &mut |m| {
             ctx.counters.grpc.received.add(1);
-            self.message(m, service, ctx, now);
+            self.message(m, site, ctx, now);
         });
         self.decoder = decoder;
         if let Err(e) = fed {
@@ -106,13 +106,13 @@ impl Call {
     }
 
     /// One request message.
-    fn message(&mut self, bytes: &[u8], service: &Service, ctx: &mut Ctx<'_>, now: Option<Instant>) {
+    fn message(&mut self, bytes: &[u8], site: &GrpcSite, ctx: &mut Ctx<'_>, now: Option<Instant>) {
         if self.end.is_some() {
             return;
         }
         self.received += 1;
         if self.method == Method::Reflection {
-            let Some(reflection) = service.reflection.as_ref() else { return };
+            let Some(reflection) = site.reflection.as_ref() else { return };
             match reflection::Request::decode(bytes) {
                 Ok(request) => self.reply(None, &reflection.answer(request)),
                 Err(e) => self.fail(Code::InvalidArgument, format!("not a reflection request: {e}")),

@@ -28,9 +28,11 @@ use crate::grpc::reflection::PATHS;
 use crate::grpc::status::Code;
 use crate::h2::{Event, RequestHead, Session};
 
-/// The gRPC service as the origin serves it, fixed at start.
+/// The gRPC service as the origin serves it, fixed at start (beside the HTTP [`Site`]).
+///
+/// [`Site`]: super::respond::Site
 #[derive(Debug)]
-pub(super) struct Service {
+pub(super) struct GrpcSite {
     /// Each echo method's path, and what it is.
     routes: Vec<(String, Method)>,
     /// `None` with `--no-reflection`.
@@ -39,10 +41,10 @@ pub(super) struct Service {
     pub(super) shares: Vec<(Code, f64)>,
 }
 
-impl Service {
+impl GrpcSite {
     /// Compiles `echo.proto` and checks the shares (each in (0, 1], not OK, each code once,
     /// summing to at most 1).
-    pub(super) fn new(config: &GrpcConfig) -> Result<Service, OriginError> {
+    pub(super) fn new(config: &GrpcConfig) -> Result<GrpcSite, OriginError> {
         let mut total = 0.0;
         for (i, &(code, share)) in config.fail.iter().enumerate() {
             let invalid =
@@ -76,7 +78,7 @@ impl Service {
             }
         }
         let reflection = config.reflection.then(|| Reflection::new(&file));
-        Ok(Service { routes, reflection, shares: config.fail.clone() })
+        Ok(GrpcSite { routes, reflection, shares: config.fail.clone() })
     }
 
     /// What a call to `path` asks for.
@@ -102,7 +104,7 @@ impl Calls {
     /// unknown method, a failure on purpose) or starts its call.
     pub(super) fn start(&mut self, stream: i32, head: &RequestHead, session: &mut Session, ctx: &mut Ctx<'_>) {
         let site = ctx.site;
-        let Some(service) = site.grpc.as_ref() else { return };
+        let Some(grpc) = site.grpc.as_ref() else { return };
         if !is_grpc(head.header(b"content-type")) || head.method != b"POST" {
             let status: &[u8] = if is_grpc(head.header(b"content-type")) { b"405" } else { b"415" };
             let fields: [(&[u8], &[u8]); 2] = [(b":status", status), (b"content-type", b"text/plain")];
@@ -112,7 +114,7 @@ impl Calls {
             }
             return;
         }
-        let method = service.route(&head.path);
+        let method = grpc.route(&head.path);
         ctx.counters.grpc.calls[method as usize].add(1);
         let failure = match method {
             Method::Unknown => {
@@ -125,8 +127,10 @@ impl Calls {
         if let Some((code, message)) = failure {
             call.fail(code, message);
         }
+        // A call failed already ends now, before its request arrives.
+        let ends = !call.idle();
         self.live.push(call);
-        if failure_pending(&self.live) {
+        if ends {
             self.pump_one(self.live.len() - 1, session, ctx);
         }
     }
@@ -134,14 +138,14 @@ impl Calls {
     /// A streamed event of the session's (DATA, the client's end, a stream closed).
     pub(super) fn event(&mut self, event: Event, session: &mut Session, ctx: &mut Ctx<'_>, now: Option<Instant>) {
         let site = ctx.site;
-        let Some(service) = site.grpc.as_ref() else { return };
+        let Some(grpc) = site.grpc.as_ref() else { return };
         let stream = match &event {
             Event::Body { stream, .. } | Event::End { stream } | Event::Closed { stream, .. } => *stream,
             _ => return,
         };
         let Some(i) = self.live.iter().position(|c| c.stream == stream) else { return };
         match event {
-            Event::Body { data, .. } => self.live[i].data(&data, service, ctx, now),
+            Event::Body { data, .. } => self.live[i].data(&data, grpc, ctx, now),
             Event::End { .. } => self.live[i].client_ended(ctx, now),
             // Closed before its status went: the client reset it.
             _ => {
@@ -191,11 +195,6 @@ impl Calls {
     }
 }
 
-/// Whether the call just started ends at once (its failure needs no request message).
-fn failure_pending(live: &[Call]) -> bool {
-    live.last().is_some_and(|c| !c.idle())
-}
-
 /// Whether a `content-type` is gRPC's (`application/grpc`, `+proto` or with parameters).
 fn is_grpc(content_type: Option<&[u8]>) -> bool {
     let Some(ct) = content_type else { return false };
@@ -226,7 +225,7 @@ mod tests {
     #[test]
     fn routes_come_from_the_proto_and_shares_are_checked() {
         let config = GrpcConfig { reflection: true, fail: Vec::new() };
-        let service = Service::new(&config).unwrap();
+        let site = GrpcSite::new(&config).unwrap();
         let rows: [(&[u8], Method); 6] = [
             (b"/strain.echo.v1.Echo/Unary", Method::Unary),
             (b"/strain.echo.v1.Echo/ServerStream", Method::ServerStream),
@@ -236,9 +235,9 @@ mod tests {
             (b"/strain.echo.v1.Echo/Nope", Method::Unknown),
         ];
         for (path, method) in rows {
-            assert_eq!(service.route(path), method, "{}", String::from_utf8_lossy(path));
+            assert_eq!(site.route(path), method, "{}", String::from_utf8_lossy(path));
         }
-        let off = Service::new(&GrpcConfig { reflection: false, fail: Vec::new() }).unwrap();
+        let off = GrpcSite::new(&GrpcConfig { reflection: false, fail: Vec::new() }).unwrap();
         assert_eq!(off.route(PATHS[0].as_bytes()), Method::Unknown);
         for (fail, ok) in [
             (vec![(Code::NotFound, 0.5), (Code::Aborted, 0.5)], true),
@@ -248,7 +247,7 @@ mod tests {
             (vec![(Code::NotFound, f64::NAN)], false),
             (vec![(Code::NotFound, 0.1), (Code::NotFound, 0.1)], false),
         ] {
-            assert_eq!(Service::new(&GrpcConfig { reflection: true, fail: fail.clone() }).is_ok(), ok, "{fail:?}");
+            assert_eq!(GrpcSite::new(&GrpcConfig { reflection: true, fail: fail.clone() }).is_ok(), ok, "{fail:?}");
         }
     }
 }

@@ -364,3 +364,38 @@ fn the_keepalive_limit_is_a_goaway_after_that_many_calls() {
         ids.iter().map(|&id| (c.outcome(id).grpc_status(), c.outcome(id).closed)).collect();
     assert_eq!(got, [(Some(0), Some(0)), (Some(0), Some(0)), (None, Some(0x7))], "the third is refused");
 }
+
+#[test]
+fn random_messages_on_every_path_end_with_a_status_and_the_server_goes_on() {
+    let server = grpc_server(1, GrpcConfig::default(), Duration::ZERO);
+    let mut c = Client::new(&server);
+    let mut rng = crate::rng::Rng::new(32);
+    let paths = [UNARY, SERVER_STREAM, CLIENT_STREAM, BIDI, reflection::PATHS[0], "/x"];
+    for _ in 0..10 {
+        let ids: Vec<i32> = (0..20)
+            .map(|_| {
+                let path = paths[rng.below(paths.len() as u64) as usize];
+                let id = c.open("POST", path, "application/grpc", &[], false);
+                // A valid prefix over random bytes, or random bytes alone.
+                let len = rng.below(40) as usize;
+                let mut data: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
+                if rng.chance(0.5) {
+                    let mut framed = Vec::new();
+                    frame(&data, &mut framed);
+                    data = framed;
+                }
+                c.session.push_body(id, &data).unwrap();
+                c.session.end_body(id).unwrap();
+                id
+            })
+            .collect();
+        c.finish(&ids);
+        for id in ids {
+            let o = c.outcome(id);
+            assert!(o.status == 200 && o.grpc_status().is_some(), "{o:?}");
+        }
+    }
+    let id = c.call(UNARY, &[request("still", 0, 0)]);
+    c.finish(&[id]);
+    assert_eq!(c.outcome(id).grpc_status(), Some(0));
+}
