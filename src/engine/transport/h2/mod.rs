@@ -102,6 +102,9 @@ impl Http2 {
 
     /// Makes each slot's request a gRPC call whose messages stream as `plan` says.
     pub fn with_streams(mut self, plan: crate::grpc::call::StreamPlan) -> Http2 {
+        // The body's length is the stream's, unknown when it starts: a Content-Length (the
+        // one-message request's) would contradict the DATA that follows.
+        self.fixed.fields.retain(|(name, _)| name != b"content-length");
         self.grpc = Some(grpc::Streams::new(plan, self.slots.len()));
         self
     }
@@ -239,10 +242,17 @@ impl Http2 {
     fn h2_submit(&mut self, host: &mut impl Host, i: usize) {
         let l = self.mux.of(i);
         let scheme = Scheme::of_tls(host.https()).name();
-        let Ok(converted) =
-            self.convert_built(host, i, |bytes, authority| crate::http::fields::from_http1(bytes, scheme, authority))
-        else {
-            return;
+        // A streamed call's messages come from its stream plan: every call has the same head.
+        let converted = match self.grpc {
+            Some(_) => None,
+            None => {
+                let Ok(converted) = self.convert_built(host, i, |bytes, authority| {
+                    crate::http::fields::from_http1(bytes, scheme, authority)
+                }) else {
+                    return;
+                };
+                converted
+            }
         };
         let link = &mut self.links[l];
         let life = &mut self.mux.life[l];
