@@ -409,3 +409,42 @@ fn check_counts_replies_that_do_not_decode() {
     assert!(checked.stdout.contains("bad messages 10"), "{}", checked.stdout);
     assert_served(&server, SAY_HELLO, &[("/calls", 20), ("/codes/OK", 20)]);
 }
+
+/// strain's own origin answers strain's own calls of each kind (schema by reflection), and
+/// both count the same calls and messages: the demo's and the built-in service's path. A
+/// streamed call's head carries no Content-Length (nghttp2's server, unlike grpc-go, refuses a
+/// stream whose DATA outruns one).
+#[test]
+fn strains_origin_answers_every_kind_of_call_exactly() {
+    let origin = crate::harness::Origin::start(&["--grpc", "-t", "1"]);
+    let url = format!("http://{}", origin.addr);
+    let cases: [(&str, &str, u64, u64); 4] = [
+        // (method, extra flags, messages sent, messages received) for 20 calls.
+        ("Unary", "", 20, 20),
+        ("ServerStream", "", 20, 60),
+        ("ClientStream", "--stream-messages 4", 80, 20),
+        ("Bidi", "--stream-messages 4 --stream-rate 500", 80, 80),
+    ];
+    for (method, extra, sent, received) in cases {
+        let call = format!("strain.echo.v1.Echo/{method}");
+        let mut a = vec!["grpc", "--call", &call, "-D", r#"{"message":"m","count":3}"#, "-n", "20", "-c", "2"];
+        a.extend(args(extra));
+        a.push(&url);
+        let run = strain(&a);
+        assert_eq!(run.code, 0, "{method}: {}\n{}", run.stdout, run.stderr);
+        run.assert_nums(&[
+            ("/grpc/codes/ok", 20),
+            ("/grpc/messages_sent", sent),
+            ("/grpc/messages_received", received),
+            ("/grpc/http_errors", 0),
+            ("/errors/read", 0),
+        ]);
+    }
+    let page = crate::proxies::http_get(origin.addr, "/_strain/stats").expect("the stats page");
+    let body = page.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    let s: serde_json::Value = serde_json::from_str(body).unwrap();
+    let calls = serde_json::json!({"unary": 20, "server_stream": 20, "client_stream": 20, "bidi": 20, "reflection": 4, "unknown": 0});
+    assert_eq!(s["grpc"]["calls"], calls, "{s}");
+    // The load's messages each way, and one each way per reflection call.
+    assert_eq!(s["grpc"]["messages_received"].as_u64(), Some(20 + 20 + 80 + 80 + 4 * 2), "{s}");
+}
