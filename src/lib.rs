@@ -23,7 +23,7 @@
 //! - [`metrics`] exports a test's progress to Prometheus while it runs (`--metrics-listen`,
 //!   `--metrics-push`), fed from the interval rows the observer already sees.
 //! - [`replay`] reads recorded traffic and feeds it to the engine at its recorded pace
-//!   (`strain replay`); [`grpc`] is gRPC's wire format (issue 32, being built).
+//!   (`strain replay`); [`grpc`] is gRPC over the HTTP/2 engine (`strain grpc`): schemas, messages, framing and statuses.
 //! - [`rng`] and [`b64`] are small leaves shared by the rest.
 
 pub mod b64;
