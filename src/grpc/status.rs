@@ -1,50 +1,7 @@
 //! gRPC status codes, as the `grpc-status` trailer (or a Trailers-Only response's header)
 //! carries them: reports name each by its canonical name, counts index by its number.
 
-crate::stats::named::named! {
-    /// A call's outcome (the canonical codes 0-16 of gRPC's status-codes document).
-    pub enum Code {
-        /// Not an error.
-        Ok,
-        /// The operation was cancelled, typically by the caller.
-        Cancelled,
-        /// Unknown error.
-        Unknown,
-        /// The client gave an invalid argument.
-        InvalidArgument,
-        /// The deadline expired before the operation could complete.
-        DeadlineExceeded,
-        /// Some requested entity was not found.
-        NotFound,
-        /// The entity the client tried to create already exists.
-        AlreadyExists,
-        /// The caller may not run the operation.
-        PermissionDenied,
-        /// A resource has been exhausted (a quota, the file system).
-        ResourceExhausted,
-        /// The system is not in a state the operation requires.
-        FailedPrecondition,
-        /// The operation was aborted (a concurrency conflict).
-        Aborted,
-        /// The operation was attempted past the valid range.
-        OutOfRange,
-        /// The operation is not implemented or supported.
-        Unimplemented,
-        /// An internal error.
-        Internal,
-        /// The service is currently unavailable (a transient condition).
-        Unavailable,
-        /// Unrecoverable data loss or corruption.
-        DataLoss,
-        /// The request does not have valid authentication credentials.
-        Unauthenticated,
-    }
-}
-
-crate::stats::named::by_name! {
-    /// Calls by the status they ended with.
-    pub struct Codes(Code, fallback Code::Unknown);
-}
+pub use crate::stats::{GrpcCode as Code, GrpcCodes as Codes};
 
 impl Code {
     /// The code a `grpc-status` value names; `None` for anything but a number 0-16 (a status

@@ -8,8 +8,7 @@ use super::body::Body;
 use super::pipe::Pipe;
 use crate::http::response::Captured;
 
-/// Header fields as received: lowercase names and their values, in the order sent.
-pub type Fields = Vec<(Vec<u8>, Vec<u8>)>;
+pub use super::nv::Fields;
 
 /// A request as the server side received it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -3,6 +3,9 @@
 
 use libnghttp2_sys as ng;
 
+/// Header fields as received: lowercase names and their values, in the order sent.
+pub type Fields = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// Name-value pairs as nghttp2 takes them, in `out` (pointing into `fields`).
 pub(super) fn nv<'o, N: AsRef<[u8]>, V: AsRef<[u8]>>(
     fields: &[(N, V)],

@@ -4,7 +4,7 @@
 //! none are queued. Kept apart from [`super::body::Body`], whose length is known up front, so
 //! the fixed and document bodies of the benchmarked paths stay as they were.
 
-use super::events::Fields;
+use super::nv::Fields;
 
 /// How a [`Pipe`] ends once its queued bytes are out.
 #[derive(Debug, Clone, PartialEq, Eq)]

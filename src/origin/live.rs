@@ -6,28 +6,12 @@
 //! A reader sums the blocks: the total is exact once the threads have stopped and at most a few
 //! updates stale while they run.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
+pub(super) use super::counter::Counter;
 use super::grpc::stats::GrpcCounters;
 use super::{OriginError, OriginStats};
-
-/// One counter with a single writer.
-#[derive(Debug, Default)]
-pub(super) struct Counter(AtomicU64);
-
-impl Counter {
-    /// Adds `n`; only the owning thread may call this.
-    #[inline]
-    pub(super) fn add(&self, n: u64) {
-        // Single writer: no read-modify-write needed, and readers only need each value whole.
-        self.0.store(self.0.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
-    }
-
-    pub(super) fn get(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
-    }
-}
 
 /// One thread's counters, on cache lines of their own (128 bytes: adjacent-line prefetch pairs
 /// 64-byte lines on x86).

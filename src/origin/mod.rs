@@ -50,6 +50,7 @@
 
 mod config;
 mod conn;
+mod counter;
 mod decision;
 mod grpc;
 mod h2;

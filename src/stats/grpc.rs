@@ -1,10 +1,54 @@
-//! What a gRPC run counts besides requests and errors: calls by the status they ended with, the
+//! What a gRPC run counts besides requests and errors (the status codes are defined here, below
+//! the gRPC module, which reads them from trailers): calls by the status they ended with, the
 //! ways a response is not a gRPC answer at all, and messages and their bytes each way. The type
 //! is also a result's `grpc` section: its serde form is the document's.
 
 use serde::{Deserialize, Serialize};
 
-use crate::grpc::status::{Code, Codes};
+named! {
+    /// A call's outcome (the canonical codes 0-16 of gRPC's status-codes document).
+    pub enum GrpcCode {
+        /// Not an error.
+        Ok,
+        /// The operation was cancelled, typically by the caller.
+        Cancelled,
+        /// Unknown error.
+        Unknown,
+        /// The client gave an invalid argument.
+        InvalidArgument,
+        /// The deadline expired before the operation could complete.
+        DeadlineExceeded,
+        /// Some requested entity was not found.
+        NotFound,
+        /// The entity the client tried to create already exists.
+        AlreadyExists,
+        /// The caller may not run the operation.
+        PermissionDenied,
+        /// A resource has been exhausted (a quota, the file system).
+        ResourceExhausted,
+        /// The system is not in a state the operation requires.
+        FailedPrecondition,
+        /// The operation was aborted (a concurrency conflict).
+        Aborted,
+        /// The operation was attempted past the valid range.
+        OutOfRange,
+        /// The operation is not implemented or supported.
+        Unimplemented,
+        /// An internal error.
+        Internal,
+        /// The service is currently unavailable (a transient condition).
+        Unavailable,
+        /// Unrecoverable data loss or corruption.
+        DataLoss,
+        /// The request does not have valid authentication credentials.
+        Unauthenticated,
+    }
+}
+
+by_name! {
+    /// Calls by the status they ended with.
+    pub struct GrpcCodes(GrpcCode, fallback GrpcCode::Unknown);
+}
 
 counts! {
     /// gRPC counts of one thread, or merged; in a result, written field by field in this order.
@@ -12,7 +56,7 @@ counts! {
     pub struct GrpcCounts {
         /// Calls answered with a `grpc-status` (in the trailers, or a Trailers-Only response's
         /// headers), by code; written by name, only the codes seen.
-        pub codes: Codes,
+        pub codes: GrpcCodes,
         /// Responses whose HTTP status was not 200 (not gRPC answers: no code is counted).
         pub http_errors: u64,
         /// 200 responses that ended without a `grpc-status`.
@@ -35,7 +79,7 @@ impl GrpcCounts {
     /// Calls that did not succeed: a status other than OK, an HTTP error, a missing status, or
     /// a bad message.
     pub fn failed(&self) -> u64 {
-        self.codes.sum() - self.codes[Code::Ok] + self.http_errors + self.missing_status + self.bad_messages
+        self.codes.sum() - self.codes[GrpcCode::Ok] + self.http_errors + self.missing_status + self.bad_messages
     }
 
     /// Responses judged as gRPC answers (anything a gRPC run completed).

@@ -50,7 +50,7 @@ pub struct Snapshot {
     /// entries, where the recorder's array has a thousand).
     pub status: Vec<(u16, u64)>,
     /// gRPC calls completed in the interval by status, codes with none left out.
-    pub grpc: Vec<(crate::grpc::status::Code, u64)>,
+    pub grpc: Vec<(crate::stats::GrpcCode, u64)>,
 }
 
 /// All threads' measurements over one interval.

@@ -16,7 +16,7 @@ pub mod interval;
 mod recorder;
 mod summary;
 
-pub use grpc::GrpcCounts;
+pub use grpc::{GrpcCode, GrpcCodes, GrpcCounts};
 pub use h2::{named_resets as h2_named_resets, H2Counts, RESET_SLOTS as H2_RESET_SLOTS};
 pub use h3::{
     code_name as h3_code_name, named_codes as h3_named_codes, H3Counts, HandshakeFailure, HandshakeFailures, Handshakes,

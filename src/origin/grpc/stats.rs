@@ -5,7 +5,7 @@
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
-use super::super::live::Counter;
+use super::super::counter::Counter;
 use crate::grpc::status::Code;
 
 crate::stats::named::named! {
