@@ -176,6 +176,11 @@ fn stream_plan(f: &CallFlags, method: &Method, messages: &Messages) -> Result<Op
             out
         })
         .collect();
+    if !bidi && f.stream_rate.is_none() && f.stream_messages.is_none() && f.stream_duration.is_some() {
+        return Err(CliError::Usage(
+            "an unpaced client stream sends all its messages at once: give --stream-messages, or --stream-rate with --stream-duration".into(),
+        ));
+    }
     let every_us = f.stream_rate.map_or(0, |r| (1e6 / r).round().max(1.0) as u64);
     let duration_us = f.stream_duration.map(|d| d.0.as_micros() as u64);
     let count = f.stream_messages.map(|n| n as u64).or(if duration_us.is_none() { Some(10) } else { None });

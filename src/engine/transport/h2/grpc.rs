@@ -89,7 +89,10 @@ impl Streams {
             return out;
         }
         loop {
-            if plan.done(call.sent, call.next_us) {
+            // Paced, a stream's time is its schedule's; unpaced (a bidi stream waiting on each
+            // reply), the time it has run.
+            let at_us = if plan.every_us > 0 { call.next_us } else { now.saturating_sub(call.start_us) };
+            if plan.done(call.sent, at_us) {
                 call.ended = true;
                 out.end = true;
                 break;
