@@ -58,7 +58,7 @@ pub fn search() -> &'static Search {
 
 /// find-max's schema, with the result schema its steps refer to registered under its `$id`, so
 /// the relative `$ref` resolves without any network.
-fn validator() -> jsonschema::Validator {
+pub fn validator() -> jsonschema::Validator {
     let result = schema_file("result.schema.json");
     let id = result["$id"].as_str().unwrap().to_string();
     jsonschema::options()
@@ -68,7 +68,7 @@ fn validator() -> jsonschema::Validator {
 }
 
 /// Every way `doc` breaks the schema, one line each.
-fn violations(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
+pub fn violations(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
     v.iter_errors(doc).map(|e| format!("{e} at {}", e.instance_path)).collect()
 }
 

@@ -399,7 +399,7 @@ fn openmetrics(port: u16) -> String {
 /// Runs strain with the flags in `line` and then `own` (which serve metrics on `port` and write
 /// the JSON to `json`), scraping `/metrics` every 100 ms until the JSON is written and once more
 /// while it lingers: the run and every scrape (the last has the totals).
-fn scraped(line: &str, own: &[&str], port: u16, json: &Path) -> (crate::harness::Run, Vec<String>) {
+pub fn scraped(line: &str, own: &[&str], port: u16, json: &Path) -> (crate::harness::Run, Vec<String>) {
     let child = spawn(&[&args(line)[..], own].concat());
     let start = Instant::now();
     wait_listening(([127, 0, 0, 1], port).into());

@@ -30,7 +30,7 @@ fn client(target: &str, args: &[&str]) -> Value {
 }
 
 /// The origin's counters, from `/_strain/stats` (over HTTP/1.1, which `--grpc` still answers).
-fn stats(addr: SocketAddr) -> Value {
+pub fn stats(addr: SocketAddr) -> Value {
     let page = http_get(addr, "/_strain/stats").expect("the stats page");
     let body = page.split_once("\r\n\r\n").map_or("", |(_, b)| b);
     serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {page}"))
@@ -44,7 +44,7 @@ fn grpc_origin(extra: &[&str]) -> (Origin, String) {
 }
 
 /// The statuses the origin counted that are not zero.
-fn statuses(stats: &Value) -> Value {
+pub fn statuses(stats: &Value) -> Value {
     let all = stats["grpc"]["statuses"].as_object().expect("statuses");
     Value::Object(all.iter().filter(|(_, n)| n.as_u64() != Some(0)).map(|(k, v)| (k.clone(), v.clone())).collect())
 }
