@@ -71,9 +71,18 @@ fn grpc_load(
     connect.http2 = true;
     let connections = if connections == 0 { crate::defaults::CONNECTIONS } else { connections };
     let mut config = load::load(url, &connect, shape, None, connections)?;
+    if target.path != "/" {
+        return Err(CliError::Usage(format!(
+            "{url}: a gRPC server's URL is http[s]://host:port; the method goes in --call"
+        )));
+    }
     let (plan, headers) = calls(call, &target, &config)?;
     config.method = "POST".into();
     config.headers = headers;
+    // The method is the test's path: reports name it, and merge and compare tell the results
+    // of different methods apart as they do different paths.
+    let base = url.trim_end_matches('/');
+    config.target = Target::parse(&format!("{base}{}", plan.path))?;
     if let Some(s) = &plan.streaming {
         // --timeout bounds the wait for the answer once a stream has sent all it sends.
         let span_us = s.duration_us.unwrap_or(0).max(s.messages.unwrap_or(0).saturating_mul(s.every_us));

@@ -64,6 +64,8 @@ pub struct CallPlan {
     pub server_streams: bool,
     /// `--deadline`, microseconds: a stream the server cancels after it is the deadline's.
     pub deadline_us: Option<u64>,
+    /// The method's path, `/pkg.Service/Method`.
+    pub path: String,
 }
 
 impl std::fmt::Debug for CallPlan {
@@ -93,6 +95,7 @@ impl CallPlan {
             streaming: None,
             server_streams: false,
             deadline_us: None,
+            path: path.to_string(),
         };
         plan.fixed = (0..plan.messages.len().max(1))
             .map(|k| {
