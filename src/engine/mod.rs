@@ -321,6 +321,9 @@ impl Plan {
                     .unwrap_or_default();
                 *fixed = crate::http::fields::from_http1(first, scheme, &authority)
                     .map_err(|why| EngineError::Script(ScriptError::Runtime { hook: "request", message: why }))?;
+                // gRPC frames its own messages: a Content-Length is one more field to encode
+                // and for the server to check on every call.
+                fixed.fields.retain(|(name, _)| name != b"content-length");
             }
         }
         self.send = SendPlan::Grpc(calls);

@@ -56,6 +56,8 @@ pub struct CallPlan {
     messages: Messages,
     /// Each message's whole request, when it never changes.
     fixed: Vec<Option<Vec<u8>>>,
+    /// Each such message's size (without its prefix).
+    sizes: Vec<u64>,
     /// `--check`: answers must decode as this type (the method's output).
     pub check: Option<MessageDescriptor>,
     /// Client streaming and bidi: how each call's messages are sent.
@@ -91,12 +93,15 @@ impl CallPlan {
             head,
             messages,
             fixed: Vec::new(),
+            sizes: Vec::new(),
             check,
             streaming: None,
             server_streams: false,
             deadline_us: None,
             path: path.to_string(),
         };
+        plan.sizes =
+            (0..plan.messages.len().max(1)).map(|k| plan.messages.fixed(k).map_or(0, |m| m.len() as u64)).collect();
         plan.fixed = (0..plan.messages.len().max(1))
             .map(|k| {
                 let m = plan.messages.fixed(k)?;
@@ -146,15 +151,23 @@ impl CallPlan {
         self.fixed.get(k % self.fixed.len().max(1))?.as_deref()
     }
 
-    /// Renders call `k`'s request (its templates filled for call number `call`) into `out`.
-    pub fn render(&self, k: usize, call: u64, rng: &mut crate::rng::Rng, out: &mut Vec<u8>) {
+    /// Call `k`'s message size (without its prefix) when it never changes.
+    pub fn size(&self, k: usize) -> u64 {
+        self.sizes.get(k % self.sizes.len().max(1)).copied().unwrap_or(0)
+    }
+
+    /// Renders call `k`'s request (its templates filled for call number `call`) into `out`;
+    /// returns its message's size.
+    pub fn render(&self, k: usize, call: u64, rng: &mut crate::rng::Rng, out: &mut Vec<u8>) -> u64 {
         out.clear();
         if let Some(fixed) = self.fixed(k) {
-            return out.extend_from_slice(fixed);
+            out.extend_from_slice(fixed);
+            return self.size(k);
         }
         let mut message = Vec::new();
         self.messages.render(k, call, rng, &mut message);
         self.frame_request(&message, out);
+        message.len() as u64
     }
 
     /// The request carrying `message`, framed.
@@ -163,12 +176,6 @@ impl CallPlan {
         let len = wire::PREFIX + message.len();
         out.extend_from_slice(format!("Content-Length: {len}\r\n\r\n").as_bytes());
         wire::frame(message, out);
-    }
-
-    /// A request's message bytes (its body without the prefix), from its length.
-    pub fn message_bytes(request: &[u8]) -> u64 {
-        let head = request.windows(4).position(|w| w == b"\r\n\r\n").map_or(request.len(), |p| p + 4);
-        (request.len() - head).saturating_sub(wire::PREFIX) as u64
     }
 }
 
@@ -190,7 +197,7 @@ mod tests {
         );
         // Field 6 (name), length-delimited: 0x32, 2, "hi".
         assert!(req.ends_with(b"Content-Length: 9\r\n\r\n\x00\x00\x00\x00\x04\x32\x02hi"), "{text}");
-        assert_eq!(CallPlan::message_bytes(req), 4);
+        assert_eq!(plan.size(3), 4);
         let fields = crate::http::fields::from_http1(req, "http", "h:1").unwrap();
         assert_eq!(fields.body.as_deref(), Some(&b"\x00\x00\x00\x00\x04\x32\x02hi"[..]));
         assert!(fields.fields.iter().any(|(n, v)| n == b"te" && v == b"trailers"));

@@ -41,6 +41,8 @@ pub(super) struct Called<'a> {
     position: Vec<u64>,
     /// Per slot: its current call's request, when its message has templates.
     bytes: Vec<Vec<u8>>,
+    /// Per slot: its current call's message size.
+    sizes: Vec<u64>,
     next: u64,
     stride: u64,
     rng: crate::rng::Rng,
@@ -174,6 +176,7 @@ impl<'a> Requests<'a> {
                     plan: calls,
                     position: vec![0; slots],
                     bytes: vec![Vec::new(); slots],
+                    sizes: vec![calls.size(0); slots],
                     next: u64::from(plan.segment.index) + n * index as u64,
                     stride: n * plan.threads.max(1) as u64,
                     rng: crate::rng::Rng::for_thread(u64::from(plan.segment.index).wrapping_mul(0x9e37_79b9), index),
@@ -309,10 +312,15 @@ impl<'a> Requests<'a> {
                 if let Some(p) = g.position.get_mut(i) {
                     *p = j;
                 }
-                if !g.plan.single() && g.plan.fixed(j as usize).is_none() {
-                    if let Some(buf) = g.bytes.get_mut(i) {
-                        g.plan.render(j as usize, j, &mut g.rng, buf);
-                    }
+                if g.plan.single() {
+                    return Ok(false);
+                }
+                let size = match (g.plan.fixed(j as usize), g.bytes.get_mut(i)) {
+                    (None, Some(buf)) => g.plan.render(j as usize, j, &mut g.rng, buf),
+                    _ => g.plan.size(j as usize),
+                };
+                if let Some(s) = g.sizes.get_mut(i) {
+                    *s = size;
                 }
                 Ok(false)
             }
@@ -442,7 +450,7 @@ impl Core<'_> {
     pub(super) fn judge_call(&mut self, i: usize, status: u16, captured: Option<&Captured>) {
         let Requests::Grpc(g) = &self.requests else { return };
         let rec = &mut self.meter.rec;
-        let sent = g.built(i).or(g.plan.fixed(0)).map_or(0, crate::grpc::call::CallPlan::message_bytes);
+        let sent = g.sizes.get(i).copied().unwrap_or(0);
         rec.grpc.messages_sent += 1;
         rec.grpc.message_bytes_sent += sent;
         let verdict = crate::grpc::answer::judge(status, captured, g.plan.check.as_ref(), &mut rec.grpc);
@@ -461,7 +469,7 @@ impl Core<'_> {
         let s = &self.slots[i];
         let passed = g.plan.deadline_us.is_some_and(|d| now.saturating_sub(s.sent_us) >= d);
         let latency = now.saturating_sub(s.intended_us).clamp(1, crate::stats::MAX_LATENCY_US);
-        let sent = g.built(i).or(g.plan.fixed(0)).map_or(0, crate::grpc::call::CallPlan::message_bytes);
+        let sent = g.sizes.get(i).copied().unwrap_or(0);
         let streamed = g.plan.streaming.is_some();
         let rec = &mut self.meter.rec;
         rec.requests += 1;

@@ -284,7 +284,9 @@ impl Core<'_> {
         let deadline = self.due.deadlines.next(|d| live(slots, d)).unwrap_or(u64::MAX);
         let retry = self.due.timers.peek().map_or(u64::MAX, |r| r.0 .0);
         let end = if self.draining { u64::MAX } else { self.end_us };
-        let cut = self.meter.interval.next_at_us;
+        // No interval is cut past the end (`cut_due`): a cut time left behind must not wake a
+        // drain that waits on long calls (gRPC streams) in a loop that never sleeps.
+        let cut = if self.meter.interval.next_at_us < self.end_us { self.meter.interval.next_at_us } else { u64::MAX };
         let arrival = match &self.when {
             When::Arrivals(a) if !self.draining => a.pacer.next_due().unwrap_or(u64::MAX),
             _ => u64::MAX,

@@ -169,6 +169,20 @@ impl Streams {
         Ok((replies, self.pump(i, now)))
     }
 
+    /// The run is over: every call still sending sends no more (its body ends now, so the
+    /// server answers what it has and the drain waits for no schedule); the slots ended.
+    pub(super) fn end_all(&mut self) -> Vec<usize> {
+        self.due.clear();
+        let mut ended = Vec::new();
+        for (i, call) in self.calls.iter_mut().enumerate() {
+            if let Some(c) = call.as_mut().filter(|c| !c.ended) {
+                c.ended = true;
+                ended.push(i);
+            }
+        }
+        ended
+    }
+
     /// Slot `i`'s call is over (ended, reset or lost): what it kept.
     pub(super) fn take(&mut self, i: usize) -> Option<Call> {
         self.calls.get_mut(i)?.take()

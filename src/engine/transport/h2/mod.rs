@@ -196,6 +196,15 @@ impl Multiplexed for Http2 {
     /// gRPC streams' messages that came due go out, each link written once.
     fn expire_timers(&mut self, host: &mut impl Host, now: u64) {
         let Some(streams) = self.grpc.as_mut() else { return };
+        if host.draining() {
+            // -d (or Ctrl-C) ends the load: streams stop sending rather than run their course.
+            for i in streams.end_all() {
+                self.stream_send(host, i, &grpc::Outcome { push: Vec::new(), end: true });
+                let l = self.mux.of(i);
+                self.flush_link(host, l);
+            }
+            return;
+        }
         let due = streams.expired(now);
         let mut touched = Vec::new();
         for (i, outcome) in due {
