@@ -58,6 +58,11 @@ the ratio strain/peer of those medians (< 1 favours strain).  Issue 3 asks
 for strain's CPU per request below every peer's (ratio < 1.0) with the rate
 held within 0.5 %, and sets the goal strain <= 0.75x h2load.
 
+The tool ``floor`` (issue 33) is bench/floor/paced.c, compiled here with ``cc -O2``: the
+least a generator can do to hold the rate (one thread, epoll, one request in flight per
+connection, due requests written at each 1 ms tick, answers read, nothing recorded).  It is
+reported with strain's ratio to it, as a reference, not a peer.
+
 Options for comparing strain's own settings in the same run:
 ``--strain-args "..."`` adds arguments to every strain command line, and
 the tool ``strain-alt`` (``--tools strain,strain-alt,h2load``) runs the
@@ -88,8 +93,13 @@ from driver.cli import SetupError, fmt_dur, log
 from driver.report import f_kib, f_num, f_ratio, flags, pct, ratio
 from driver.servers import hello_nginx
 
-TOOLS = ("strain", "h2load", "oha", "strain-alt")
-DEFAULT_TOOLS = ("strain", "h2load", "oha")
+TOOLS = ("strain", "h2load", "oha", "strain-alt", "floor")
+DEFAULT_TOOLS = ("strain", "h2load", "oha", "floor")
+# The floor for a held rate (issue 33): bench/floor/paced.c, built here with cc -O2.  A
+# reference like strain-alt, not a peer: the requirements ignore it; strain's ratio to it is
+# reported.
+REFERENCES = ("strain-alt", "floor")
+FLOOR_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "floor", "paced.c")
 # Tools that run the strain binary.  "strain-alt" is the same binary with
 # --alt-args added (e.g. "--tick 0"), to compare two settings in one run; it
 # is a reference, not a peer: the issue-3 requirements ignore it.
@@ -113,10 +123,36 @@ def tool_argv(tool, args, url, json_path, duration):
         argv = [args.h2load] + args.h2load_args + ["-t1", "-c%d" % args.connections,
                                                    "--rps=%s" % per_client_rps(args),
                                                    "-D", "%g" % duration, url]
+    elif tool == "floor":
+        hostport = url.split("://", 1)[1].split("/", 1)[0]
+        host, port = hostport.rsplit(":", 1)
+        argv = [args.floor, host, port, str(args.connections), str(args.rate), "%g" % duration,
+                "1000"]
     else:
         argv = [args.oha, "--no-tui", "-z", dur, "-c", str(args.connections),
                 "-q", str(args.rate), "--output-format", "json", url]
     return proc.pinned(args.gen_cpu, argv)
+
+
+def build_floor(tmpdir):
+    """Compiles the floor (bench/floor/paced.c) into `tmpdir`; its path."""
+    out = os.path.join(tmpdir, "paced")
+    proc.run(["cc", "-O2", "-o", out, FLOOR_SOURCE], timeout=120)
+    if not os.path.exists(out):
+        raise SetupError("cannot build %s with cc" % FLOOR_SOURCE)
+    return out
+
+
+def parse_floor(run):
+    """The floor's one JSON line: requests answered, late, unsent, its duration."""
+    import json
+    for line in reversed(run["stdout"].splitlines()):
+        if line.startswith("{"):
+            out = json.loads(line)
+            out["ok"] = out["requests"]
+            return out
+    run["problems"].append("no result line from the floor")
+    return {}
 
 
 def per_client_rps(args):
@@ -152,6 +188,8 @@ def rate_run(tool, args, nginx, tmpdir, rnd):
         parsed = tools.parse_strain(run, json_path)
     elif tool == "h2load":
         parsed = tools.parse_h2load(run)
+    elif tool == "floor":
+        parsed = parse_floor(run)
     else:
         parsed = tools.parse_oha(run)
     run["parsed"] = parsed
@@ -234,7 +272,7 @@ def summarize(args, info, tls, skipped, runs, cmds):
                   "gen_cpu_share": ratio(1, cmp["gen_cpu_share"]["ratios"][t])}
               for t in tls if t != "strain" and "strain" in tls}
     held = [r["rate_held"] for r in by.get("strain", [])]
-    peers = {t: v for t, v in ratios.items() if t not in STRAINS}
+    peers = {t: v for t, v in ratios.items() if t not in STRAINS + REFERENCES}
     h2 = (ratios.get("h2load") or {}).get("cpu_per_request")
     req = {"strain_cpu_per_request_below_every_peer":
            (all(v["cpu_per_request"] is not None and v["cpu_per_request"] < 1.0
@@ -341,6 +379,9 @@ def main(stack):
     info = cli.machine_info(versions)
     info["rlimit_nofile"] = nofile
     tmpdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="strain-bench-rate-"))
+    if "floor" in tls:
+        cli.require(("cc",), "apt-get install -y gcc")
+        args.floor = build_floor(tmpdir)
     nginx, cmd = hello_nginx(stack, args.server_cpu, nofile)
     cmds = [cmd]
     if args.warmup > 0 and set(STRAINS) & set(tls):
@@ -352,6 +393,8 @@ def main(stack):
         args.rounds, "/".join(tls), args.connections, fmt_dur(args.duration), args.rate))
     runs = []
     names = {args.strain: "STRAIN", args.h2load: "h2load", args.oha: "oha"}
+    if "floor" in tls:
+        names[args.floor] = "FLOOR"
     for i, tool in measure.schedule(args.rounds, tls):
         runs.append(rate_run(tool, args, nginx, tmpdir, i))
         print_run_line(runs[-1])
