@@ -24,7 +24,8 @@ pub fn run(f: &GrpcFlags) -> Result<i32, CliError> {
         None => {}
     }
     let url = f.url.as_deref().ok_or_else(|| CliError::Usage("strain grpc needs the server's URL".into()))?;
-    let (config, workload) = grpc_load(url, &f.call, &f.connect, Some(load::RunShape::of(&f.run)), 0)?;
+    let (config, workload) =
+        grpc_load(url, &f.call, &f.connect, Some(load::RunShape::of(&f.run)), crate::defaults::CONNECTIONS)?;
     let checks = load::checks(&f.run, &config, false)?;
     let outputs = load::outputs(&config, &f.run);
     let stop = stop_flag()?;
@@ -46,7 +47,7 @@ fn find_max(f: &GrpcFindMaxFlags) -> Result<i32, CliError> {
 fn compare(f: &GrpcCompareFlags) -> Result<i32, CliError> {
     let shape = super::compare::ab_shape(&f.length, &f.runner)?;
     let side = |url: &str, prepare: &Option<String>| -> Result<AbSide, CliError> {
-        let (config, workload) = grpc_load(url, &f.call, &f.connect, Some(shape), 0)?;
+        let (config, workload) = grpc_load(url, &f.call, &f.connect, Some(shape), crate::defaults::CONNECTIONS)?;
         Ok(AbSide { config, workload, prepare: prepare.clone() })
     };
     let (a, b) = (side(&f.a, &f.runner.prepare_a)?, side(&f.b, &f.runner.prepare_b)?);
@@ -55,7 +56,7 @@ fn compare(f: &GrpcCompareFlags) -> Result<i32, CliError> {
 }
 
 /// The load of calls to `url`: HTTP/2 whatever the flags, the run's shape (`None` for a
-/// search), and the calls as its workload. `-c` defaults to `connections` (0: strain's usual).
+/// search), and the calls as its workload. `-c` defaults to `connections`.
 fn grpc_load(
     url: &str,
     call: &CallFlags,
@@ -66,11 +67,10 @@ fn grpc_load(
     if connect.http1 || connect.http3 {
         return Err(CliError::Usage("gRPC travels over HTTP/2: drop --http1.1 and --http3".into()));
     }
-    let target = Target::parse(url)?;
     let mut connect = connect.clone();
     connect.http2 = true;
-    let connections = if connections == 0 { crate::defaults::CONNECTIONS } else { connections };
     let mut config = load::load(url, &connect, shape, None, connections)?;
+    let target = config.target.clone();
     if target.path != "/" {
         return Err(CliError::Usage(format!(
             "{url}: a gRPC server's URL is http[s]://host:port; the method goes in --call"
@@ -93,14 +93,13 @@ fn grpc_load(
 
 /// The calls the flags describe, and the headers each carries; every failure is one line.
 fn calls(f: &CallFlags, target: &Target, config: &Config) -> Result<(CallPlan, Vec<Header>), CliError> {
-    let usage = |e: &dyn std::fmt::Display| CliError::Usage(e.to_string());
+    let name =
+        f.call.as_deref().ok_or_else(|| CliError::Usage("--call names the method: PKG.Service/Method".into()))?;
     let pool = match (&f.protoset, f.protos.is_empty()) {
         (Some(path), _) => schema::from_protoset(path).map_err(|e| usage(&e))?,
         (None, false) => schema::compile(&f.protos, &f.import_paths).map_err(|e| usage(&e))?,
-        (None, true) => reflect(f, target, config)?,
+        (None, true) => reflect(name, target, config)?,
     };
-    let name =
-        f.call.as_deref().ok_or_else(|| CliError::Usage("--call names the method: PKG.Service/Method".into()))?;
     let method: Method = schema::find_method(&pool, name).map_err(|e| usage(&e))?;
     let messages = match (&f.data, &f.data_file, &f.data_bin) {
         (Some(json), _, _) => Messages::from_json(&method.input, json),
@@ -136,10 +135,7 @@ fn calls(f: &CallFlags, target: &Target, config: &Config) -> Result<(CallPlan, V
 
 /// The schema the server's reflection gives for the called service (one connection, before
 /// any load).
-fn reflect(f: &CallFlags, target: &Target, config: &Config) -> Result<prost_reflect::DescriptorPool, CliError> {
-    let usage = |e: &dyn std::fmt::Display| CliError::Usage(e.to_string());
-    let name =
-        f.call.as_deref().ok_or_else(|| CliError::Usage("--call names the method: PKG.Service/Method".into()))?;
+fn reflect(name: &str, target: &Target, config: &Config) -> Result<prost_reflect::DescriptorPool, CliError> {
     let (service, _) = schema::split_call(name).map_err(|e| usage(&e))?;
     let addr = match &config.unix_socket {
         Some(_) => {
@@ -157,6 +153,11 @@ fn reflect(f: &CallFlags, target: &Target, config: &Config) -> Result<prost_refl
     };
     crate::grpc::reflect::fetch(addr, &target.host_header(), tls.as_ref(), service, config.timeout)
         .map_err(|e| usage(&e))
+}
+
+/// A schema, message or reflection error as the one line the binary prints (exit 2).
+fn usage(e: &dyn std::fmt::Display) -> CliError {
+    CliError::Usage(e.to_string())
 }
 
 /// How a client-streaming or bidi call sends its messages; `None` for a call whose request is

@@ -190,8 +190,7 @@ impl Recorder {
     /// Records a complete response.
     #[inline]
     pub fn response(&mut self, status: u16, latency_us: u64) {
-        self.counted(status);
-        self.latency_us.saturating_record(latency_us.clamp(1, MAX_LATENCY_US));
+        self.answered(Some(status), latency_us, None);
     }
 
     /// Counts a response whose latency is recorded with another (pipelining).
@@ -207,8 +206,21 @@ impl Recorder {
     /// Records a complete paced response: corrected and uncorrected latency.
     #[inline]
     pub fn paced_response(&mut self, status: u16, corrected_us: u64, uncorrected_us: u64) {
-        self.response(status, corrected_us);
-        self.uncorrected_us.saturating_record(uncorrected_us.clamp(1, MAX_LATENCY_US));
+        self.answered(Some(status), corrected_us, Some(uncorrected_us));
+    }
+
+    /// Records a complete answer: its status when it had one (a gRPC call its server reset
+    /// has none), its latency, and in rate mode its latency from the actual send.
+    #[inline]
+    pub fn answered(&mut self, status: Option<u16>, latency_us: u64, uncorrected_us: Option<u64>) {
+        match status {
+            Some(status) => self.counted(status),
+            None => self.requests += 1,
+        }
+        self.latency_us.saturating_record(latency_us.clamp(1, MAX_LATENCY_US));
+        if let Some(u) = uncorrected_us {
+            self.uncorrected_us.saturating_record(u.clamp(1, MAX_LATENCY_US));
+        }
     }
 
     /// Counts a failure.

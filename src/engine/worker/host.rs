@@ -218,17 +218,9 @@ impl Host for Core<'_> {
 
     fn stream_reply(&mut self, _i: usize, due_us: u64, sent_us: u64) {
         let now = self.clock.now_us();
-        let (corrected, uncorrected) = (now.saturating_sub(due_us), now.saturating_sub(sent_us));
-        let rec = &mut self.meter.rec;
-        if matches!(self.when, When::Paced(_)) {
-            rec.paced_response(200, corrected, uncorrected);
-            if let Some(u) = self.meter.interval.uncorrected_us.as_mut() {
-                u.saturating_record(uncorrected.clamp(1, crate::stats::MAX_LATENCY_US));
-            }
-        } else {
-            rec.response(200, corrected);
-        }
-        self.meter.interval.latency_us.saturating_record(corrected.clamp(1, crate::stats::MAX_LATENCY_US));
+        // From its message's due time whatever the mode; from its send only in rate mode.
+        let uncorrected = matches!(self.when, When::Paced(_)).then(|| now.saturating_sub(sent_us));
+        self.record_answer(Some(200), now.saturating_sub(due_us), uncorrected);
     }
 
     fn stream_ended(&mut self, i: usize, status: u16, trailers: &Captured) {

@@ -476,23 +476,26 @@ impl<'a> Core<'a> {
     fn record_response(&mut self, i: usize, status: u16) {
         let now = self.clock.now_us();
         let s = &self.slots[i];
-        let rec = &mut self.meter.rec;
-        let latency = if matches!(self.when, When::Paced(_)) {
-            let (corrected, uncorrected) = (now.saturating_sub(s.intended_us), now.saturating_sub(s.sent_us));
-            rec.paced_response(status, corrected, uncorrected);
-            if let Some(u) = self.meter.interval.uncorrected_us.as_mut() {
-                u.saturating_record(uncorrected.clamp(1, crate::stats::MAX_LATENCY_US));
-            }
-            corrected
+        let (latency, uncorrected) = if matches!(self.when, When::Paced(_)) {
+            (now.saturating_sub(s.intended_us), Some(now.saturating_sub(s.sent_us)))
         } else {
-            let latency = now.saturating_sub(s.sent_us);
-            rec.response(status, latency);
-            latency
+            (now.saturating_sub(s.sent_us), None)
         };
-        self.meter.interval.latency_us.saturating_record(latency.clamp(1, crate::stats::MAX_LATENCY_US));
+        self.record_answer(Some(status), latency, uncorrected);
         if let Some(k) = self.requests.target_of(i) {
             self.meter.rec.target_done(k, latency);
         }
+    }
+
+    /// Records an answer in the run's and the interval's histograms: its status if it had
+    /// one, its latency, and in rate mode (`uncorrected`) its latency from the actual send.
+    pub(super) fn record_answer(&mut self, status: Option<u16>, latency: u64, uncorrected: Option<u64>) {
+        let clamp = |us: u64| us.clamp(1, crate::stats::MAX_LATENCY_US);
+        self.meter.rec.answered(status, latency, uncorrected);
+        if let (Some(u), Some(h)) = (uncorrected, self.meter.interval.uncorrected_us.as_mut()) {
+            h.saturating_record(clamp(u));
+        }
+        self.meter.interval.latency_us.saturating_record(clamp(latency));
     }
 
     /// Sets slot `i`'s request deadline from now.

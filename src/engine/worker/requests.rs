@@ -468,18 +468,17 @@ impl Core<'_> {
         let now = self.clock.now_us();
         let s = &self.slots[i];
         let passed = g.plan.deadline_us.is_some_and(|d| now.saturating_sub(s.sent_us) >= d);
-        let latency = now.saturating_sub(s.intended_us).clamp(1, crate::stats::MAX_LATENCY_US);
+        let latency = now.saturating_sub(s.intended_us);
+        let uncorrected = matches!(self.when, When::Paced(_)).then(|| now.saturating_sub(s.sent_us));
         let sent = g.sizes.get(i).copied().unwrap_or(0);
         let streamed = g.plan.streaming.is_some();
+        let status = crate::grpc::status::Code::of_reset(code, passed);
+        self.record_answer(None, latency, uncorrected);
         let rec = &mut self.meter.rec;
-        rec.requests += 1;
-        rec.latency_us.saturating_record(latency);
-        self.meter.interval.latency_us.saturating_record(latency);
         if !streamed {
             rec.grpc.messages_sent += 1;
             rec.grpc.message_bytes_sent += sent;
         }
-        let status = crate::grpc::status::Code::of_reset(code, passed);
         rec.grpc.codes[status] += 1;
         if status != crate::grpc::status::Code::Ok {
             rec.status_errors += 1;

@@ -193,29 +193,22 @@ impl Multiplexed for Http2 {
         self.grpc.as_mut()?.next_due()
     }
 
-    /// gRPC streams' messages that came due go out, each link written once.
+    /// gRPC streams' messages that came due go out, each link written once; once the run is
+    /// over (-d, Ctrl-C) streams stop sending rather than run their course.
     fn expire_timers(&mut self, host: &mut impl Host, now: u64) {
         let Some(streams) = self.grpc.as_mut() else { return };
-        if host.draining() {
-            // -d (or Ctrl-C) ends the load: streams stop sending rather than run their course.
-            for i in streams.end_all() {
-                self.stream_send(host, i, &grpc::Outcome { push: Vec::new(), end: true });
-                let l = self.mux.of(i);
-                self.flush_link(host, l);
-            }
-            return;
+        let due: Vec<(usize, grpc::Outcome)> = if host.draining() {
+            streams.end_all().into_iter().map(|i| (i, grpc::Outcome { push: Vec::new(), end: true })).collect()
+        } else {
+            streams.expired(now)
+        };
+        let mut links: Vec<usize> = due.iter().map(|(i, _)| self.mux.of(*i)).collect();
+        for (i, outcome) in &due {
+            self.stream_send(host, *i, outcome);
         }
-        let due = streams.expired(now);
-        let mut touched = Vec::new();
-        for (i, outcome) in due {
-            let l = self.mux.of(i);
-            self.stream_send(host, i, &outcome);
-            if touched.last() != Some(&l) {
-                touched.push(l);
-            }
-        }
-        touched.dedup();
-        for l in touched {
+        links.sort_unstable();
+        links.dedup();
+        for l in links {
             self.flush_link(host, l);
         }
     }

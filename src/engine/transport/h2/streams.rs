@@ -39,12 +39,7 @@ impl Http2 {
                 }
                 Event::Closed { stream, code } => self.stream_closed(host, l, stream, code),
                 Event::GoAway { .. } => host.note(Note::H2GoAway),
-                Event::Body { stream, data } => {
-                    if let Some(&i) = self.links[l].by_stream.get(&stream) {
-                        host.first_data(i as usize);
-                    }
-                    self.stream_reply(host, l, stream, &data);
-                }
+                Event::Body { stream, data } => self.stream_reply(host, l, stream, &data),
                 Event::Fields { stream, fields } => {
                     let Some(&i) = self.links[l].by_stream.get(&stream) else { continue };
                     if let Some(call) = self.grpc.as_mut().and_then(|g| g.call(i as usize)) {
@@ -109,6 +104,7 @@ impl Http2 {
     fn stream_reply(&mut self, host: &mut impl Host, l: usize, stream: i32, data: &[u8]) {
         let Some(&i) = self.links[l].by_stream.get(&stream) else { return };
         let i = i as usize;
+        host.first_data(i);
         let Some(streams) = self.grpc.as_mut() else { return };
         match streams.reply(i, data, host.now()) {
             Ok((replies, outcome)) => {
