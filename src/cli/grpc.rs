@@ -24,6 +24,8 @@ pub fn run(f: &GrpcFlags) -> Result<i32, CliError> {
         None => {}
     }
     let url = f.url.as_deref().ok_or_else(|| CliError::Usage("strain grpc needs the server's URL".into()))?;
+    // A report that cannot be written is said before reflection asks the server anything.
+    super::check_files(&f.run.files, f.run.live.hdr_log.as_deref())?;
     let (config, workload) =
         grpc_load(url, &f.call, &f.connect, Some(load::RunShape::of(&f.run)), crate::defaults::CONNECTIONS)?;
     let checks = load::checks(&f.run, &config, false)?;
@@ -36,6 +38,7 @@ pub fn run(f: &GrpcFlags) -> Result<i32, CliError> {
 
 /// `strain grpc find-max`: the capacity search over the calls.
 fn find_max(f: &GrpcFindMaxFlags) -> Result<i32, CliError> {
+    super::check_files(&f.files, None)?;
     let (config, workload) = grpc_load(&f.url, &f.call, &f.connect, None, crate::defaults::SEARCH_CONNECTIONS)?;
     let search = super::find_max::search_config(&f.search, config, workload)?;
     let stop = stop_flag()?;
@@ -45,6 +48,7 @@ fn find_max(f: &GrpcFindMaxFlags) -> Result<i32, CliError> {
 
 /// `strain grpc compare`: the A/B runner over the same calls to two servers.
 fn compare(f: &GrpcCompareFlags) -> Result<i32, CliError> {
+    super::check_files(&f.files, None)?;
     let shape = super::compare::ab_shape(&f.length, &f.runner)?;
     let side = |url: &str, prepare: &Option<String>| -> Result<AbSide, CliError> {
         let (config, workload) = grpc_load(url, &f.call, &f.connect, Some(shape), crate::defaults::CONNECTIONS)?;

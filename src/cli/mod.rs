@@ -20,7 +20,7 @@ pub mod report;
 pub mod run;
 pub mod units;
 
-pub(crate) use print::{check_writable, run_and_report, write_file, write_result};
+pub(crate) use print::{check_files, check_writable, run_and_report, write_file, write_result};
 
 pub use error::{
     CliError, EXIT_FAILED, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED, EXIT_OK, EXIT_REGRESSION, EXIT_THRESHOLDS, EXIT_USAGE,

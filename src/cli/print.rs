@@ -355,6 +355,15 @@ pub(crate) fn check_writable(path: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Checks the report files `files` names and an HdrHistogram log, before work that comes
+/// before the run (a replay's scan, a gRPC schema by reflection) is done for nothing.
+pub(crate) fn check_files(files: &super::flags::ResultFiles, hdr_log: Option<&Path>) -> Result<(), CliError> {
+    for path in [files.json.as_deref(), files.html.as_deref(), hdr_log].into_iter().flatten() {
+        check_writable(path)?;
+    }
+    Ok(())
+}
+
 /// Checks every report file a run will write (see [`check_writable`]).
 pub(crate) fn check_outputs(outputs: &Outputs) -> Result<(), CliError> {
     let json = match &outputs.json {

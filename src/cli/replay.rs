@@ -25,12 +25,7 @@ pub fn run(f: &ReplayFlags) -> Result<i32, CliError> {
     }
     let plan = plan(f, files, url)?;
     // A report that cannot be written is said before the scan, which reads every recording.
-    let live = &f.run.live;
-    for path in
-        [f.run.files.json.as_deref(), f.run.files.html.as_deref(), live.hdr_log.as_deref()].into_iter().flatten()
-    {
-        super::check_writable(path)?;
-    }
+    super::check_files(&f.run.files, f.run.live.hdr_log.as_deref())?;
     let scan = feed::scan(&plan).map_err(replay_error)?;
     let speed = scan.speed(plan.pace);
     let servers = &scan.servers;

@@ -448,3 +448,23 @@ fn strains_origin_answers_every_kind_of_call_exactly() {
     // The load's messages each way, and one each way per reflection call.
     assert_eq!(s["grpc"]["messages_received"].as_u64(), Some(20 + 20 + 80 + 80 + 4 * 2), "{s}");
 }
+
+/// A report file that cannot be written is said before reflection asks the server anything:
+/// one line, exit 2, and the origin saw no call at all.
+#[test]
+fn an_unwritable_report_is_refused_before_reflection() {
+    let origin = crate::harness::Origin::start(&["--grpc", "-t", "1"]);
+    let url = format!("http://{}", origin.addr);
+    for flag in ["--json", "--html"] {
+        let run =
+            strain_raw(&["grpc", "--call", "strain.echo.v1.Echo/Unary", flag, "/no/such/dir/out", "-n", "5", &url]);
+        assert_eq!(run.code, 2, "{flag}: {}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{flag}: {}", run.stderr);
+        assert!(run.stderr.contains("cannot write /no/such/dir/out"), "{flag}: {}", run.stderr);
+    }
+    let page = crate::proxies::http_get(origin.addr, "/_strain/stats").expect("the stats page");
+    let body = page.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    let s: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert_eq!(s["grpc"]["calls"]["reflection"], 0, "{s}");
+    assert_eq!(s["grpc"]["calls"]["unary"], 0, "{s}");
+}
