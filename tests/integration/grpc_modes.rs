@@ -258,6 +258,9 @@ fn the_html_page_has_the_grpc_panel_with_calls_by_status() {
     assert!(!log.contains("CONSOLE") && !log.contains("Uncaught") && !log.contains("Refused"), "console: {log}");
     assert!(dom.contains("<td data-metric=\"grpc_codes\">NOT_FOUND 20, OK 180</td>"), "{dom}");
     assert!(dom.contains("class=\"legend\">status<"), "the status errors' layer: {dom}");
+    // The errors chart says what a gRPC run's status errors are (not HTTP's above 399).
+    assert!(dom.contains("status: calls that did not end OK."), "{dom}");
+    assert!(!dom.contains("status: responses above 399."), "{dom}");
 }
 
 /// The value of `strain_grpc_calls_total{code="CODE"}` in a scrape, when it has one.

@@ -417,7 +417,7 @@ fn errors(o: &Overlay, tl: &Timeline) -> String {
         return "<figure class=\"panel note\" data-panel=\"errors\"><p>Errors: no errors</p></figure>\n".into();
     }
     let mut out = String::new();
-    for (i, (label, _)) in o.results.iter().enumerate() {
+    for (i, (label, doc)) in o.results.iter().enumerate() {
         let rows = &tl.rows[i].rows;
         let kinds = keys(rows, |r| &r.errors_by_kind);
         if kinds.is_empty() {
@@ -449,7 +449,10 @@ fn errors(o: &Overlay, tl: &Timeline) -> String {
             x_tip: &at_time,
             y_tip: &count,
         };
-        out.push_str(&panel(&chart::stacked(&f, &xs, &layers), "status: responses above 399."));
+        // A gRPC run counts its calls that did not end OK as its status errors.
+        let status =
+            if doc.grpc.is_some() { "status: calls that did not end OK." } else { "status: responses above 399." };
+        out.push_str(&panel(&chart::stacked(&f, &xs, &layers), status));
     }
     out
 }
