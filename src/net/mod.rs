@@ -5,6 +5,7 @@
 //! are encrypted.
 
 pub mod host;
+pub mod pages;
 pub mod stream;
 pub mod tls;
 

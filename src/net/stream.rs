@@ -135,6 +135,16 @@ impl Stream {
         }
     }
 
+    /// Sends `pages` from byte `from` by reference; `None` over TLS, whose bytes must pass
+    /// through rustls (the caller writes them instead).
+    pub fn send_pages(&mut self, pages: &super::pages::Pages, from: usize) -> Option<io::Result<usize>> {
+        match self {
+            Stream::Plain(s) => Some(pages.send(s, from)),
+            Stream::Unix(s) => Some(pages.send(s, from)),
+            Stream::Tls(_) => None,
+        }
+    }
+
     /// Sends buffered ciphertext; `Ok(true)` when nothing is left to send.
     pub fn flush(&mut self) -> io::Result<bool> {
         match self {

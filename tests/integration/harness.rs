@@ -406,6 +406,12 @@ impl Nginx {
         Nginx::start_full(http_extra, server_body, false, false)
     }
 
+    /// nginx with `http_extra` in its http block and `server_body` in a server over HTTP/1.1,
+    /// TLS or not.
+    pub fn start_http1(http_extra: &str, server_body: &str, tls: bool) -> Nginx {
+        Nginx::start_full(http_extra, server_body, tls, false)
+    }
+
     fn start_full(http_extra: &str, server_body: &str, tls: bool, h2: bool) -> Nginx {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path().display().to_string();

@@ -462,3 +462,47 @@ fn minus_n_against_a_closed_port_ends_after_the_timeout() {
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(start.elapsed() < std::time::Duration::from_secs(3), "{:?}", start.elapsed());
 }
+
+#[test]
+fn a_large_body_file_arrives_whole_over_http_and_https_closed_loop_and_paced() {
+    // Plain HTTP/1.1 sends a body this large by reference from a memory file (sendfile); TLS
+    // writes it through rustls. nginx's WebDAV PUT stores each body: the stored file must be the
+    // body, byte for byte, and every request nginx logged must have carried all of it.
+    let _alone = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("body.bin");
+    let bytes: Vec<u8> = (0..(1u32 << 20) + 3).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    std::fs::write(&file, &bytes).unwrap();
+    let body = file.to_str().unwrap();
+    for (tls, flags) in [(false, "-t 2 -c 4 -d 500ms"), (false, "-t 1 -c 2 -R 40 -d 1s"), (true, "-t 1 -c 2 -d 500ms")]
+    {
+        // nginx's workers (nobody, under a root master) store the bodies: a directory they may write.
+        let store = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(store.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+        let server = format!(
+            "access_log requests.log reqs; client_max_body_size 4m; client_body_temp_path {0}; \
+             location / {{ root {0}; dav_methods PUT; }}",
+            store.path().display()
+        );
+        let mut nginx = Nginx::start_http1(LOG, &server, tls);
+        let url = format!("{}up.bin", nginx.url());
+        let mut a = args(flags);
+        a.extend(["-k", "-X", "PUT", "--body-file", body, &url]);
+        let run = strain(&a);
+        assert_eq!(run.code, 0, "{flags}: {}", run.stderr);
+        let requests = run.num("/requests");
+        assert!(requests >= 10, "{flags}: {requests}");
+        let log = logged(&mut nginx);
+        assert_eq!(log.len() as u64, requests, "{flags}: every response strain counted is one nginx logged");
+        let head = log[0].3 - bytes.len() as u64;
+        for (m, path, cl, length, status) in &log {
+            assert_eq!((m.as_str(), path.as_str()), ("PUT", "/up.bin"), "{flags}");
+            assert_eq!(cl.parse::<usize>().unwrap(), bytes.len(), "{flags}");
+            assert!(matches!(status, 201 | 204), "{flags}: {status}");
+            assert_eq!(*length, head + bytes.len() as u64, "{flags}: the whole body came");
+        }
+        assert!(head < 200, "{flags}: {head}");
+        let stored = std::fs::read(store.path().join("up.bin")).unwrap();
+        assert!(stored == bytes, "{flags}: the stored body differs from the file sent");
+    }
+}

@@ -205,10 +205,15 @@ impl Http1 {
     /// Writes what is left of the request; the slot reads once all of it is on the wire.
     fn write(&mut self, host: &mut impl Host, i: usize) {
         let req = host.request(i);
+        let pages = host.request_pages(i);
         let c = &mut self.conns[i];
         let Some(stream) = c.stream.as_mut() else { return };
         while c.written < req.len() {
-            match stream.write(&req[c.written..]) {
+            let sent = match pages.and_then(|p| stream.send_pages(p, c.written)) {
+                Some(sent) => sent,
+                None => stream.write(&req[c.written..]),
+            };
+            match sent {
                 Ok(0) => return self.fail(host, i, ErrorKind::Write),
                 Ok(n) => c.written += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,

@@ -179,6 +179,9 @@ pub trait Host {
 
     /// Slot `i`'s current request as HTTP/1 bytes.
     fn request(&self, i: usize) -> &[u8];
+    /// Slot `i`'s current request in a memory file, to send by reference, when it is large
+    /// and the same every time.
+    fn request_pages(&self, i: usize) -> Option<&crate::net::pages::Pages>;
     /// Slot `i`'s current request when it is not the URL's fixed one (a script's, a proxy
     /// test's, a target's), as HTTP/1 bytes.
     fn built(&self, i: usize) -> Option<&[u8]>;

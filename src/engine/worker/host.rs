@@ -162,6 +162,10 @@ impl Host for Core<'_> {
         self.requests.bytes(i)
     }
 
+    fn request_pages(&self, _: usize) -> Option<&crate::net::pages::Pages> {
+        self.requests.pages()
+    }
+
     fn built(&self, i: usize) -> Option<&[u8]> {
         self.requests.built(i)
     }

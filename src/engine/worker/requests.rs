@@ -17,8 +17,9 @@ use crate::script::{ScriptError, ThreadScript};
 
 /// What this thread sends, and the hooks that come with it.
 pub(super) enum Requests<'a> {
-    /// The rendered request, the same every time.
-    Fixed(Vec<u8>),
+    /// The rendered request, the same every time, and when it is large and goes over plain
+    /// HTTP/1.1, its bytes in a memory file to send by reference.
+    Fixed(Vec<u8>, Option<crate::net::pages::Pages>),
     /// A wrk Lua script.
     Script(Scripted),
     /// A proxy test's document chooser.
@@ -191,7 +192,14 @@ impl<'a> Requests<'a> {
                 let built = (0..slots).map(|_| (Vec::new(), Sent::default())).collect();
                 Ok((Requests::Proxy(Proxied { client, built }), 1))
             }
-            _ => Ok((Requests::Fixed(plan.request.clone()), 1)),
+            _ => {
+                let pages = if plan.protocol == crate::config::Protocol::Http1 && !plan.https() {
+                    crate::net::pages::Pages::of(&plan.request)
+                } else {
+                    None
+                };
+                Ok((Requests::Fixed(plan.request.clone(), pages), 1))
+            }
         }
     }
 
@@ -206,7 +214,7 @@ impl<'a> Requests<'a> {
     /// Whether responses are kept whole for a hook or a content check.
     pub(super) fn captures(&self) -> bool {
         match self {
-            Requests::Fixed(_) => false,
+            Requests::Fixed(..) => false,
             Requests::Script(s) => s.lua.wants_responses(),
             Requests::Proxy(p) => p.client.checks_content(),
             Requests::Targets(_) | Requests::Replay(_) => false,
@@ -235,16 +243,24 @@ impl<'a> Requests<'a> {
     /// Slot `i`'s current request as HTTP/1 bytes.
     pub(super) fn bytes(&self, i: usize) -> &[u8] {
         self.built(i).unwrap_or(match self {
-            Requests::Fixed(r) => r,
+            Requests::Fixed(r, _) => r,
             _ => &[],
         })
+    }
+
+    /// The fixed request in a memory file, when it is large (slots sending it send it from there).
+    pub(super) fn pages(&self) -> Option<&crate::net::pages::Pages> {
+        match self {
+            Requests::Fixed(_, pages) => pages.as_ref(),
+            _ => None,
+        }
     }
 
     /// Slot `i`'s current request when it is not the URL's fixed one (a script's or a proxy
     /// test's), as HTTP/1 bytes.
     pub(super) fn built(&self, i: usize) -> Option<&[u8]> {
         match self {
-            Requests::Fixed(_) => None,
+            Requests::Fixed(..) => None,
             Requests::Script(s) if s.built.is_empty() => Some(&s.fixed),
             Requests::Script(s) => s.built.get(i).map(Vec::as_slice),
             Requests::Proxy(p) => p.built.get(i).map(|b| b.0.as_slice()),
@@ -297,7 +313,7 @@ impl<'a> Requests<'a> {
     /// Builds slot `i`'s next request; returns whether it is a HEAD.
     pub(super) fn build(&mut self, i: usize) -> Result<bool, ScriptError> {
         match self {
-            Requests::Fixed(r) => Ok(r.starts_with(b"HEAD ")),
+            Requests::Fixed(r, _) => Ok(r.starts_with(b"HEAD ")),
             Requests::Targets(t) => {
                 let k = t.take();
                 if let Some(c) = t.current.get_mut(i) {
