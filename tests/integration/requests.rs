@@ -474,8 +474,19 @@ fn a_large_body_file_arrives_whole_over_http_and_https_closed_loop_and_paced() {
     let bytes: Vec<u8> = (0..(1u32 << 20) + 3).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
     std::fs::write(&file, &bytes).unwrap();
     let body = file.to_str().unwrap();
-    for (tls, flags) in [(false, "-t 2 -c 4 -d 500ms"), (false, "-t 1 -c 2 -R 40 -d 1s"), (true, "-t 1 -c 2 -d 500ms")]
-    {
+    // wrk's way: the body read by the script, sent as the fixed request.
+    let (_lua_dir, lua) = script(&format!(
+        "wrk.method = \"PUT\"\nlocal f = io.open(\"{body}\", \"rb\")\nwrk.body = f:read(\"*a\")\nf:close()\n"
+    ));
+    let put = format!("-X PUT --body-file {body}");
+    let scripted = format!("-s {lua}");
+    let rows = [
+        (false, "-t 2 -c 4 -d 500ms", &put),
+        (false, "-t 1 -c 2 -R 40 -d 1s", &put),
+        (false, "-t 1 -c 2 -d 500ms", &scripted),
+        (true, "-t 1 -c 2 -d 500ms", &put),
+    ];
+    for (tls, flags, how) in rows {
         // nginx's workers (nobody, under a root master) store the bodies: a directory they may write.
         let store = tempfile::tempdir().unwrap();
         std::fs::set_permissions(store.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
@@ -487,7 +498,8 @@ fn a_large_body_file_arrives_whole_over_http_and_https_closed_loop_and_paced() {
         let mut nginx = Nginx::start_http1(LOG, &server, tls);
         let url = format!("{}up.bin", nginx.url());
         let mut a = args(flags);
-        a.extend(["-k", "-X", "PUT", "--body-file", body, &url]);
+        a.extend(args(how));
+        a.extend(["-k", &url]);
         let run = strain(&a);
         assert_eq!(run.code, 0, "{flags}: {}", run.stderr);
         let requests = run.num("/requests");

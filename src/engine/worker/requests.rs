@@ -13,13 +13,14 @@ use crate::engine::slot::State;
 use crate::engine::transport::Op;
 use crate::engine::{EngineError, Plan, SendPlan};
 use crate::http::response::Captured;
+use crate::net::pages::Pages;
 use crate::script::{ScriptError, ThreadScript};
 
 /// What this thread sends, and the hooks that come with it.
 pub(super) enum Requests<'a> {
     /// The rendered request, the same every time, and when it is large and goes over plain
     /// HTTP/1.1, its bytes in a memory file to send by reference.
-    Fixed(Vec<u8>, Option<crate::net::pages::Pages>),
+    Fixed(Vec<u8>, Option<Pages>),
     /// A wrk Lua script.
     Script(Scripted),
     /// A proxy test's document chooser.
@@ -123,6 +124,8 @@ pub(super) struct Scripted {
     pub(super) lua: ThreadScript,
     /// The request written each time when the script has no `request()`.
     fixed: Vec<u8>,
+    /// That request in a memory file, when it is large and goes over plain HTTP/1.1.
+    pages: Option<Pages>,
     /// What `request()` built for each slot (empty when the script has none).
     built: Vec<Vec<u8>>,
     /// The request `request()` returned when its pipeline depth was measured: sent first, so
@@ -150,7 +153,8 @@ impl<'a> Requests<'a> {
                 let fixed = lua.fixed_request().map_or_else(|| plan.request.clone(), <[u8]>::to_vec);
                 let (pipeline, first) = pipeline_depth(&lua, &fixed)?;
                 let built = if lua.builds_requests() { (0..slots).map(|_| Vec::new()).collect() } else { Vec::new() };
-                Ok((Requests::Script(Scripted { lua, fixed, built, first }), pipeline))
+                let pages = if lua.builds_requests() { None } else { pages_for(plan, &fixed) };
+                Ok((Requests::Script(Scripted { lua, fixed, pages, built, first }), pipeline))
             }
             (SendPlan::Targets(t), _) => {
                 let n = plan.segment.count.max(1) as u64;
@@ -192,14 +196,7 @@ impl<'a> Requests<'a> {
                 let built = (0..slots).map(|_| (Vec::new(), Sent::default())).collect();
                 Ok((Requests::Proxy(Proxied { client, built }), 1))
             }
-            _ => {
-                let pages = if plan.protocol == crate::config::Protocol::Http1 && !plan.https() {
-                    crate::net::pages::Pages::of(&plan.request)
-                } else {
-                    None
-                };
-                Ok((Requests::Fixed(plan.request.clone(), pages), 1))
-            }
+            _ => Ok((Requests::Fixed(plan.request.clone(), pages_for(plan, &plan.request)), 1)),
         }
     }
 
@@ -249,9 +246,10 @@ impl<'a> Requests<'a> {
     }
 
     /// The fixed request in a memory file, when it is large (slots sending it send it from there).
-    pub(super) fn pages(&self) -> Option<&crate::net::pages::Pages> {
+    pub(super) fn pages(&self) -> Option<&Pages> {
         match self {
             Requests::Fixed(_, pages) => pages.as_ref(),
+            Requests::Script(s) => s.pages.as_ref(),
             _ => None,
         }
     }
@@ -543,4 +541,14 @@ fn pipeline_depth(script: &ThreadScript, fixed: &[u8]) -> Result<(u32, Option<Ve
 fn process_stream(index: usize) -> u64 {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
     crate::workload::gen::mix(u64::from(std::process::id()) << 32 ^ nanos) ^ index as u64
+}
+
+/// `request` in a memory file to send by reference, when it is large and goes over plain
+/// HTTP/1.1 (HTTP/2 and HTTP/3 frame the body, TLS encrypts it: both copy it anyway).
+fn pages_for(plan: &Plan, request: &[u8]) -> Option<Pages> {
+    if plan.protocol == crate::config::Protocol::Http1 && !plan.https() {
+        Pages::of(request)
+    } else {
+        None
+    }
 }
