@@ -36,6 +36,7 @@ pub mod find_max;
 pub mod grpc;
 pub mod h2;
 pub mod http;
+pub mod ids;
 pub mod merge;
 pub mod metrics;
 pub mod net;

@@ -174,8 +174,13 @@ pub(super) unsafe extern "C" fn on_stream_close(
 ) -> c_int {
     let inbox = inbox(user);
     inbox.bodies.retain(|b| b.0 != stream);
-    inbox.stalled.remove(&stream);
-    inbox.partial.remove(&stream);
+    // Empty but on a server or a stalled upload: a length check, not a lookup, per stream.
+    if !inbox.stalled.is_empty() {
+        inbox.stalled.remove(&stream);
+    }
+    if !inbox.partial.is_empty() {
+        inbox.partial.remove(&stream);
+    }
     // Empty unless streamed: the plain paths pay a length check, not a lookup.
     if !inbox.pipes.is_empty() {
         inbox.pipes.retain(|p| p.0 != stream);

@@ -2,7 +2,7 @@
 //! side received, and the [`Inbox`] nghttp2's callbacks fill (plain data, shared by the
 //! callbacks, which write it, and the session, which drains it).
 
-use std::collections::HashMap;
+use crate::ids::{IdMap, IdSet};
 
 use super::body::Body;
 use super::pipe::Pipe;
@@ -121,19 +121,19 @@ pub struct Inbox {
     /// [`Event::End`]) rather than as [`Event::Request`] and [`Event::Data`].
     pub(super) streamed: bool,
     /// Client, streamed: the fields of header blocks still arriving, by stream.
-    pub(super) fields: HashMap<i32, Fields>,
+    pub(super) fields: IdMap<i32, Fields>,
     /// This side is the server.
     pub(super) server: bool,
     /// Server: requests whose headers are arriving.
-    pub(super) partial: HashMap<i32, RequestHead>,
+    pub(super) partial: IdMap<i32, RequestHead>,
     /// Client: keep each response's headers and body (for a script's `response()` or a
     /// content check) until [`Session::take_captured`].
     pub(super) capture: bool,
-    pub(super) captured: HashMap<i32, Captured>,
+    pub(super) captured: IdMap<i32, Captured>,
     /// The peer's SETTINGS arrived: it speaks HTTP/2 (every endpoint's first frame).
     pub peer_settings: bool,
     /// Streams whose body waited for the peer's flow-control window (counted once each).
-    pub(super) stalled: std::collections::HashSet<i32>,
+    pub(super) stalled: IdSet<i32>,
     /// How many streams ever did.
     pub flow_stalls: u64,
 }

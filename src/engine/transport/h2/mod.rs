@@ -11,7 +11,6 @@
 //! first attempt. A read or protocol error fails every stream in flight on the link and
 //! replaces it.
 
-use std::collections::HashMap;
 use std::io;
 
 use super::mux::{LinkState, Links, Multiplexed};
@@ -20,6 +19,7 @@ use crate::config::Scheme;
 use crate::h2::{Event, Session, Settings};
 use crate::http::fields::FieldRequest;
 use crate::http::response::Captured;
+use crate::ids::IdMap;
 use crate::net::stream::Stream;
 use crate::stats::{ConnectCause, ErrorKind};
 
@@ -41,7 +41,7 @@ struct Link {
     out: Vec<u8>,
     out_at: usize,
     /// Streams in flight: stream id -> slot.
-    by_stream: HashMap<i32, u32>,
+    by_stream: IdMap<i32, u32>,
     /// The server has sent valid HTTP/2: until then the connection is not counted as made,
     /// and its end is a failed connect (a server that does not speak h2c closes or answers
     /// in HTTP/1).
@@ -50,7 +50,7 @@ struct Link {
 
 impl Link {
     fn new() -> Link {
-        Link { stream: None, session: None, out: Vec::new(), out_at: 0, by_stream: HashMap::new(), confirmed: false }
+        Link { stream: None, session: None, out: Vec::new(), out_at: 0, by_stream: IdMap::default(), confirmed: false }
     }
 }
 

@@ -12,7 +12,7 @@
 //! the next connection (counted as retried). A connection that closes fails its streams in
 //! flight and is replaced.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -22,6 +22,7 @@ use super::mux::{LinkState, Links, Multiplexed};
 use super::{Host, Note, Readable, Transport};
 use crate::engine::{EngineError, QuicSetup};
 use crate::http::response::Captured;
+use crate::ids::IdMap;
 use crate::stats::{ConnectCause, ErrorKind};
 
 mod batch;
@@ -51,9 +52,9 @@ struct Link {
     /// The next request stream's id (client-initiated bidirectional: 0, 4, 8, ...).
     next_stream: u64,
     /// The server's unidirectional streams (control, QPACK), by id.
-    uni: HashMap<u64, streams::PeerUni>,
+    uni: IdMap<u64, streams::PeerUni>,
     /// Streams in flight: stream id -> slot.
-    by_stream: HashMap<u64, u32>,
+    by_stream: IdMap<u64, u32>,
     /// Slots whose request waits for the connection to take it (stream limit or flow
     /// control): retried after each read.
     blocked: Vec<u32>,
@@ -74,8 +75,8 @@ impl Link {
             local: any,
             peer: any,
             next_stream: 0,
-            uni: HashMap::new(),
-            by_stream: HashMap::new(),
+            uni: IdMap::default(),
+            by_stream: IdMap::default(),
             blocked: Vec::new(),
             refused_from: None,
             started_us: 0,
