@@ -48,8 +48,11 @@ NGTCP2_V=${NGTCP2_V:-0.12.1+dfsg-1+deb12u1}
 NGHTTP2_V=${NGHTTP2_V:-1.52.0-1+deb12u3}
 
 speaks_h3() {
-  [ -x "$BIN" ] && "$BIN" --version >/dev/null 2>&1 &&
-    ldd "$BIN" | grep -q 'libngtcp2\.' && ldd "$BIN" | grep -q 'libnghttp3\.'
+  # ldd's output is read whole first: `ldd | grep -q` under pipefail fails when grep's early
+  # exit leaves ldd writing into a closed pipe (SIGPIPE).
+  local libs
+  [ -x "$BIN" ] && "$BIN" --version >/dev/null 2>&1 && libs=$(ldd "$BIN") &&
+    grep -q 'libngtcp2\.' <<<"$libs" && grep -q 'libnghttp3\.' <<<"$libs"
 }
 
 if speaks_h3; then

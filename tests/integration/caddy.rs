@@ -69,20 +69,23 @@ impl Caddy {
 
     /// The access log's entries once it stops growing: (protocol, method, uri, remote port).
     pub fn requests(&self) -> Vec<(String, String, String, String)> {
+        let s = |v: &serde_json::Value, k: &str| v["request"][k].as_str().unwrap_or_default().to_string();
+        self.entries().iter().map(|v| (s(v, "proto"), s(v, "method"), s(v, "uri"), s(v, "remote_port"))).collect()
+    }
+
+    /// Each request's client address and port, once the access log stops growing.
+    pub fn clients(&self) -> Vec<(String, String)> {
+        let s = |v: &serde_json::Value, k: &str| v["request"][k].as_str().unwrap_or_default().to_string();
+        self.entries().iter().map(|v| (s(v, "remote_ip"), s(v, "remote_port"))).collect()
+    }
+
+    fn entries(&self) -> Vec<serde_json::Value> {
         let path = self.dir.path().join("access.log");
         let mut last = usize::MAX;
         loop {
             let text = std::fs::read_to_string(&path).unwrap_or_default();
             if text.len() == last {
-                return text
-                    .lines()
-                    .map(|l| {
-                        let v: serde_json::Value = serde_json::from_str(l).unwrap();
-                        let r = &v["request"];
-                        let s = |k: &str| r[k].as_str().unwrap_or_default().to_string();
-                        (s("proto"), s("method"), s("uri"), s("remote_port"))
-                    })
-                    .collect();
+                return text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
             }
             last = text.len();
             thread::sleep(Duration::from_millis(200));

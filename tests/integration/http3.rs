@@ -47,10 +47,30 @@ fn streams_are_multiplexed_on_few_connections() {
     let log = caddy.requests();
     assert_eq!(log.len(), 5000);
     assert!(log.iter().all(|r| r.0 == "HTTP/3.0"));
-    // Two QUIC connections: two client ports carried all 5,000.
+    // Two QUIC connections on the thread's one UDP socket: one client port carried all 5,000.
     let ports: BTreeSet<&String> = log.iter().map(|r| &r.3).collect();
-    assert_eq!(ports.len(), 2, "{ports:?}");
-    assert_eq!(run.json.as_ref().unwrap()["http3"]["streams_per_connection"], 10);
+    assert_eq!(ports.len(), 1, "{ports:?}");
+    let j = run.json.as_ref().unwrap();
+    assert_eq!(j["http3"]["handshakes"], 2, "{}", j["http3"]);
+    assert_eq!(j["http3"]["streams_per_connection"], 10);
+}
+
+#[test]
+fn each_thread_and_source_address_has_one_udp_socket() {
+    // A thread's connections from one local address share a socket: 2 threads x 2 source
+    // addresses are 4 client (address, port) pairs for 8 connections, each address used.
+    let caddy = Caddy::start(HELLO);
+    let url = caddy.url("/").replace("localhost", "127.0.0.1");
+    let run = load("--http3 -k -t 2 -c 8 -n 800 --source-addr 127.0.0.2 --source-addr 127.0.0.3", &url);
+    assert_eq!(run.num("/requests"), 800);
+    let j = run.json.as_ref().unwrap();
+    assert_eq!(j["http3"]["handshakes"], 8, "{}", j["http3"]);
+    let clients = caddy.clients();
+    assert_eq!(clients.len(), 800);
+    let pairs: BTreeSet<&(String, String)> = clients.iter().collect();
+    assert_eq!(pairs.len(), 4, "{pairs:?}");
+    let ips: BTreeSet<&str> = clients.iter().map(|c| c.0.as_str()).collect();
+    assert_eq!(ips, BTreeSet::from(["127.0.0.2", "127.0.0.3"]));
 }
 
 #[test]

@@ -263,6 +263,8 @@ pub trait Transport: Sized {
     fn expire(&mut self, host: &mut impl Host, now: u64);
     /// The run is over: counts what the connections still open hold.
     fn finish(&mut self, host: &mut impl Host);
+    /// The loop turn is about to wait: what the protocol held back to send in one go goes out.
+    fn flush(&mut self, _host: &mut impl Host) {}
     /// `-n`'s last request is sent: whether the count is done, so the run may drain. HTTP/1.1
     /// sends each request once, so it is; a multiplexed protocol waits for the streams in
     /// flight, since a GOAWAY may refuse some unprocessed, and they go again first.

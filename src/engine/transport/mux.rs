@@ -131,6 +131,8 @@ pub trait Multiplexed: Sized {
     fn link_event(&mut self, host: &mut impl Host, l: usize, readable: Readable, writable: bool);
     /// The run is over: counts what the links still open hold.
     fn finish_links(&mut self, host: &mut impl Host);
+    /// The loop turn is about to wait: what it queued to send goes out.
+    fn flush_out(&mut self, _host: &mut impl Host) {}
     /// The protocol's own next timer (QUIC's), if any.
     fn next_timer(&mut self) -> Option<u64> {
         None
@@ -391,5 +393,9 @@ impl<P: Multiplexed> Transport for P {
 
     fn finish(&mut self, host: &mut impl Host) {
         self.finish_links(host);
+    }
+
+    fn flush(&mut self, host: &mut impl Host) {
+        self.flush_out(host);
     }
 }

@@ -168,6 +168,7 @@ impl<'a, T: Transport> Worker<'a, T> {
                 break;
             }
             self.turn(now);
+            self.transport.flush(&mut self.core);
             let wake = self.core.next_wake(now, self.transport.next_deadline());
             let wait = Duration::from_micros(wake.saturating_sub(now).min(MAX_POLL_WAIT_US));
             if let Err(e) = self.core.poll(&mut events, Some(wait)) {

@@ -1,4 +1,4 @@
-//! Starting a QUIC connection: the thread's client configuration, a link's UDP socket, and
+//! Starting a QUIC connection: the thread's client configuration, the connection, and
 //! why a handshake failed, in one line a user can act on.
 
 use std::net::{IpAddr, SocketAddr};
@@ -41,30 +41,15 @@ pub(super) fn client_config(insecure: bool, streams: usize) -> Result<quiche::Co
     Ok(c)
 }
 
-/// A non-blocking UDP socket connected to `peer`, from `source` when given.
-pub(super) fn udp_socket(peer: SocketAddr, source: Option<IpAddr>) -> std::io::Result<mio::net::UdpSocket> {
-    let local = match (source, peer) {
-        (Some(ip), _) => SocketAddr::new(ip, 0),
-        (None, SocketAddr::V4(_)) => SocketAddr::from(([0, 0, 0, 0], 0)),
-        (None, SocketAddr::V6(_)) => SocketAddr::from(([0u16; 8], 0)),
-    };
-    let socket = std::net::UdpSocket::bind(local)?;
-    socket.connect(peer)?;
-    socket.set_nonblocking(true)?;
-    Ok(mio::net::UdpSocket::from_std(socket))
-}
-
-/// A client connection to `peer` for `host`, with a fresh random connection id.
+/// A client connection to `peer` for `host`, with the connection id `scid`.
 pub(super) fn connect(
     host: &str,
+    scid: &[u8],
     local: SocketAddr,
     peer: SocketAddr,
     config: &mut quiche::Config,
 ) -> Result<quiche::Connection, String> {
-    let mut scid = [0u8; quiche::MAX_CONN_ID_LEN];
-    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut scid)
-        .map_err(|_| "no random connection id".to_string())?;
-    let scid = quiche::ConnectionId::from_ref(&scid);
+    let scid = quiche::ConnectionId::from_ref(scid);
     // An address as host is sent without SNI (RFC 6066 allows only names there).
     let name = host.parse::<IpAddr>().is_err().then_some(host);
     quiche::connect(name, &scid, local, peer, config).map_err(|e| format!("QUIC connect: {e}"))

@@ -3,9 +3,9 @@
 //! the UDP socket of each link, feeds it the datagrams that arrive, sends the datagrams it
 //! makes, and calls it back when its timer (loss detection, acknowledgements, idle) is due.
 //!
-//! One connected UDP socket per link: the kernel hands each link its own datagrams (no
-//! connection-id lookup in strain), an ICMP "port unreachable" comes back as a refused
-//! `recv`, and `--source-addr` applies per link as over TCP.
+//! The links of a thread share one UDP socket per local address (see [`socket`]): a loop
+//! turn's datagrams of every link go out in one system call, and each datagram that comes in
+//! finds its link by the connection id strain gave it.
 //!
 //! A timeout resets its stream (H3_REQUEST_CANCELLED) and keeps the connection. A GOAWAY stops
 //! new streams on the link; the streams at or above its id were not processed and go again on
@@ -15,8 +15,6 @@
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::time::Duration;
-
-use mio::{Interest, Token};
 
 use super::mux::{LinkState, Links, Multiplexed};
 use super::{Host, Note, Readable, Transport};
@@ -28,6 +26,7 @@ use crate::stats::{ConnectCause, ErrorKind};
 mod batch;
 mod frames;
 mod handshake;
+mod socket;
 mod streams;
 
 pub use handshake::Failure as HandshakeFailure;
@@ -44,7 +43,10 @@ const NO_ERROR: u64 = 0x100;
 
 /// One QUIC connection: what the protocol keeps of it (the rest is in [`Links`]).
 struct Link {
-    socket: Option<mio::net::UdpSocket>,
+    /// The shared socket it sends on, while connected.
+    sock: Option<usize>,
+    /// The connection id strain gave it: datagrams for it carry this id.
+    scid: [u8; socket::SCID_LEN],
     conn: Option<quiche::Connection>,
     /// Its addresses, for quiche's receive information.
     local: SocketAddr,
@@ -70,7 +72,8 @@ impl Link {
     fn new() -> Link {
         let any = SocketAddr::from(([0, 0, 0, 0], 0));
         Link {
-            socket: None,
+            sock: None,
+            scid: [0; socket::SCID_LEN],
             conn: None,
             local: any,
             peer: any,
@@ -107,10 +110,12 @@ pub struct Http3 {
     /// list (which needs setting order to be expiry order) cannot hold them; a set keyed by
     /// time keeps one entry per link, which a heap with stale entries would not.
     timers: BTreeSet<(u64, u32)>,
-    /// Datagrams being written, one every [`MAX_DATAGRAM`] bytes.
-    out: Vec<u8>,
+    /// The thread's sockets, and the datagrams waiting to go out.
+    sockets: socket::Sockets,
     /// Datagrams read, [`batch::SLOT`] bytes each, and then the streams' bytes.
     buf: Vec<u8>,
+    /// Links that received datagrams in the batch being read (kept for its capacity).
+    touched: Vec<u32>,
 }
 
 /// What a slot's current stream holds.
@@ -148,8 +153,10 @@ impl Http3 {
             host: quic.host.clone(),
             reading: None,
             timers: BTreeSet::new(),
-            out: vec![0; MAX_DATAGRAM * batch::BATCH],
+            // Poll tokens below `count` are the links'; the sockets' follow.
+            sockets: socket::Sockets::new(count),
             buf: vec![0; batch::SLOT * batch::BATCH],
+            touched: Vec::new(),
         })
     }
 
@@ -179,24 +186,23 @@ impl Multiplexed for Http3 {
         self.slots[i].rest = None;
     }
 
-    /// Opens link `l`: a UDP socket connected to its origin and a QUIC handshake.
+    /// Opens link `l`: a QUIC handshake with its origin, on the thread's socket for its source.
     fn connect_link(&mut self, host: &mut impl Host, l: usize) {
         let now = host.now();
         let peer = host.peer(l);
-        let mut socket = match handshake::udp_socket(peer, host.source(l)) {
+        let (k, local) = match self.sockets.for_peer(host.registry(), peer, host.source(l)) {
             Ok(s) => s,
             Err(e) => return self.link_connect_failed(host, l, ConnectCause::of_io(&e), e.to_string()),
         };
-        if let Err(e) = host.registry().register(&mut socket, Token(l), Interest::READABLE | Interest::WRITABLE) {
-            return self.link_connect_failed(host, l, ConnectCause::Other, e.to_string());
-        }
-        let local = socket.local_addr().unwrap_or(peer);
-        let conn = match handshake::connect(&self.host, local, peer, &mut self.config) {
+        let conn = match socket::scid(l).and_then(|id| {
+            self.links[l].scid = id;
+            handshake::connect(&self.host, &id, local, peer, &mut self.config)
+        }) {
             Ok(c) => c,
             Err(e) => return self.link_connect_failed(host, l, ConnectCause::Other, e),
         };
         let link = &mut self.links[l];
-        link.socket = Some(socket);
+        link.sock = Some(k);
         link.conn = Some(conn);
         link.local = local;
         link.peer = peer;
@@ -206,16 +212,14 @@ impl Multiplexed for Http3 {
         self.flush_link(host, l);
     }
 
-    /// Drops link `l`'s connection and socket, counting its packets first.
+    /// Drops link `l`'s connection, counting its packets first.
     fn drop_link(&mut self, host: &mut impl Host, l: usize) {
         self.count_packets(host, l);
         let link = &mut self.links[l];
         if let Some(at) = link.timer.take() {
             self.timers.remove(&(at, l as u32));
         }
-        if let Some(mut s) = link.socket.take() {
-            let _ = host.registry().deregister(&mut s);
-        }
+        link.sock = None;
         link.conn = None;
         link.uni.clear();
         link.by_stream.clear();
@@ -236,16 +240,16 @@ impl Multiplexed for Http3 {
         self.h3_fail(host, i, kind);
     }
 
-    /// A poll event on link `l`'s socket.
-    fn link_event(&mut self, host: &mut impl Host, l: usize, readable: Readable, writable: bool) {
-        if self.mux.life.get(l).is_none_or(|k| k.state == LinkState::Closed) {
-            return;
+    /// A poll event on one of the thread's sockets (the links have none of their own).
+    fn link_event(&mut self, host: &mut impl Host, token: usize, readable: Readable, _writable: bool) {
+        if let (Some(k), true) = (self.sockets.of_token(token), readable != Readable::No) {
+            self.read_socket(host, k);
         }
-        if readable != Readable::No {
-            self.read_link(host, l);
-        } else if writable {
-            self.flush_link(host, l);
-        }
+    }
+
+    /// The datagrams the loop turn queued go out.
+    fn flush_out(&mut self, _host: &mut impl Host) {
+        self.sockets.flush();
     }
 
     /// Ends the links still open at the end of the run (CONNECTION_CLOSE with H3_NO_ERROR, so
@@ -253,14 +257,13 @@ impl Multiplexed for Http3 {
     fn finish_links(&mut self, host: &mut impl Host) {
         for l in 0..self.links.len() {
             let link = &mut self.links[l];
-            if let (Some(conn), Some(socket)) = (link.conn.as_mut(), link.socket.as_ref()) {
+            if let (Some(conn), Some(k)) = (link.conn.as_mut(), link.sock) {
                 let _ = conn.close(true, NO_ERROR, b"");
-                if let Ok((n, _)) = conn.send(&mut self.out) {
-                    let _ = socket.send(&self.out[..n]);
-                }
+                self.sockets.drain(k, conn);
             }
             self.count_packets(host, l);
         }
+        self.sockets.flush();
     }
 
     fn busy(&self, l: usize) -> bool {
@@ -313,81 +316,97 @@ impl Http3 {
         self.reading = None;
     }
 
-    /// Sends what link `l`'s connection has to send, then sets its timer.
+    /// Queues what link `l`'s connection has to send (it goes out with the loop turn's other
+    /// datagrams, or as soon as a batch is full), then sets its timer.
     fn flush_link(&mut self, host: &mut impl Host, l: usize) {
-        use std::os::fd::AsRawFd;
         let link = &mut self.links[l];
-        let (Some(conn), Some(socket)) = (link.conn.as_mut(), link.socket.as_ref()) else { return };
-        let fd = socket.as_raw_fd();
-        let mut lens = [0usize; batch::BATCH];
-        let mut n = 0;
-        loop {
-            let done = match conn.send(&mut self.out[n * MAX_DATAGRAM..(n + 1) * MAX_DATAGRAM]) {
-                Ok((len, _)) => {
-                    lens[n] = len;
-                    n += 1;
-                    false
-                }
-                Err(_) => true,
-            };
-            if n == batch::BATCH || (done && n > 0) {
-                // A full socket buffer loses the datagrams that did not go, and QUIC's loss
-                // recovery sends their frames again, as for datagrams lost on the way.
-                let _ = batch::send_batch(fd, &self.out, MAX_DATAGRAM, &lens[..n]);
-                n = 0;
-            }
-            if done {
-                break;
-            }
-        }
+        let (Some(conn), Some(k)) = (link.conn.as_mut(), link.sock) else { return };
+        self.sockets.drain(k, conn);
         self.set_timer(l, host.now());
         if self.links[l].conn.as_ref().is_some_and(|c| c.is_closed()) {
             self.link_closed(host, l);
         }
     }
 
-    /// Reads every datagram waiting on link `l`, then handles what its connection made of them.
-    fn read_link(&mut self, host: &mut impl Host, l: usize) {
-        use std::os::fd::AsRawFd;
-        let mut refused = None;
+    /// Reads every datagram waiting on socket `k`, each fed to the connection its id names,
+    /// then handles what each connection that heard something made of them.
+    fn read_socket(&mut self, host: &mut impl Host, k: usize) {
+        let Some(to) = self.sockets.local(k) else { return };
         let mut lens = [0usize; batch::BATCH];
-        'batches: loop {
-            let link = &mut self.links[l];
-            let (Some(conn), Some(socket)) = (link.conn.as_mut(), link.socket.as_ref()) else { return };
-            let got = match batch::recv_batch(socket.as_raw_fd(), &mut self.buf, &mut lens) {
+        let mut from = [None; batch::BATCH];
+        let mut touched = std::mem::take(&mut self.touched);
+        let mut version = Vec::new();
+        let mut refused = false;
+        loop {
+            let got = match self.sockets.recv(k, &mut self.buf, &mut lens, &mut from) {
                 Ok(0) => break,
                 Ok(got) => got,
                 Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                    refused = Some(handshake::Failure::PortUnreachable);
-                    break;
+                    refused = true;
+                    continue;
                 }
                 Err(_) => break,
             };
-            let info = quiche::RecvInfo { from: link.peer, to: link.local };
-            for (k, &len) in lens[..got].iter().enumerate() {
+            for (n, &len) in lens[..got].iter().enumerate() {
                 host.read_bytes(len);
-                let datagram = &mut self.buf[k * batch::SLOT..k * batch::SLOT + len];
-                if conn.recv(datagram, info) == Err(quiche::Error::UnknownVersion) {
-                    refused = Some(handshake::Failure::Version);
-                    break 'batches;
+                let datagram = &mut self.buf[n * batch::SLOT..n * batch::SLOT + len];
+                let Some((l, id)) = socket::link_of(datagram) else { continue };
+                let (Some(link), Some(peer)) = (self.links.get_mut(l), from[n]) else { continue };
+                // Another connection's (an earlier one of this link's, or not strain's at all).
+                if link.sock != Some(k) || link.scid[..] != *id {
+                    continue;
+                }
+                let Some(conn) = link.conn.as_mut() else { continue };
+                if conn.recv(datagram, quiche::RecvInfo { from: peer, to }) == Err(quiche::Error::UnknownVersion) {
+                    version.push(l as u32);
+                }
+                if !touched.contains(&(l as u32)) {
+                    touched.push(l as u32);
                 }
             }
             if got < batch::BATCH {
                 break;
             }
         }
-        if let Some(why) = refused {
-            return self.handshake_failed(host, l, why);
+        if refused {
+            self.refused(host, k);
         }
-        let established = self.links[l].conn.as_ref().is_some_and(|c| c.is_established());
-        if self.mux.life[l].state == LinkState::Connecting && established {
-            self.link_up(host, l);
+        for &l in &touched {
+            let l = l as usize;
+            if version.contains(&(l as u32)) {
+                if self.mux.life[l].state == LinkState::Connecting {
+                    self.handshake_failed(host, l, handshake::Failure::Version);
+                }
+                continue;
+            }
+            if self.links[l].sock != Some(k) {
+                continue;
+            }
+            let established = self.links[l].conn.as_ref().is_some_and(|c| c.is_established());
+            if self.mux.life[l].state == LinkState::Connecting && established {
+                self.link_up(host, l);
+            }
+            if self.mux.is_open(l) {
+                self.read_streams(host, l);
+            }
+            if self.mux.life[l].state != LinkState::Closed {
+                self.flush_link(host, l);
+            }
         }
-        if self.mux.is_open(l) {
-            self.read_streams(host, l);
-        }
-        if self.mux.life[l].state != LinkState::Closed {
-            self.flush_link(host, l);
+        touched.clear();
+        self.touched = touched;
+    }
+
+    /// Socket `k` was refused (ICMP port unreachable): the links still shaking hands with a
+    /// peer its error queue names fail for that cause (with no name, all of them on `k`).
+    fn refused(&mut self, host: &mut impl Host, k: usize) {
+        let peers = self.sockets.refused(k);
+        for l in 0..self.links.len() {
+            let link = &self.links[l];
+            let named = peers.is_empty() || peers.contains(&link.peer);
+            if link.sock == Some(k) && named && self.mux.life[l].state == LinkState::Connecting {
+                self.handshake_failed(host, l, handshake::Failure::PortUnreachable);
+            }
         }
     }
 
