@@ -1,6 +1,6 @@
 //! HTTP/3 over QUIC: a worker's QUIC connections ("links") carry its request slots as streams,
 //! `-m` per link, as over HTTP/2: slot `i` rides link `i / m`. quiche is sans-IO: strain owns
-//! the UDP socket of each link, feeds it the datagrams that arrive, sends the datagrams it
+//! the UDP sockets, feeds each connection the datagrams that arrive for it, sends the datagrams it
 //! makes, and calls it back when its timer (loss detection, acknowledgements, idle) is due.
 //!
 //! The links of a thread share one UDP socket per local address (see [`socket`]): a loop
