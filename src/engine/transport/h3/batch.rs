@@ -66,15 +66,17 @@ pub(super) fn recv_batch(
     from: &mut [Option<SocketAddr>; BATCH],
 ) -> io::Result<usize> {
     let n = (buf.len() / SLOT).min(BATCH);
-    // SAFETY: zeroed iovec, mmsghdr and sockaddr_storage are valid values.
+    // SAFETY: zeroed iovec and mmsghdr are valid values (null pointers, zero lengths).
     let mut iov: [libc::iovec; BATCH] = unsafe { std::mem::zeroed() };
     let mut msgs: [libc::mmsghdr; BATCH] = unsafe { std::mem::zeroed() };
-    let mut names: [libc::sockaddr_storage; BATCH] = unsafe { std::mem::zeroed() };
+    // Left unset (8 KiB a call, a visible share of a wake-up's cost): the kernel writes each
+    // name it returns, and only those are read.
+    let mut names = [std::mem::MaybeUninit::<libc::sockaddr_storage>::uninit(); BATCH];
     for k in 0..n {
         iov[k] = libc::iovec { iov_base: buf[k * SLOT..].as_mut_ptr() as *mut libc::c_void, iov_len: SLOT };
         msgs[k].msg_hdr.msg_iov = &mut iov[k];
         msgs[k].msg_hdr.msg_iovlen = 1;
-        msgs[k].msg_hdr.msg_name = (&mut names[k] as *mut libc::sockaddr_storage).cast();
+        msgs[k].msg_hdr.msg_name = names[k].as_mut_ptr().cast();
         msgs[k].msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
     }
     loop {
@@ -93,7 +95,8 @@ pub(super) fn recv_batch(
         for k in 0..got {
             let cut = msgs[k].msg_hdr.msg_flags & libc::MSG_TRUNC != 0;
             lens[k] = if cut { 0 } else { msgs[k].msg_len as usize };
-            from[k] = address(&names[k], msgs[k].msg_hdr.msg_namelen);
+            // SAFETY: the kernel wrote msg_namelen bytes of this name (the datagram's sender).
+            from[k] = unsafe { address(names[k].as_ptr(), msgs[k].msg_hdr.msg_namelen) };
         }
         return Ok(got);
     }
@@ -135,7 +138,8 @@ pub(super) fn refused(fd: RawFd) -> Vec<SocketAddr> {
                 let ee: libc::sock_extended_err =
                     unsafe { std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::sock_extended_err>()) };
                 if ee.ee_errno == libc::ECONNREFUSED as u32 {
-                    out.extend(address(&name, msg.msg_namelen));
+                    // SAFETY: `name` is initialized storage the kernel filled.
+                    out.extend(unsafe { address(&name, msg.msg_namelen) });
                 }
             }
             // SAFETY: as above.
@@ -145,19 +149,24 @@ pub(super) fn refused(fd: RawFd) -> Vec<SocketAddr> {
     out
 }
 
-/// The socket address in `name` (`len` bytes), if it is IPv4 or IPv6.
-fn address(name: &libc::sockaddr_storage, len: libc::socklen_t) -> Option<SocketAddr> {
+/// The socket address at `name` (`len` bytes), if it is IPv4 or IPv6.
+///
+/// # Safety
+/// `name` must point at a sockaddr_storage whose first `len` bytes are initialized.
+unsafe fn address(name: *const libc::sockaddr_storage, len: libc::socklen_t) -> Option<SocketAddr> {
     let len = len as usize;
-    match i32::from(name.ss_family) {
+    if len < std::mem::size_of::<libc::sa_family_t>() {
+        return None;
+    }
+    // Only the bytes the family's own struct holds are read, each within `len`.
+    match i32::from(std::ptr::read_unaligned(name.cast::<libc::sa_family_t>())) {
         libc::AF_INET if len >= std::mem::size_of::<libc::sockaddr_in>() => {
-            // SAFETY: the family says the storage holds a sockaddr_in, and it is that long.
-            let a = unsafe { &*(name as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>() };
+            let a = std::ptr::read_unaligned(name.cast::<libc::sockaddr_in>());
             let ip = std::net::Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr));
             Some(SocketAddr::from((ip, u16::from_be(a.sin_port))))
         }
         libc::AF_INET6 if len >= std::mem::size_of::<libc::sockaddr_in6>() => {
-            // SAFETY: the family says the storage holds a sockaddr_in6, and it is that long.
-            let a = unsafe { &*(name as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>() };
+            let a = std::ptr::read_unaligned(name.cast::<libc::sockaddr_in6>());
             let ip = std::net::Ipv6Addr::from(a.sin6_addr.s6_addr);
             Some(SocketAddr::V6(std::net::SocketAddrV6::new(
                 ip,
