@@ -12,7 +12,7 @@ use std::os::fd::RawFd;
 use socket2::SockAddr;
 
 /// Datagrams moved per system call at most.
-pub(super) const BATCH: usize = 64;
+pub(super) const BATCH: usize = 32;
 /// Room for one received datagram: larger than any strain lets a server send (it advertises a
 /// smaller max_udp_payload_size), so a datagram that fills it was cut and is dropped.
 pub(super) const SLOT: usize = 2048;
@@ -69,7 +69,7 @@ pub(super) fn recv_batch(
     // SAFETY: zeroed iovec and mmsghdr are valid values (null pointers, zero lengths).
     let mut iov: [libc::iovec; BATCH] = unsafe { std::mem::zeroed() };
     let mut msgs: [libc::mmsghdr; BATCH] = unsafe { std::mem::zeroed() };
-    // Left unset (8 KiB a call, a visible share of a wake-up's cost): the kernel writes each
+    // Left unset (4 KiB a call, a visible share of a wake-up's cost): the kernel writes each
     // name it returns, and only those are read.
     let mut names = [std::mem::MaybeUninit::<libc::sockaddr_storage>::uninit(); BATCH];
     for k in 0..n {
