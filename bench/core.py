@@ -258,16 +258,7 @@ def main(stack):
     tp_runs = []
     for i, tool in measure.schedule(args.rounds, contenders, alternate=False):
         argv = gen_argv(binaries[tool], args, args.connections, args.duration) + [nginx.url]
-        run = tools.measured_wrk(argv, args.duration + 30, args.settle,
-                                 {"nginx_cpu": nginx.cpu_seconds})
-        run.update(tool=tool, round=i)
-        tp_runs.append(run)
-        log("  round %d %-6s %10s req  %7.2f s cpu (user %.2f sys %.2f)  %10s req/CPU-s  "
-            "%10s req/s  gen CPU %3.0f%%  nginx CPU %3.0f%%  other CPU %3.0f%%%s" % (
-                i, tool, f_num(run["requests"]), run["cpu"], run["utime"], run["stime"],
-                f_num(run["req_per_cpu_s"]), f_num(run["rps"]),
-                100 * (run["gen_cpu_share"] or 0), 100 * (run["nginx_cpu_share"] or 0),
-                100 * (run["other_cpu_share"] or 0), flags(run)))
+        tp_runs.append(tools.nginx_round(argv, args.duration, args.settle, nginx, tool, i))
         if i == 1:
             cmds.append(proc.display(argv, names))
 

@@ -38,7 +38,7 @@ import tempfile
 
 from driver import cli, measure, proc, report, tools
 from driver.cli import fmt_dur, log
-from driver.report import f_num, f_ratio, flags
+from driver.report import f_num, f_ratio
 from driver.servers import Nginx, free_port, fill
 
 TOOLS = ("wrk", "strain")
@@ -85,15 +85,7 @@ def rounds(args, names, binaries, body, script, url, nginx, label, cmds):
     runs = []
     for i, tool in measure.schedule(args.rounds, names):
         argv = argv_for(tool, binaries[tool], args, body, script, url)
-        run = tools.measured_wrk(argv, args.duration + 30, args.settle,
-                                 {"nginx_cpu": nginx.cpu_seconds})
-        run.update(tool=tool, round=i)
-        runs.append(run)
-        log("  round %d %-8s %8s req  %6.2f s cpu (user %.2f sys %.2f)  %8s req/CPU-s  "
-            "%8s req/s  gen CPU %3.0f%%  nginx CPU %3.0f%%%s" % (
-                i, tool, f_num(run["requests"]), run["cpu"], run["utime"], run["stime"],
-                f_num(run["req_per_cpu_s"]), f_num(run["rps"]),
-                100 * (run["gen_cpu_share"] or 0), 100 * (run["nginx_cpu_share"] or 0), flags(run)))
+        runs.append(tools.nginx_round(argv, args.duration, args.settle, nginx, tool, i))
         if i == 1:
             names_map = {binaries["strain"]: "STRAIN", body: "BODY", script: "put.lua"}
             if binaries.get("baseline"):

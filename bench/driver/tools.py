@@ -9,6 +9,8 @@ import json
 import re
 
 from . import measure
+from .cli import log
+from .report import f_num, flags
 
 SIZE_UNITS = {"B": 1, "KB": 1024, "MB": 1024 ** 2, "GB": 1024 ** 3, "TB": 1024 ** 4}
 TIME_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -184,4 +186,19 @@ def measured_wrk(argv, timeout, settle_s, counters=None):
                                            "socket_errors", "non_2xx")})
     run["req_per_cpu_s"] = reqs / run["cpu"] if reqs and run["cpu"] > 0 else None
     run["problems"] = problems(run, parsed)
+    return run
+
+
+def nginx_round(argv, duration, settle_s, nginx, tool, round_no):
+    """One round's run of `tool` (wrk-format text) against the private `nginx`:
+    measured_wrk() with nginx's CPU, tagged with the tool and the round, and
+    its line logged."""
+    run = measured_wrk(argv, duration + 30, settle_s, {"nginx_cpu": nginx.cpu_seconds})
+    run.update(tool=tool, round=round_no)
+    log("  round %d %-8s %10s req  %7.2f s cpu (user %.2f sys %.2f)  %10s req/CPU-s  "
+        "%10s req/s  gen CPU %3.0f%%  nginx CPU %3.0f%%  other CPU %3.0f%%%s" % (
+            round_no, tool, f_num(run["requests"]), run["cpu"], run["utime"], run["stime"],
+            f_num(run["req_per_cpu_s"]), f_num(run["rps"]),
+            100 * (run["gen_cpu_share"] or 0), 100 * (run["nginx_cpu_share"] or 0),
+            100 * (run["other_cpu_share"] or 0), flags(run)))
     return run
