@@ -103,7 +103,9 @@ INSTALL = ("apt-get install -y caddy openssl time (taskset is in util-linux); "
 # Most "other CPU" of a run counted as quiet (as in bench/h2.py).
 QUIET = 0.05
 
-CADDYFILE = """{
+# Caddy's global options: no admin endpoint, no automatic HTTPS, h3 offered. Shared with
+# bench/soak.py, whose site adds an access log.
+CADDY_OPTIONS = """{
 \tadmin off
 \tauto_https off
 \tdefault_sni localhost
@@ -111,7 +113,8 @@ CADDYFILE = """{
 \t\tprotocols h1 h2 h3
 \t}
 }
-https://localhost:%(port)d {
+"""
+CADDYFILE = CADDY_OPTIONS + """https://localhost:%(port)d {
 \ttls %(dir)s/cert.pem %(dir)s/key.pem
 \trespond "hello" 200
 }

@@ -55,15 +55,8 @@ LOGGING_SERVER = """
         }
     }"""
 
-LOGGING_CADDYFILE = """{
-\tadmin off
-\tauto_https off
-\tdefault_sni localhost
-\tservers {
-\t\tprotocols h1 h2 h3
-\t}
-}
-https://localhost:%(port)d {
+# The site of bench/h3.py's Caddyfile with an access log (after h3.CADDY_OPTIONS).
+LOGGING_SITE = """https://localhost:%(port)d {
 \ttls %(dir)s/cert.pem %(dir)s/key.pem
 \tlog {
 \t\toutput file %(dir)s/access.log {
@@ -151,7 +144,7 @@ def start_server(stack, args, nofile):
             def argv(self):
                 argv = h3.Caddy.argv(self)  # makes the certificate, writes the Caddyfile
                 with open(os.path.join(self.dir, "Caddyfile"), "w") as f:
-                    f.write(LOGGING_CADDYFILE % {"port": self.port, "dir": self.dir})
+                    f.write((h3.CADDY_OPTIONS + LOGGING_SITE) % {"port": self.port, "dir": self.dir})
                 return argv
 
         server = stack.enter_context(LoggingCaddy(args.caddy, cpu))
