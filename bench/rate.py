@@ -61,7 +61,11 @@ held within 0.5 %, and sets the goal strain <= 0.75x h2load.
 The tool ``floor`` (issue 33) is bench/floor/paced.c, compiled here with ``cc -O2``: the
 least a generator can do to hold the rate (one thread, epoll, one request in flight per
 connection, due requests written at each 1 ms tick, answers read, nothing recorded).  It is
-reported with strain's ratio to it, as a reference, not a peer.
+reported with strain's ratio to it, as a reference, not a peer.  The tool ``floor-uring``
+is bench/floor/paced_uring.c, the same job with io_uring (a tick's sends and the re-armed
+receives submitted with the wait in one system call), built with ``cc -O2 ... -luring``; it
+needs liburing (``apt-get install -y liburing-dev``) and is skipped with a note without it.
+It is not a default tool; ask for it with ``--tools strain,floor,floor-uring,h2load``.
 
 Options for comparing strain's own settings in the same run:
 ``--strain-args "..."`` adds arguments to every strain command line, and
@@ -93,18 +97,22 @@ from driver.cli import SetupError, fmt_dur, log
 from driver.report import f_kib, f_num, f_ratio, flags, pct, ratio
 from driver.servers import hello_nginx
 
-TOOLS = ("strain", "h2load", "oha", "strain-alt", "floor")
+TOOLS = ("strain", "h2load", "oha", "strain-alt", "floor", "floor-uring")
 DEFAULT_TOOLS = ("strain", "h2load", "oha", "floor")
 # The floor for a held rate (issue 33): bench/floor/paced.c, built here with cc -O2.  A
 # reference like strain-alt, not a peer: the requirements ignore it; strain's ratio to it is
 # reported.
-REFERENCES = ("strain-alt", "floor")
+# floor-uring: bench/floor/paced_uring.c, the same job with io_uring (needs liburing-dev).
+REFERENCES = ("strain-alt", "floor", "floor-uring")
+FLOORS = ("floor", "floor-uring")
 FLOOR_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "floor", "paced.c")
+FLOOR_URING_SOURCE = os.path.join(os.path.dirname(FLOOR_SOURCE), "paced_uring.c")
 # Tools that run the strain binary.  "strain-alt" is the same binary with
 # --alt-args added (e.g. "--tick 0"), to compare two settings in one run; it
 # is a reference, not a peer: the issue-3 requirements ignore it.
 STRAINS = ("strain", "strain-alt")
-INSTALL = {"h2load": "apt-get install -y nghttp2-client", "oha": "cargo install --locked oha"}
+INSTALL = {"h2load": "apt-get install -y nghttp2-client", "oha": "cargo install --locked oha",
+           "floor-uring": "apt-get install -y liburing-dev"}
 
 # Figures quoted in issue 3 (measured earlier on this machine with the same
 # protocol): generator CPU as a share of one core while holding 20,000 req/s.
@@ -123,11 +131,11 @@ def tool_argv(tool, args, url, json_path, duration):
         argv = [args.h2load] + args.h2load_args + ["-t1", "-c%d" % args.connections,
                                                    "--rps=%s" % per_client_rps(args),
                                                    "-D", "%g" % duration, url]
-    elif tool == "floor":
+    elif tool in FLOORS:
         hostport = url.split("://", 1)[1].split("/", 1)[0]
         host, port = hostport.rsplit(":", 1)
-        argv = [args.floor, host, port, str(args.connections), str(args.rate), "%g" % duration,
-                "1000"]
+        argv = [getattr(args, tool.replace("-", "_")), host, port, str(args.connections),
+                str(args.rate), "%g" % duration, "1000"]
     else:
         argv = [args.oha, "--no-tui", "-z", dur, "-c", str(args.connections),
                 "-q", str(args.rate), "--output-format", "json", url]
@@ -140,6 +148,18 @@ def build_floor(tmpdir):
     proc.run(["cc", "-O2", "-o", out, FLOOR_SOURCE], timeout=120)
     if not os.path.exists(out):
         raise SetupError("cannot build %s with cc" % FLOOR_SOURCE)
+    return out
+
+
+def build_floor_uring(tmpdir):
+    """Compiles the io_uring floor (bench/floor/paced_uring.c) into `tmpdir`: its path, or None
+    when liburing's header is missing (the tool is then skipped)."""
+    if not os.path.exists("/usr/include/liburing.h"):
+        return None
+    out = os.path.join(tmpdir, "paced_uring")
+    proc.run(["cc", "-O2", "-o", out, FLOOR_URING_SOURCE, "-luring"], timeout=120)
+    if not os.path.exists(out):
+        raise SetupError("cannot build %s with cc -luring" % FLOOR_URING_SOURCE)
     return out
 
 
@@ -188,7 +208,7 @@ def rate_run(tool, args, nginx, tmpdir, rnd):
         parsed = tools.parse_strain(run, json_path)
     elif tool == "h2load":
         parsed = tools.parse_h2load(run)
-    elif tool == "floor":
+    elif tool in FLOORS:
         parsed = parse_floor(run)
     else:
         parsed = tools.parse_oha(run)
@@ -379,9 +399,16 @@ def main(stack):
     info = cli.machine_info(versions)
     info["rlimit_nofile"] = nofile
     tmpdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="strain-bench-rate-"))
-    if "floor" in tls:
+    if set(FLOORS) & set(tls):
         cli.require(("cc",), "apt-get install -y gcc")
+    if "floor" in tls:
         args.floor = build_floor(tmpdir)
+    if "floor-uring" in tls:
+        args.floor_uring = build_floor_uring(tmpdir)
+        if args.floor_uring is None:
+            log("note: liburing not found, skipping floor-uring (%s)" % INSTALL["floor-uring"])
+            skipped["floor-uring"] = "liburing not installed (%s)" % INSTALL["floor-uring"]
+            tls.remove("floor-uring")
     nginx, cmd = hello_nginx(stack, args.server_cpu, nofile)
     cmds = [cmd]
     if args.warmup > 0 and set(STRAINS) & set(tls):
@@ -395,6 +422,8 @@ def main(stack):
     names = {args.strain: "STRAIN", args.h2load: "h2load", args.oha: "oha"}
     if "floor" in tls:
         names[args.floor] = "FLOOR"
+    if "floor-uring" in tls:
+        names[args.floor_uring] = "FLOOR_URING"
     for i, tool in measure.schedule(args.rounds, tls):
         runs.append(rate_run(tool, args, nginx, tmpdir, i))
         print_run_line(runs[-1])
