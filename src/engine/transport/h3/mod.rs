@@ -48,8 +48,7 @@ struct Link {
     /// The connection id strain gave it: datagrams for it carry this id.
     scid: [u8; socket::SCID_LEN],
     conn: Option<quiche::Connection>,
-    /// Its addresses, for quiche's receive information.
-    local: SocketAddr,
+    /// Its server's address (quiche's receive information takes the socket's own).
     peer: SocketAddr,
     /// The next request stream's id (client-initiated bidirectional: 0, 4, 8, ...).
     next_stream: u64,
@@ -75,7 +74,6 @@ impl Link {
             sock: None,
             scid: [0; socket::SCID_LEN],
             conn: None,
-            local: any,
             peer: any,
             next_stream: 0,
             uni: IdMap::default(),
@@ -204,7 +202,6 @@ impl Multiplexed for Http3 {
         let link = &mut self.links[l];
         link.sock = Some(k);
         link.conn = Some(conn);
-        link.local = local;
         link.peer = peer;
         link.refused_from = None;
         link.started_us = now;
@@ -360,9 +357,7 @@ impl Http3 {
                 if conn.recv(datagram, quiche::RecvInfo { from: peer, to }) == Err(quiche::Error::UnknownVersion) {
                     version.push(l as u32);
                 }
-                if !touched.contains(&(l as u32)) {
-                    touched.push(l as u32);
-                }
+                touched.push(l as u32);
             }
             if got < batch::BATCH {
                 break;
@@ -371,6 +366,10 @@ impl Http3 {
         if refused {
             self.refused(host, k);
         }
+        // Each link that heard something is handled once (a search per datagram would cost
+        // links x datagrams with a thousand links).
+        touched.sort_unstable();
+        touched.dedup();
         for &l in &touched {
             let l = l as usize;
             if version.contains(&(l as u32)) {
