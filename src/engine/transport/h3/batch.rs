@@ -19,13 +19,22 @@ pub(super) const SLOT: usize = 2048;
 
 /// Sends the datagrams `lens` cuts `buf` into (each starting at a multiple of `stride`), datagram
 /// `k` to `to[k]`: how many went (the rest met a full socket buffer, and QUIC's loss recovery
-/// sends their frames again).
-pub(super) fn send_batch(fd: RawFd, buf: &[u8], stride: usize, lens: &[usize], to: &[SocketAddr]) -> io::Result<usize> {
+/// sends their frames again). `names` is room for the addresses in the kernel's form, kept by
+/// the caller so a send allocates nothing.
+pub(super) fn send_batch(
+    fd: RawFd,
+    buf: &[u8],
+    stride: usize,
+    lens: &[usize],
+    to: &[SocketAddr],
+    names: &mut Vec<SockAddr>,
+) -> io::Result<usize> {
     let n = lens.len().min(to.len()).min(BATCH);
     if n == 0 {
         return Ok(0);
     }
-    let names: Vec<SockAddr> = to[..n].iter().map(|&a| SockAddr::from(a)).collect();
+    names.clear();
+    names.extend(to[..n].iter().map(|&a| SockAddr::from(a)));
     // SAFETY: zeroed iovec and mmsghdr are valid values (null pointers, zero lengths).
     let mut iov: [libc::iovec; BATCH] = unsafe { std::mem::zeroed() };
     let mut msgs: [libc::mmsghdr; BATCH] = unsafe { std::mem::zeroed() };

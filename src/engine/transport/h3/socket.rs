@@ -44,6 +44,8 @@ pub(super) struct Sockets {
     on: usize,
     /// The token of socket 0; socket `k` has `first_token + k`.
     first_token: usize,
+    /// The queued datagrams' addresses in the kernel's form (kept for its capacity).
+    names: Vec<socket2::SockAddr>,
 }
 
 impl Sockets {
@@ -58,6 +60,7 @@ impl Sockets {
             queued: 0,
             on: 0,
             first_token,
+            names: Vec::with_capacity(BATCH),
         }
     }
 
@@ -113,7 +116,14 @@ impl Sockets {
     pub(super) fn flush(&mut self) {
         let n = std::mem::take(&mut self.queued);
         if let Some(s) = self.shared.get(self.on).filter(|_| n > 0) {
-            let _ = batch::send_batch(s.socket.as_raw_fd(), &self.out, MAX_DATAGRAM, &self.lens[..n], &self.to[..n]);
+            let _ = batch::send_batch(
+                s.socket.as_raw_fd(),
+                &self.out,
+                MAX_DATAGRAM,
+                &self.lens[..n],
+                &self.to[..n],
+                &mut self.names,
+            );
         }
     }
 
