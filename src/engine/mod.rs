@@ -41,6 +41,7 @@ use crate::http::request;
 use crate::net::{self, tls::TlsSetup, NetError};
 use crate::script::{ScriptError, ScriptSource, ThreadSetup, UrlParts};
 use crate::stats::interval::{IntervalRow, Latencies, Snapshot};
+use crate::stats::series::{Series, SeriesError};
 use crate::stats::Recorder;
 
 /// Why a run could not start.
@@ -61,6 +62,9 @@ pub enum EngineError {
     /// The QUIC client could not be set up.
     #[error("cannot set up QUIC: {0}")]
     Quic(String),
+    /// The measured rows could not be read back from their temporary file.
+    #[error(transparent)]
+    Series(#[from] SeriesError),
     /// More connections than the process may open files.
     #[error(
         "{connections} connections need more open files than this process may have ({limit}): raise the hard limit (ulimit -Hn, LimitNOFILE) or use fewer connections"
@@ -465,15 +469,11 @@ fn settle(config: &Config, addr: std::net::SocketAddr) -> Protocol {
 /// latency histogram as the run goes.
 pub fn run(plan: &Plan, stop: &AtomicBool, progress: &mut dyn FnMut(Progress)) -> Result<RunOutput, EngineError> {
     let (tx, rx) = mpsc::channel::<Snapshot>();
-    // The series' room is taken up front: growing it by doubling mid-run would show as a
-    // memory step in a long (soak) run, with nothing leaking.
     let span = &plan.span;
     let every = span.interval;
-    // (An -n run without -d may go on for a day: its room beyond a few hours grows as needed.)
-    let rows = (span.duration.as_secs_f64() / every.as_secs_f64().max(1e-6)).min(16_384.0) as usize + 2;
-    let mut series = Vec::with_capacity(rows);
-    // Each kept row's histogram, plain V2, compressed into the row once the load is over.
-    let mut histograms: Vec<Vec<u8>> = Vec::with_capacity(rows);
+    // A soak's rows would grow its memory for as long as it runs: past a batch they are
+    // compressed and kept in a temporary file.
+    let mut series = Series::new(&std::env::temp_dir());
     let (results, started, start) = std::thread::scope(|scope| {
         // Inside the scope, so a panic drops the senders and no worker waits forever to start.
         let mut go = Vec::with_capacity(plan.threads);
@@ -502,9 +502,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool, progress: &mut dyn FnMut(Progress)) -
             let _ = g.send(start);
         }
         drop(tx);
-        collect_intervals(&rx, plan, (&mut series, &mut histograms), &mut |row, h| {
-            progress(Progress::Interval(row, h))
-        });
+        collect_intervals(&rx, plan, &mut series, &mut |row, h| progress(Progress::Interval(row, h)));
         let results: Vec<Result<WorkerOutput, EngineError>> = handles
             .into_iter()
             .map(|h| h.and_then(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
@@ -515,12 +513,10 @@ pub fn run(plan: &Plan, stop: &AtomicBool, progress: &mut dyn FnMut(Progress)) -
     let elapsed = start.elapsed().saturating_sub(span.warmup);
     let outputs = results.into_iter().collect::<Result<Vec<_>, _>>()?;
     // Every row keeps its whole histogram: `strain merge` adds segments' rows exactly with it,
-    // and the HTML page draws its heatmap and joins rows of long runs from it. Compressed now,
-    // with the workers' connections gone: a compressor's few hundred KiB would otherwise add to
-    // the run's peak memory.
-    for (row, v2) in series.iter_mut().zip(histograms) {
-        row.latency_histogram = Some(crate::stats::codec::deflate_v2(&v2));
-    }
+    // and the HTML page draws its heatmap and joins rows of long runs from it. A short run's
+    // are compressed now, with the workers' connections gone: a compressor's few hundred KiB
+    // would otherwise add to the run's peak memory.
+    let series = series.finish()?;
     let script_error = outputs.iter().find_map(|o| o.script_error.clone());
     let thread_cpu = outputs.iter().map(|o| o.cpu).collect();
     let thread_waited = outputs.iter().map(|o| o.waited).collect();
@@ -582,14 +578,13 @@ fn wait_until(at: SystemTime, stop: &AtomicBool) {
 }
 
 /// Merges the threads' snapshots interval by interval, in order, until every worker is done;
-/// the rows after the warm-up go to `kept` with their histograms in plain V2.
+/// the rows after the warm-up go to `series`.
 fn collect_intervals(
     rx: &mpsc::Receiver<Snapshot>,
     plan: &Plan,
-    kept: (&mut Vec<IntervalRow>, &mut Vec<Vec<u8>>),
+    series: &mut Series,
     on_interval: &mut dyn FnMut(&IntervalRow, Latencies<'_>),
 ) {
-    let (series, histograms) = kept;
     let mut pending: BTreeMap<u32, Vec<Snapshot>> = BTreeMap::new();
     let warm_us = plan.span.warmup.as_micros() as u64;
     let share = 1.0 / f64::from(plan.segment.count.max(1));
@@ -614,8 +609,8 @@ fn collect_intervals(
         on_interval(&row, Latencies { corrected: &h, uncorrected: uncorrected.as_ref() });
         // Warm-up rows are shown live but are not part of the measured series.
         if start.is_some_and(|s| s >= warm_us) {
-            series.push(row);
-            histograms.push(crate::stats::codec::v2(&h, &mut v2));
+            let plain = crate::stats::codec::v2(&h, &mut v2);
+            series.push(row, plain);
         }
     };
     for snap in rx.iter() {

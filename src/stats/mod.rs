@@ -14,6 +14,7 @@ mod h2;
 mod h3;
 pub mod interval;
 mod recorder;
+pub mod series;
 mod summary;
 
 pub use grpc::{GrpcCode, GrpcCodes, GrpcCounts};

@@ -63,3 +63,23 @@ fn the_interval_follows_the_length_unless_given_and_lines_stay_a_second_apart() 
     assert!(rows.len() > 1 && rows[1]["start_s"].as_f64().unwrap() >= 0.1, "{rows:?}");
     assert!((rows[0]["length_s"].as_f64().unwrap() - 0.1).abs() < 0.01, "{rows:?}");
 }
+
+#[test]
+fn a_long_series_kept_in_a_temporary_file_or_without_one_comes_back_whole() {
+    // 2 s of 10 ms rows: about 200, past the batches the engine moves to an unlinked file,
+    // and the same where TMPDIR names no directory (the rows stay in memory).
+    let origin = Origin::start(&["-t", "1"]);
+    let line = format!("-t 2 -c 4 -R 2000 -d 2s --interval 10ms {}", origin.url());
+    for wrapper in [&[][..], &["env", "TMPDIR=/nonexistent/strain"][..]] {
+        let run = crate::harness::strain_under(wrapper, &args(&line));
+        assert_eq!(run.code, 0, "{wrapper:?}: {}", run.stderr);
+        let rows = rows(&run);
+        assert!((150..=201).contains(&rows.len()), "{wrapper:?}: {} rows", rows.len());
+        let starts: Vec<f64> = rows.iter().map(|r| r["start_s"].as_f64().unwrap()).collect();
+        assert!(starts.windows(2).all(|w| w[0] < w[1]), "{wrapper:?}: out of order: {starts:?}");
+        assert!(rows.iter().all(|r| r["latency_histogram"].as_str().is_some_and(|h| h.starts_with("HISTF"))));
+        let requests: u64 = rows.iter().map(|r| r["requests"].as_u64().unwrap()).sum();
+        assert_eq!(requests, run.num("/requests"), "{wrapper:?}");
+        assert_eq!(run.num("/requests"), 4_000, "{wrapper:?}");
+    }
+}
