@@ -9,6 +9,10 @@ strain's flags; -c and -m are --connections and --streams):
     h2:            nginx, h2c (listen http2)  strain --http2 -t2 -c100 -m10 -R20000 -d10m ...
     h3:            Caddy, HTTPS + HTTP/3      strain --http3 -k -t2 -c20 -m40 -R20000 -d10m ...
 
+With --server strain, h3's server is strain's own origin (``origin --tls
+--http3``, the --strain binary), which counts the requests it answers in
+/_strain/stats instead of a log: it holds rates Caddy does not here.
+
 nginx (one worker) logs to its access.log (a line per request); Caddy
 (Debian's /usr/bin/caddy, configured as in bench/h3.py: private HOME, a
 self-signed certificate for localhost made by openssl) gets a ``log``
@@ -38,12 +42,15 @@ openssl.
 Example:  python3 bench/soak.py --protocol h2 --strain target/release/strain --json /tmp/soak.json
 """
 
+import json
 import os
+import socket
+import ssl
 import sys
 import tempfile
 import time
 
-from driver import cli, measure, proc, report, tools
+from driver import cli, measure, proc, report, servers, tools
 from driver.servers import Nginx
 
 LOGGING_SERVER = """
@@ -77,6 +84,17 @@ PROTOCOLS = {
     "h2": {"flags": ["--http2"], "connections": 100, "streams": 10, "name": "h2"},
     "h3": {"flags": ["--http3", "-k"], "connections": 20, "streams": 40, "name": "h3"},
 }
+
+
+def served(server, paths, marker):
+    """Requests the server has answered: its access logs' lines, or strain's
+    origin's own count."""
+    if paths is None:
+        n = server.requests()
+        if n is None:
+            raise cli.BenchError("strain's origin did not answer /_strain/stats")
+        return n
+    return count_lines(paths, marker)
 
 
 def count_lines(paths, marker=None):
@@ -130,10 +148,51 @@ def strain_argv(args, url, out):
     return proc.pinned(args.gen_cpu, argv)
 
 
+class StrainTlsOrigin(servers.Server):
+    """taskset -c CPUS STRAIN origin --tls --http3 on 127.0.0.1:PORT (TCP and UDP), which
+    counts the requests it answers in /_strain/stats."""
+
+    def __init__(self, strain, cpu):
+        super().__init__(cpu, "/_strain/stats", None)
+        import h3
+        self.port = h3.free_tcp_udp_port()
+        self.url = "https://127.0.0.1:%d/" % self.port
+        self.strain = strain
+
+    def argv(self):
+        threads = len(str(self.cpu).replace("-", ",").split(","))
+        return ["taskset", "-c", str(self.cpu), self.strain, "origin", "--listen",
+                "127.0.0.1:%d" % self.port, "--tls", "--http3", "-t", str(threads)]
+
+    def requests(self):
+        """Requests answered so far, or None when the stats do not answer."""
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=5) as raw:
+                with ctx.wrap_socket(raw, server_hostname="localhost") as sock:
+                    data = servers.exchange(sock, b"GET /_strain/stats HTTP/1.1\r\n"
+                                            b"Host: localhost\r\nConnection: close\r\n\r\n")
+            return json.loads(data.split(b"\r\n\r\n", 1)[1])["requests"]
+        except (OSError, ssl.SSLError, ValueError, KeyError, IndexError):
+            return None
+
+    def ready(self):
+        return self.requests() is not None
+
+
 def start_server(stack, args, nofile):
     """The logging server for args.protocol on `stack`: (server, log paths,
-    marker of a request's line or None for every line, description)."""
+    marker of a request's line or None for every line, description); the log
+    paths are None for strain's own origin, which counts for itself."""
     cpu = args.server_cpus or args.server_cpu
+    if args.server == "strain":
+        if args.protocol != "h3":
+            raise cli.SetupError("--server strain is for h3 (nginx serves h1 and h2)")
+        server = stack.enter_context(StrainTlsOrigin(args.strain, cpu))
+        return (server, None, None,
+                "strain origin --tls --http3 on CPU %s, counting in /_strain/stats" % cpu)
     if args.protocol == "h3":
         import h3
         cli.require(("caddy", "openssl", "taskset"), "apt-get install -y caddy openssl")
@@ -154,10 +213,14 @@ def start_server(stack, args, nofile):
                 CADDY_REQUEST,
                 "caddy on CPU %s, HTTPS and HTTP/3, JSON access log" % cpu)
     cli.require(("nginx", "taskset"), "apt-get install -y nginx-light")
-    server = stack.enter_context(Nginx(cpu, nofile, LOGGING_SERVER, h2c=args.protocol == "h2"))
+    site = LOGGING_SERVER
+    if args.hold_connections:
+        site = site.replace("access_log", "client_header_timeout 1h;\n        access_log")
+    server = stack.enter_context(Nginx(cpu, nofile, site, h2c=args.protocol == "h2"))
     return (server, [os.path.join(server.dir, "access.log")], None,
-            "nginx (1 worker) on CPU %s, %s, access log" % (
-                cpu, "h2c (listen ... http2)" if args.protocol == "h2" else "HTTP/1.1"))
+            "nginx (1 worker) on CPU %s, %s, access log%s" % (
+                cpu, "h2c (listen ... http2)" if args.protocol == "h2" else "HTTP/1.1",
+                ", client_header_timeout 1h" if args.hold_connections else ""))
 
 
 def main(stack):
@@ -173,6 +236,12 @@ def main(stack):
                     help="the server's CPUs as taskset takes them (e.g. 0,1), instead of "
                          "--server-cpu")
     ap.add_argument("--caddy", default="/usr/bin/caddy", help="caddy binary (h3)")
+    ap.add_argument("--hold-connections", action="store_true",
+                    help="nginx: client_header_timeout 1h, so that HTTP/2 connections are not "
+                         "closed in GOAWAY waves from 60 s on (its receive timeout since 1.19.7)")
+    ap.add_argument("--server", choices=("caddy", "strain"), default="caddy",
+                    help="h3's server: Caddy with an access log, or strain's own origin "
+                         "(--tls --http3, the --strain binary) counting its requests")
     ap.add_argument("--max-growth", type=float, default=2.0,
                     help="most RSS growth after the first minute, %%")
     ap.add_argument("--warm-up", type=cli.parse_duration, default=60.0,
@@ -188,29 +257,35 @@ def main(stack):
         args.streams = p["streams"]
     nofile = proc.raise_nofile()
     versions = {"strain": [args.strain, "--version"]}
-    versions["caddy" if args.protocol == "h3" else "nginx"] = (
-        [args.caddy, "version"] if args.protocol == "h3" else ["nginx", "-v"])
+    if args.server == "caddy":
+        versions["caddy" if args.protocol == "h3" else "nginx"] = (
+            [args.caddy, "version"] if args.protocol == "h3" else ["nginx", "-v"])
     info = cli.machine_info(versions)
     tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="strain-soak-"))
     server, access_logs, marker, server_desc = start_server(stack, args, nofile)
     cli.log("server: %s at %s, dir %s" % (server_desc, server.url, server.dir))
     # The readiness probes are requests in the log: count from here.
     time.sleep(0.2)
-    logged_before = count_lines(access_logs, marker)
+    logged_before = served(server, access_logs, marker)
     out = os.path.join(tmp, "result.json")
     argv = strain_argv(args, server.url, out)
     cli.log("running %s" % proc.display(argv, {args.strain: "STRAIN", out: "OUT"}))
     samples = []
+    parts = []
     next_sample = [0.0]
 
     def poll(pid, elapsed):
         if elapsed >= next_sample[0]:
             next_sample[0] += 1
-            rss = measure.status_fields(pid, "VmRSS")
+            rss = measure.status_fields(pid, "VmRSS", "RssAnon", "RssFile")
             if rss and rss[0] is not None:
                 samples.append((elapsed, rss[0]))
+                # The heap's and the binary's mapped pages apart: code paths first taken
+                # late (a reconnect) grow the file part once, a leak the anonymous part.
+                parts.append((elapsed, rss[1], rss[2]))
                 if int(elapsed) % 60 == 0 and elapsed >= 1:
-                    cli.log("  %4.0f s  strain RSS %d KiB" % (elapsed, rss[0]))
+                    cli.log("  %4.0f s  strain RSS %d KiB (anon %s, file %s)" % (
+                        elapsed, rss[0], rss[1], rss[2]))
 
     server_cpu_before = server.cpu_seconds()
     res = proc.run(argv, timeout=args.duration + 60, poll=poll)
@@ -221,7 +296,7 @@ def main(stack):
         raise cli.BenchError("strain wrote no --json report (exit %s): %s" % (
             res["exit"], res["stderr"][-2000:]))
     time.sleep(1.5)  # the server writes a request's log line on completion; let it settle
-    logged = count_lines(access_logs, marker) - logged_before
+    logged = served(server, access_logs, marker) - logged_before
     rss_1m, rss_end, rss_max, growth, growth_max = rss_figures(samples, args.warm_up)
     total = result["requests"]
     errs = sum(v for v in result["errors"].values() if isinstance(v, int))
@@ -264,7 +339,7 @@ def main(stack):
         "protocol": args.protocol, "strain_protocol": result.get("protocol"),
         "server": server_desc, "command": proc.display(argv, {args.strain: "STRAIN",
                                                               out: "OUT"}),
-        "rss_samples": samples, "rss_1m_kb": rss_1m, "rss_end_kb": rss_end,
+        "rss_samples": samples, "rss_anon_file_samples": parts, "rss_1m_kb": rss_1m, "rss_end_kb": rss_end,
         "rss_max_after_1m_kb": rss_max, "growth_pct": growth, "max_growth_pct": growth_max,
         "strain_requests": total, "server_logged": logged,
         # The name the h1 soak's JSON used for the server's count.

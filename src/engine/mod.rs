@@ -40,7 +40,7 @@ use crate::config::{Config, Protocol, ProtocolChoice, Scheme};
 use crate::http::request;
 use crate::net::{self, tls::TlsSetup, NetError};
 use crate::script::{ScriptError, ScriptSource, ThreadSetup, UrlParts};
-use crate::stats::interval::{IntervalRow, Latencies, Snapshot};
+use crate::stats::interval::{Feed, IntervalRow, Latencies, Snapshot, Spares};
 use crate::stats::series::{Series, SeriesError};
 use crate::stats::Recorder;
 
@@ -474,12 +474,13 @@ pub fn run(plan: &Plan, stop: &AtomicBool, progress: &mut dyn FnMut(Progress)) -
     // A soak's rows would grow its memory for as long as it runs: past a batch they are
     // compressed and kept in a temporary file.
     let mut series = Series::new(&std::env::temp_dir());
+    let spares = Spares::default();
     let (results, started, start) = std::thread::scope(|scope| {
         // Inside the scope, so a panic drops the senders and no worker waits forever to start.
         let mut go = Vec::with_capacity(plan.threads);
         let handles: Vec<_> = (0..plan.threads)
             .map(|i| {
-                let feed = (every, tx.clone());
+                let feed = Feed { every, tx: tx.clone(), spares: spares.clone() };
                 let (ready_tx, ready_rx) = mpsc::channel::<()>();
                 let (go_tx, go_rx) = mpsc::channel::<Instant>();
                 go.push(go_tx);
@@ -502,7 +503,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool, progress: &mut dyn FnMut(Progress)) -
             let _ = g.send(start);
         }
         drop(tx);
-        collect_intervals(&rx, plan, &mut series, &mut |row, h| progress(Progress::Interval(row, h)));
+        collect_intervals(&rx, plan, &mut series, &spares, &mut |row, h| progress(Progress::Interval(row, h)));
         let results: Vec<Result<WorkerOutput, EngineError>> = handles
             .into_iter()
             .map(|h| h.and_then(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
@@ -543,7 +544,7 @@ fn worker_thread(
     i: usize,
     ready: mpsc::Sender<()>,
     go: mpsc::Receiver<Instant>,
-    series: (Duration, mpsc::Sender<Snapshot>),
+    series: Feed,
 ) -> Result<WorkerOutput, EngineError> {
     let script = worker::thread_script(plan, i);
     let _ = ready.send(());
@@ -578,11 +579,12 @@ fn wait_until(at: SystemTime, stop: &AtomicBool) {
 }
 
 /// Merges the threads' snapshots interval by interval, in order, until every worker is done;
-/// the rows after the warm-up go to `series`.
+/// the rows after the warm-up go to `series`, the histograms done with to `spares`.
 fn collect_intervals(
     rx: &mpsc::Receiver<Snapshot>,
     plan: &Plan,
     series: &mut Series,
+    spares: &Spares,
     on_interval: &mut dyn FnMut(&IntervalRow, Latencies<'_>),
 ) {
     let mut pending: BTreeMap<u32, Vec<Snapshot>> = BTreeMap::new();
@@ -605,12 +607,17 @@ fn collect_intervals(
             _ => target,
         };
         let uncorrected = Snapshot::take_uncorrected(&mut parts);
-        let (row, h) = IntervalRow::merge(parts, target);
+        let (row, h) = IntervalRow::merge(&mut parts, target);
+        spares.give_parts(parts);
         on_interval(&row, Latencies { corrected: &h, uncorrected: uncorrected.as_ref() });
         // Warm-up rows are shown live but are not part of the measured series.
         if start.is_some_and(|s| s >= warm_us) {
             let plain = crate::stats::codec::v2(&h, &mut v2);
             series.push(row, plain);
+        }
+        spares.give(h);
+        if let Some(u) = uncorrected {
+            spares.give(u);
         }
     };
     for snap in rx.iter() {

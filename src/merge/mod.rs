@@ -313,8 +313,8 @@ pub fn merge(docs: Vec<(String, Value)>, force: bool) -> Result<Merged, MergeErr
         }
     }
     let mut series = Vec::with_capacity(by_index.len());
-    for (snaps, target) in by_index.into_values() {
-        let (mut row, h) = IntervalRow::merge(snaps, target);
+    for (mut snaps, target) in by_index.into_values() {
+        let (mut row, h) = IntervalRow::merge(&mut snaps, target);
         row.latency_histogram = Some(crate::report::json::encode_histogram(&h));
         series.push(row);
     }

@@ -68,7 +68,7 @@ fn segment(url: &str, index: u32, count: u32, values: &[u64]) -> Value {
     let rows: Vec<IntervalRow> = snaps
         .chunks(1)
         .map(|s| {
-            let (mut row, h) = IntervalRow::merge(s.to_vec(), Some(3000.0 / f64::from(count)));
+            let (mut row, h) = IntervalRow::merge(&mut s.to_vec(), Some(3000.0 / f64::from(count)));
             row.latency_histogram = Some(crate::report::json::encode_histogram(&h));
             row
         })

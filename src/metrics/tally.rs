@@ -394,7 +394,7 @@ mod tests {
     use super::*;
 
     fn row(start_s: f64, status: &[(&str, u64)], late: u64) -> IntervalRow {
-        let (mut r, _) = IntervalRow::merge(Vec::new(), None);
+        let (mut r, _) = IntervalRow::merge(&mut [], None);
         r.start_s = start_s;
         r.length_s = 1.0;
         r.status = status.iter().map(|(k, v)| (k.to_string(), *v)).collect();

@@ -172,7 +172,7 @@ mod tests {
 
     /// A client row of `requests` responses, `status_errors` of them errors.
     fn client(requests: u64, status_errors: u64) -> IntervalRow {
-        IntervalRow { requests, status_errors, ..IntervalRow::merge(Vec::new(), None).0 }
+        IntervalRow { requests, status_errors, ..IntervalRow::merge(&mut [], None).0 }
     }
 
     /// A proxy row with these origin requests, hit ratio and first-byte mean and p99.

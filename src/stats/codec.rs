@@ -6,8 +6,6 @@
 //! compressor's state is a few hundred KiB, which would otherwise add to the run's peak memory
 //! while its connections are open.
 
-use std::io::Write;
-
 use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 
@@ -32,14 +30,50 @@ pub fn v2(h: &Histogram<u64>, serializer: &mut V2Serializer) -> Vec<u8> {
 /// [`encode_histogram`] of the histogram whose plain V2 encoding is `v2`: the compressed cookie,
 /// the zlib stream's length, the stream (as HdrHistogram's V2 deflate serializer writes them).
 pub fn deflate_v2(v2: &[u8]) -> String {
-    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-    // Writing into memory does not fail.
-    let stream = z.write_all(v2).and_then(|()| z.finish()).unwrap_or_default();
-    let mut bytes = Vec::with_capacity(stream.len() + 8);
-    bytes.extend_from_slice(&V2_COMPRESSED_COOKIE.to_be_bytes());
-    bytes.extend_from_slice(&u32::try_from(stream.len()).unwrap_or(u32::MAX).to_be_bytes());
-    bytes.extend_from_slice(&stream);
-    crate::b64::encode(&bytes)
+    Deflater::new().deflate_v2(v2)
+}
+
+/// A zlib compressor kept for many histograms: its few hundred KiB of state are made once, not
+/// per histogram (a long run's series would otherwise churn the allocator every interval).
+#[derive(Debug)]
+pub struct Deflater {
+    /// The compressor, reset for each histogram.
+    z: flate2::Compress,
+    /// The zlib stream, reused.
+    out: Vec<u8>,
+}
+
+impl Default for Deflater {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Deflater {
+    /// A compressor at zlib's default level.
+    pub fn new() -> Deflater {
+        Deflater { z: flate2::Compress::new(flate2::Compression::default(), true), out: Vec::new() }
+    }
+
+    /// [`deflate_v2`] with this compressor.
+    pub fn deflate_v2(&mut self, v2: &[u8]) -> String {
+        self.z.reset();
+        self.out.clear();
+        self.out.reserve(v2.len() / 2 + 64);
+        loop {
+            let read = usize::try_from(self.z.total_in()).unwrap_or(usize::MAX).min(v2.len());
+            match self.z.compress_vec(&v2[read..], &mut self.out, flate2::FlushCompress::Finish) {
+                Ok(flate2::Status::StreamEnd) | Err(_) => break,
+                // Out of room: the stream goes on into more.
+                Ok(_) => self.out.reserve(self.out.len().max(256)),
+            }
+        }
+        let mut bytes = Vec::with_capacity(self.out.len() + 8);
+        bytes.extend_from_slice(&V2_COMPRESSED_COOKIE.to_be_bytes());
+        bytes.extend_from_slice(&u32::try_from(self.out.len()).unwrap_or(u32::MAX).to_be_bytes());
+        bytes.extend_from_slice(&self.out);
+        crate::b64::encode(&bytes)
+    }
 }
 
 /// Reads back what [`encode_histogram`] wrote.
@@ -66,5 +100,20 @@ mod tests {
         // An empty one too.
         let empty = crate::stats::latency_histogram();
         assert_eq!(decode_histogram(&encode_histogram(&empty)).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn a_kept_compressor_writes_what_a_fresh_one_writes_histogram_after_histogram() {
+        let mut z = Deflater::new();
+        let mut serializer = V2Serializer::new();
+        for n in [1u64, 5_000, 0, 77] {
+            let mut h = crate::stats::latency_histogram();
+            for v in 0..n {
+                h.record(100 + v * 37).unwrap();
+            }
+            let plain = v2(&h, &mut serializer);
+            assert_eq!(z.deflate_v2(&plain), deflate_v2(&plain), "{n} values");
+            assert_eq!(decode_histogram(&z.deflate_v2(&plain)).unwrap(), h);
+        }
     }
 }

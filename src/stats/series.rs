@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader, ErrorKind, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use super::codec::deflate_v2;
+use super::codec::Deflater;
 use super::interval::IntervalRow;
 
 /// Rows held with their plain V2 histograms before a batch is compressed and written out.
@@ -35,6 +35,8 @@ pub struct Series {
     writing: bool,
     /// One batch's JSON lines, reused.
     text: Vec<u8>,
+    /// The compressor, made at the first full batch and kept (see [`Deflater`]).
+    deflater: Option<Deflater>,
 }
 
 /// A row kept in the temporary file could not be read back.
@@ -53,6 +55,7 @@ impl Series {
             memory: Vec::new(),
             writing: false,
             text: Vec::new(),
+            deflater: None,
         }
     }
 
@@ -76,7 +79,7 @@ impl Series {
             self.file = open_unlinked(&self.dir).ok().map(|f| (f, 0));
             self.writing = self.file.is_some();
         }
-        let rows = compressed(&mut self.batch);
+        let rows = compressed(&mut self.batch, self.deflater.get_or_insert_with(Deflater::new));
         if let Some((file, len)) = self.file.as_mut().filter(|_| self.writing) {
             self.text.clear();
             for row in &rows {
@@ -97,7 +100,7 @@ impl Series {
 
     /// The rows in order, with their histograms compressed.
     pub fn finish(mut self) -> Result<Vec<IntervalRow>, SeriesError> {
-        let last = compressed(&mut self.batch);
+        let last = compressed(&mut self.batch, self.deflater.get_or_insert_with(Deflater::new));
         let Some((mut file, len)) = self.file else {
             self.memory.extend(last);
             return Ok(self.memory);
@@ -115,11 +118,11 @@ impl Series {
 }
 
 /// The batch's rows with their histograms compressed into them; the batch is left empty.
-fn compressed(batch: &mut Vec<(IntervalRow, Vec<u8>)>) -> Vec<IntervalRow> {
+fn compressed(batch: &mut Vec<(IntervalRow, Vec<u8>)>, z: &mut Deflater) -> Vec<IntervalRow> {
     batch
         .drain(..)
         .map(|(mut row, v2)| {
-            row.latency_histogram = Some(deflate_v2(&v2));
+            row.latency_histogram = Some(z.deflate_v2(&v2));
             row
         })
         .collect()
@@ -133,6 +136,7 @@ fn open_unlinked(dir: &Path) -> std::io::Result<File> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::codec::deflate_v2;
 
     /// `n` rows, each with a histogram of its own values.
     fn rows(n: u64) -> Vec<(IntervalRow, Vec<u8>)> {

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::engine::clock::Clock;
 use crate::engine::transport::Note;
-use crate::stats::interval::Snapshot;
+use crate::stats::interval::{Feed, Snapshot, Spares};
 use crate::stats::{latency_histogram, unused_histogram, Recorder, RATE_SAMPLE_MS, STATUS_SLOTS};
 
 /// Everything a worker counts.
@@ -31,16 +31,10 @@ pub(super) struct Meter {
 
 impl Meter {
     /// Counters for a worker whose warm-up ends at `warm`, cutting intervals into `series`.
-    pub(super) fn new(
-        clock: &Clock,
-        warm: Instant,
-        series: (Duration, Sender<Snapshot>),
-        paced: bool,
-        first_bytes: bool,
-    ) -> Meter {
+    pub(super) fn new(clock: &Clock, warm: Instant, series: Feed, paced: bool, first_bytes: bool) -> Meter {
         Meter {
             rec: Recorder::for_run(paced, first_bytes),
-            interval: Ival::new(series.0, series.1, first_bytes, paced),
+            interval: Ival::new(series, first_bytes, paced),
             sample_at_us: RATE_SAMPLE_MS * 1000,
             sample_requests: 0,
             warm_at_us: Some(clock.at(warm)).filter(|w| *w > 0),
@@ -178,12 +172,15 @@ pub(super) struct Ival {
     /// request).
     status_base: Box<[u64; STATUS_SLOTS]>,
     tx: Sender<Snapshot>,
+    /// Histograms handed back, taken for the next interval instead of new ones.
+    spares: Spares,
 }
 
 impl Ival {
-    /// Intervals of `every`, sent to `tx`; `ttfb` when first bytes are timed (proxy tests),
-    /// `paced` when latency is also kept from the actual send (rate mode).
-    fn new(every: Duration, tx: Sender<Snapshot>, ttfb: bool, paced: bool) -> Ival {
+    /// Intervals of `feed.every`, sent to `feed.tx`; `ttfb` when first bytes are timed (proxy
+    /// tests), `paced` when latency is also kept from the actual send (rate mode).
+    fn new(feed: Feed, ttfb: bool, paced: bool) -> Ival {
+        let Feed { every, tx, spares } = feed;
         let every_us = every.as_micros().max(1) as u64;
         // A full-range histogram is ~190 KiB, copied into every snapshot: where nothing is ever
         // recorded in it, the smallest one does.
@@ -199,6 +196,7 @@ impl Ival {
             base: Totals::default(),
             status_base: Box::new([0; STATUS_SLOTS]),
             tx,
+            spares,
         }
     }
 
@@ -218,14 +216,14 @@ impl Ival {
             .map(|(code, (now, was))| (code as u16, now - was))
             .collect();
         self.status_base.copy_from_slice(status);
-        // These histograms go and fresh ones of the same size take their place, rather than a
-        // copy going and these being zeroed: no ~190 KiB copied per cut on the worker.
-        let fresh =
-            (hdrhistogram::Histogram::new_from(&self.latency_us), hdrhistogram::Histogram::new_from(&self.ttfb_us));
+        // These histograms go and empty ones of the same size take their place (spares the
+        // coordinator handed back, cleared), rather than a copy going: no ~190 KiB copied per
+        // cut on the worker.
+        let fresh = (self.spares.take_like(&self.latency_us), self.spares.take_like(&self.ttfb_us));
         let latency_us = std::mem::replace(&mut self.latency_us, fresh.0);
         let ttfb_us = std::mem::replace(&mut self.ttfb_us, fresh.1);
-        let uncorrected_us =
-            self.uncorrected_us.as_mut().map(|u| std::mem::replace(u, hdrhistogram::Histogram::new_from(u)));
+        let spares = &self.spares;
+        let uncorrected_us = self.uncorrected_us.as_mut().map(|u| std::mem::replace(u, spares.take_like(u)));
         let snap = Snapshot {
             index: self.index,
             start_us: self.start_us,
@@ -291,7 +289,8 @@ mod tests {
     #[test]
     fn a_cut_sends_the_status_counts_since_the_last_one() {
         let (tx, rx) = std::sync::mpsc::channel();
-        let mut ival = Ival::new(Duration::from_millis(100), tx, false, false);
+        let feed = Feed { every: Duration::from_millis(100), tx, spares: Spares::default() };
+        let mut ival = Ival::new(feed, false, false);
         let mut status = Box::new([0u64; STATUS_SLOTS]);
         status[200] = 5;
         status[404] = 1;

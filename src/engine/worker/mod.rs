@@ -11,7 +11,6 @@ use std::collections::{BinaryHeap, VecDeque};
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 use mio::{Events, Poll, Token};
@@ -33,7 +32,6 @@ use crate::engine::transport::h3::Http3;
 use crate::engine::transport::{Op, Readable, Transport};
 use crate::engine::{EngineError, Plan, SendPlan, WirePlan};
 use crate::script::{ScriptError, ThreadScript};
-use crate::stats::interval::Snapshot;
 use crate::stats::ErrorKind;
 use crate::stats::Recorder;
 use connect::Opening;
@@ -95,7 +93,7 @@ pub struct Share {
     /// When sending stops.
     pub end: Instant,
     /// Interval length and where its snapshots go.
-    pub series: (Duration, Sender<Snapshot>),
+    pub series: crate::stats::interval::Feed,
 }
 
 /// Runs thread `share.index`'s share of the load over the protocol the plan settled, with
