@@ -276,3 +276,17 @@ fn http3_without_tls_or_its_udp_port_is_refused_in_one_line() {
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
     assert!(run.stderr.starts_with(&format!("strain: cannot listen on UDP {listen} for HTTP/3: ")), "{}", run.stderr);
 }
+
+#[test]
+fn unused_connections_are_held_past_the_idle_timeout_by_pings() {
+    // 2 requests a second over 4 connections leave most of them without a stream for the whole
+    // 40 s: past QUIC's 30 s idle timeout they stay open (a PING each 15 s unused), as TCP
+    // connections do, instead of idling out and being opened again.
+    let origin = origin(&["-t", "1"]);
+    let run = load("--http3 -k -R 2 -c 4 -m 1 -t 1 -d 40s", &origin.url());
+    assert_clean(&run);
+    assert_eq!(run.num("/requests"), 80, "{}", run.stdout);
+    assert_eq!(run.num("/http3/idle_timeouts"), 0, "{}", run.stdout);
+    assert_eq!(run.num("/http3/handshakes"), 4, "{}", run.stdout);
+    assert_eq!(origin.stop().connections, 4);
+}

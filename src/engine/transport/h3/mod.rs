@@ -36,6 +36,10 @@ pub use handshake::Failure as HandshakeFailure;
 const MAX_DATAGRAM: usize = 1350;
 /// QUIC idle timeout: a connection that hears nothing this long is over.
 const IDLE_TIMEOUT_MS: u64 = 30_000;
+/// An established connection with no stream in flight and nothing else timed for this long
+/// pings its server: a held connection the load leaves unused (a low rate over many) stays open,
+/// as a TCP one does, instead of idling out and being replaced every 30 s.
+const KEEPALIVE_US: u64 = IDLE_TIMEOUT_MS * 1000 / 2;
 /// H3_REQUEST_CANCELLED: a stream the client gives up on (RFC 9114 8.1).
 const REQUEST_CANCELLED: u64 = 0x10c;
 /// H3_NO_ERROR: the connection ends cleanly at the end of the run.
@@ -65,6 +69,8 @@ struct Link {
     started_us: u64,
     /// Its QUIC timer's key in [`Http3::timers`], if set.
     timer: Option<u64>,
+    /// The timer is the keepalive's ([`KEEPALIVE_US`]), not quiche's.
+    ping: bool,
 }
 
 impl Link {
@@ -82,6 +88,7 @@ impl Link {
             refused_from: None,
             started_us: 0,
             timer: None,
+            ping: false,
         }
     }
 }
@@ -164,8 +171,10 @@ impl Http3 {
         if let Some(at) = link.timer.take() {
             self.timers.remove(&(at, l as u32));
         }
-        let Some(after) = link.conn.as_ref().and_then(|c| c.timeout()) else { return };
-        let at = now + after.as_micros() as u64;
+        let Some(conn) = link.conn.as_ref() else { return };
+        let Some(after) = conn.timeout().map(|t| t.as_micros() as u64) else { return };
+        link.ping = after > KEEPALIVE_US && link.by_stream.is_empty() && conn.is_established() && !conn.is_draining();
+        let at = now + if link.ping { KEEPALIVE_US } else { after };
         link.timer = Some(at);
         self.timers.insert((at, l as u32));
     }
@@ -282,7 +291,11 @@ impl Multiplexed for Http3 {
             let link = &mut self.links[l as usize];
             link.timer = None;
             if let Some(conn) = link.conn.as_mut() {
-                conn.on_timeout();
+                if std::mem::take(&mut link.ping) {
+                    let _ = conn.send_ack_eliciting();
+                } else {
+                    conn.on_timeout();
+                }
                 self.flush_link(host, l as usize);
             }
         }
