@@ -85,7 +85,6 @@ Example:  python3 bench/h3.py --strain target/release/strain --json bench/result
 import os
 import signal
 import socket
-import ssl
 import subprocess
 import sys
 import tempfile
@@ -168,17 +167,8 @@ class Caddy(servers.Server):
         """An HTTP/1.1 GET over TLS answers "hello", and the h3 listener is up."""
         if "enabling HTTP/3 listener" not in self.errors():
             return False
-        ctx = ssl.create_default_context()
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=2) as raw:
-                with ctx.wrap_socket(raw, server_hostname="localhost") as s:
-                    data = servers.exchange(
-                        s, b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-        except (OSError, ssl.SSLError):
-            return False
-        return data.startswith(b"HTTP/1.1 200") and data.endswith(b"\r\n\r\nhello")
+        data = servers.https_get(self.port, "/")
+        return data is not None and data.startswith(b"HTTP/1.1 200") and data.endswith(b"\r\n\r\nhello")
 
 
 def gen_argv(tool, args, connections, streams, duration, json_path):

@@ -16,6 +16,7 @@ import random
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import tempfile
 import threading
@@ -99,6 +100,21 @@ def exchange(sock, request):
         if not chunk:
             return data
         data += chunk
+
+
+def https_get(port, path, timeout=2):
+    """One GET over TLS (certificate unchecked, SNI localhost) with Connection:
+    close: all the bytes the server sent, or None."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as raw:
+            with ctx.wrap_socket(raw, server_hostname="localhost") as s:
+                return exchange(s, b"GET %s HTTP/1.1\r\nHost: localhost\r\n"
+                                   b"Connection: close\r\n\r\n" % path.encode())
+    except (OSError, ssl.SSLError):
+        return None
 
 
 def http_get(port, path, timeout=2):
