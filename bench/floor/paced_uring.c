@@ -39,49 +39,17 @@
  *                   cannot accept without kernel receive timestamps
  * and the variant is printed on stderr.
  */
-#define _GNU_SOURCE
-#include <arpa/inet.h>
+#include "floor.h"
+
 #include <errno.h>
 #include <liburing.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
-#define BUF 16384
 #define NBUFS 256   /* provided buffers (multishot), a power of two */
 #define BUFSZ 4096
 #define BGID 1
 #define RECV_TAG (1ull << 32)
-
-struct conn {
-    int fd;
-    int busy;        /* a request is in flight */
-    size_t have;     /* bytes of the current response read so far */
-    char buf[BUF];
-};
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-/* Bytes of the response at the start of `b` (`n` read), or 0 if it is not complete yet. */
-static size_t complete(const char *b, size_t n) {
-    const char *end = memmem(b, n, "\r\n\r\n", 4);
-    if (!end) return 0;
-    size_t head = (size_t)(end - b) + 4;
-    const char *cl = memmem(b, head, "Content-Length:", 15);
-    if (!cl) cl = memmem(b, head, "content-length:", 15);
-    size_t len = cl ? strtoul(cl + 15, NULL, 10) : 0;
-    return n >= head + len ? head + len : 0;
-}
 
 static struct io_uring ring;
 static struct conn *c;
@@ -118,16 +86,8 @@ static void arm_recv(int i) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 6) {
-        fprintf(stderr, "usage: %s HOST_IPV4 PORT CONNECTIONS RATE SECONDS [TICK_US]\n", argv[0]);
-        return 2;
-    }
-    const char *host = argv[1];
-    int port = atoi(argv[2]), nconn = atoi(argv[3]);
-    double rate = atof(argv[4]), seconds = atof(argv[5]);
-    long tick_us = argc > 6 ? atol(argv[6]) : 1000;
-    char req[256];
-    int reqlen = snprintf(req, sizeof req, "GET / HTTP/1.1\r\nHost: %s:%d\r\n\r\n", host, port);
+    struct run run;
+    if (parse_run(argc, argv, &run)) return 2;
 
     const char *v = getenv("PACED_URING");
     v = v ? v : "";
@@ -179,41 +139,33 @@ int main(int argc, char **argv) {
         io_uring_buf_ring_advance(br, NBUFS);
     }
 
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
-    inet_pton(AF_INET, host, &sa.sin_addr);
-    c = calloc(nconn, sizeof *c);
-    int *fds = malloc(nconn * sizeof *fds);
-    int *idle = malloc(nconn * sizeof *idle), nidle = 0;
-    for (int i = 0; i < nconn; i++) {
-        c[i].fd = fds[i] = socket(AF_INET, SOCK_STREAM, 0);
-        int one = 1;
-        setsockopt(c[i].fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        if (connect(c[i].fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-            perror("connect");
-            return 1;
-        }
+    c = calloc(run.nconn, sizeof *c);
+    int *fds = malloc(run.nconn * sizeof *fds);
+    int *idle = malloc(run.nconn * sizeof *idle), nidle = 0;
+    for (int i = 0; i < run.nconn; i++) {
+        if ((c[i].fd = fds[i] = connect_one(&run)) < 0) return 1;
         idle[nidle++] = i;
     }
-    if (fixed && (ret = io_uring_register_files(&ring, fds, nconn)) < 0) {
+    if (fixed && (ret = io_uring_register_files(&ring, fds, run.nconn)) < 0) {
         fprintf(stderr, "io_uring_register_files: %s\n", strerror(-ret));
         return 1;
     }
     /* Every connection's receive is armed from the start (and re-armed after each answer). */
-    for (int i = 0; i < nconn; i++) arm_recv(i);
+    for (int i = 0; i < run.nconn; i++) arm_recv(i);
 
     long long due = 0, answered = 0, late = 0;
-    long long total = (long long)(rate * seconds);
-    struct __kernel_timespec ts = {.tv_sec = tick_us / 1000000,
-                                   .tv_nsec = (tick_us % 1000000) * 1000};
-    double start = now_s(), end = start + seconds;
+    long long total = (long long)(run.rate * run.seconds);
+    struct __kernel_timespec ts = {.tv_sec = run.tick_us / 1000000,
+                                   .tv_nsec = (run.tick_us % 1000000) * 1000};
+    double start = now_s(), end = start + run.seconds;
     for (;;) {
         double t = now_s();
         /* Every request due by now goes out on a free connection: one SQE each, no CQE. */
-        while (due < total && start + due / rate <= t && nidle > 0) {
-            if (t - (start + due / rate) > 0.001) late++;
+        while (due < total && start + due / run.rate <= t && nidle > 0) {
+            if (t - (start + due / run.rate) > 0.001) late++;
             int i = idle[--nidle];
             struct io_uring_sqe *s = sqe_get();
-            io_uring_prep_send(s, fixed ? i : c[i].fd, req, reqlen, MSG_WAITALL);
+            io_uring_prep_send(s, fixed ? i : c[i].fd, run.req, run.reqlen, MSG_WAITALL);
             s->flags |= IOSQE_CQE_SKIP_SUCCESS | (fixed ? IOSQE_FIXED_FILE : 0);
             io_uring_sqe_set_data64(s, (unsigned)i);
             c[i].busy = 1;
@@ -256,11 +208,7 @@ int main(int argc, char **argv) {
             } else {
                 k->have += (size_t)cqe->res;
             }
-            size_t used = complete(k->buf, k->have);
-            if (used) {
-                memmove(k->buf, k->buf + used, k->have - used);
-                k->have -= used;
-                k->busy = 0;
+            if (answered_on(k)) {
                 answered++;
                 idle[nidle++] = i;
             }
@@ -270,7 +218,6 @@ int main(int argc, char **argv) {
         io_uring_cq_advance(&ring, seen);
     }
     double took = now_s() - start;
-    printf("{\"requests\": %lld, \"late\": %lld, \"unsent\": %lld, \"duration\": %.6f}\n", answered, late,
-           total - due, took);
+    print_result(answered, late, total - due, took);
     return 0;
 }

@@ -25,8 +25,9 @@ pub struct Feed {
 const MAX_SPARES: usize = 64;
 
 /// Interval latency histograms the coordinating thread is done with, handed back for the
-/// workers' next cuts. A fresh ~190 KiB histogram per thread per cut, freed on another thread,
-/// grew the allocator's heap in steps over a soak (+1.6 MiB in 10 minutes of h2c at 20,000/s).
+/// workers' next cuts, instead of a fresh ~190 KiB histogram per thread per cut that another
+/// thread frees into the worker's arena. Arenas fragmented that way are what is left of a
+/// soak's RSS growth (docs/benchmarks.md, "Soak after the series fix").
 #[derive(Debug, Clone, Default)]
 pub struct Spares(Arc<Mutex<Vec<Histogram<u64>>>>);
 
@@ -398,6 +399,8 @@ impl IntervalRow {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn a_histogram_handed_back_is_taken_again_cleared_and_small_ones_are_not_kept() {
         let spares = Spares::default();
@@ -421,8 +424,6 @@ mod tests {
         }
         assert_eq!(spares.0.lock().unwrap().len(), MAX_SPARES);
     }
-
-    use super::*;
 
     #[test]
     fn no_snapshot_merges_into_an_empty_row() {

@@ -29,10 +29,8 @@ pub struct Series {
     file: Option<(File, u64)>,
     /// Rows compressed but not in the file, after the file's: every row when the file could not
     /// be made (no temporary directory, a filesystem without `O_TMPFILE`), the rows since a
-    /// write failed (a full disk).
+    /// write failed (a full disk). Once it holds any, later batches join it, to keep the order.
     memory: Vec<IntervalRow>,
-    /// Whether full batches still go to the file.
-    writing: bool,
     /// One batch's JSON lines, reused.
     text: Vec<u8>,
     /// The compressor, made at the first full batch and kept (see [`Deflater`]).
@@ -53,7 +51,6 @@ impl Series {
             tried: false,
             file: None,
             memory: Vec::new(),
-            writing: false,
             text: Vec::new(),
             deflater: None,
         }
@@ -69,7 +66,7 @@ impl Series {
 
     /// Whether full batches are going to the temporary file.
     pub fn spilling(&self) -> bool {
-        self.writing
+        self.file.is_some() && self.memory.is_empty()
     }
 
     /// Compresses the batch's histograms into their rows and writes the rows out.
@@ -77,10 +74,9 @@ impl Series {
         if !self.tried {
             self.tried = true;
             self.file = open_unlinked(&self.dir).ok().map(|f| (f, 0));
-            self.writing = self.file.is_some();
         }
         let rows = compressed(&mut self.batch, self.deflater.get_or_insert_with(Deflater::new));
-        if let Some((file, len)) = self.file.as_mut().filter(|_| self.writing) {
+        if let Some((file, len)) = self.file.as_mut().filter(|_| self.memory.is_empty()) {
             self.text.clear();
             for row in &rows {
                 // A row of numbers and strings always serializes.
@@ -92,7 +88,6 @@ impl Series {
                 return;
             }
             // A part-written batch is cut off; it and the rows after it stay in memory.
-            self.writing = false;
             let _ = file.set_len(*len);
         }
         self.memory.extend(rows);
