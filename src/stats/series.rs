@@ -11,9 +11,11 @@ use super::codec::Deflater;
 use super::interval::IntervalRow;
 
 /// Rows held with their plain V2 histograms before a batch is compressed and written out.
-/// A run shorter than this (the usual bench run) never compresses during its load, and a soak
-/// reaches its steady memory well inside its first minute.
-const BATCH: usize = 32;
+/// Above the 40 rows (and a late cut or two) a run without `--interval` is cut into, so such a
+/// run never compresses while its load goes on (compressing takes CPU from the workers, much of
+/// it in a debug build: a replay and an A/B test fell behind on a 2-CPU machine with 32), and a
+/// soak's 1 s rows still reach their steady memory inside the first minute.
+const BATCH: usize = 48;
 
 /// The run's interval rows in order, each with its whole latency histogram.
 #[derive(Debug)]
