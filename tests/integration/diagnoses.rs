@@ -400,13 +400,14 @@ fn sends_never_made_are_said_and_a_run_that_kept_up_says_nothing() {
 #[test]
 fn a_replay_strain_cannot_keep_up_with_names_itself() {
     let _alone = exclusive();
-    // A recording of 3,000 requests/s for 3 s, replayed by strain held to 10% of a CPU: its
-    // sends fall behind with connections free, and the report says strain itself was behind.
-    // 500 connections keep some free: with 50, a starved strain also reads its responses late,
-    // so every connection stays busy and the late sends read as waiting for one (seen in a
-    // full run: 8,871 of 8,989) -- the attribution cannot see a response that arrived but was
-    // not yet read.
-    let lines = crate::harness::even_recording(9000, 3000, |_| "/r".into());
+    // A recording of 1,000 requests/s for 3 s, replayed by strain held to 10% of a CPU (10 ms
+    // in each 100 ms): the sends due while it is held back go out late with connections free,
+    // and the report says strain itself was behind. The rate leaves a debug build time to read
+    // each burst's responses within its 10 ms: at 3,000/s it could not, so every connection
+    // stayed busy with a response not yet read and the late sends read as waiting for one
+    // (8,998 of 9,000, seen alone on an idle machine) -- the attribution cannot see a response
+    // that arrived but was not yet read.
+    let lines = crate::harness::even_recording(3000, 1000, |_| "/r".into());
     let (_dir, file) = crate::harness::temp_file("r.jsonl", &lines);
     let run = starved(&format!("replay -t 1 -c 500 {file}"));
     assert_eq!(run.code, 0, "{}", run.stderr);

