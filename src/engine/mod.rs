@@ -578,6 +578,24 @@ fn wait_until(at: SystemTime, stop: &AtomicBool) {
     }
 }
 
+/// How often a run hands the allocator's free pages back to the system.
+const TRIM_EVERY: Duration = Duration::from_secs(10);
+
+/// Hands the pages the allocator holds free, in every thread's arena, back to the system.
+///
+/// After a server stalls, the burst that follows allocates in the workers' arenas (nghttp2's
+/// streams and frames, the links' buffers) and frees it between blocks still in use, where
+/// glibc keeps it resident: each stall left a step in a long run's RSS while its live heap
+/// stayed flat (docs/benchmarks.md, the soaks of issue 33). Once every [`TRIM_EVERY`], on the
+/// coordinating thread, it costs a walk of the arenas' free lists.
+fn give_back_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory; it locks each arena as it goes.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Merges the threads' snapshots interval by interval, in order, until every worker is done;
 /// the rows after the warm-up go to `series`, the histograms done with to `spares`.
 fn collect_intervals(
@@ -591,6 +609,7 @@ fn collect_intervals(
     let warm_us = plan.span.warmup.as_micros() as u64;
     let share = 1.0 / f64::from(plan.segment.count.max(1));
     let mut v2 = hdrhistogram::serialization::V2Serializer::new();
+    let mut trimmed = Instant::now();
     let mut emit = |mut parts: Vec<Snapshot>| {
         let (start, end) = (parts.iter().map(|p| p.start_us).min(), parts.iter().map(|p| p.end_us).max());
         let target = plan.target.as_ref().zip(start.zip(end)).map(|(s, (a, b))| {
@@ -618,6 +637,10 @@ fn collect_intervals(
         spares.give(h);
         if let Some(u) = uncorrected {
             spares.give(u);
+        }
+        if trimmed.elapsed() >= TRIM_EVERY {
+            trimmed = Instant::now();
+            give_back_free_memory();
         }
     };
     for snap in rx.iter() {
