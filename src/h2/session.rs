@@ -24,6 +24,9 @@ pub use super::events::{Event, Fields, Inbox, RequestHead};
 use super::nv::nv;
 use crate::http::response::Captured;
 
+/// Room for events a session keeps between reads (a few responses' worth).
+const EVENTS_KEPT: usize = 64;
+
 /// An HTTP/2 failure of the session as a whole.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("HTTP/2: {0}")]
@@ -362,6 +365,18 @@ impl Session {
     /// Events since the last drain.
     pub fn events(&mut self) -> &mut Vec<Event> {
         &mut self.inbox.events
+    }
+
+    /// Moves the events since the last drain onto the end of `into`; the session keeps room
+    /// for [`EVENTS_KEPT`] of them, not for the thousands of frames of a read after a server's
+    /// stall, which each of a run's sessions would otherwise hold for the rest of the run
+    /// (a long run's RSS rose by steps at each stall: issue 33's soaks).
+    pub fn move_events(&mut self, into: &mut Vec<Event>) {
+        let events = &mut self.inbox.events;
+        into.append(events);
+        if events.capacity() > EVENTS_KEPT {
+            events.shrink_to(EVENTS_KEPT);
+        }
     }
 
     /// Compressed and decoded header bytes received so far.

@@ -26,8 +26,8 @@ const MAX_SPARES: usize = 64;
 
 /// Interval latency histograms the coordinating thread is done with, handed back for the
 /// workers' next cuts, instead of a fresh ~190 KiB histogram per thread per cut that another
-/// thread frees into the worker's arena. Arenas fragmented that way are what is left of a
-/// soak's RSS growth (docs/benchmarks.md, "Soak after the series fix").
+/// thread frees into the worker's arena, where such blocks fragmented a soak's memory
+/// (docs/benchmarks.md, "Soak after the series fix").
 #[derive(Debug, Clone, Default)]
 pub struct Spares(Arc<Mutex<Vec<Histogram<u64>>>>);
 

@@ -7,22 +7,12 @@ use crate::engine::transport::{Host, Note, Transport};
 use crate::h2::Event;
 use crate::stats::ErrorKind;
 
-/// Room for events a session keeps between reads (a few responses' worth).
-const EVENTS_KEPT: usize = 64;
-
 impl Http2 {
     /// Turns link `l`'s session events into completions; false when the link went away.
     pub(super) fn handle_events(&mut self, host: &mut impl Host, l: usize) -> bool {
         let Some(session) = self.links[l].session.as_mut() else { return false };
         let mut events = std::mem::take(&mut self.events);
-        let inbox = session.events();
-        events.append(inbox);
-        // A read after a server's stall brings thousands of frames, and each session's list
-        // would keep room for them for the rest of the run: a long run's RSS rose by steps at
-        // each stall (issue 33's soaks). The thread's own list keeps its room instead.
-        if inbox.capacity() > EVENTS_KEPT {
-            inbox.shrink_to(EVENTS_KEPT);
-        }
+        session.move_events(&mut events);
         self.reading = Some(l);
         // A GOAWAY holds for the whole batch: a response completed before it in the batch must
         // not start a stream the server has already said it will refuse.
