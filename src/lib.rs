@@ -51,3 +51,4 @@ pub mod script;
 pub mod stats;
 pub mod verdict;
 pub mod workload;
+pub mod ws;
