@@ -26,6 +26,7 @@ pub fn run(f: &OriginFlags) -> Result<i32, CliError> {
     config.tls = f.tls().map(Box::new);
     config.http3 = f.http3;
     config.grpc = f.grpc()?.map(Box::new);
+    config.ws = f.ws().map(Box::new);
     if let Some(tls) = &config.tls {
         tls.check()?;
     }
@@ -74,6 +75,11 @@ pub fn run(f: &OriginFlags) -> Result<i32, CliError> {
     // On stderr: the test harness reads exactly four numbers from stdout after the first line.
     if let Some(grpc) = &stats.grpc {
         eprintln!("strain origin: {}", grpc_line(grpc));
+    } else if config.ws.is_some() {
+        eprintln!(
+            "strain origin: WebSocket upgrades {}, messages echoed {}; 200 {}",
+            stats.ws_upgrades, stats.ws_messages, stats.ok
+        );
     } else if config.replay.is_some() {
         eprintln!(
             "strain origin: recorded {}, unmatched {} (answered 404), 200 {}, 304 {}",

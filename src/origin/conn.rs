@@ -26,6 +26,7 @@ use super::output::{Output, Throttle, MAX_IOV, MAX_PENDING};
 use super::requests::{Answer, Flow, RequestParser};
 use super::respond::Site;
 use super::tls::ServerStream;
+use super::ws::{WsConn, WsNext};
 use super::Ctx;
 
 /// How long a closing connection waits for the client to finish sending.
@@ -88,6 +89,8 @@ pub(super) struct Conn<'r> {
     fresh: bool,
     /// The HTTP/2 state, once the client has sent the preface; `None` for HTTP/1.
     pub(super) h2: Option<Box<H2Conn>>,
+    /// The WebSocket state, once the connection was upgraded (`--ws`).
+    ws: Option<Box<WsConn>>,
     /// The client has finished sending; close once everything it asked is answered.
     eof: bool,
     state: State,
@@ -116,6 +119,7 @@ impl<'r> Conn<'r> {
             readable: true,
             fresh: true,
             h2: None,
+            ws: None,
             eof: false,
             state: State::Open,
             served: 0,
@@ -159,6 +163,9 @@ impl<'r> Conn<'r> {
         if self.h2.is_some() {
             return self.drive_h2(buf, ctx);
         }
+        if self.ws.is_some() {
+            return self.drive_ws(buf, ctx);
+        }
         self.wake = None;
         if self.stream.flush_pending().is_err() {
             return Next::Close;
@@ -184,6 +191,7 @@ impl<'r> Conn<'r> {
                 let mut answer = Answer { ctx: &mut *ctx, out: &mut self.out, served: &mut self.served, arrived };
                 match self.parser.resume(&mut answer) {
                     Flow::Upgrade => return self.upgrade_to_h2(buf, ctx),
+                    Flow::WebSocket => return self.upgrade_to_ws(buf, ctx),
                     flow => {
                         if let Some(linger) = flow.linger() {
                             self.state = State::Closing { linger };
@@ -259,6 +267,7 @@ impl<'r> Conn<'r> {
                 let mut answer = Answer { ctx: &mut *ctx, out: &mut self.out, served: &mut self.served, arrived };
                 match self.parser.feed(&buf[..n], &mut answer) {
                     Flow::Upgrade => return Some(self.upgrade_to_h2(buf, ctx)),
+                    Flow::WebSocket => return Some(self.upgrade_to_ws(buf, ctx)),
                     flow => {
                         if let Some(linger) = flow.linger() {
                             self.state = State::Closing { linger };
@@ -297,6 +306,52 @@ impl<'r> Conn<'r> {
         let Some(h2) = H2Conn::upgraded(*upgrade, ctx) else { return Next::Close };
         self.h2 = Some(h2);
         self.drive_h2(buf, ctx)
+    }
+
+    /// Answers `101 Switching Protocols` to the WebSocket upgrade the parser holds and goes on
+    /// echoing its messages.
+    #[cold]
+    fn upgrade_to_ws(&mut self, buf: &mut [u8], ctx: &mut Ctx<'r>) -> Next {
+        let (Some(accepted), Some(config)) = (self.parser.websocket.take(), ctx.site.ws.as_ref()) else {
+            return Next::Close;
+        };
+        let mut ws = WsConn::new(&accepted, config);
+        let mut rest = accepted.rest;
+        if ws.receive(&mut rest, ctx.counters) == WsNext::Close {
+            return Next::Close;
+        }
+        self.ws = Some(ws);
+        self.drive_ws(buf, ctx)
+    }
+
+    /// Makes all the progress the socket allows on a WebSocket connection: write, read, echo.
+    fn drive_ws(&mut self, buf: &mut [u8], ctx: &mut Ctx<'r>) -> Next {
+        let Some(ws) = self.ws.as_deref_mut() else { return Next::Close };
+        loop {
+            if ws.flush(&mut self.stream, ctx.counters) == WsNext::Close {
+                return Next::Close;
+            }
+            if ws.backed_up() || !self.readable {
+                return Next::Wait;
+            }
+            match self.stream.read(buf) {
+                Ok(0) => return Next::Close,
+                Ok(n) => {
+                    ctx.counters.bytes_read.add(n as u64);
+                    if n < buf.len() && self.stream.short_read_drains() {
+                        self.readable = false;
+                    }
+                    if ws.receive(&mut buf[..n], ctx.counters) == WsNext::Close {
+                        return Next::Close;
+                    }
+                }
+                Err(e) => match e.kind() {
+                    io::ErrorKind::WouldBlock => self.readable = false,
+                    io::ErrorKind::Interrupted => {}
+                    _ => return Next::Close,
+                },
+            }
+        }
     }
 
     /// Makes all the progress the socket and the clock allow on an HTTP/2 connection: submit the
@@ -474,7 +529,7 @@ impl Flow {
             Flow::Close => Some(Linger::IfUnread),
             Flow::Reject => Some(Linger::Always),
             // Handled before asking.
-            Flow::Upgrade => None,
+            Flow::Upgrade | Flow::WebSocket => None,
         }
     }
 }

@@ -34,6 +34,10 @@ pub(super) struct Counters {
     pub(super) recorded: Counter,
     /// `404`s to requests no record matched (`--replay`).
     pub(super) unmatched: Counter,
+    /// WebSocket upgrades accepted (`--ws`).
+    pub(super) ws_upgrades: Counter,
+    /// WebSocket messages echoed (`--ws`).
+    pub(super) ws_messages: Counter,
     /// The gRPC service's (`--grpc`); after the others, off the lines the HTTP paths touch.
     pub(super) grpc: GrpcCounters,
 }
@@ -62,6 +66,8 @@ impl Counters {
             send_timeouts: self.send_timeouts.get(),
             recorded: self.recorded.get(),
             unmatched: self.unmatched.get(),
+            ws_upgrades: self.ws_upgrades.get(),
+            ws_messages: self.ws_messages.get(),
             grpc: grpc.then(|| self.grpc.snapshot()),
         }
     }

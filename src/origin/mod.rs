@@ -65,6 +65,7 @@ mod service;
 #[cfg(test)]
 mod tests;
 mod tls;
+mod ws;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -77,7 +78,7 @@ use mio::{Events, Poll, Token};
 
 use crate::http::request_head::Persist;
 use crate::rng::Rng;
-pub use config::{ContentType, GrpcConfig, OriginConfig, Service, ServiceDist};
+pub use config::{ContentType, GrpcConfig, OriginConfig, Service, ServiceDist, WsConfig};
 use conn::{Conn, Expiry, Next};
 use decision::Kind;
 use grpc::deck::Deck;
@@ -118,6 +119,10 @@ pub struct OriginStats {
     pub recorded: u64,
     /// Requests no recorded response matched, answered `404` (`--replay`).
     pub unmatched: u64,
+    /// WebSocket upgrades accepted (`--ws`).
+    pub ws_upgrades: u64,
+    /// WebSocket messages echoed (`--ws`).
+    pub ws_messages: u64,
     /// With `--grpc`: calls by method and status, and messages (a call counts in `requests`
     /// once its status has gone out).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -138,6 +143,8 @@ impl OriginStats {
         self.send_timeouts += other.send_timeouts;
         self.recorded += other.recorded;
         self.unmatched += other.unmatched;
+        self.ws_upgrades += other.ws_upgrades;
+        self.ws_messages += other.ws_messages;
         match (&mut self.grpc, &other.grpc) {
             (Some(mine), Some(theirs)) => mine.merge(theirs),
             (None, Some(theirs)) => self.grpc = Some(*theirs),

@@ -29,6 +29,9 @@ pub(super) enum Flow {
     /// A request asked to continue as h2c and nothing is queued before it: the connection
     /// switches ([`RequestParser::upgrade`] holds the request and the bytes after it).
     Upgrade,
+    /// A GET asked to continue as a WebSocket and the origin serves them: the connection
+    /// switches ([`RequestParser::websocket`] holds the answer and the bytes after it).
+    WebSocket,
 }
 
 /// A request that upgrades its connection to h2c, answered over HTTP/2 as stream 1.
@@ -146,6 +149,8 @@ pub(super) struct RequestParser {
     pub(super) head_since: Option<Instant>,
     /// The request that ended HTTP/1 ([`Flow::Upgrade`]).
     pub(super) upgrade: Option<Box<Upgrade>>,
+    /// The WebSocket upgrade that ended HTTP/1 ([`Flow::WebSocket`]).
+    pub(super) websocket: Option<Box<super::ws::Accepted>>,
 }
 
 /// A parsed request head.
@@ -158,6 +163,8 @@ struct Head<'a> {
     path: &'a str,
     /// See [`request_head::RequestHead::h2c_settings`].
     h2c: Option<&'a [u8]>,
+    /// See [`request_head::RequestHead::websocket`].
+    websocket: Option<request_head::WsAsk<'a>>,
 }
 
 impl RequestParser {
@@ -275,6 +282,14 @@ impl RequestParser {
                     return Ok((input.len(), Flow::Upgrade));
                 }
             }
+            if let (Some(ask), Some(config)) = (&head.websocket, &answer.ctx.site.ws) {
+                // As for h2c: only a request with nothing queued before it switches.
+                if body.is_done() && answer.out.is_empty() {
+                    answer.ctx.counters.ws_upgrades.add(1);
+                    self.websocket = Some(Box::new(super::ws::Accepted::new(ask, config, &input[i..])));
+                    return Ok((input.len(), Flow::WebSocket));
+                }
+            }
             if body.is_done() {
                 if answer.answer(head.reply, head.path) == Flow::Close {
                     return Ok((i, Flow::Close));
@@ -309,7 +324,15 @@ fn parse_head<'a>(input: &'a [u8], site: &Site) -> Result<Option<Head<'a>>, Pars
     let uuid = || request_head::header(&input[..h.len], b"uuid");
     let kind = Kind::ask(site, h.target, path, || h.conditional, uuid);
     let reply = Reply { persist: h.persist, head_only: h.head_only, kind };
-    Ok(Some(Head { len: h.len, body: h.body, reply, expect_continue: h.expect_continue, path, h2c: h.h2c_settings }))
+    Ok(Some(Head {
+        len: h.len,
+        body: h.body,
+        reply,
+        expect_continue: h.expect_continue,
+        path,
+        h2c: h.h2c_settings,
+        websocket: h.websocket,
+    }))
 }
 
 #[cfg(test)]

@@ -60,6 +60,8 @@ pub(super) struct Site {
     pub(super) recording: Option<Arc<Recording>>,
     /// With `--grpc`: the service HTTP/2 requests are calls to.
     pub(super) grpc: Option<super::grpc::GrpcSite>,
+    /// With `--ws`: WebSocket upgrades are accepted and their messages echoed.
+    pub(super) ws: Option<super::config::WsConfig>,
 }
 
 impl Site {
@@ -101,6 +103,7 @@ impl Site {
             alt_svc: Vec::new(),
             recording: config.replay.clone(),
             grpc: config.grpc.as_deref().map(super::grpc::GrpcSite::new).transpose()?,
+            ws: config.ws.as_deref().cloned(),
         })
     }
 

@@ -147,6 +147,18 @@ pub struct OriginFlags {
     /// With --grpc: serve no reflection (its calls get UNIMPLEMENTED, as for an unknown method).
     #[arg(long = "no-reflection", requires = "grpc")]
     pub no_reflection: bool,
+    /// Serve WebSocket echo: a GET asking to upgrade (ws://, wss:// with --tls) is answered 101
+    /// and every message comes back as it came; pings are answered, closes returned, and
+    /// permessage-deflate is agreed when offered. Other requests are served as without it.
+    #[arg(long = "ws", conflicts_with_all = ["grpc", "replay"])]
+    pub ws: bool,
+    /// With --ws: close each connection with 1000 after echoing N messages.
+    #[arg(long = "ws-close-after", value_name = "N", requires = "ws")]
+    pub ws_close_after: Option<u64>,
+    /// With --ws: a subprotocol the server accepts (repeatable); the first the client offers
+    /// that is accepted is chosen, and without one the server chooses none.
+    #[arg(long = "ws-subprotocol", value_name = "NAME", requires = "ws")]
+    pub ws_subprotocols: Vec<String>,
     /// How documents are served.
     #[command(flatten)]
     pub documents: DocumentFlags,
@@ -225,6 +237,14 @@ impl OriginFlags {
             }
             [StatusFlag::Grpc(..), ..] => usage("--status CODE:SHARE needs --grpc".into()),
         }
+    }
+
+    /// The WebSocket echo the flags ask for: none without --ws.
+    pub fn ws(&self) -> Option<crate::origin::WsConfig> {
+        self.ws.then(|| crate::origin::WsConfig {
+            close_after: self.ws_close_after.unwrap_or(0),
+            subprotocols: self.ws_subprotocols.clone(),
+        })
     }
 
     /// The gRPC service the flags ask for, checked: none without --grpc.

@@ -1,0 +1,166 @@
+//! The origin's WebSocket echo (`strain origin --ws`): a GET that asks to upgrade is answered
+//! `101`, and from then on every message comes back as it came, pings are answered, and a
+//! close is returned; after `--ws-close-after N` messages the server closes with 1000.
+//!
+//! permessage-deflate is agreed with no context taken over either way, so a compressed message
+//! stands alone and is echoed as it arrived, compressed, without inflating it.
+
+use std::io;
+
+use super::config::WsConfig;
+use super::live::Counters;
+use super::tls::ServerStream;
+use crate::http::request_head::WsAsk;
+use crate::ws::frame::{self, Item, Limits, Parser};
+
+/// Largest message echoed; a bigger one closes the connection with 1009 (message too big).
+const MAX_MESSAGE: u64 = 16 * 1024 * 1024;
+
+/// An upgrade the origin accepted: its `101` head, and what followed the request.
+#[derive(Debug)]
+pub(super) struct Accepted {
+    head: Vec<u8>,
+    deflate: bool,
+    /// Bytes after the request (frames sent before the `101` arrived).
+    pub(super) rest: Vec<u8>,
+}
+
+impl Accepted {
+    /// The answer to `ask` under `config`.
+    pub(super) fn new(ask: &WsAsk<'_>, config: &WsConfig, rest: &[u8]) -> Accepted {
+        let mut head = format!(
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {}\r\n",
+            crate::ws::handshake::accept(ask.key)
+        );
+        let offered = ask.protocols.map(|p| String::from_utf8_lossy(p).into_owned()).unwrap_or_default();
+        if let Some(p) = offered.split(',').map(str::trim).find(|p| config.subprotocols.iter().any(|s| s == p)) {
+            head.push_str(&format!("Sec-WebSocket-Protocol: {p}\r\n"));
+        }
+        if ask.deflate {
+            head.push_str(
+                "Sec-WebSocket-Extensions: permessage-deflate; server_no_context_takeover; client_no_context_takeover\r\n",
+            );
+        }
+        head.push_str("\r\n");
+        Accepted { head: head.into_bytes(), deflate: ask.deflate, rest: rest.to_vec() }
+    }
+}
+
+/// What [`WsConn::drive`] leaves the connection in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum WsNext {
+    /// Wait for the socket.
+    Wait,
+    /// Close it now.
+    Close,
+}
+
+/// One WebSocket connection's state.
+pub(super) struct WsConn {
+    parser: Parser,
+    limits: Limits,
+    /// The message being read (kept whole to echo).
+    message: Vec<u8>,
+    out: Vec<u8>,
+    pos: usize,
+    /// Messages echoed on this connection.
+    echoed: u64,
+    /// Close after this many messages (0: never).
+    close_after: u64,
+    /// A close was sent: the connection ends once it is written.
+    closing: bool,
+}
+
+impl WsConn {
+    /// The connection after `accepted`, its `101` queued.
+    pub(super) fn new(accepted: &Accepted, config: &WsConfig) -> Box<WsConn> {
+        Box::new(WsConn {
+            parser: Parser::default(),
+            limits: Limits { masked: true, rsv1: accepted.deflate, max_frame: MAX_MESSAGE },
+            message: Vec::new(),
+            out: accepted.head.clone(),
+            pos: 0,
+            echoed: 0,
+            close_after: config.close_after,
+            closing: false,
+        })
+    }
+
+    /// Takes bytes read from the client: echoes its messages, answers pings and closes.
+    pub(super) fn receive(&mut self, data: &mut [u8], counters: &Counters) -> WsNext {
+        let mut pos = 0;
+        while !self.closing {
+            let item = match self.parser.next(data, &mut pos, self.limits) {
+                Ok(item) => item,
+                Err(frame::FrameError::TooLong(_)) => return self.close(1009),
+                Err(_) => return self.close(1002),
+            };
+            match item {
+                Item::Need => break,
+                Item::Data { at, n } => {
+                    if self.message.len() as u64 + n as u64 > MAX_MESSAGE {
+                        return self.close(1009);
+                    }
+                    self.message.extend_from_slice(&data[at..at + n]);
+                }
+                Item::End { opcode, compressed, .. } => {
+                    frame::write_frame(&mut self.out, opcode, compressed, &self.message, None);
+                    self.message.clear();
+                    counters.ws_messages.add(1);
+                    self.echoed += 1;
+                    if self.close_after > 0 && self.echoed >= self.close_after {
+                        return self.close(1000);
+                    }
+                }
+                Item::Control { opcode } => {
+                    let payload = self.parser.control_payload();
+                    match opcode {
+                        frame::PING => frame::write_frame(&mut self.out, frame::PONG, false, &payload, None),
+                        frame::CLOSE => {
+                            // Echo the client's code, as section 5.5.1 asks.
+                            let code = frame::close_code(&payload);
+                            return self.close(if code == 1005 { 1000 } else { code });
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        WsNext::Wait
+    }
+
+    /// Queues a close frame with `code`; the connection ends once it is written.
+    fn close(&mut self, code: u16) -> WsNext {
+        frame::write_frame(&mut self.out, frame::CLOSE, false, &code.to_be_bytes(), None);
+        self.closing = true;
+        WsNext::Wait
+    }
+
+    /// Output the client has not taken is queued past [`MAX_PENDING`](super::output::MAX_PENDING):
+    /// reading waits, so a client that sends and never reads cannot grow the queue.
+    pub(super) fn backed_up(&self) -> bool {
+        self.out.len() - self.pos > super::output::MAX_PENDING
+    }
+
+    /// Writes what is queued: `Close` once a close is out, or the socket failed.
+    pub(super) fn flush(&mut self, stream: &mut ServerStream, counters: &Counters) -> WsNext {
+        while self.pos < self.out.len() {
+            match io::Write::write(stream, &self.out[self.pos..]) {
+                Ok(0) => return WsNext::Close,
+                Ok(n) => {
+                    counters.bytes_written.add(n as u64);
+                    self.pos += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return WsNext::Wait,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return WsNext::Close,
+            }
+        }
+        self.out.clear();
+        self.pos = 0;
+        if stream.flush_pending().is_err() || self.closing {
+            return WsNext::Close;
+        }
+        WsNext::Wait
+    }
+}
