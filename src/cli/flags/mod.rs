@@ -54,7 +54,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the built-in origin server until Ctrl-C, then print what it served.
-    Origin(OriginFlags),
+    Origin(Box<OriginFlags>),
     /// Load the built-in origin server in this process for a few seconds and print the report.
     Demo(DemoFlags),
     /// Test a caching proxy: client and origin in one (jtest), with a measured hit ratio.
