@@ -63,6 +63,9 @@ pub fn load(
     default_connections: usize,
 ) -> Result<Config, CliError> {
     let mut config = Config::new(Target::parse(url)?);
+    if config.target.websocket {
+        return Err(CliError::Usage(format!("{url}: a WebSocket server is loaded with strain ws")));
+    }
     config.connections = f.connections.unwrap_or(default_connections);
     config.threads = f.threads;
     config.timeout = f.timeout.0;

@@ -19,6 +19,7 @@ pub mod replay;
 pub mod report;
 pub mod run;
 pub mod units;
+pub mod ws;
 
 pub(crate) use print::{check_files, check_writable, run_and_report, write_file, write_result};
 
@@ -68,6 +69,7 @@ where
         Some(Command::Merge(f)) => merge::run(&f),
         Some(Command::Replay(f)) => replay::run(&f),
         Some(Command::Grpc(f)) => grpc::run(&f),
+        Some(Command::Ws(f)) => ws::run(&f),
         Some(Command::K8sJob(f)) => k8s::run(&f),
         Some(Command::Completions { shell }) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();

@@ -83,6 +83,8 @@ pub enum ProtocolChoice {
         /// Requests in flight per connection (`-m`).
         streams: u32,
     },
+    /// WebSocket (`strain ws`): HTTP/1.1 upgraded, ws:// over http and wss:// over https.
+    WebSocket,
 }
 
 impl ProtocolChoice {
@@ -90,7 +92,7 @@ impl ProtocolChoice {
     pub fn streams(self) -> Option<u32> {
         match self {
             ProtocolChoice::Http2 { streams } | ProtocolChoice::Http3 { streams } => Some(streams),
-            ProtocolChoice::Negotiate | ProtocolChoice::Http1 => None,
+            ProtocolChoice::Negotiate | ProtocolChoice::Http1 | ProtocolChoice::WebSocket => None,
         }
     }
 }
@@ -111,23 +113,28 @@ pub enum Protocol {
         /// Requests in flight per connection (`-m`).
         streams: u32,
     },
+    /// WebSocket (`strain ws`): each connection upgraded from HTTP/1.1, a message in flight.
+    WebSocket,
 }
 
 impl Protocol {
-    /// The protocol as reports name it: `http/1.1`, `h2` (HTTP/2 over TLS), `h2c` or `h3`.
+    /// The protocol as reports name it: `http/1.1`, `h2` (HTTP/2 over TLS), `h2c`, `h3`, `ws`
+    /// or `wss`.
     pub fn name(self, scheme: Scheme) -> &'static str {
         match (self, scheme) {
             (Protocol::Http1, _) => "http/1.1",
             (Protocol::Http2 { .. }, Scheme::Https) => "h2",
             (Protocol::Http2 { .. }, Scheme::Http) => "h2c",
             (Protocol::Http3 { .. }, _) => "h3",
+            (Protocol::WebSocket, Scheme::Https) => "wss",
+            (Protocol::WebSocket, Scheme::Http) => "ws",
         }
     }
 
     /// Requests in flight per connection: 1 over HTTP/1.1, `-m` over HTTP/2 and HTTP/3.
     pub fn streams(self) -> u32 {
         match self {
-            Protocol::Http1 => 1,
+            Protocol::Http1 | Protocol::WebSocket => 1,
             Protocol::Http2 { streams } | Protocol::Http3 { streams } => streams.max(1),
         }
     }
@@ -460,7 +467,7 @@ mod tests {
     fn bad_urls_say_why() {
         let rows = [
             ("localhost:8080", "it must start with http:// or https://"),
-            ("ftp://h/", "only http:// and https:// are supported"),
+            ("ftp://h/", "only http://, https://, ws:// and wss:// are supported"),
             ("http://", "missing host"),
             ("http://:80/", "missing host"),
             ("http://h:0/", "invalid port"),

@@ -45,18 +45,26 @@ pub struct Target {
     pub explicit_port: bool,
     /// Path and query, `/` when the URL has none.
     pub path: String,
+    /// The URL is `ws://` (over http) or `wss://` (over https): a WebSocket endpoint.
+    pub websocket: bool,
 }
 
 impl Target {
-    /// Parses `http[s]://host[:port][/path][?query]`, with IPv6 literals in brackets.
+    /// Parses `http[s]://host[:port][/path][?query]` (or `ws[s]://`, WebSocket's, over the
+    /// same schemes), with IPv6 literals in brackets.
     pub fn parse(url: &str) -> Result<Target, ConfigError> {
         let bad = |why| ConfigError::Url { url: url.to_string(), why };
-        let (scheme, rest) = if let Some(r) = strip_prefix_ci(url, "http://") {
-            (Scheme::Http, r)
-        } else if let Some(r) = strip_prefix_ci(url, "https://") {
-            (Scheme::Https, r)
+        let prefixes = [
+            ("http://", Scheme::Http, false),
+            ("https://", Scheme::Https, false),
+            ("ws://", Scheme::Http, true),
+            ("wss://", Scheme::Https, true),
+        ];
+        let found = prefixes.iter().find_map(|(p, s, ws)| strip_prefix_ci(url, p).map(|rest| (*s, rest, *ws)));
+        let (scheme, rest, websocket) = if let Some(f) = found {
+            f
         } else if url.contains("://") {
-            return Err(bad("only http:// and https:// are supported"));
+            return Err(bad("only http://, https://, ws:// and wss:// are supported"));
         } else {
             return Err(bad("it must start with http:// or https://"));
         };
@@ -118,6 +126,7 @@ impl Target {
             port: port_num,
             explicit_port: port.is_some(),
             path,
+            websocket,
         })
     }
 

@@ -248,6 +248,8 @@ pub enum WirePlan {
         /// How each thread sets up its QUIC connections.
         quic: QuicSetup,
     },
+    /// WebSocket: each connection upgraded, then messages.
+    WebSocket(std::sync::Arc<crate::ws::WsLoad>),
 }
 
 /// What a thread needs to make its QUIC client configuration (each thread makes its own:
@@ -334,6 +336,13 @@ impl Plan {
         Ok(self)
     }
 
+    /// Makes this a WebSocket load: each connection is upgraded as `load` offers, and each
+    /// request is one of its messages.
+    pub fn with_websocket(mut self, load: std::sync::Arc<crate::ws::WsLoad>) -> Plan {
+        self.wire = WirePlan::WebSocket(load);
+        self
+    }
+
     /// Attaches a script (after its `setup` ran against [`Plan::addr`]).
     pub fn with_script(mut self, script: ScriptPlan) -> Plan {
         self.send = SendPlan::Script(script);
@@ -362,7 +371,8 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
     }
     let protocol = settle(config, addrs[0]);
     let alpn: &[&[u8]] = match protocol {
-        Protocol::Http1 => &[b"http/1.1"],
+        // A WebSocket is upgraded from HTTP/1.1 (RFC 8441's HTTP/2 way is not spoken).
+        Protocol::Http1 | Protocol::WebSocket => &[b"http/1.1"],
         Protocol::Http2 { .. } => &[b"h2"],
         Protocol::Http3 { .. } => &[b"h3"],
     };
@@ -380,7 +390,9 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
     let request =
         request::render(&config.method, &target.path, &target.host_header(), &config.headers, config.body.as_deref());
     let wire = match protocol {
-        Protocol::Http1 => WirePlan::Http1,
+        // The message and the upgrade come with the workload (`Plan::with_websocket`); until
+        // then its connections are HTTP/1.1's.
+        Protocol::Http1 | Protocol::WebSocket => WirePlan::Http1,
         Protocol::Http2 { streams } => {
             let scheme = target.scheme.name();
             let fixed = crate::http::fields::from_http1(&request, scheme, &target.host_header())
@@ -447,6 +459,7 @@ fn settle(config: &Config, addr: std::net::SocketAddr) -> Protocol {
     match (config.protocol, t.scheme) {
         (ProtocolChoice::Http2 { streams }, _) => Protocol::Http2 { streams },
         (ProtocolChoice::Http3 { streams }, _) => Protocol::Http3 { streams },
+        (ProtocolChoice::WebSocket, _) => Protocol::WebSocket,
         (ProtocolChoice::Http1, _) | (ProtocolChoice::Negotiate, Scheme::Http) => Protocol::Http1,
         (ProtocolChoice::Negotiate, Scheme::Https) => {
             let chose_h2 = TlsSetup::new(&t.host, config.insecure, &[b"h2", b"http/1.1"])

@@ -45,15 +45,62 @@ pub fn negotiate(
     setup: &TlsSetup,
     timeout: std::time::Duration,
 ) -> std::io::Result<Option<Vec<u8>>> {
+    match connect_blocking(addr, Some(setup), timeout)? {
+        Blocking::Tls(t) => Ok(t.conn.alpn_protocol().map(<[u8]>::to_vec)),
+        Blocking::Plain(_) => Ok(None),
+    }
+}
+
+/// A blocking connection for a question asked before the load (an ALPN choice, a WebSocket
+/// upgrade checked): reads and writes time out after the `timeout` it was made with.
+pub enum Blocking {
+    /// Plain TCP.
+    Plain(std::net::TcpStream),
+    /// TLS over TCP, handshake done.
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream>>),
+}
+
+/// Connects to `addr` (TLS with `setup`, handshake completed) within `timeout` per step.
+pub fn connect_blocking(
+    addr: std::net::SocketAddr,
+    setup: Option<&TlsSetup>,
+    timeout: std::time::Duration,
+) -> std::io::Result<Blocking> {
     let mut sock = std::net::TcpStream::connect_timeout(&addr, timeout)?;
     sock.set_read_timeout(Some(timeout))?;
     sock.set_write_timeout(Some(timeout))?;
+    let Some(setup) = setup else { return Ok(Blocking::Plain(sock)) };
     let mut conn = rustls::ClientConnection::new(setup.config.clone(), setup.server_name.clone())
         .map_err(|e| std::io::Error::other(describe(&e)))?;
     while conn.is_handshaking() {
         conn.complete_io(&mut sock)?;
     }
-    Ok(conn.alpn_protocol().map(<[u8]>::to_vec))
+    Ok(Blocking::Tls(Box::new(rustls::StreamOwned::new(conn, sock))))
+}
+
+impl std::io::Read for Blocking {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Blocking::Plain(s) => s.read(buf),
+            Blocking::Tls(t) => t.read(buf),
+        }
+    }
+}
+
+impl std::io::Write for Blocking {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Blocking::Plain(s) => s.write(buf),
+            Blocking::Tls(t) => t.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Blocking::Plain(s) => s.flush(),
+            Blocking::Tls(t) => t.flush(),
+        }
+    }
 }
 
 /// `--insecure`: trusts any certificate but still checks handshake signatures, so the session

@@ -89,9 +89,14 @@ pub fn body(summary: &Summary, config: &Config, protocol: Protocol, show: TextOp
         }
     }
     let t = &summary.total;
+    // A WebSocket run's requests are its messages, and its responses their echoes.
+    let (noun, per) = match protocol {
+        Protocol::WebSocket => ("messages", "Messages/sec"),
+        _ => ("requests", "Requests/sec"),
+    };
     let _ = writeln!(
         out,
-        "  {} requests in {}, {}B read",
+        "  {} {noun} in {}, {}B read",
         t.requests,
         time_us(summary.elapsed.as_micros() as f64),
         binary(t.bytes as f64)
@@ -123,7 +128,7 @@ pub fn body(summary: &Summary, config: &Config, protocol: Protocol, show: TextOp
     if config.paced() {
         pacing_lines(&mut out, summary, config, protocol);
     }
-    let _ = writeln!(out, "Requests/sec: {:>9.2}", summary.requests_per_s());
+    let _ = writeln!(out, "{per}: {:>9.2}", summary.requests_per_s());
     let _ = writeln!(out, "Transfer/sec: {:>10}B", binary(summary.bytes_per_s()));
     if summary.status_counts().any(|(code, _)| !(200..400).contains(&code)) {
         // wrk says only how many; which codes is what one wants next.
@@ -141,6 +146,9 @@ pub fn body(summary: &Summary, config: &Config, protocol: Protocol, show: TextOp
     }
     if let Protocol::Http3 { streams } = protocol {
         h3_lines(&mut out, &summary.total.h3, streams);
+    }
+    if protocol == Protocol::WebSocket {
+        ws_lines(&mut out, &summary.total.ws, protocol.name(config.target.scheme));
     }
     if grpc.judged() > 0 {
         grpc_lines(&mut out, grpc);
@@ -221,6 +229,44 @@ fn h3_lines(out: &mut String, h: &crate::stats::H3Counts, streams: u32) {
             h.idle_timeouts,
             h.protocol_errors,
             if failed.is_empty() { "none".to_string() } else { failed.join(", ") }
+        );
+    }
+}
+
+/// WebSocket's lines, after wrk's: upgrades and their time, messages and payload bytes each way;
+/// then, when anything went wrong, refused upgrades by status, closes by code and lost
+/// connections by cause.
+fn ws_lines(out: &mut String, w: &crate::stats::WsCounts, proto: &str) {
+    let upgrades = match w.handshakes.count {
+        0 => "no upgrade completed".to_string(),
+        n => format!(
+            "{n} upgrades, {} mean, {} max",
+            time_us(w.handshakes.mean_us()),
+            time_us(w.handshakes.us_max as f64)
+        ),
+    };
+    let _ = writeln!(
+        out,
+        "WebSocket ({proto}): {upgrades}; messages {} sent ({}B), {} received ({}B), {} unsolicited; pings answered {}",
+        w.messages_sent,
+        binary(w.bytes_sent as f64),
+        w.messages_received,
+        binary(w.bytes_received as f64),
+        w.unsolicited,
+        w.pings_answered
+    );
+    let listed = |m: &std::collections::BTreeMap<u16, u64>| match m.is_empty() {
+        true => "none".to_string(),
+        false => m.iter().map(|(c, n)| format!("{c} \u{d7}{n}")).collect::<Vec<_>>().join(", "),
+    };
+    let drops: Vec<String> = w.drops.seen().map(|(why, n)| format!("{} {n}", why.name())).collect();
+    if !w.upgrades_refused.is_empty() || !w.closes.is_empty() || !drops.is_empty() {
+        let _ = writeln!(
+            out,
+            "WebSocket upgrades refused: {}; closed by the server: {}; connections lost: {}",
+            listed(&w.upgrades_refused),
+            listed(&w.closes),
+            if drops.is_empty() { "none".to_string() } else { drops.join(", ") }
         );
     }
 }
@@ -370,7 +416,7 @@ fn busy(summary: &Summary, config: &Config, protocol: Protocol) -> String {
     let max_s = if h.is_empty() { 0.0 } else { h.max() as f64 / 1e6 };
     if (slots as f64) < needed * 1.2 {
         let more = match protocol {
-            Protocol::Http1 => "add connections with -c",
+            Protocol::Http1 | Protocol::WebSocket => "add connections with -c",
             Protocol::Http2 { .. } | Protocol::Http3 { .. } => "add connections with -c or streams with -m",
         };
         format!(

@@ -150,7 +150,7 @@ pub struct RunDoc {
     /// `--start-at`: when every segment was to start (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_at: Option<String>,
-    /// The protocol spoken: `http/1.1`, `h2` (TLS), `h2c` or `h3`.
+    /// The protocol spoken: `http/1.1`, `h2` (TLS), `h2c`, `h3`, `ws` or `wss`.
     #[serde(default = "http1")]
     pub protocol: String,
     /// HTTP/2 runs: what the protocol counted.
@@ -162,6 +162,9 @@ pub struct RunDoc {
     /// gRPC runs: calls by status, answers that were not gRPC, messages each way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grpc: Option<GrpcDoc>,
+    /// WebSocket runs: upgrades, closes by code, lost connections, messages each way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub websocket: Option<WebSocketDoc>,
     /// CPU seconds each worker thread used while measuring.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thread_cpu_s: Vec<f64>,
@@ -494,7 +497,7 @@ pub struct SegmentDoc {
 /// the recorder's own type (its serde form is the section's).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProtocolDoc<C> {
-    /// `h2` (TLS, ALPN), `h2c` (prior knowledge) or `h3`.
+    /// `h2` (TLS, ALPN), `h2c` (prior knowledge), `h3`, `ws` or `wss`.
     pub protocol: String,
     /// Requests in flight per connection (`-m`).
     pub streams_per_connection: u32,
@@ -508,6 +511,9 @@ pub type Http2Doc = ProtocolDoc<crate::stats::H2Counts>;
 
 /// What HTTP/3 counted.
 pub type Http3Doc = ProtocolDoc<crate::stats::H3Counts>;
+
+/// What WebSocket counted (one message in flight per connection).
+pub type WebSocketDoc = ProtocolDoc<crate::stats::WsCounts>;
 
 #[cfg(test)]
 mod tests;

@@ -55,6 +55,8 @@ pub enum Workload {
     Replay(Box<Replay>),
     /// gRPC calls (`strain grpc`).
     Grpc(std::sync::Arc<crate::grpc::call::CallPlan>),
+    /// WebSocket messages (`strain ws`).
+    WebSocket(std::sync::Arc<crate::ws::WsLoad>),
 }
 
 /// A replay, scanned: what to read, what the scan found, and the speed.
@@ -227,6 +229,9 @@ fn client(
     }
     if let Workload::Grpc(calls) = &workload {
         plan = plan.with_grpc(calls.clone())?;
+    }
+    if let Workload::WebSocket(ws) = &workload {
+        plan = plan.with_websocket(ws.clone());
     }
     let (replay, proxy) = match workload {
         Workload::Replay(r) => (Some(r), None),

@@ -48,6 +48,13 @@ pub struct Handshakes {
 }
 
 impl Handshakes {
+    /// One more, which took `us` microseconds.
+    pub fn add(&mut self, us: u64) {
+        self.count += 1;
+        self.us_sum += us;
+        self.us_max = self.us_max.max(us);
+    }
+
     /// Their mean time, microseconds (0 without any).
     pub fn mean_us(&self) -> f64 {
         if self.count > 0 {
@@ -125,10 +132,7 @@ counts! {
 impl H3Counts {
     /// A handshake finished after `us` microseconds.
     pub fn handshake(&mut self, us: u64) {
-        let h = &mut self.handshakes;
-        h.count += 1;
-        h.us_sum += us;
-        h.us_max = h.us_max.max(us);
+        self.handshakes.add(us);
     }
 
     /// A connection's packet counts, when it ends.

@@ -16,6 +16,7 @@ pub mod interval;
 mod recorder;
 pub mod series;
 mod summary;
+mod ws;
 
 pub use grpc::{GrpcCode, GrpcCodes, GrpcCounts};
 pub use h2::{named_resets as h2_named_resets, H2Counts, RESET_SLOTS as H2_RESET_SLOTS};
@@ -28,6 +29,7 @@ pub use recorder::{
 };
 pub use summary::{Distribution, Summary};
 pub use tally::Tally;
+pub use ws::{WsCounts, WsDrop, WsDrops};
 
 /// Highest latency the histograms track: one hour, in microseconds.
 pub const MAX_LATENCY_US: u64 = 3_600_000_000;

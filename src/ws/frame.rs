@@ -225,9 +225,9 @@ pub struct Limits {
 }
 
 impl Parser {
-    /// Whether a data message is partly read.
-    pub fn in_message(&self) -> bool {
-        self.message.is_some()
+    /// Whether the data message being read is compressed (RSV1 on its first frame).
+    pub fn compressed_message(&self) -> bool {
+        self.message.is_some_and(|m| m.1)
     }
 
     /// The next item from `input[*pos..]`, advancing `*pos` past what it used. Data payloads

@@ -158,6 +158,58 @@ pub fn answer(data: &[u8], key: &str, offer: &Offer) -> Result<Option<(Agreed, u
     Ok(Some((Agreed { subprotocol, deflate }, len)))
 }
 
+/// Why the upgrade checked before the load failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// No connection (or no TLS session) to the server.
+    #[error("cannot connect to {addr}: {why}")]
+    Connect {
+        /// The server.
+        addr: std::net::SocketAddr,
+        /// What failed.
+        why: String,
+    },
+    /// The server's answer is not a WebSocket, or refuses what was offered.
+    #[error("{0}")]
+    Handshake(#[from] HandshakeError),
+}
+
+/// Upgrades one connection as `offer` asks, checks the server's answer and closes: before any
+/// load, so a refused upgrade or subprotocol is one clear line and nothing is sent.
+pub fn probe(
+    addr: std::net::SocketAddr,
+    tls: Option<&crate::net::tls::TlsSetup>,
+    offer: &Offer,
+    timeout: std::time::Duration,
+) -> Result<Agreed, ProbeError> {
+    use std::io::{Read, Write};
+    let failed = |e: std::io::Error| ProbeError::Connect { addr, why: e.to_string() };
+    let mut conn = crate::net::tls::connect_blocking(addr, tls, timeout).map_err(failed)?;
+    let key = key(&mut crate::rng::Rng::new(std::process::id().into()));
+    conn.write_all(&offer.request(&key)).map_err(failed)?;
+    let mut head = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = conn.read(&mut buf).map_err(failed)?;
+        if n == 0 {
+            return Err(failed(std::io::Error::other("the server closed before answering the WebSocket upgrade")));
+        }
+        head.extend_from_slice(&buf[..n]);
+        if let Some((agreed, _)) = answer(&head, &key, offer)? {
+            let mut bye = Vec::new();
+            crate::ws::frame::write_frame(
+                &mut bye,
+                crate::ws::frame::CLOSE,
+                false,
+                &1000u16.to_be_bytes(),
+                Some([0; 4]),
+            );
+            let _ = conn.write_all(&bye);
+            return Ok(agreed);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,3 +5,33 @@
 pub mod deflate;
 pub mod frame;
 pub mod handshake;
+
+use handshake::Offer;
+
+/// A WebSocket load, settled before the threads start: the upgrade offered and the message
+/// every send carries.
+#[derive(Debug, Clone)]
+pub struct WsLoad {
+    /// What each connection's upgrade asks for.
+    pub offer: Offer,
+    /// The message's payload.
+    pub payload: Vec<u8>,
+    /// The payload as one permessage-deflate message, sent where the server agreed to it (each
+    /// message is compressed without context, so it is the same bytes every time).
+    pub deflated: Vec<u8>,
+    /// Binary frames (else text).
+    pub binary: bool,
+    /// A lost connection is replaced (`--no-reconnect`: it is not).
+    pub reconnect: bool,
+}
+
+impl WsLoad {
+    /// A load sending `payload` (binary or text) after upgrades that ask what `offer` asks.
+    pub fn new(offer: Offer, payload: Vec<u8>, binary: bool, reconnect: bool) -> WsLoad {
+        let mut deflated = Vec::new();
+        if offer.deflate {
+            deflate::Deflater::default().message(&payload, &mut deflated);
+        }
+        WsLoad { offer, payload, deflated, binary, reconnect }
+    }
+}

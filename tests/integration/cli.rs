@@ -14,7 +14,7 @@ fn bad_flags_and_urls_exit_2_with_one_line() {
         (&["-c", "0", "http://127.0.0.1:1/"], "connections must be at least 1"),
         (&["-H", "NoColon", "http://127.0.0.1:1/"], "invalid header 'NoColon'"),
         (&["127.0.0.1:8080"], "invalid URL '127.0.0.1:8080': it must start with http:// or https://"),
-        (&["ftp://127.0.0.1/"], "only http:// and https:// are supported"),
+        (&["ftp://127.0.0.1/"], "only http://, https://, ws:// and wss:// are supported"),
         (&["http://127.0.0.1:99999/"], "invalid port"),
         (&["--no-such-flag", "http://127.0.0.1:1/"], "unexpected argument '--no-such-flag'"),
         (

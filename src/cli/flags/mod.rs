@@ -13,6 +13,7 @@ mod grpc;
 mod replay;
 mod results;
 mod server;
+mod ws;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -23,6 +24,7 @@ pub use grpc::{CallFlags, GrpcCompareFlags, GrpcFindMaxFlags, GrpcFlags, GrpcMod
 pub use replay::{files as replay_files, ReplayFlags};
 pub use results::{CompareFlags, K8sJobFlags, MergeFlags, ReportFlags, RunnerFlags};
 pub use server::{is_probability, probability, DocumentFlags, FormFlag, OriginFlags, ProxyFlags, ServiceDistFlag};
+pub use ws::{WsFlags, WsMessageFlags};
 
 use super::units::{self, Dur};
 use crate::defaults;
@@ -75,6 +77,10 @@ pub enum Command {
     /// Load a gRPC service: unary and streaming calls, results by gRPC status, latency
     /// corrected in rate mode (--call pkg.Service/Method URL).
     Grpc(Box<GrpcFlags>),
+    /// Load a WebSocket server: -c upgraded connections, each sending a message and awaiting
+    /// its echo (or at -R messages/s in total), echo latency corrected in rate mode (ws:// or
+    /// wss:// URL).
+    Ws(Box<WsFlags>),
     /// Print a Kubernetes Indexed Job that runs a load as N segments on different nodes.
     #[command(name = "k8s-job")]
     K8sJob(K8sJobFlags),

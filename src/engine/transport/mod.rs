@@ -19,6 +19,7 @@ pub mod h1;
 pub mod h2;
 pub mod h3;
 pub mod mux;
+pub mod ws;
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -102,6 +103,25 @@ pub enum Note {
     H3Closed(u64),
     /// HTTP/3: a connection heard nothing for its idle timeout.
     H3IdleTimeout,
+    /// WebSocket: an upgrade completed after this many microseconds.
+    WsHandshake(u64),
+    /// WebSocket: the server answered an upgrade with this status.
+    WsRefused(u16),
+    /// WebSocket: the server closed with this code (1005: none given).
+    WsClosed(u16),
+    /// WebSocket: a connection was lost for this cause.
+    WsDropped(crate::stats::WsDrop),
+    /// WebSocket: a message of this many payload bytes went out.
+    WsSent(u64),
+    /// WebSocket: a message of this many payload bytes arrived; `awaited` when it answered one.
+    WsReceived {
+        /// Payload bytes.
+        bytes: u64,
+        /// It answered a message sent.
+        awaited: bool,
+    },
+    /// WebSocket: a ping from the server was answered.
+    WsPing,
     /// HTTP/3: a connection's packets (sent, declared lost, sent again).
     H3Packets {
         /// Sent.

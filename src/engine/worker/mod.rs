@@ -29,6 +29,7 @@ use crate::engine::slot::{Slot, State};
 use crate::engine::transport::h1::Http1;
 use crate::engine::transport::h2::Http2;
 use crate::engine::transport::h3::Http3;
+use crate::engine::transport::ws::WebSocket;
 use crate::engine::transport::{Op, Readable, Transport};
 use crate::engine::{EngineError, Plan, SendPlan, WirePlan};
 use crate::script::{ScriptError, ThreadScript};
@@ -120,6 +121,10 @@ pub fn run(
         }
         WirePlan::Http3 { streams, fixed, quic } => {
             let transport = Http3::new(share.conns, *streams, fixed, quic)?;
+            Worker::new(plan, stop, share, script, transport)?.run()
+        }
+        WirePlan::WebSocket(load) => {
+            let transport = WebSocket::new(share.conns, load.clone(), share.index);
             Worker::new(plan, stop, share, script, transport)?.run()
         }
     }

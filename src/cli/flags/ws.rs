@@ -1,0 +1,52 @@
+//! Flags of `strain ws`: the message sent, what the upgrade offers, and what happens to a lost
+//! connection.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{ConnectFlags, RunFlags};
+
+/// Flags of `strain ws`: one load of WebSocket messages.
+#[derive(Debug, Args)]
+pub struct WsFlags {
+    /// The message and the upgrade.
+    #[command(flatten)]
+    pub ws: WsMessageFlags,
+    /// Connections, threads, timeout.
+    #[command(flatten)]
+    pub connect: ConnectFlags,
+    /// Duration, -n, -R (messages per second in total), stages; text, progress, thresholds,
+    /// result files, metrics.
+    #[command(flatten)]
+    pub run: RunFlags,
+    /// The server: ws://host:port/path or wss://host:port/path.
+    #[arg(value_name = "URL")]
+    pub url: String,
+}
+
+/// What each connection's upgrade asks for and what each message is.
+#[derive(Debug, Args)]
+pub struct WsMessageFlags {
+    /// Send this text as every message (default: "strain").
+    #[arg(long = "message", value_name = "TEXT", conflicts_with_all = ["message_file", "message_size"])]
+    pub message: Option<String>,
+    /// Send this file's bytes as every message, in a binary frame.
+    #[arg(long = "message-file", value_name = "FILE", conflicts_with = "message_size")]
+    pub message_file: Option<PathBuf>,
+    /// Send N bytes as every message, in a binary frame.
+    #[arg(long = "message-size", value_name = "BYTES", value_parser = crate::cli::units::count)]
+    pub message_size: Option<usize>,
+    /// Offer this subprotocol in the upgrade (repeatable); the server must choose one.
+    #[arg(long = "subprotocol", value_name = "NAME")]
+    pub subprotocols: Vec<String>,
+    /// Offer permessage-deflate: where the server agrees, messages go compressed.
+    #[arg(long = "deflate")]
+    pub deflate: bool,
+    /// Do not replace a connection the server closed or lost (the default replaces it).
+    #[arg(long = "no-reconnect")]
+    pub no_reconnect: bool,
+    /// Add a header to the upgrade request, "Name: value" (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "H")]
+    pub headers: Vec<String>,
+}

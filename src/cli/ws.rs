@@ -1,0 +1,93 @@
+//! `strain ws URL`: WebSocket messages over `-c` upgraded connections. The upgrade is checked
+//! once before any load (a refused upgrade or subprotocol is one line, exit 2, and no message
+//! is sent); then one run whose requests are the messages and whose responses their echoes.
+
+use std::sync::Arc;
+
+use super::flags::{ConnectFlags, WsFlags, WsMessageFlags};
+use super::{load, run_and_report, stop_flag, CliError};
+use crate::config::{Config, Scheme, Target};
+use crate::run::{OriginPlacement, RunConfig, Workload};
+use crate::ws::handshake::Offer;
+use crate::ws::WsLoad;
+
+/// The message sent without `--message`, `--message-file` or `--message-size`.
+const DEFAULT_MESSAGE: &str = "strain";
+
+/// Runs `strain ws`.
+pub fn run(f: &WsFlags) -> Result<i32, CliError> {
+    super::check_files(&f.run.files, f.run.live.hdr_log.as_deref())?;
+    let (config, load) = ws_load(&f.url, &f.ws, &f.connect, load::RunShape::of(&f.run))?;
+    let checks = load::checks(&f.run, &config, false)?;
+    let outputs = load::outputs(&config, &f.run);
+    probe(&config, &load)?;
+    let stop = stop_flag()?;
+    let test =
+        RunConfig { load: config, workload: Workload::WebSocket(load), origin: OriginPlacement::Elsewhere, checks };
+    let (code, _) = run_and_report(test, &outputs, &stop)?;
+    Ok(code)
+}
+
+/// The load of messages to `url`: HTTP/1.1 connections upgraded, the message the flags give.
+fn ws_load(
+    url: &str,
+    m: &WsMessageFlags,
+    connect: &ConnectFlags,
+    shape: load::RunShape,
+) -> Result<(Config, Arc<WsLoad>), CliError> {
+    let target = Target::parse(url)?;
+    if !target.websocket {
+        return Err(CliError::Usage(format!("{url}: a WebSocket URL starts with ws:// or wss://")));
+    }
+    // The load's settings are read as for any URL; the target is then the WebSocket's.
+    let http = format!("{}{}", target.origin(), target.path);
+    if connect.http2 || connect.http3 || connect.max_streams.is_some() {
+        return Err(CliError::Usage(
+            "a WebSocket is upgraded from HTTP/1.1, one message at a time: drop --http2, --http3 and -m".into(),
+        ));
+    }
+    let mut config = load::load(&http, connect, Some(shape), None, crate::defaults::CONNECTIONS)?;
+    config.protocol = crate::config::ProtocolChoice::WebSocket;
+    config.target = target;
+    let (payload, binary) = match (&m.message, &m.message_file, m.message_size) {
+        (Some(text), _, _) => (text.clone().into_bytes(), false),
+        (_, Some(path), _) => {
+            (std::fs::read(path).map_err(|e| CliError::Usage(format!("cannot read {}: {e}", path.display())))?, true)
+        }
+        (_, _, Some(n)) => ((0..n).map(|i| b'a' + (i % 26) as u8).collect(), true),
+        _ => (DEFAULT_MESSAGE.as_bytes().to_vec(), false),
+    };
+    let headers =
+        m.headers.iter().map(|h| load::parse_header(h).map(|h| (h.name, h.value))).collect::<Result<Vec<_>, _>>()?;
+    let target = &config.target;
+    let offer = Offer {
+        path: target.path.clone(),
+        host: target.host_header(),
+        subprotocols: m.subprotocols.clone(),
+        deflate: m.deflate,
+        headers,
+    };
+    Ok((config, Arc::new(WsLoad::new(offer, payload, binary, !m.no_reconnect))))
+}
+
+/// Upgrades one connection before the load, so that what the server refuses is said at once.
+/// A server that cannot be reached is left to the run, which reports its connect errors as
+/// every run does.
+fn probe(config: &Config, load: &WsLoad) -> Result<(), CliError> {
+    if config.unix_socket.is_some() {
+        return Ok(());
+    }
+    let target = &config.target;
+    let Ok(addr) = crate::net::resolve(&target.host, target.port, config.timeout) else { return Ok(()) };
+    let tls = match target.scheme {
+        Scheme::Https => Some(
+            crate::net::tls::TlsSetup::new(&target.host, config.insecure, &[b"http/1.1"])
+                .map_err(|e| CliError::Usage(e.to_string()))?,
+        ),
+        Scheme::Http => None,
+    };
+    match crate::ws::handshake::probe(addr, tls.as_ref(), &load.offer, config.timeout) {
+        Ok(_) | Err(crate::ws::handshake::ProbeError::Connect { .. }) => Ok(()),
+        Err(e) => Err(CliError::Usage(e.to_string())),
+    }
+}

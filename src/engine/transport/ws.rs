@@ -1,0 +1,490 @@
+//! WebSocket: each slot is a connection of its own, upgraded from HTTP/1.1, carrying one
+//! message at a time. A send is one masked frame; the next message from the server answers it
+//! (echoes match in order), and other messages are counted as unsolicited. The upgrade is part
+//! of opening the connection: the slot stays connecting, under the connect deadline, until the
+//! server's `101` is checked, and its time is counted on its own.
+
+use std::io;
+use std::sync::Arc;
+
+use super::{connect_cause, Host, Note, Readable, Transport};
+use crate::engine::slot::State;
+use crate::net::stream::Stream;
+use crate::rng::Rng;
+use crate::stats::{ConnectCause, ErrorKind, WsDrop};
+use crate::ws::deflate::Inflater;
+use crate::ws::frame::{self, Item, Limits, Parser};
+use crate::ws::handshake::{self, HandshakeError};
+use crate::ws::WsLoad;
+
+/// Bytes read per `read` call; one buffer serves every connection of the thread.
+const READ_BUFFER: usize = 64 * 1024;
+/// Largest message accepted from a server; a larger one is a protocol error.
+const MAX_MESSAGE: u64 = 64 * 1024 * 1024;
+/// A close frame with code 1000, masked with a zero key (the payload shows as it is).
+const GOODBYE: [u8; 8] = [0x88, 0x82, 0, 0, 0, 0, 0x03, 0xE8];
+
+/// A worker's WebSocket connections, one per slot.
+pub struct WebSocket {
+    conns: Vec<Conn>,
+    load: Arc<WsLoad>,
+    buf: Vec<u8>,
+    /// Masking keys and upgrade keys.
+    rng: Rng,
+    /// Where a compressed message is inflated (and dropped).
+    scratch: Vec<u8>,
+}
+
+/// Where a connection is in its life.
+#[derive(Debug, PartialEq, Eq)]
+enum Phase {
+    /// TCP (and TLS) connecting.
+    Tcp,
+    /// The upgrade request is going out and the `101` is awaited.
+    Upgrade {
+        /// The key sent, to check the accept value against.
+        key: String,
+        /// When the request started going out, clock microseconds.
+        since_us: u64,
+    },
+    /// Upgraded: messages flow.
+    Open,
+}
+
+/// One WebSocket connection.
+struct Conn {
+    stream: Option<Stream>,
+    phase: Phase,
+    /// Bytes to write (the upgrade request, then frames), from `written` on not yet written.
+    out: Vec<u8>,
+    written: usize,
+    /// The `101` head as it arrives.
+    head: Vec<u8>,
+    parser: Parser,
+    limits: Limits,
+    /// The server agreed to permessage-deflate: messages go compressed, and compressed ones
+    /// are inflated.
+    inflater: Option<Inflater>,
+    /// A compressed message's bytes as they arrive.
+    compressed: Vec<u8>,
+    failures: u32,
+    /// Opened, and not yet proven accepted by the server: counts against the opening window.
+    opening: bool,
+}
+
+impl Conn {
+    /// Drops the socket; an upgraded connection says goodbye first (a close frame, 1000, if
+    /// the socket takes it at once), so the server counts a close, not a lost connection.
+    fn goodbye(&mut self) {
+        if let (Some(stream), Phase::Open) = (self.stream.as_mut(), &self.phase) {
+            if self.written == self.out.len() {
+                let _ = stream.write(&GOODBYE);
+                let _ = stream.flush();
+            }
+        }
+        self.stream = None;
+        self.phase = Phase::Tcp;
+    }
+
+    fn new() -> Conn {
+        Conn {
+            stream: None,
+            phase: Phase::Tcp,
+            out: Vec::new(),
+            written: 0,
+            head: Vec::new(),
+            parser: Parser::default(),
+            limits: Limits { masked: false, rsv1: false, max_frame: MAX_MESSAGE },
+            inflater: None,
+            compressed: Vec::new(),
+            failures: 0,
+            opening: false,
+        }
+    }
+}
+
+impl WebSocket {
+    /// `conns` closed connections sending `load`'s message; `thread` seeds the keys.
+    pub fn new(conns: usize, load: Arc<WsLoad>, thread: usize) -> WebSocket {
+        WebSocket {
+            conns: (0..conns).map(|_| Conn::new()).collect(),
+            load,
+            buf: vec![0; READ_BUFFER],
+            // Keys need only differ between runs and threads, not be secret: a load generator
+            // is not the browser the mask protects proxies from.
+            rng: Rng::for_thread(
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64),
+                thread,
+            ),
+            scratch: Vec::new(),
+        }
+    }
+}
+
+impl Transport for WebSocket {
+    fn slots(&self) -> usize {
+        self.conns.len()
+    }
+
+    fn link(&self, i: usize) -> usize {
+        i
+    }
+
+    fn capture(&mut self, _on: bool) {}
+
+    fn open(&mut self, host: &mut impl Host, i: usize) {
+        let result = host.connect(i, i);
+        let c = &mut self.conns[i];
+        c.phase = Phase::Tcp;
+        c.out.clear();
+        c.written = 0;
+        c.head.clear();
+        c.parser = Parser::default();
+        c.compressed.clear();
+        match result {
+            Ok(stream) => {
+                c.stream = Some(stream);
+                c.opening = true;
+                host.connecting(i);
+            }
+            Err(e) => self.connect_failed(host, i, connect_cause(&e), e.to_string()),
+        }
+    }
+
+    fn submit(&mut self, host: &mut impl Host, i: usize) {
+        let mask = (self.rng.next_u64() as u32).to_ne_bytes();
+        let c = &mut self.conns[i];
+        if c.written == c.out.len() {
+            c.out.clear();
+            c.written = 0;
+        }
+        let opcode = if self.load.binary { frame::BINARY } else { frame::TEXT };
+        let (payload, compressed) = match c.inflater {
+            Some(_) => (&self.load.deflated, true),
+            None => (&self.load.payload, false),
+        };
+        frame::write_frame(&mut c.out, opcode, compressed, payload, Some(mask));
+        host.note(Note::WsSent(payload.len() as u64));
+        self.write(host, i);
+    }
+
+    fn timed_out(&mut self, host: &mut impl Host, i: usize) {
+        if host.state(i) == State::Connecting {
+            self.connect_failed(host, i, ConnectCause::TimedOut, "connect timed out".to_string());
+        } else {
+            // A late echo would answer the next message: the connection goes.
+            host.note(Note::WsDropped(WsDrop::Timeout));
+            host.failed(i, ErrorKind::Timeout);
+            self.reopen(host, i);
+        }
+    }
+
+    fn reopen(&mut self, host: &mut impl Host, i: usize) {
+        self.close(host, i);
+        if self.load.reconnect {
+            host.replace(i);
+        }
+        self.settle(host);
+    }
+
+    /// Closes connection `i` (with a goodbye), leaving its slot empty.
+    fn close(&mut self, host: &mut impl Host, i: usize) {
+        let c = &mut self.conns[i];
+        c.goodbye();
+        if std::mem::take(&mut c.opening) {
+            host.opening_ended();
+        }
+        host.close_slot(i);
+    }
+
+    fn event(&mut self, host: &mut impl Host, i: usize, readable: Readable, writable: bool) {
+        if i >= self.conns.len() {
+            return;
+        }
+        match host.state(i) {
+            State::Closed => {}
+            State::Connecting => self.connecting_event(host, i, readable, writable),
+            _ => {
+                if writable {
+                    self.write(host, i);
+                }
+                if readable != Readable::No && host.state(i) != State::Closed {
+                    self.read(host, i, readable);
+                }
+            }
+        }
+    }
+
+    fn head_request(&mut self, _i: usize, _head: bool) {}
+
+    fn open_connections(&self, _host: &impl Host) -> u64 {
+        self.conns.iter().filter(|c| c.stream.is_some() && c.phase == Phase::Open).count() as u64
+    }
+
+    fn next_deadline(&mut self) -> Option<u64> {
+        None
+    }
+
+    fn expire(&mut self, _: &mut impl Host, _: u64) {}
+
+    /// The slots' states are left for the worker to count what was in flight.
+    fn finish(&mut self, _host: &mut impl Host) {
+        for c in &mut self.conns {
+            c.goodbye();
+        }
+    }
+}
+
+impl WebSocket {
+    /// Connection `i` proved the server took it: its place in the opening window goes on.
+    fn conn_opened(&mut self, host: &mut impl Host, i: usize) {
+        if std::mem::take(&mut self.conns[i].opening) {
+            host.opened();
+            self.settle(host);
+        }
+    }
+
+    /// Counts a failed connect (or upgrade) and schedules the slot's retry.
+    fn connect_failed(&mut self, host: &mut impl Host, i: usize, cause: ConnectCause, why: String) {
+        host.connect_failed(i, cause, why);
+        self.conn_opened(host, i);
+        let c = &mut self.conns[i];
+        c.stream = None;
+        c.phase = Phase::Tcp;
+        c.failures = c.failures.saturating_add(1);
+        let failures = c.failures;
+        host.close_slot(i);
+        host.retry_connect(i, failures);
+    }
+
+    /// Loses connection `i` for `why`: the message in flight (if any) fails as `kind`, and the
+    /// connection is replaced unless `--no-reconnect`.
+    fn drop_conn(&mut self, host: &mut impl Host, i: usize, why: WsDrop, kind: ErrorKind) {
+        host.note(Note::WsDropped(why));
+        if host.state(i).in_flight() {
+            host.failed(i, kind);
+        }
+        self.reopen(host, i);
+    }
+
+    /// An event while connecting: TCP (and TLS) done, the upgrade written, the `101` read.
+    fn connecting_event(&mut self, host: &mut impl Host, i: usize, readable: Readable, writable: bool) {
+        let c = &mut self.conns[i];
+        let Some(stream) = c.stream.as_mut() else { return };
+        if c.phase == Phase::Tcp {
+            match stream.poll_connect(writable) {
+                Ok(true) => {
+                    let key = handshake::key(&mut self.rng);
+                    c.out = self.load.offer.request(&key);
+                    c.written = 0;
+                    c.phase = Phase::Upgrade { key, since_us: host.now() };
+                }
+                Ok(false) => return,
+                Err(e) => return self.connect_failed(host, i, connect_cause(&e), e.to_string()),
+            }
+        }
+        if !self.flush_out(i) {
+            return self.connect_failed(
+                host,
+                i,
+                ConnectCause::Other,
+                "the WebSocket upgrade could not be written".into(),
+            );
+        }
+        if readable != Readable::No || writable {
+            self.read_upgrade(host, i);
+        }
+    }
+
+    /// Reads the answer to the upgrade; once it is whole and checked the connection is made.
+    fn read_upgrade(&mut self, host: &mut impl Host, i: usize) {
+        let mut buf = std::mem::take(&mut self.buf);
+        loop {
+            let c = &mut self.conns[i];
+            let Some(stream) = c.stream.as_mut() else { break };
+            let n = match stream.read(&mut buf) {
+                Ok(0) => {
+                    self.connect_failed(host, i, ConnectCause::Other, "closed during the WebSocket upgrade".into());
+                    break;
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.connect_failed(host, i, ConnectCause::Other, e.to_string());
+                    break;
+                }
+            };
+            host.read_bytes(n);
+            c.head.extend_from_slice(&buf[..n]);
+            let Phase::Upgrade { key, since_us } = &c.phase else { break };
+            match handshake::answer(&c.head, key, &self.load.offer) {
+                Ok(None) => continue,
+                Ok(Some((agreed, len))) => {
+                    host.note(Note::WsHandshake(host.now().saturating_sub(*since_us)));
+                    c.phase = Phase::Open;
+                    c.failures = 0;
+                    c.limits.rsv1 = agreed.deflate.is_some();
+                    c.inflater = agreed.deflate.map(|d| Inflater::new(d.server_no_context_takeover));
+                    let mut rest = c.head.split_off(len);
+                    c.head.clear();
+                    host.connection_made();
+                    host.next_request(i);
+                    self.settle(host);
+                    if !host.state(i).in_flight() {
+                        self.conn_opened(host, i);
+                    }
+                    if !rest.is_empty() {
+                        self.consume(host, i, &mut rest);
+                    }
+                    break;
+                }
+                Err(e) => {
+                    if let HandshakeError::Refused(status) = e {
+                        host.note(Note::WsRefused(status));
+                    }
+                    self.connect_failed(host, i, ConnectCause::Other, e.to_string());
+                    break;
+                }
+            }
+        }
+        self.buf = buf;
+    }
+
+    /// Writes what is queued on connection `i`; false if the socket failed.
+    fn flush_out(&mut self, i: usize) -> bool {
+        let c = &mut self.conns[i];
+        let Some(stream) = c.stream.as_mut() else { return true };
+        while c.written < c.out.len() {
+            match stream.write(&c.out[c.written..]) {
+                Ok(0) => return false,
+                Ok(n) => c.written += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return false,
+            }
+        }
+        stream.flush().is_ok()
+    }
+
+    /// Writes what is left; the slot awaits its echo once its message is all on the wire.
+    fn write(&mut self, host: &mut impl Host, i: usize) {
+        if !self.flush_out(i) {
+            return self.drop_conn(host, i, WsDrop::Reset, ErrorKind::Write);
+        }
+        let c = &self.conns[i];
+        if c.written == c.out.len() && host.state(i) == State::Writing {
+            host.written(i);
+        }
+    }
+
+    /// Reads until the socket is drained, handing frames to [`WebSocket::consume`].
+    fn read(&mut self, host: &mut impl Host, i: usize, how: Readable) {
+        let mut buf = std::mem::take(&mut self.buf);
+        while let Some(stream) = self.conns[i].stream.as_mut() {
+            match stream.read(&mut buf) {
+                Ok(0) => {
+                    self.drop_conn(host, i, WsDrop::Eof, ErrorKind::Read);
+                    break;
+                }
+                Ok(n) => {
+                    host.read_bytes(n);
+                    let drained = n < buf.len() && stream.short_read_drains() && how != Readable::UntilEof;
+                    if !self.consume(host, i, &mut buf[..n]) || drained {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    self.drop_conn(host, i, WsDrop::Reset, ErrorKind::Read);
+                    break;
+                }
+            }
+        }
+        self.buf = buf;
+    }
+
+    /// Handles frames in `data`; false when the connection was closed or replaced.
+    fn consume(&mut self, host: &mut impl Host, i: usize, data: &mut [u8]) -> bool {
+        let mut pos = 0;
+        loop {
+            let c = &mut self.conns[i];
+            if c.stream.is_none() {
+                return false;
+            }
+            let item = match c.parser.next(data, &mut pos, c.limits) {
+                Ok(item) => item,
+                Err(_) => {
+                    self.drop_conn(host, i, WsDrop::Protocol, ErrorKind::Parse);
+                    return false;
+                }
+            };
+            match item {
+                Item::Need => return true,
+                Item::Data { at, n } => {
+                    if c.parser.compressed_message() {
+                        // Only a compressed message's bytes are kept, to inflate at its end.
+                        c.compressed.extend_from_slice(&data[at..at + n]);
+                    }
+                    if host.state(i) == State::Reading {
+                        host.first_byte(i);
+                    }
+                }
+                Item::End { compressed, len, .. } => {
+                    let bytes = if compressed {
+                        let Some(inflater) = c.inflater.as_mut() else { return false };
+                        let inflated = inflater.message(&c.compressed, MAX_MESSAGE as usize, &mut self.scratch);
+                        c.compressed.clear();
+                        match inflated {
+                            Ok(n) => n as u64,
+                            Err(_) => {
+                                self.drop_conn(host, i, WsDrop::Protocol, ErrorKind::Parse);
+                                return false;
+                            }
+                        }
+                    } else {
+                        c.compressed.clear();
+                        len
+                    };
+                    let awaited = host.state(i) == State::Reading;
+                    host.note(Note::WsReceived { bytes, awaited });
+                    if awaited {
+                        self.conn_opened(host, i);
+                        let went_on = host.completed(i, 200, true, None);
+                        self.settle(host);
+                        if !went_on {
+                            return false;
+                        }
+                    }
+                }
+                Item::Control { opcode } => {
+                    let payload = c.parser.control_payload();
+                    match opcode {
+                        frame::PING => {
+                            let mask = (self.rng.next_u64() as u32).to_ne_bytes();
+                            let c = &mut self.conns[i];
+                            if c.written == c.out.len() {
+                                c.out.clear();
+                                c.written = 0;
+                            }
+                            frame::write_frame(&mut c.out, frame::PONG, false, &payload, Some(mask));
+                            host.note(Note::WsPing);
+                            if !self.flush_out(i) {
+                                self.drop_conn(host, i, WsDrop::Reset, ErrorKind::Write);
+                                return false;
+                            }
+                        }
+                        frame::CLOSE => {
+                            host.note(Note::WsClosed(frame::close_code(&payload)));
+                            // The close is answered by `close`'s goodbye as the connection goes.
+                            self.drop_conn(host, i, WsDrop::Closed, ErrorKind::Read);
+                            return false;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+}
