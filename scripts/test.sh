@@ -4,8 +4,9 @@
 # wrk for the compatibility tests, vegeta for the targets file's, grpc-go's example servers for
 # the gRPC tests, Chromium for the HTML report, Prometheus for the live metrics, Caddy as a real
 # HTTP/3 server, cmake and libclang for quiche's BoringSSL, the Kubernetes schemas for the
-# k8s-job manifest through PyPI's kubernetes-validate, and Python's grpcio as a gRPC client that
-# is not strain's, each in a venv under target/),
+# k8s-job manifest through PyPI's kubernetes-validate, Python's grpcio as a gRPC client that
+# is not strain's and Python's websockets as a WebSocket server that is not strain's, each in a
+# venv under target/, and gorilla/websocket's echo and chat examples),
 # then runs the format and lint gates and every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,6 +51,11 @@ if ! "$grpc_venv/bin/python3" -c 'import grpc, grpc_reflection, grpc_tools' >/de
     "$grpc_venv/bin/pip" install -q --disable-pip-version-check \
         'grpcio==1.85.3' 'grpcio-reflection==1.85.1' 'grpcio-tools==1.85.1' 'protobuf==7.36.2'
 fi
+# tests/integration/websocket.rs loads tests/servers/python-ws/echo.py, a `websockets` server.
+if ! "$grpc_venv/bin/python3" -c 'import websockets' >/dev/null 2>&1; then
+    echo "test.sh: installing websockets into $grpc_venv (needed by the WebSocket tests)"
+    "$grpc_venv/bin/pip" install -q --disable-pip-version-check 'websockets==17.4'
+fi
 export STRAIN_TEST_PY_GRPC="$PWD/$grpc_venv/bin/python3"
 # Go builds vegeta and the gRPC test servers from the Go module proxy (Go from Debian when the
 # machine has none).
@@ -73,6 +79,9 @@ export STRAIN_TEST_VEGETA="$PWD/$vegeta"
 # change, and read the services' .proto files and descriptor set written beside them.
 grpc_env=$(GO="$go_cmd" bash scripts/grpc-servers.sh)
 eval "$grpc_env"
+# The WebSocket tests load gorilla/websocket's echo and chat examples, built as they ship.
+ws_env=$(GO="$go_cmd" bash scripts/ws-servers.sh)
+eval "$ws_env"
 # The packages may start system services; the tests run their own private instances.
 if command -v systemctl >/dev/null 2>&1; then
     systemctl stop nginx trafficserver >/dev/null 2>&1 || true

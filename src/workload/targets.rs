@@ -228,7 +228,10 @@ mod tests {
                 "t:2: expected a header 'Name: value' or '@body', found 'no colon here'",
             ),
             ("GET http://a.test/\n\nG=T http://a.test/\n", "t:3: invalid method 'G=T'"),
-            ("GET ftp://a.test/\n", "t:1: invalid URL 'ftp://a.test/': only http://, https://, ws:// and wss:// are supported"),
+            (
+                "GET ftp://a.test/\n",
+                "t:1: invalid URL 'ftp://a.test/': only http://, https://, ws:// and wss:// are supported",
+            ),
             ("POST http://a.test/\n@missing.json\n", "t:2: cannot read body missing.json: entity not found"),
             ("{\"method\":\"GET\"}\n", "t:1: not a JSON target: missing field `url`"),
             ("{\"method\":\"GET\",\"url\":\"http://a.test/\",\"body\":\"!!\"}\n", "t:1: the body is not base64"),

@@ -45,4 +45,5 @@ mod series;
 mod signals;
 mod thresholds;
 mod tls;
+mod websocket;
 mod wrk_scripts;

@@ -1,0 +1,264 @@
+//! Issue 34: `strain ws` against WebSocket servers that are not strain's (Python's
+//! `websockets`, tests/servers/python-ws/echo.py; gorilla/websocket's echo example, built by
+//! scripts/ws-servers.sh) and against `strain origin --ws`: message counts equal the server's,
+//! closes reported by code, wss, permessage-deflate, a stall in the corrected latency, many held
+//! connections, and the bad inputs refused in one line before anything is sent.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+
+use crate::harness::{args, self_signed, signal, strain, strain_raw, wait_listening, Origin, Run};
+use crate::origin_grpc::stats;
+
+/// A WebSocket server of the tests, stopped on drop.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    /// Python's `websockets` echo server with `extra` flags (see echo.py).
+    fn python(extra: &[&str]) -> Server {
+        let python = std::env::var("STRAIN_TEST_PY_GRPC").ok().filter(|p| Path::new(p).exists()).unwrap_or_else(|| {
+            panic!("STRAIN_TEST_PY_GRPC does not name the venv's Python: run scripts/test.sh (it installs websockets)")
+        });
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/python-ws/echo.py");
+        let mut child = Command::new(python)
+            .arg(script)
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn echo.py");
+        let mut first = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut first).unwrap();
+        let port = first.trim().strip_prefix("listening ").and_then(|p| p.parse().ok());
+        let Some(port) = port else {
+            let _ = child.kill();
+            panic!("echo.py said {first:?}");
+        };
+        Server { child, port }
+    }
+
+    /// gorilla/websocket's echo example, serving `/echo`.
+    fn gorilla_echo() -> Server {
+        let bin = std::env::var("STRAIN_TEST_WS_ECHO").ok().filter(|p| Path::new(p).exists()).unwrap_or_else(|| {
+            panic!("STRAIN_TEST_WS_ECHO does not name gorilla's echo server: run scripts/test.sh (scripts/ws-servers.sh builds it)")
+        });
+        let port = crate::harness::free_port();
+        let child = Command::new(bin)
+            .arg(format!("-addr=127.0.0.1:{port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            // It logs every message it reads.
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn the echo example");
+        wait_listening(([127, 0, 0, 1], port).into());
+        Server { child, port }
+    }
+
+    /// Stops the Python server; the counts it printed.
+    fn counts(mut self) -> Value {
+        signal(self.child.id(), "INT");
+        let mut out = String::new();
+        let _ = self.child.stdout.take().unwrap().read_to_string(&mut out);
+        let _ = self.child.wait();
+        serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `strain ws` with the flags in `line` against `url`, with its JSON.
+fn ws(line: &str, url: &str) -> Run {
+    strain(&[&["ws"], &args(line)[..], &[url]].concat())
+}
+
+/// The run's `websocket` section.
+fn section(run: &Run) -> &Value {
+    &run.json.as_ref().unwrap_or_else(|| panic!("no JSON: {}", run.stderr))["websocket"]
+}
+
+#[test]
+fn counts_equal_the_origins_and_the_text_says_messages() {
+    let origin = Origin::start(&["--ws", "-t", "1"]);
+    let run = ws("-c 8 -t 2 -d 1s", &format!("ws://{}/echo", origin.addr));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let w = section(&run);
+    let answered = run.num("/requests");
+    assert!(answered > 100, "{}", run.stdout);
+    assert_eq!((w["messages_sent"].as_u64(), w["messages_received"].as_u64()), (Some(answered), Some(answered)));
+    assert_eq!((w["handshakes"].as_u64(), w["unsolicited"].as_u64()), (Some(8), Some(0)));
+    assert_eq!(w["protocol"], "ws");
+    let s = stats(origin.addr);
+    assert_eq!(s["ws_messages"].as_u64(), Some(answered), "{s}");
+    // Eight connections of the load and the one that checked the upgrade before it.
+    assert_eq!(s["ws_upgrades"].as_u64(), Some(9), "{s}");
+    assert!(run.stdout.starts_with(&format!("Running 1s test @ ws://{}/echo\n", origin.addr)), "{}", run.stdout);
+    assert!(run.stdout.contains(&format!("  {answered} messages in ")), "{}", run.stdout);
+    assert!(run.stdout.contains("Messages/sec: "), "{}", run.stdout);
+    assert!(run.stdout.contains("WebSocket (ws): 8 upgrades, "), "{}", run.stdout);
+}
+
+#[test]
+fn counts_equal_pythons_websockets_with_permessage_deflate() {
+    let server = Server::python(&[]);
+    let run = ws("-c 4 -t 1 -d 1s --deflate --message-size 1000", &format!("ws://127.0.0.1:{}/", server.port));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let counts = server.counts();
+    let w = section(&run).clone();
+    let answered = run.num("/requests");
+    assert!(answered > 50, "{}", run.stdout);
+    assert_eq!(counts["messages"].as_u64(), Some(answered), "{counts}");
+    // Four connections and the upgrade checked first, every one compressed.
+    assert_eq!((counts["connections"].as_u64(), counts["deflate"].as_u64()), (Some(5), Some(5)), "{counts}");
+    // 1,000 bytes of a repeating alphabet go compressed, and come back inflated to 1,000.
+    assert_eq!(w["messages_sent"].as_u64(), Some(answered));
+    assert!(w["bytes_sent"].as_u64().unwrap() < answered * 100, "{w}");
+    assert_eq!(w["bytes_received"].as_u64(), Some(answered * 1000), "{w}");
+}
+
+#[test]
+fn text_and_binary_messages_echo_from_gorillas_example() {
+    let server = Server::gorilla_echo();
+    let url = format!("ws://127.0.0.1:{}/echo", server.port);
+    for line in ["-c 4 -t 1 -d 1s --message hello", "-c 4 -t 1 -d 1s --message-size 70000"] {
+        let run = ws(line, &url);
+        assert_eq!(run.code, 0, "{line}: {}\n{}", run.stdout, run.stderr);
+        let w = section(&run);
+        let answered = run.num("/requests");
+        assert!(answered > 10, "{line}: {}", run.stdout);
+        assert_eq!(w["messages_received"].as_u64(), Some(answered), "{line}: {w}");
+        let size = if line.contains("hello") { 5 } else { 70_000 };
+        assert_eq!(w["bytes_received"].as_u64(), Some(answered * size), "{line}: {w}");
+        assert_eq!(run.num("/errors/read") + run.num("/errors/parse"), 0, "{line}: {}", run.stdout);
+    }
+}
+
+#[test]
+fn close_codes_are_reported_by_code_and_no_reconnect_keeps_them_closed() {
+    let server = Server::python(&["--close-after", "20", "--close-code", "4001"]);
+    let run = ws("-c 3 -t 1 -d 2s --no-reconnect", &format!("ws://127.0.0.1:{}/", server.port));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let w = section(&run).clone();
+    assert_eq!(w["closes"], serde_json::json!({"4001": 3}), "{}", run.stdout);
+    assert_eq!(w["drops"], serde_json::json!({"closed": 3}), "{}", run.stdout);
+    assert_eq!(w["handshakes"].as_u64(), Some(3));
+    // Each connection's 20 echoes answered; the 21st went out before the close came, and is
+    // lost with the connection.
+    assert_eq!((run.num("/requests"), w["messages_sent"].as_u64()), (60, Some(63)), "{}", run.stdout);
+    assert_eq!(run.num("/errors/read"), 3, "{}", run.stdout);
+    assert!(run.stdout.contains("closed by the server: 4001 \u{d7}3; connections lost: closed 3"), "{}", run.stdout);
+    assert_eq!(server.counts()["messages"].as_u64(), Some(60));
+
+    // Replaced by default: the origin's 1000 after 10 messages, many times over.
+    let origin = Origin::start(&["--ws", "--ws-close-after", "10"]);
+    let run = ws("-c 2 -t 1 -d 1s", &format!("ws://{}/", origin.addr));
+    let w = section(&run);
+    let closes = w["closes"]["1000"].as_u64().unwrap_or(0);
+    assert!(closes > 2, "{}", run.stdout);
+    // Every closed connection was replaced; at the end each slot is open or being reopened.
+    let handshakes = w["handshakes"].as_u64().unwrap();
+    assert!((closes..=closes + 2).contains(&handshakes), "{w}");
+}
+
+#[test]
+fn wss_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = self_signed(dir.path(), &["localhost"]);
+    let origin = Origin::start_heard(&["--ws", "--tls", "--cert", &cert, "--key", &key]);
+    let url = format!("wss://localhost:{}/", origin.addr.port());
+    let run = ws("-c 4 -t 1 -d 1s -k", &url);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let w = section(&run).clone();
+    assert_eq!((w["protocol"].as_str(), w["handshakes"].as_u64()), (Some("wss"), Some(4)), "{w}");
+    // Without -k the self-signed certificate is refused, and nothing is sent.
+    let refused = ws("-c 1 -t 1 -d 1s", &url);
+    assert_ne!(refused.code, 0, "{}", refused.stdout);
+    let exited = origin.exit();
+    let said = format!("WebSocket upgrades 5, messages echoed {};", run.num("/requests"));
+    assert!(exited.stderr.contains(&said), "{said}: {}", exited.stderr);
+}
+
+#[test]
+fn a_server_stall_shows_in_the_corrected_latency() {
+    let origin = Origin::start(&["--ws", "-t", "1", "--stall-at", "1s", "--stall-for", "600ms"]);
+    let run = ws("-c 20 -t 1 -d 3s -R 200", &format!("ws://{}/", origin.addr));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    // 600 sends came due and every one was answered.
+    assert_eq!(run.num("/requests"), 600, "{}", run.stdout);
+    assert_eq!(stats(origin.addr)["ws_messages"].as_u64(), Some(600));
+    // Messages due during the stall waited for it to end: the corrected latency holds the
+    // stall, up to its whole length for the first one due.
+    let max_us = run.num("/latency_us/max");
+    assert!((500_000..2_000_000).contains(&max_us), "max {max_us} us: {}", run.stdout);
+}
+
+#[test]
+fn bad_input_is_one_line_exit_2_and_no_message_sent() {
+    // A server that does not upgrade: the status it gave.
+    let origin = Origin::start(&[]);
+    let run = strain_raw(&["ws", "-d", "1s", &format!("ws://{}/", origin.addr)]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stderr.trim(), "strain: the server refused the WebSocket upgrade: HTTP 200");
+    assert_eq!(run.stdout, "");
+    // Only the upgrade was asked.
+    assert_eq!(stats(origin.addr)["requests"].as_u64(), Some(1));
+
+    // A subprotocol the server does not speak, then one it does.
+    let origin = Origin::start(&["--ws", "--ws-subprotocol", "chat"]);
+    let url = format!("ws://{}/", origin.addr);
+    let run = strain_raw(&["ws", "-d", "1s", "--subprotocol", "mqtt", &url]);
+    assert_eq!((run.code, run.stderr.trim()), (2, "strain: the server refused the subprotocol mqtt"));
+    assert_eq!(stats(origin.addr)["ws_messages"].as_u64(), Some(0));
+    let run = ws("-c 1 -t 1 -d 500ms --subprotocol mqtt --subprotocol chat", &url);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let echoed = stats(origin.addr)["ws_messages"].as_u64();
+    assert_eq!(echoed, Some(run.num("/requests")));
+
+    // URLs that are not a WebSocket's, and a WebSocket's where HTTP is loaded.
+    let rows: [(&[&str], &str); 4] = [
+        (&["ws", &format!("http://{}/", origin.addr)], "a WebSocket URL starts with ws:// or wss://"),
+        (&["ws", "ftp://127.0.0.1/"], "only http://, https://, ws:// and wss:// are supported"),
+        (&[&format!("ws://{}/", origin.addr)], "a WebSocket server is loaded with strain ws"),
+        (&["ws", "--http2", &url], "drop --http2, --http3 and -m"),
+    ];
+    for (argv, says) in rows {
+        let run = strain_raw(argv);
+        assert_eq!(run.code, 2, "{argv:?}: {}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{argv:?}: {}", run.stderr);
+        assert!(run.stderr.contains(says), "{argv:?}: {}", run.stderr);
+    }
+    assert_eq!(stats(origin.addr)["ws_messages"].as_u64(), echoed);
+}
+
+#[test]
+fn ten_thousand_held_connections_are_counted_exactly() {
+    let _alone = crate::harness::exclusive();
+    let origin = Origin::start(&["--ws", "-t", "1"]);
+    // Held at 500 messages/s in total: the connections, not the messages, are the load.
+    let run = ws("-c 10000 -t 2 -d 6s -R 500 --interval 1s", &format!("ws://{}/", origin.addr));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let w = section(&run);
+    assert_eq!(w["handshakes"].as_u64(), Some(10_000), "{}", run.stdout);
+    assert_eq!(w["drops"], serde_json::json!({}), "{}", run.stdout);
+    // Alive, all of them, from the first whole interval to the last before the drain.
+    let rows = run.json.as_ref().unwrap()["intervals"].as_array().cloned().unwrap_or_default();
+    assert!(rows.len() >= 5, "{rows:?}");
+    for row in &rows[1..rows.len() - 1] {
+        assert_eq!(row["open_connections"].as_u64(), Some(10_000), "{row}");
+    }
+    let s = stats(origin.addr);
+    assert_eq!(s["ws_upgrades"].as_u64(), Some(10_001), "{s}");
+    assert_eq!(s["ws_messages"].as_u64(), Some(run.num("/requests")), "{s}");
+}
