@@ -77,8 +77,8 @@ pub fn run(f: &OriginFlags) -> Result<i32, CliError> {
         eprintln!("strain origin: {}", grpc_line(grpc));
     } else if config.ws.is_some() {
         eprintln!(
-            "strain origin: WebSocket upgrades {}, messages echoed {}; 200 {}",
-            stats.ws_upgrades, stats.ws_messages, stats.ok
+            "strain origin: WebSocket upgrades {}, messages echoed {}, broadcasts {}; 200 {}",
+            stats.ws_upgrades, stats.ws_messages, stats.ws_broadcasts, stats.ok
         );
     } else if config.replay.is_some() {
         eprintln!(

@@ -9,7 +9,7 @@ use super::{load, run_and_report, stop_flag, CliError};
 use crate::config::{Config, Scheme, Target};
 use crate::run::{OriginPlacement, RunConfig, Workload};
 use crate::ws::handshake::Offer;
-use crate::ws::WsLoad;
+use crate::ws::{Mode, WsLoad};
 
 /// The message sent without `--message`, `--message-file` or `--message-size`.
 const DEFAULT_MESSAGE: &str = "strain";
@@ -17,7 +17,13 @@ const DEFAULT_MESSAGE: &str = "strain";
 /// Runs `strain ws`.
 pub fn run(f: &WsFlags) -> Result<i32, CliError> {
     super::check_files(&f.run.files, f.run.live.hdr_log.as_deref())?;
-    let (config, load) = ws_load(&f.url, &f.ws, &f.connect, load::RunShape::of(&f.run))?;
+    // --rate-per-conn is -R over the connections.
+    let mut length = f.run.length.clone();
+    if let Some(r) = f.ws.rate_per_conn {
+        length.rate = Some(r * f.connect.connections.unwrap_or(crate::defaults::CONNECTIONS) as f64);
+    }
+    let shape = load::RunShape { length: &length, ..load::RunShape::of(&f.run) };
+    let (config, load) = ws_load(&f.url, &f.ws, &f.connect, shape)?;
     let checks = load::checks(&f.run, &config, false)?;
     let outputs = load::outputs(&config, &f.run);
     probe(&config, &load)?;
@@ -67,7 +73,18 @@ fn ws_load(
         deflate: m.deflate,
         headers,
     };
-    Ok((config, Arc::new(WsLoad::new(offer, payload, binary, !m.no_reconnect))))
+    let mut load = WsLoad::new(offer, payload, binary, !m.no_reconnect);
+    load.connect_rate = m.connect_rate;
+    load.ping_us = m.ping.map(|d| (d.0.as_micros() as u64).max(1));
+    load.mode = match (m.match_ids, m.listen_only) {
+        (true, _) => Mode::Match,
+        (_, true) if config.paced() => {
+            return Err(CliError::Usage("--listen-only sends nothing: drop -R and --stages".into()))
+        }
+        (_, true) => Mode::Listen,
+        _ => Mode::Echo,
+    };
+    Ok((config, Arc::new(load)))
 }
 
 /// Upgrades one connection before the load, so that what the server refuses is said at once.

@@ -71,12 +71,17 @@ pub struct OriginConfig {
 }
 
 /// The origin's WebSocket echo (`strain origin --ws`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct WsConfig {
     /// Close each connection with 1000 after echoing this many messages (0: never).
     pub close_after: u64,
     /// Subprotocols accepted; the first the client offers that is here is chosen.
     pub subprotocols: Vec<String>,
+    /// Messages per second sent to every connection (0: none), beside the echoes.
+    pub broadcast_per_s: f64,
+    /// Probability (0 to 1) that a message, instead of its echo, makes the server drop the
+    /// connection without a close frame.
+    pub drop_rate: f64,
 }
 
 /// The origin's gRPC service (`strain origin --grpc`).

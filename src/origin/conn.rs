@@ -317,17 +317,26 @@ impl<'r> Conn<'r> {
         };
         let mut ws = WsConn::new(&accepted, config);
         let mut rest = accepted.rest;
-        if ws.receive(&mut rest, ctx.counters) == WsNext::Close {
+        if ws.receive(&mut rest, ctx) == WsNext::Close {
             return Next::Close;
         }
         self.ws = Some(ws);
         self.drive_ws(buf, ctx)
     }
 
-    /// Makes all the progress the socket allows on a WebSocket connection: write, read, echo.
+    /// Queues a broadcast on a WebSocket connection and writes it; false if it is not one.
+    pub(super) fn push_ws(&mut self, text: &[u8], buf: &mut [u8], ctx: &mut Ctx<'r>) -> Option<Next> {
+        self.ws.as_deref_mut()?.push(text);
+        ctx.counters.ws_broadcasts.add(1);
+        Some(self.drive_ws(buf, ctx))
+    }
+
+    /// Makes all the progress the socket allows on a WebSocket connection: write, read, echo
+    /// (held echoes go out when due: [`Conn::wake`] says when).
     fn drive_ws(&mut self, buf: &mut [u8], ctx: &mut Ctx<'r>) -> Next {
         let Some(ws) = self.ws.as_deref_mut() else { return Next::Close };
         loop {
+            self.wake = if ctx.site.delay.is_some() { ws.release(Instant::now()) } else { None };
             if ws.flush(&mut self.stream, ctx.counters) == WsNext::Close {
                 return Next::Close;
             }
@@ -341,7 +350,7 @@ impl<'r> Conn<'r> {
                     if n < buf.len() && self.stream.short_read_drains() {
                         self.readable = false;
                     }
-                    if ws.receive(&mut buf[..n], ctx.counters) == WsNext::Close {
+                    if ws.receive(&mut buf[..n], ctx) == WsNext::Close {
                         return Next::Close;
                     }
                 }

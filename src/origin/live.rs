@@ -38,6 +38,8 @@ pub(super) struct Counters {
     pub(super) ws_upgrades: Counter,
     /// WebSocket messages echoed (`--ws`).
     pub(super) ws_messages: Counter,
+    /// WebSocket broadcasts sent, one per connection each time (`--ws-broadcast`).
+    pub(super) ws_broadcasts: Counter,
     /// The gRPC service's (`--grpc`); after the others, off the lines the HTTP paths touch.
     pub(super) grpc: GrpcCounters,
 }
@@ -68,6 +70,7 @@ impl Counters {
             unmatched: self.unmatched.get(),
             ws_upgrades: self.ws_upgrades.get(),
             ws_messages: self.ws_messages.get(),
+            ws_broadcasts: self.ws_broadcasts.get(),
             grpc: grpc.then(|| self.grpc.snapshot()),
         }
     }

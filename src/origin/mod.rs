@@ -123,6 +123,8 @@ pub struct OriginStats {
     pub ws_upgrades: u64,
     /// WebSocket messages echoed (`--ws`).
     pub ws_messages: u64,
+    /// WebSocket broadcasts sent, one per connection each time (`--ws-broadcast`).
+    pub ws_broadcasts: u64,
     /// With `--grpc`: calls by method and status, and messages (a call counts in `requests`
     /// once its status has gone out).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -145,6 +147,7 @@ impl OriginStats {
         self.unmatched += other.unmatched;
         self.ws_upgrades += other.ws_upgrades;
         self.ws_messages += other.ws_messages;
+        self.ws_broadcasts += other.ws_broadcasts;
         match (&mut self.grpc, &other.grpc) {
             (Some(mine), Some(theirs)) => mine.merge(theirs),
             (None, Some(theirs)) => self.grpc = Some(*theirs),
@@ -380,6 +383,9 @@ struct Worker<'r> {
     stall: Option<Stall>,
     /// HTTP/3's socket and connections, on the one thread that serves them.
     quic: Option<h3::Quic>,
+    /// `--ws-broadcast`: when every WebSocket connection next gets a message, how often, and
+    /// the message's number.
+    broadcast: Option<(Instant, Duration, u64)>,
 }
 
 impl<'r> Worker<'r> {
@@ -395,6 +401,7 @@ impl<'r> Worker<'r> {
             accept_stalled: false,
             stall,
             quic,
+            broadcast: None,
         }
     }
 
@@ -402,6 +409,11 @@ impl<'r> Worker<'r> {
         let mut events = Events::with_capacity(EVENTS);
         let mut buf = vec![0u8; READ_BUF];
         let mut last_sweep = Instant::now();
+        let per_s = self.ctx.site.ws.as_ref().map_or(0.0, |w| w.broadcast_per_s);
+        if per_s > 0.0 {
+            let every = Duration::from_secs_f64(1.0 / per_s).max(Duration::from_micros(1));
+            self.broadcast = Some((last_sweep + every, every, 0));
+        }
         while !shutdown.load(Ordering::Relaxed) && !failed.load(Ordering::Relaxed) {
             // Without a stall or timers, this and the checks after the poll are all it costs.
             let mut timeout = match &self.stall {
@@ -413,6 +425,9 @@ impl<'r> Worker<'r> {
                 timeout = timeout.min(at.saturating_duration_since(Instant::now()));
             }
             if let Some(at) = self.quic_timer() {
+                timeout = timeout.min(at.saturating_duration_since(Instant::now()));
+            }
+            if let Some((at, _, _)) = self.broadcast {
                 timeout = timeout.min(at.saturating_duration_since(Instant::now()));
             }
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
@@ -450,6 +465,9 @@ impl<'r> Worker<'r> {
             }
             if let Some(quic) = self.quic.as_mut() {
                 quic.fire_timers(&mut self.ctx);
+            }
+            if self.broadcast.is_some_and(|(at, _, _)| Instant::now() >= at) {
+                self.broadcast(&mut buf);
             }
             let now = Instant::now();
             if now.duration_since(last_sweep) >= SWEEP_EVERY {
@@ -500,6 +518,21 @@ impl<'r> Worker<'r> {
         }
         self.quic_ready(true, true);
         false
+    }
+
+    /// Sends every WebSocket connection of the thread the next broadcast; a thread that fell
+    /// behind sends one and goes on from now, rather than a burst.
+    fn broadcast(&mut self, buf: &mut [u8]) {
+        let Some((at, every, seq)) = self.broadcast else { return };
+        let now = Instant::now();
+        self.broadcast = Some(((at + every).max(now), every, seq + 1));
+        let text = format!("broadcast {seq}");
+        for idx in 0..self.conns.len() {
+            let Some(conn) = self.conns[idx].as_mut() else { continue };
+            if let Some(next) = conn.push_ws(text.as_bytes(), buf, &mut self.ctx) {
+                self.settle(idx, next);
+            }
+        }
     }
 
     fn accept(&mut self) {

@@ -1,15 +1,20 @@
 //! The origin's WebSocket echo (`strain origin --ws`): a GET that asks to upgrade is answered
-//! `101`, and from then on every message comes back as it came, pings are answered, and a
-//! close is returned; after `--ws-close-after N` messages the server closes with 1000.
+//! `101`, and from then on every message comes back as it came (after `--delay`), pings are
+//! answered, and a close is returned; after `--ws-close-after N` messages the server closes
+//! with 1000, and `--ws-drop-rate` drops a share of connections without a close. Broadcasts
+//! (`--ws-broadcast`) are queued by the worker's timer through [`WsConn::push`].
 //!
 //! permessage-deflate is agreed with no context taken over either way, so a compressed message
 //! stands alone and is echoed as it arrived, compressed, without inflating it.
 
+use std::collections::VecDeque;
 use std::io;
+use std::time::Instant;
 
 use super::config::WsConfig;
 use super::live::Counters;
 use super::tls::ServerStream;
+use super::Ctx;
 use crate::http::request_head::WsAsk;
 use crate::ws::frame::{self, Item, Limits, Parser};
 
@@ -69,6 +74,8 @@ pub(super) struct WsConn {
     close_after: u64,
     /// A close was sent: the connection ends once it is written.
     closing: bool,
+    /// `--delay`: echoes held until their time, in order.
+    held: VecDeque<(Instant, Vec<u8>)>,
 }
 
 impl WsConn {
@@ -83,11 +90,14 @@ impl WsConn {
             echoed: 0,
             close_after: config.close_after,
             closing: false,
+            held: VecDeque::new(),
         })
     }
 
-    /// Takes bytes read from the client: echoes its messages, answers pings and closes.
-    pub(super) fn receive(&mut self, data: &mut [u8], counters: &Counters) -> WsNext {
+    /// Takes bytes read from the client: echoes its messages (or holds them for `--delay`),
+    /// answers pings and closes.
+    pub(super) fn receive(&mut self, data: &mut [u8], ctx: &mut Ctx<'_>) -> WsNext {
+        let counters = ctx.counters;
         let mut pos = 0;
         while !self.closing {
             let item = match self.parser.next(data, &mut pos, self.limits) {
@@ -104,7 +114,17 @@ impl WsConn {
                     self.message.extend_from_slice(&data[at..at + n]);
                 }
                 Item::End { opcode, compressed, .. } => {
-                    frame::write_frame(&mut self.out, opcode, compressed, &self.message, None);
+                    if ctx.site.ws.as_ref().is_some_and(|w| ctx.rng.chance(w.drop_rate)) {
+                        return WsNext::Close;
+                    }
+                    match ctx.site.delay {
+                        Some(delay) => {
+                            let mut framed = Vec::with_capacity(self.message.len() + 10);
+                            frame::write_frame(&mut framed, opcode, compressed, &self.message, None);
+                            self.held.push_back((Instant::now() + delay, framed));
+                        }
+                        None => frame::write_frame(&mut self.out, opcode, compressed, &self.message, None),
+                    }
                     self.message.clear();
                     counters.ws_messages.add(1);
                     self.echoed += 1;
@@ -129,11 +149,35 @@ impl WsConn {
         WsNext::Wait
     }
 
-    /// Queues a close frame with `code`; the connection ends once it is written.
+    /// Queues a close frame with `code` (after the echoes still held); the connection ends once
+    /// it is written.
     fn close(&mut self, code: u16) -> WsNext {
+        for (_, framed) in self.held.drain(..) {
+            self.out.extend_from_slice(&framed);
+        }
         frame::write_frame(&mut self.out, frame::CLOSE, false, &code.to_be_bytes(), None);
         self.closing = true;
         WsNext::Wait
+    }
+
+    /// Queues a text message of the server's own (a broadcast), unless the connection closes.
+    pub(super) fn push(&mut self, text: &[u8]) {
+        if !self.closing {
+            frame::write_frame(&mut self.out, frame::TEXT, false, text, None);
+        }
+    }
+
+    /// Moves the held echoes that are due to the output; when the next one is due.
+    pub(super) fn release(&mut self, now: Instant) -> Option<Instant> {
+        while let Some((due, _)) = self.held.front() {
+            if *due > now {
+                return Some(*due);
+            }
+            if let Some((_, framed)) = self.held.pop_front() {
+                self.out.extend_from_slice(&framed);
+            }
+        }
+        None
     }
 
     /// Output the client has not taken is queued past [`MAX_PENDING`](super::output::MAX_PENDING):

@@ -259,6 +259,23 @@ fn ws_lines(out: &mut String, w: &crate::stats::WsCounts, proto: &str) {
         true => "none".to_string(),
         false => m.iter().map(|(c, n)| format!("{c} \u{d7}{n}")).collect::<Vec<_>>().join(", "),
     };
+    if w.messages_sent == 0 && w.messages_received > 0 {
+        let _ = writeln!(
+            out,
+            "WebSocket listening only: each message's latency is the gap since the one before it on its connection (the first: since the upgrade)"
+        );
+    }
+    if w.pings_sent > 0 {
+        let p = &w.pongs.0;
+        let _ = writeln!(
+            out,
+            "WebSocket pings: {} sent, {} answered; round trip {} mean, {} max",
+            w.pings_sent,
+            p.count,
+            time_us(p.mean_us()),
+            time_us(p.us_max as f64)
+        );
+    }
     let drops: Vec<String> = w.drops.seen().map(|(why, n)| format!("{} {n}", why.name())).collect();
     if !w.upgrades_refused.is_empty() || !w.closes.is_empty() || !drops.is_empty() {
         let _ = writeln!(

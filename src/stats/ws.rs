@@ -30,6 +30,39 @@ by_name! {
     pub struct WsDrops(WsDrop, fallback WsDrop::Reset);
 }
 
+/// Round trips completed and their time, as [`Handshakes`] keeps them; a result writes the
+/// count, the mean and the largest.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "PongTimes", from = "PongTimes")]
+pub struct RoundTrips(pub Handshakes);
+
+impl super::Tally for RoundTrips {
+    fn tally(&mut self, other: &RoundTrips) {
+        self.0.tally(&other.0);
+    }
+}
+
+/// [`RoundTrips`] as a result writes them.
+#[derive(Serialize, Deserialize)]
+struct PongTimes {
+    count: u64,
+    mean_us: f64,
+    max_us: u64,
+}
+
+impl From<RoundTrips> for PongTimes {
+    fn from(r: RoundTrips) -> PongTimes {
+        PongTimes { count: r.0.count, mean_us: r.0.mean_us(), max_us: r.0.us_max }
+    }
+}
+
+impl From<PongTimes> for RoundTrips {
+    fn from(t: PongTimes) -> RoundTrips {
+        let us_sum = (t.mean_us * t.count as f64).round() as u64;
+        RoundTrips(Handshakes { count: t.count, us_sum, us_max: t.max_us })
+    }
+}
+
 counts! {
     /// WebSocket counts of one thread, or merged; in a result, written field by field in this
     /// order.
@@ -56,5 +89,9 @@ counts! {
         pub unsolicited: u64,
         /// Pings from the server answered with a pong.
         pub pings_answered: u64,
+        /// `--ping`: pings sent.
+        pub pings_sent: u64,
+        /// `--ping`: their pongs, and the round trips' time.
+        pub pongs: RoundTrips,
     }
 }

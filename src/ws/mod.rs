@@ -23,7 +23,29 @@ pub struct WsLoad {
     pub binary: bool,
     /// A lost connection is replaced (`--no-reconnect`: it is not).
     pub reconnect: bool,
+    /// Connections opened per second in all (`--connect-rate`); `None`: all at once.
+    pub connect_rate: Option<f64>,
+    /// Each connection pings every this many microseconds (`--ping`).
+    pub ping_us: Option<u64>,
+    /// How a message and its answer are paired.
+    pub mode: Mode,
 }
+
+/// What a connection sends and what answers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Each message is answered by the next message from the server (an echo, in order).
+    Echo,
+    /// Each message starts with an id of 16 hex digits and a space; only a message that starts
+    /// with the same id answers it, the rest are counted as unsolicited (`--match`).
+    Match,
+    /// Nothing is sent: each message from the server counts, timed from the one before it on
+    /// its connection (`--listen-only`).
+    Listen,
+}
+
+/// Bytes of a `--match` id at the head of a message: 16 hex digits.
+pub const ID_LEN: usize = 16;
 
 impl WsLoad {
     /// A load sending `payload` (binary or text) after upgrades that ask what `offer` asks.
@@ -32,6 +54,6 @@ impl WsLoad {
         if offer.deflate {
             deflate::Deflater::default().message(&payload, &mut deflated);
         }
-        WsLoad { offer, payload, deflated, binary, reconnect }
+        WsLoad { offer, payload, deflated, binary, reconnect, connect_rate: None, ping_us: None, mode: Mode::Echo }
     }
 }

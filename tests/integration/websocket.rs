@@ -186,7 +186,7 @@ fn wss_works() {
     let refused = ws("-c 1 -t 1 -d 1s", &url);
     assert_ne!(refused.code, 0, "{}", refused.stdout);
     let exited = origin.exit();
-    let said = format!("WebSocket upgrades 5, messages echoed {};", run.num("/requests"));
+    let said = format!("WebSocket upgrades 5, messages echoed {}, broadcasts 0;", run.num("/requests"));
     assert!(exited.stderr.contains(&said), "{said}: {}", exited.stderr);
 }
 
@@ -261,4 +261,128 @@ fn ten_thousand_held_connections_are_counted_exactly() {
     let s = stats(origin.addr);
     assert_eq!(s["ws_upgrades"].as_u64(), Some(10_001), "{s}");
     assert_eq!(s["ws_messages"].as_u64(), Some(run.num("/requests")), "{s}");
+}
+
+#[test]
+fn listen_only_counts_what_the_server_pushes_and_the_gaps() {
+    let origin = Origin::start(&["--ws", "-t", "1", "--ws-broadcast", "20"]);
+    let run = ws("-c 10 -t 1 -d 2s --listen-only", &format!("ws://{}/", origin.addr));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let w = section(&run);
+    let received = w["messages_received"].as_u64().unwrap();
+    assert_eq!((w["messages_sent"].as_u64(), received), (Some(0), run.num("/requests")), "{w}");
+    // 20 a second to each of 10 connections for 2 s, less the first gap and the end.
+    assert!((340..=420).contains(&received), "{}", run.stdout);
+    let pushed = stats(origin.addr)["ws_broadcasts"].as_u64().unwrap();
+    assert!(received <= pushed, "{received} > {pushed}");
+    // The gap between pushes is 50 ms.
+    let p50 = run.json.as_ref().unwrap()["latency_us"]["percentiles"]["50"].as_u64().unwrap_or(0);
+    assert!((40_000..60_000).contains(&p50), "p50 {p50}: {}", run.stdout);
+    assert!(run.stdout.contains("WebSocket listening only: "), "{}", run.stdout);
+}
+
+#[test]
+fn match_takes_only_its_own_answer_among_pushed_messages() {
+    let origin = Origin::start(&["--ws", "-t", "1", "--ws-broadcast", "50", "--delay", "5ms"]);
+    let run = ws("-c 4 -t 1 -d 1s --match --message hi", &format!("ws://{}/", origin.addr));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let w = section(&run);
+    let answered = run.num("/requests");
+    assert_eq!(stats(origin.addr)["ws_messages"].as_u64(), Some(answered));
+    assert_eq!(w["messages_received"].as_u64(), Some(answered + w["unsolicited"].as_u64().unwrap()), "{w}");
+    assert!(w["unsolicited"].as_u64().unwrap() >= 100, "{w}");
+    // Each message is its id, a space and the payload: 16 + 1 + 2 bytes.
+    assert_eq!(w["bytes_sent"].as_u64(), Some(w["messages_sent"].as_u64().unwrap() * 19), "{w}");
+    assert_eq!(run.num("/errors/timeout"), 0, "{}", run.stdout);
+    let p50 = run.json.as_ref().unwrap()["latency_us"]["percentiles"]["50"].as_u64().unwrap_or(0);
+    assert!(p50 >= 5_000, "the echo waits 5 ms: p50 {p50}");
+}
+
+#[test]
+fn gorillas_chat_reaches_every_listener() {
+    let bin = std::env::var("STRAIN_TEST_WS_CHAT").ok().filter(|p| Path::new(p).exists()).unwrap_or_else(|| {
+        panic!("STRAIN_TEST_WS_CHAT does not name gorilla's chat server: run scripts/test.sh (scripts/ws-servers.sh builds it)")
+    });
+    let port = crate::harness::free_port();
+    // The chat example serves its page from the working directory; /ws is all that is used.
+    let mut chat = Command::new(bin)
+        .arg(format!("-addr=127.0.0.1:{port}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the chat example");
+    wait_listening(([127, 0, 0, 1], port).into());
+    let url = format!("ws://127.0.0.1:{port}/ws");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("listeners.json").display().to_string();
+    let listeners = crate::harness::spawn(&[
+        "ws",
+        "-c",
+        "8",
+        "-t",
+        "1",
+        "-d",
+        "3s",
+        "-T",
+        "5s",
+        "--listen-only",
+        "--json",
+        &json,
+        &url,
+    ]);
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    // One sender: every message goes to all nine connections, its own included (--match
+    // takes that one as the answer; the chat joins queued messages with newlines).
+    let sender = ws("-c 1 -t 1 -d 1s -R 20 --match --message hello", &url);
+    let heard = crate::harness::finish(listeners, std::time::Instant::now());
+    let _ = chat.kill();
+    let _ = chat.wait();
+    assert_eq!(sender.code, 0, "{}\n{}", sender.stdout, sender.stderr);
+    assert_eq!(sender.num("/requests"), 20, "{}", sender.stdout);
+    assert_eq!(heard.code, 0, "{}", heard.stderr);
+    let heard: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    // Each listener heard all 20 messages of 22 bytes (id, space, payload), some joined into one
+    // message by a newline each.
+    let w = &heard["websocket"];
+    let (messages, bytes) = (w["messages_received"].as_u64().unwrap(), w["bytes_received"].as_u64().unwrap());
+    assert!((8..=160).contains(&messages), "{w}");
+    assert_eq!(bytes, 8 * 20 * 22 + (8 * 20 - messages), "{w}");
+}
+
+#[test]
+fn pings_rates_and_the_connect_rate_do_what_they_say() {
+    let origin = Origin::start(&["--ws", "-t", "1"]);
+    let url = format!("ws://{}/", origin.addr);
+    let run = ws("-c 10 -t 1 -d 2s --rate-per-conn 20 --ping 100ms --connect-rate 20 --interval 250ms", &url);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let w = section(&run);
+    // 20 a second on each of 10 connections for 2 s.
+    assert_eq!(run.num("/sent"), 400, "{}", run.stdout);
+    let (sent, pongs) = (w["pings_sent"].as_u64().unwrap(), w["pongs"]["count"].as_u64().unwrap());
+    assert!(sent >= 100 && pongs + 10 >= sent && pongs <= sent, "{w}");
+    // Ten connections at 20 a second take half a second to open.
+    let open: Vec<u64> = run.json.as_ref().unwrap()["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["open_connections"].as_u64().unwrap_or(0))
+        .collect();
+    assert!(open[0] <= 6 && open[2] == 10, "{open:?}");
+}
+
+#[test]
+fn dropped_connections_are_counted_and_replaced() {
+    let origin = Origin::start(&["--ws", "-t", "1", "--ws-drop-rate", "2%"]);
+    let run = ws("-c 4 -t 1 -d 1s", &format!("ws://{}/", origin.addr));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let w = section(&run);
+    let drops = w["drops"]["eof"].as_u64().unwrap_or(0) + w["drops"]["reset"].as_u64().unwrap_or(0);
+    assert!(drops > 5, "{w}");
+    // Each lost connection lost the message it carried, and was replaced.
+    assert_eq!(run.num("/errors/read"), drops, "{}", run.stdout);
+    // Four at the start, and a replacement for each drop but those still opening at the end.
+    let handshakes = w["handshakes"].as_u64().unwrap();
+    assert!((drops..=drops + 4).contains(&handshakes), "{w}");
+    assert_eq!(stats(origin.addr)["ws_messages"].as_u64(), Some(run.num("/requests")));
 }

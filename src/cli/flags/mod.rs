@@ -183,7 +183,7 @@ pub enum TargetsOrder {
 }
 
 /// How long the load runs and at what rate (not find-max, which chooses both per step).
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct LengthFlags {
     /// Test duration (500ms, 10, 10s, 2m, 1h) [default: 10s; with -n: until the N are answered].
     #[arg(short = 'd', long = "duration", value_name = "T", value_parser = units::dur)]

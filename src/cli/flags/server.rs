@@ -159,6 +159,14 @@ pub struct OriginFlags {
     /// that is accepted is chosen, and without one the server chooses none.
     #[arg(long = "ws-subprotocol", value_name = "NAME", requires = "ws")]
     pub ws_subprotocols: Vec<String>,
+    /// With --ws: send every connection N messages per second ("broadcast SEQ"), beside the
+    /// echoes (server push, fan-out).
+    #[arg(long = "ws-broadcast", value_name = "N", value_parser = units::rate, requires = "ws")]
+    pub ws_broadcast: Option<f64>,
+    /// With --ws: the percentage of messages (e.g. 1%) that, instead of an echo, make the server
+    /// drop the connection without a close frame.
+    #[arg(long = "ws-drop-rate", value_name = "PCT", value_parser = units::percent, requires = "ws")]
+    pub ws_drop_rate: Option<f64>,
     /// How documents are served.
     #[command(flatten)]
     pub documents: DocumentFlags,
@@ -244,6 +252,8 @@ impl OriginFlags {
         self.ws.then(|| crate::origin::WsConfig {
             close_after: self.ws_close_after.unwrap_or(0),
             subprotocols: self.ws_subprotocols.clone(),
+            broadcast_per_s: self.ws_broadcast.unwrap_or(0.0),
+            drop_rate: self.ws_drop_rate.unwrap_or(0.0),
         })
     }
 

@@ -122,6 +122,10 @@ pub enum Note {
     },
     /// WebSocket: a ping from the server was answered.
     WsPing,
+    /// WebSocket: strain pinged (`--ping`).
+    WsPingSent,
+    /// WebSocket: a pong came back after this many microseconds.
+    WsPong(u64),
     /// HTTP/3: a connection's packets (sent, declared lost, sent again).
     H3Packets {
         /// Sent.

@@ -4,7 +4,8 @@
 //! of opening the connection: the slot stays connecting, under the connect deadline, until the
 //! server's `101` is checked, and its time is counted on its own.
 
-use std::io;
+use std::collections::VecDeque;
+use std::io::{self, Write as _};
 use std::sync::Arc;
 
 use super::{connect_cause, Host, Note, Readable, Transport};
@@ -15,7 +16,7 @@ use crate::stats::{ConnectCause, ErrorKind, WsDrop};
 use crate::ws::deflate::Inflater;
 use crate::ws::frame::{self, Item, Limits, Parser};
 use crate::ws::handshake::{self, HandshakeError};
-use crate::ws::WsLoad;
+use crate::ws::{Mode, WsLoad, ID_LEN};
 
 /// Bytes read per `read` call; one buffer serves every connection of the thread.
 const READ_BUFFER: usize = 64 * 1024;
@@ -33,6 +34,19 @@ pub struct WebSocket {
     rng: Rng,
     /// Where a compressed message is inflated (and dropped).
     scratch: Vec<u8>,
+    /// `--connect-rate`: this thread opens a connection every `pace_us` (0: at once)...
+    pace_us: u64,
+    /// ...the next at this time...
+    next_open_us: u64,
+    /// ...and these slots wait for their turn.
+    waiting: VecDeque<usize>,
+    /// `--ping`: when each open connection pings next (connection, its generation), in due
+    /// order (every connection pings at the same period, so a queue keeps the order).
+    pings: VecDeque<(u64, usize, u32)>,
+    /// `--match`: the high half of this thread's ids (random, so threads and runs differ) and
+    /// the count that makes the low half.
+    id_base: u64,
+    ids: u64,
 }
 
 /// Where a connection is in its life.
@@ -70,6 +84,14 @@ struct Conn {
     failures: u32,
     /// Opened, and not yet proven accepted by the server: counts against the opening window.
     opening: bool,
+    /// Which connection of the slot this is (a ping due for an earlier one is dropped).
+    generation: u32,
+    /// `--ping`: when the ping awaiting its pong went out.
+    ping_sent_us: Option<u64>,
+    /// `--match`: the id of the message awaiting its answer, and the head of the message
+    /// being read (as much of it as an id takes).
+    awaiting: [u8; ID_LEN],
+    head_of_message: Vec<u8>,
 }
 
 impl Conn {
@@ -99,14 +121,27 @@ impl Conn {
             compressed: Vec::new(),
             failures: 0,
             opening: false,
+            generation: 0,
+            ping_sent_us: None,
+            awaiting: [0; ID_LEN],
+            head_of_message: Vec::new(),
         }
     }
 }
 
 impl WebSocket {
-    /// `conns` closed connections sending `load`'s message; `thread` seeds the keys.
-    pub fn new(conns: usize, load: Arc<WsLoad>, thread: usize) -> WebSocket {
+    /// `conns` closed connections sending `load`'s message; `thread` (of `threads`) seeds the
+    /// keys and takes its share of the connect rate.
+    pub fn new(conns: usize, load: Arc<WsLoad>, thread: usize, threads: usize) -> WebSocket {
+        let pace_us =
+            load.connect_rate.map_or(0, |r| (threads.max(1) as f64 * 1e6 / r.max(1e-6)).round().max(1.0) as u64);
         WebSocket {
+            pace_us,
+            next_open_us: 0,
+            waiting: VecDeque::new(),
+            pings: VecDeque::new(),
+            ids: 0,
+            id_base: 0,
             conns: (0..conns).map(|_| Conn::new()).collect(),
             load,
             buf: vec![0; READ_BUFFER],
@@ -118,6 +153,13 @@ impl WebSocket {
             ),
             scratch: Vec::new(),
         }
+        .with_id_base()
+    }
+
+    /// Draws this thread's id base from its generator.
+    fn with_id_base(mut self) -> WebSocket {
+        self.id_base = self.rng.next_u64() << 32;
+        self
     }
 }
 
@@ -133,25 +175,23 @@ impl Transport for WebSocket {
     fn capture(&mut self, _on: bool) {}
 
     fn open(&mut self, host: &mut impl Host, i: usize) {
-        let result = host.connect(i, i);
-        let c = &mut self.conns[i];
-        c.phase = Phase::Tcp;
-        c.out.clear();
-        c.written = 0;
-        c.head.clear();
-        c.parser = Parser::default();
-        c.compressed.clear();
-        match result {
-            Ok(stream) => {
-                c.stream = Some(stream);
-                c.opening = true;
-                host.connecting(i);
+        if self.pace_us > 0 {
+            let now = host.now();
+            if !self.waiting.is_empty() || now < self.next_open_us {
+                self.waiting.push_back(i);
+                return;
             }
-            Err(e) => self.connect_failed(host, i, connect_cause(&e), e.to_string()),
+            self.next_open_us = now + self.pace_us;
         }
+        self.connect(host, i);
     }
 
     fn submit(&mut self, host: &mut impl Host, i: usize) {
+        if self.load.mode == Mode::Listen {
+            // Nothing goes out: the slot awaits the server's next message.
+            host.written(i);
+            return;
+        }
         let mask = (self.rng.next_u64() as u32).to_ne_bytes();
         let c = &mut self.conns[i];
         if c.written == c.out.len() {
@@ -159,11 +199,22 @@ impl Transport for WebSocket {
             c.written = 0;
         }
         let opcode = if self.load.binary { frame::BINARY } else { frame::TEXT };
-        let (payload, compressed) = match c.inflater {
-            Some(_) => (&self.load.deflated, true),
-            None => (&self.load.payload, false),
+        let payload: &[u8] = match (self.load.mode, &c.inflater) {
+            (Mode::Match, _) => {
+                // The id, a space, the payload: one message whose head names it.
+                let id = self.id_base | (self.ids & 0xFFFF_FFFF);
+                self.ids += 1;
+                let _ = write!(&mut c.awaiting[..], "{id:016x}");
+                self.scratch.clear();
+                self.scratch.extend_from_slice(&c.awaiting);
+                self.scratch.push(b' ');
+                self.scratch.extend_from_slice(&self.load.payload);
+                &self.scratch
+            }
+            (_, Some(_)) => &self.load.deflated,
+            (_, None) => &self.load.payload,
         };
-        frame::write_frame(&mut c.out, opcode, compressed, payload, Some(mask));
+        frame::write_frame(&mut c.out, opcode, c.inflater.is_some(), payload, Some(mask));
         host.note(Note::WsSent(payload.len() as u64));
         self.write(host, i);
     }
@@ -171,6 +222,11 @@ impl Transport for WebSocket {
     fn timed_out(&mut self, host: &mut impl Host, i: usize) {
         if host.state(i) == State::Connecting {
             self.connect_failed(host, i, ConnectCause::TimedOut, "connect timed out".to_string());
+        } else if self.load.mode != Mode::Echo {
+            // Nothing can be taken for the wrong answer: the connection stays.
+            host.failed(i, ErrorKind::Timeout);
+            host.free(i, true);
+            self.settle(host);
         } else {
             // A late echo would answer the next message: the connection goes.
             host.note(Note::WsDropped(WsDrop::Timeout));
@@ -222,10 +278,27 @@ impl Transport for WebSocket {
     }
 
     fn next_deadline(&mut self) -> Option<u64> {
-        None
+        let open = (!self.waiting.is_empty()).then_some(self.next_open_us);
+        [open, self.pings.front().map(|p| p.0)].into_iter().flatten().min()
     }
 
-    fn expire(&mut self, _: &mut impl Host, _: u64) {}
+    fn expire(&mut self, host: &mut impl Host, now: u64) {
+        while !self.waiting.is_empty() && now >= self.next_open_us {
+            self.next_open_us += self.pace_us;
+            if let Some(i) = self.waiting.pop_front() {
+                self.connect(host, i);
+            }
+        }
+        while let Some(&(due, i, generation)) = self.pings.front() {
+            if due > now {
+                break;
+            }
+            self.pings.pop_front();
+            if self.conns[i].generation == generation && self.conns[i].phase == Phase::Open {
+                self.ping(host, i);
+            }
+        }
+    }
 
     /// The slots' states are left for the worker to count what was in flight.
     fn finish(&mut self, _host: &mut impl Host) {
@@ -236,6 +309,52 @@ impl Transport for WebSocket {
 }
 
 impl WebSocket {
+    /// Starts connection `i` now.
+    fn connect(&mut self, host: &mut impl Host, i: usize) {
+        let result = host.connect(i, i);
+        let c = &mut self.conns[i];
+        c.phase = Phase::Tcp;
+        c.out.clear();
+        c.written = 0;
+        c.head.clear();
+        c.parser = Parser::default();
+        c.compressed.clear();
+        c.generation = c.generation.wrapping_add(1);
+        c.ping_sent_us = None;
+        match result {
+            Ok(stream) => {
+                c.stream = Some(stream);
+                c.opening = true;
+                host.connecting(i);
+            }
+            Err(e) => self.connect_failed(host, i, connect_cause(&e), e.to_string()),
+        }
+    }
+
+    /// Sends connection `i` a ping (its payload the clock, so a pong names its ping) unless the
+    /// last is still unanswered; its next ping is queued.
+    fn ping(&mut self, host: &mut impl Host, i: usize) {
+        let now = host.now();
+        let mask = (self.rng.next_u64() as u32).to_ne_bytes();
+        let c = &mut self.conns[i];
+        if let Some(every) = self.load.ping_us {
+            self.pings.push_back((now + every, i, c.generation));
+        }
+        if c.ping_sent_us.is_some() {
+            return;
+        }
+        c.ping_sent_us = Some(now);
+        if c.written == c.out.len() {
+            c.out.clear();
+            c.written = 0;
+        }
+        frame::write_frame(&mut c.out, frame::PING, false, &now.to_be_bytes(), Some(mask));
+        host.note(Note::WsPingSent);
+        if !self.flush_out(i) {
+            self.drop_conn(host, i, WsDrop::Reset, ErrorKind::Write);
+        }
+    }
+
     /// Connection `i` proved the server took it: its place in the opening window goes on.
     fn conn_opened(&mut self, host: &mut impl Host, i: usize) {
         if std::mem::take(&mut self.conns[i].opening) {
@@ -324,6 +443,9 @@ impl WebSocket {
                     host.note(Note::WsHandshake(host.now().saturating_sub(*since_us)));
                     c.phase = Phase::Open;
                     c.failures = 0;
+                    if let Some(every) = self.load.ping_us {
+                        self.pings.push_back((host.now() + every, i, c.generation));
+                    }
                     c.limits.rsv1 = agreed.deflate.is_some();
                     c.inflater = agreed.deflate.map(|d| Inflater::new(d.server_no_context_takeover));
                     let mut rest = c.head.split_off(len);
@@ -423,6 +545,10 @@ impl WebSocket {
             match item {
                 Item::Need => return true,
                 Item::Data { at, n } => {
+                    if self.load.mode == Mode::Match && c.head_of_message.len() < ID_LEN {
+                        let take = n.min(ID_LEN - c.head_of_message.len());
+                        c.head_of_message.extend_from_slice(&data[at..at + take]);
+                    }
                     if c.parser.compressed_message() {
                         // Only a compressed message's bytes are kept, to inflate at its end.
                         c.compressed.extend_from_slice(&data[at..at + n]);
@@ -447,7 +573,10 @@ impl WebSocket {
                         c.compressed.clear();
                         len
                     };
-                    let awaited = host.state(i) == State::Reading;
+                    let c = &mut self.conns[i];
+                    let answers = self.load.mode != Mode::Match || c.head_of_message == c.awaiting;
+                    c.head_of_message.clear();
+                    let awaited = answers && host.state(i) == State::Reading;
                     host.note(Note::WsReceived { bytes, awaited });
                     if awaited {
                         self.conn_opened(host, i);
@@ -473,6 +602,15 @@ impl WebSocket {
                             if !self.flush_out(i) {
                                 self.drop_conn(host, i, WsDrop::Reset, ErrorKind::Write);
                                 return false;
+                            }
+                        }
+                        frame::PONG => {
+                            // A pong names its ping by the clock it carries; unsolicited ones
+                            // (a server's heartbeat) are ignored.
+                            let c = &mut self.conns[i];
+                            if let Some(sent) = c.ping_sent_us.filter(|s| payload == s.to_be_bytes()) {
+                                c.ping_sent_us = None;
+                                host.note(Note::WsPong(host.now().saturating_sub(sent)));
                             }
                         }
                         frame::CLOSE => {

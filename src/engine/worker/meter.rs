@@ -89,6 +89,8 @@ impl Meter {
                 self.rec.ws.unsolicited += u64::from(!awaited);
             }
             Note::WsPing => self.rec.ws.pings_answered += 1,
+            Note::WsPingSent => self.rec.ws.pings_sent += 1,
+            Note::WsPong(us) => self.rec.ws.pongs.0.add(us),
             Note::H3Packets { sent, lost, retransmitted } => {
                 h3.packets_sent += sent;
                 h3.packets_lost += lost;

@@ -124,7 +124,7 @@ pub fn run(
             Worker::new(plan, stop, share, script, transport)?.run()
         }
         WirePlan::WebSocket(load) => {
-            let transport = WebSocket::new(share.conns, load.clone(), share.index);
+            let transport = WebSocket::new(share.conns, load.clone(), share.index, plan.threads);
             Worker::new(plan, stop, share, script, transport)?.run()
         }
     }
