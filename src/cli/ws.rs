@@ -1,11 +1,14 @@
 //! `strain ws URL`: WebSocket messages over `-c` upgraded connections. The upgrade is checked
 //! once before any load (a refused upgrade or subprotocol is one line, exit 2, and no message
-//! is sent); then one run whose requests are the messages and whose responses their echoes.
+//! is sent); then one run whose requests are the messages and whose responses their answers, a
+//! capacity search over the message rate (`ws find-max`), or an A/B comparison of two servers
+//! (`ws compare`).
 
 use std::sync::Arc;
 
-use super::flags::{ConnectFlags, WsFlags, WsMessageFlags};
+use super::flags::{ConnectFlags, WsCompareFlags, WsFindMaxFlags, WsFlags, WsMessageFlags, WsMode};
 use super::{load, run_and_report, stop_flag, CliError};
+use crate::compare::ab::AbSide;
 use crate::config::{Config, Scheme, Target};
 use crate::run::{OriginPlacement, RunConfig, Workload};
 use crate::ws::handshake::Offer;
@@ -16,14 +19,23 @@ const DEFAULT_MESSAGE: &str = "strain";
 
 /// Runs `strain ws`.
 pub fn run(f: &WsFlags) -> Result<i32, CliError> {
+    match &f.mode {
+        Some(WsMode::FindMax(m)) => return find_max(m),
+        Some(WsMode::Compare(c)) => return compare(c),
+        None => {}
+    }
+    let url = f.url.as_deref().ok_or_else(|| CliError::Usage("strain ws needs the server's URL".into()))?;
     super::check_files(&f.run.files, f.run.live.hdr_log.as_deref())?;
     // --rate-per-conn is -R over the connections.
     let mut length = f.run.length.clone();
+    if f.ws.rate_per_conn.is_some() && (length.rate.is_some() || length.stages.is_some()) {
+        return Err(CliError::Usage("give the rate once: --rate-per-conn, or -R or --stages in total".into()));
+    }
     if let Some(r) = f.ws.rate_per_conn {
         length.rate = Some(r * f.connect.connections.unwrap_or(crate::defaults::CONNECTIONS) as f64);
     }
     let shape = load::RunShape { length: &length, ..load::RunShape::of(&f.run) };
-    let (config, load) = ws_load(&f.url, &f.ws, &f.connect, shape)?;
+    let (config, load) = ws_load(url, &f.ws, &f.connect, Some(shape), crate::defaults::CONNECTIONS)?;
     let checks = load::checks(&f.run, &config, false)?;
     let outputs = load::outputs(&config, &f.run);
     probe(&config, &load)?;
@@ -34,25 +46,60 @@ pub fn run(f: &WsFlags) -> Result<i32, CliError> {
     Ok(code)
 }
 
-/// The load of messages to `url`: HTTP/1.1 connections upgraded, the message the flags give.
+/// `strain ws find-max`: the capacity search over the message rate.
+fn find_max(f: &WsFindMaxFlags) -> Result<i32, CliError> {
+    if f.ws.rate_per_conn.is_some() || f.ws.listen_only {
+        return Err(CliError::Usage(
+            "find-max chooses the message rate: drop --rate-per-conn and --listen-only".into(),
+        ));
+    }
+    super::check_files(&f.files, None)?;
+    let (config, load) = ws_load(&f.url, &f.ws, &f.connect, None, crate::defaults::SEARCH_CONNECTIONS)?;
+    probe(&config, &load)?;
+    let search = super::find_max::search_config(&f.search, config, Workload::WebSocket(load))?;
+    let stop = stop_flag()?;
+    let metrics = f.metrics.settings(None);
+    super::find_max::search_and_report(&search, &stop, f.files.json.as_deref(), f.files.html.as_deref(), &metrics)
+}
+
+/// `strain ws compare`: the A/B runner over the same messages to two servers.
+fn compare(f: &WsCompareFlags) -> Result<i32, CliError> {
+    if f.ws.rate_per_conn.is_some() {
+        return Err(CliError::Usage("strain ws compare takes the rate as -R".into()));
+    }
+    super::check_files(&f.files, None)?;
+    let shape = super::compare::ab_shape(&f.length, &f.runner)?;
+    let side = |url: &str, prepare: &Option<String>| -> Result<AbSide, CliError> {
+        let (config, load) = ws_load(url, &f.ws, &f.connect, Some(shape), crate::defaults::CONNECTIONS)?;
+        probe(&config, &load)?;
+        Ok(AbSide { config, workload: Workload::WebSocket(load), prepare: prepare.clone() })
+    };
+    let (a, b) = (side(&f.a, &f.runner.prepare_a)?, side(&f.b, &f.runner.prepare_b)?);
+    let plan = super::compare::ab_plan(a, b, &f.runner, f.fail_on_regression);
+    super::compare::run_ab(&plan, &f.runner, &f.files)
+}
+
+/// The load of messages to `url`: HTTP/1.1 connections upgraded, the message the flags give,
+/// the run's shape (`None` for a search). `-c` defaults to `connections`.
 fn ws_load(
     url: &str,
     m: &WsMessageFlags,
     connect: &ConnectFlags,
-    shape: load::RunShape,
+    shape: Option<load::RunShape>,
+    connections: usize,
 ) -> Result<(Config, Arc<WsLoad>), CliError> {
     let target = Target::parse(url)?;
     if !target.websocket {
         return Err(CliError::Usage(format!("{url}: a WebSocket URL starts with ws:// or wss://")));
     }
-    // The load's settings are read as for any URL; the target is then the WebSocket's.
-    let http = format!("{}{}", target.origin(), target.path);
     if connect.http2 || connect.http3 || connect.max_streams.is_some() {
         return Err(CliError::Usage(
             "a WebSocket is upgraded from HTTP/1.1, one message at a time: drop --http2, --http3 and -m".into(),
         ));
     }
-    let mut config = load::load(&http, connect, Some(shape), None, crate::defaults::CONNECTIONS)?;
+    // The load's settings are read as for any URL; the target is then the WebSocket's.
+    let http = format!("{}{}", target.origin(), target.path);
+    let mut config = load::load(&http, connect, shape, None, connections)?;
     config.protocol = crate::config::ProtocolChoice::WebSocket;
     config.target = target;
     let (payload, binary) = match (&m.message, &m.message_file, m.message_size) {

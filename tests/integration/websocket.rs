@@ -300,6 +300,8 @@ fn match_takes_only_its_own_answer_among_pushed_messages() {
 
 #[test]
 fn gorillas_chat_reaches_every_listener() {
+    // The listeners and the sender must overlap: no other test's load may hold the sender back.
+    let _alone = crate::harness::exclusive();
     let bin = std::env::var("STRAIN_TEST_WS_CHAT").ok().filter(|p| Path::new(p).exists()).unwrap_or_else(|| {
         panic!("STRAIN_TEST_WS_CHAT does not name gorilla's chat server: run scripts/test.sh (scripts/ws-servers.sh builds it)")
     });
@@ -385,4 +387,69 @@ fn dropped_connections_are_counted_and_replaced() {
     let handshakes = w["handshakes"].as_u64().unwrap();
     assert!((drops..=drops + 4).contains(&handshakes), "{w}");
     assert_eq!(stats(origin.addr)["ws_messages"].as_u64(), Some(run.num("/requests")));
+}
+
+#[test]
+fn find_max_searches_the_message_rate_and_names_the_connection_limit() {
+    let _alone = crate::harness::exclusive();
+    // Ten connections, each carrying one message at a time to an echo held 10 ms: at most
+    // 1,000 a second get through, and the search says the connections are the limit.
+    let origin = Origin::start(&["--ws", "-t", "1", "--delay", "10ms"]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("search.json").display().to_string();
+    let url = format!("ws://{}/", origin.addr);
+    let line =
+        ["ws", "find-max", "--slo", "p99<50ms", "-c", "10", "-t", "1", "--step-duration", "1s", "--json", &out, &url];
+    let run = strain_raw(&line);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.starts_with(&format!("Searching {url} for the highest rate with p99<50ms")), "{}", run.stdout);
+    assert!(run.stdout.contains("Connection limit: every one of the 10 connections was busy"), "{}", run.stdout);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let steps = doc["steps"].as_array().cloned().unwrap_or_default();
+    assert!(steps.iter().any(|s| s["verdict"] == "pass"), "{doc}");
+    // A search refuses a rate of its own.
+    let refused = strain_raw(&["ws", "find-max", "--slo", "p99<50ms", "--rate-per-conn", "5", &url]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+}
+
+#[test]
+fn segments_merge_into_one_test_and_compare_reads_them() {
+    let origin = Origin::start(&["--ws", "-t", "1"]);
+    let url = format!("ws://{}/", origin.addr);
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<String> = (0..2).map(|i| dir.path().join(format!("s{i}.json")).display().to_string()).collect();
+    for (i, file) in files.iter().enumerate() {
+        let segment = format!("{i}/2");
+        let run = strain_raw(&[
+            "ws",
+            "--segment",
+            &segment,
+            "-c",
+            "4",
+            "-t",
+            "1",
+            "-d",
+            "1s",
+            "-R",
+            "400",
+            "--json",
+            file,
+            &url,
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+    let merged_file = dir.path().join("merged.json").display().to_string();
+    let run = strain_raw(&["merge", &files[0], &files[1], "--json", &merged_file]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains(" messages in "), "{}", run.stdout);
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(&merged_file).unwrap()).unwrap();
+    assert_eq!(m["protocol"], "ws");
+    // Each segment opened its half of the four connections and held its half of 400 a second:
+    // the one test's 400 in 1 s.
+    let w = &m["websocket"];
+    assert_eq!(w["handshakes"].as_u64(), Some(4), "{w}");
+    assert_eq!((m["requests"].as_u64(), w["messages_received"].as_u64()), (Some(400), Some(400)), "{w}");
+    assert_eq!(stats(origin.addr)["ws_messages"].as_u64(), Some(400));
+    let compared = strain_raw(&["compare", &files[0], &files[1]]);
+    assert!([0, 97].contains(&compared.code), "{}\n{}", compared.stdout, compared.stderr);
 }

@@ -24,7 +24,7 @@ pub use grpc::{CallFlags, GrpcCompareFlags, GrpcFindMaxFlags, GrpcFlags, GrpcMod
 pub use replay::{files as replay_files, ReplayFlags};
 pub use results::{CompareFlags, K8sJobFlags, MergeFlags, ReportFlags, RunnerFlags};
 pub use server::{is_probability, probability, DocumentFlags, FormFlag, OriginFlags, ProxyFlags, ServiceDistFlag};
-pub use ws::{WsFlags, WsMessageFlags};
+pub use ws::{WsCompareFlags, WsFindMaxFlags, WsFlags, WsMessageFlags, WsMode};
 
 use super::units::{self, Dur};
 use crate::defaults;
