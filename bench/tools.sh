@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds what the gRPC benchmarks need into target/go-bin, from the Go module proxy:
+# Builds what the gRPC and WebSocket benchmarks need into target/go-bin, from the Go module proxy:
 #
 #   - ghz, the gRPC load generator strain is compared with (pinned below)
 #   - grpc-servers, grpc-go serving its examples' Greeter and RouteGuide (scripts/grpc-servers.sh,
 #     the same build the tests use)
+#   - ws-bench-client, a closed-loop WebSocket echo client on gorilla/websocket (bench/ws-go)
 #
 # Usage: bash bench/tools.sh   (then target/go-bin/ghz and target/go-bin/grpc-servers)
 #
@@ -24,3 +25,11 @@ if ! target/go-bin/ghz --version >/dev/null 2>&1; then
     fi
 fi
 GO="$go" bash scripts/grpc-servers.sh >/dev/null
+# The WebSocket benchmark's peer: a closed-loop echo client on gorilla/websocket (bench/ws-go).
+if [ ! -x target/go-bin/ws-bench-client ] || [ bench/ws-go/main.go -nt target/go-bin/ws-bench-client ]; then
+    echo "tools.sh: building ws-bench-client into target/go-bin" >&2
+    if ! out=$(cd bench/ws-go && CGO_ENABLED=0 "$go" build -o "$OLDPWD/target/go-bin/ws-bench-client" . 2>&1); then
+        printf '%s\n' "$out" >&2
+        exit 1
+    fi
+fi

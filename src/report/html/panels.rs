@@ -123,6 +123,9 @@ pub fn panels(o: &Overlay) -> String {
     if o.results.iter().any(|(_, d)| d.grpc.is_some()) {
         out.push_str(&super::protocol::grpc(o));
     }
+    if o.results.iter().any(|(_, d)| d.websocket.is_some()) {
+        out.push_str(&super::protocol::websocket(o));
+    }
     out.push_str("</div>\n");
     out
 }

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use super::{esc, Overlay};
 use crate::report::units::grouped;
-use crate::result::{Http2Doc, Http3Doc};
+use crate::result::{Http2Doc, Http3Doc, WebSocketDoc};
 use crate::stats::{h2_named_resets, h3_named_codes, GrpcCounts};
 
 /// The HTTP/2 table: a row per figure, a column per result.
@@ -84,6 +84,33 @@ pub(super) fn grpc(o: &Overlay) -> String {
         &rows,
         "Calls that did not end OK also appear over time among the errors (kind status).",
     )
+}
+
+/// The WebSocket table: a row per figure, a column per result.
+pub(super) fn websocket(o: &Overlay) -> String {
+    let docs: Vec<(&String, &WebSocketDoc)> =
+        o.results.iter().filter_map(|(l, d)| Some((l, d.websocket.as_ref()?))).collect();
+    type Figure = fn(&WebSocketDoc) -> String;
+    let rows: [(&str, &str, Figure); 9] = [
+        ("protocol", "ws_protocol", |w| w.protocol.clone()),
+        ("upgrades (mean, max)", "ws_handshakes", |w| {
+            let (h, ms) = (&w.counts.handshakes, |us: f64| format!("{:.2} ms", us / 1000.0));
+            format!("{} ({}, {})", grouped(h.count as f64, 0), ms(h.mean_us()), ms(h.us_max as f64))
+        }),
+        ("upgrades refused, by status", "ws_refused", |w| by_name(&w.counts.upgrades_refused)),
+        ("closed by the server, by code", "ws_closes", |w| by_name(&w.counts.closes)),
+        ("connections lost, by cause", "ws_drops", |w| by_name(&w.counts.drops.named())),
+        ("messages sent (mean size)", "ws_sent", |w| messages(w.counts.messages_sent, w.counts.bytes_sent)),
+        ("messages received (mean size)", "ws_received", |w| {
+            messages(w.counts.messages_received, w.counts.bytes_received)
+        }),
+        ("unsolicited messages", "ws_unsolicited", |w| grouped(w.counts.unsolicited as f64, 0)),
+        ("pongs (mean, max round trip)", "ws_pongs", |w| {
+            let p = &w.counts.pongs.0;
+            format!("{} ({:.2} ms, {:.2} ms)", grouped(p.count as f64, 0), p.mean_us() / 1000.0, p.us_max as f64 / 1000.0)
+        }),
+    ];
+    table("websocket", "WebSocket", &docs, &rows, "Messages lost with their connection also appear over time among the errors.")
 }
 
 /// A count of messages and their mean size.

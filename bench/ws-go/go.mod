@@ -1,0 +1,5 @@
+module strain.bench/ws-client
+
+go 1.22
+
+require github.com/gorilla/websocket v1.5.3
