@@ -20,6 +20,13 @@ What it measures
    median(peer) of messages per CPU-second; with ``--baseline``, strain's
    build before runs in the same rounds.
 
+   With ``--artillery PATH`` (npm's artillery 2.0.34: ``PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm
+   install --ignore-scripts artillery@2.0.34``), artillery's ws engine runs too: as many
+   virtual users as connections, arriving within 1 s, each sending
+   ``--artillery-count`` messages in a loop.  It cannot wait for a reply, so it only sends (the
+   origin echoes anyway); its messages are the origin's count, and its CPU includes Node's
+   start.  A different workload (no echo awaited), recorded for what it is.
+
 2. Memory per held idle connection: peak RSS (GNU time) of
    ``STRAIN ws -t 1 -c N -d 4s -R 1`` at N = ``--mem-connections`` (10,000)
    and at N = 100; per connection = the difference over the connections
@@ -56,12 +63,14 @@ def echoed(origin):
     return s.get("ws_messages")
 
 
-def main():
+def main(stack):
     ap = cli.parser(__doc__.split("\n\n")[0], "rounds", "settle", duration=5.0)
     ap.add_argument("--connections", type=int, default=1000)
     ap.add_argument("--size", type=int, default=16)
     ap.add_argument("--mem-connections", type=int, default=10000)
     ap.add_argument("--client", default=os.path.join(ROOT, "target/go-bin/ws-bench-client"))
+    ap.add_argument("--artillery", help="artillery's bin (optional; see the docstring)")
+    ap.add_argument("--artillery-count", type=int, default=200)
     args = cli.parse(ap)
     if not os.path.exists(args.client):
         raise cli.SetupError("%s is missing: run bash bench/tools.sh" % args.client)
@@ -76,6 +85,13 @@ def main():
             "go-client": lambda d, f: [args.client, "-url", url, "-c", str(args.connections), "-d", "%gs" % d,
                                        "-size", str(args.size)],
         }
+        if args.artillery:
+            scenario = os.path.join(stack.enter_context(tempfile.TemporaryDirectory()), "ws.yml")
+            with open(scenario, "w") as f:
+                f.write("config:\n  target: \"%s\"\n  phases:\n    - duration: 1\n      arrivalCount: %d\n"
+                        "scenarios:\n  - engine: ws\n    flow:\n      - loop:\n          - send: \"%s\"\n"
+                        "        count: %d\n" % (url, args.connections, "a" * args.size, args.artillery_count))
+            tools["artillery"] = lambda d, f: [args.artillery, "run", "--quiet", scenario]
         if args.baseline:
             tools["baseline"] = lambda d, f: tools["strain"](d, f)[:0] + [args.baseline] + tools["strain"](d, f)[1:]
         os.environ["GOMAXPROCS"] = "1"
@@ -86,7 +102,9 @@ def main():
                 rec = measure.measured(argv, timeout=args.duration + 60, settle_s=args.settle,
                                        counters={"server_cpu": origin.cpu_seconds})
                 after = echoed(origin)
-                if name == "go-client":
+                if name == "artillery":
+                    n = None if before is None or after is None else after - before
+                elif name == "go-client":
                     words = rec["stdout"].split()
                     n = int(words[1]) if len(words) == 2 and words[0] == "messages" else None
                 else:
@@ -105,7 +123,7 @@ def main():
         for name, argv_of in [
             ("strain", lambda n: [args.strain, "ws", "-t", "1", "-c", str(n), "-d", "4s", "-R", "1", "-T", "10s", url]),
             ("go-client", lambda n: [args.client, "-url", url, "-c", str(n), "-d", "4s", "-size", "16"]),
-        ]:
+        ] if args.mem_connections else []:
             for n in (100, args.mem_connections):
                 with tempfile.NamedTemporaryFile() as t:
                     res = proc.run(proc.timed(proc.pinned(args.gen_cpu, argv_of(n)), t.name), timeout=120)
@@ -144,4 +162,4 @@ def main():
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    sys.exit(cli.run(main))

@@ -107,10 +107,21 @@ pub(super) fn websocket(o: &Overlay) -> String {
         ("unsolicited messages", "ws_unsolicited", |w| grouped(w.counts.unsolicited as f64, 0)),
         ("pongs (mean, max round trip)", "ws_pongs", |w| {
             let p = &w.counts.pongs.0;
-            format!("{} ({:.2} ms, {:.2} ms)", grouped(p.count as f64, 0), p.mean_us() / 1000.0, p.us_max as f64 / 1000.0)
+            format!(
+                "{} ({:.2} ms, {:.2} ms)",
+                grouped(p.count as f64, 0),
+                p.mean_us() / 1000.0,
+                p.us_max as f64 / 1000.0
+            )
         }),
     ];
-    table("websocket", "WebSocket", &docs, &rows, "Messages lost with their connection also appear over time among the errors.")
+    table(
+        "websocket",
+        "WebSocket",
+        &docs,
+        &rows,
+        "Messages lost with their connection also appear over time among the errors.",
+    )
 }
 
 /// A count of messages and their mean size.
