@@ -99,8 +99,7 @@ def main(stack):
             with tempfile.NamedTemporaryFile(suffix=".json") as f:
                 argv = proc.pinned(args.gen_cpu, tools[name](args.duration, f.name))
                 before = echoed(origin)
-                rec = measure.measured(argv, timeout=args.duration + 60, settle_s=args.settle,
-                                       counters={"server_cpu": origin.cpu_seconds})
+                rec = measure.measured(argv, timeout=args.duration + 60, settle_s=args.settle)
                 after = echoed(origin)
                 if name == "artillery":
                     n = None if before is None or after is None else after - before
@@ -117,9 +116,8 @@ def main(stack):
                        per_cpu_s=n / rec["cpu"] if n and rec["cpu"] else None)
             rec.pop("stdout", None)
             out["runs"].append(rec)
-            cli.log("round %d %-9s %s messages, cpu %.2fs, %s msg/CPU-s, server echoed %s, server cpu %s"
-                    % (rnd, name, n, rec["cpu"], report.f_num(rec["per_cpu_s"] or 0), rec["server_echoed"],
-                       report.pct(rec.get("server_cpu_share") or 0)))
+            cli.log("round %d %-9s %s messages, cpu %.2fs, %s msg/CPU-s, server echoed %s"
+                    % (rnd, name, n, rec["cpu"], report.f_num(rec["per_cpu_s"] or 0), rec["server_echoed"]))
         for name, argv_of in [
             ("strain", lambda n: [args.strain, "ws", "-t", "1", "-c", str(n), "-d", "4s", "-R", "1", "-T", "10s", url]),
             ("go-client", lambda n: [args.client, "-url", url, "-c", str(n), "-d", "4s", "-size", "16"]),
