@@ -35,7 +35,7 @@ fn demo_find_max() -> Result<i32, CliError> {
     let cli = Cli::try_parse_from(["strain", "find-max", "-t", "1", "--slo", "p99<100ms", &url])
         .map_err(|e| CliError::Usage(one_line(&e.to_string())))?;
     let Some(Command::FindMax(f)) = cli.command else { return Err(CliError::Usage("demo: no search".into())) };
-    let f = *f;
+    let f = *f.0;
     let (load, workload) = find_max::load(&f)?;
     let flags = flags::FindMaxOptions {
         warmup: Some(units::Dur(std::time::Duration::from_secs(1))),

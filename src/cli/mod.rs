@@ -60,24 +60,27 @@ where
         Err(e) => return Err(CliError::Usage(one_line(&e.render().to_string()))),
     };
     match cli.command {
-        Some(Command::Origin(f)) => origin::run(&f),
-        Some(Command::Demo(f)) => demo::run(&f),
-        Some(Command::Proxy(f)) => proxy::run(&f),
-        Some(Command::Report(f)) => report::run(&f),
-        Some(Command::Compare(f)) => compare::run(&f, matches.subcommand_matches("compare")),
-        Some(Command::FindMax(f)) => find_max::run(&f),
-        Some(Command::Merge(f)) => merge::run(&f),
-        Some(Command::Replay(f)) => replay::run(&f),
-        Some(Command::Grpc(f)) => grpc::run(&f),
-        Some(Command::Ws(f)) => ws::run(&f),
-        Some(Command::K8sJob(f)) => k8s::run(&f),
+        Some(Command::Origin(f)) => origin::run(&f.0),
+        Some(Command::Demo(f)) => demo::run(&f.0),
+        Some(Command::Proxy(f)) => proxy::run(&f.0),
+        Some(Command::Report(f)) => report::run(&f.0),
+        Some(Command::Compare(f)) => compare::run(&f.0, matches.subcommand_matches("compare")),
+        Some(Command::FindMax(f)) => find_max::run(&f.0),
+        Some(Command::Merge(f)) => merge::run(&f.0),
+        Some(Command::Replay(f)) => replay::run(&f.0),
+        Some(Command::Grpc(f)) => grpc::run(&f.0),
+        Some(Command::Ws(f)) => ws::run(&f.0),
+        Some(Command::K8sJob(f)) => k8s::run(&f.0),
         Some(Command::Completions { shell }) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut cmd, "strain", &mut std::io::stdout());
             Ok(EXIT_OK)
         }
         Some(Command::Man) => {
-            let page = clap_mangen::Man::new(<Cli as clap::CommandFactory>::command());
+            // Every command's flags defined (they are deferred until a command runs).
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            cmd.build();
+            let page = clap_mangen::Man::new(cmd);
             let mut out = Vec::new();
             page.render(&mut out)
                 .map_err(|source| CliError::Io { what: "cannot render the man page".into(), source })?;

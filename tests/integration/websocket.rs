@@ -453,3 +453,19 @@ fn segments_merge_into_one_test_and_compare_reads_them() {
     let compared = strain_raw(&["compare", &files[0], &files[1]]);
     assert!([0, 97].contains(&compared.code), "{}\n{}", compared.stdout, compared.stderr);
 }
+
+#[test]
+fn stages_thresholds_and_the_html_page_carry_a_websocket_run() {
+    let origin = Origin::start(&["--ws", "-t", "1"]);
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("run.html").display().to_string();
+    let line = format!("-c 4 -t 1 --stages 1s:100,1s:300 --threshold p99<1s --threshold errors<1% --html {html}");
+    let run = ws(&line, &format!("ws://{}/", origin.addr));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    // The ramp from 0 to 100 a second, then to 300: 50 + 200 messages due.
+    assert_eq!(run.num("/sent"), 250, "{}", run.stdout);
+    assert_eq!(stats(origin.addr)["ws_messages"].as_u64(), Some(run.num("/requests")));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("data-panel=\"websocket\""), "no WebSocket panel");
+    assert!(page.contains("<td data-metric=\"ws_handshakes\">4 ("), "the four upgrades");
+}

@@ -56,34 +56,34 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the built-in origin server until Ctrl-C, then print what it served.
-    Origin(Box<OriginFlags>),
+    Origin(Deferred<Box<OriginFlags>>),
     /// Load the built-in origin server in this process for a few seconds and print the report.
-    Demo(DemoFlags),
+    Demo(Deferred<DemoFlags>),
     /// Test a caching proxy: client and origin in one (jtest), with a measured hit ratio.
-    Proxy(Box<ProxyFlags>),
+    Proxy(Deferred<Box<ProxyFlags>>),
     /// Render saved results (--json files) as one HTML page, overlaid.
-    Report(ReportFlags),
+    Report(Deferred<ReportFlags>),
     /// Is the new build slower? Run two URLs A/B, interleaved (URL_A URL_B [load flags]), or
     /// judge saved results (BASE NEW, or BASE... -- NEW...).
-    Compare(Box<CompareFlags>),
+    Compare(Deferred<Box<CompareFlags>>),
     /// Find the highest rate the service sustains under its SLO (a capacity search).
     #[command(name = "find-max")]
-    FindMax(Box<FindMaxFlags>),
+    FindMax(Deferred<Box<FindMaxFlags>>),
     /// Merge the results of one test's segments (--segment I/N) into one result.
-    Merge(MergeFlags),
+    Merge(Deferred<MergeFlags>),
     /// Replay recorded traffic (access logs, HAR, JSON lines, Proxy Verifier files) at its
     /// recorded pace, latency measured from each request's due time.
-    Replay(Box<ReplayFlags>),
+    Replay(Deferred<Box<ReplayFlags>>),
     /// Load a gRPC service: unary and streaming calls, results by gRPC status, latency
     /// corrected in rate mode (--call pkg.Service/Method URL).
-    Grpc(Box<GrpcFlags>),
+    Grpc(Deferred<Box<GrpcFlags>>),
     /// Load a WebSocket server: -c upgraded connections, each sending a message and awaiting
     /// its echo (or at -R messages/s in total), echo latency corrected in rate mode (ws:// or
     /// wss:// URL).
-    Ws(Box<WsFlags>),
+    Ws(Deferred<Box<WsFlags>>),
     /// Print a Kubernetes Indexed Job that runs a load as N segments on different nodes.
     #[command(name = "k8s-job")]
-    K8sJob(K8sJobFlags),
+    K8sJob(Deferred<K8sJobFlags>),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         /// The shell.
@@ -92,6 +92,51 @@ pub enum Command {
     },
     /// Print the man page (roff): `strain man > strain.1`, read with `man -l strain.1`.
     Man,
+}
+
+/// A command's flags, defined to clap only when that command is the one run: building every
+/// command's flags to parse one of them touched their code and heap at every start (adding
+/// `strain ws`'s three commands added 1 MB to every run's peak RSS). Help, completions and the
+/// man page build them all, as clap does for them.
+#[derive(Debug)]
+pub struct Deferred<T>(pub T);
+
+impl<T: Args> Args for Deferred<T> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        cmd.defer(|cmd| keep_about(cmd, T::augment_args))
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        cmd.defer(|cmd| keep_about(cmd, T::augment_args_for_update))
+    }
+
+    fn group_id() -> Option<clap::Id> {
+        T::group_id()
+    }
+}
+
+impl<T: clap::FromArgMatches> clap::FromArgMatches for Deferred<T> {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches(matches).map(Deferred)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches(matches)
+    }
+}
+
+/// `cmd` with `augment`'s flags and the command's own description: the flags' struct would put
+/// its doc comment in its place, where the command's (the enum variant's) was set first.
+fn keep_about(cmd: clap::Command, augment: fn(clap::Command) -> clap::Command) -> clap::Command {
+    let (about, long) = (cmd.get_about().cloned(), cmd.get_long_about().cloned());
+    let mut cmd = augment(cmd);
+    if let Some(about) = about {
+        cmd = cmd.about(about);
+    }
+    match long {
+        Some(long) => cmd.long_about(long),
+        None => cmd.long_about(None::<&'static str>),
+    }
 }
 
 /// How the load connects and which HTTP it speaks: every command that sends load.

@@ -17,7 +17,7 @@ fn now() -> SystemTime {
 fn flags(args: &[&str]) -> K8sJobFlags {
     let cli = Cli::try_parse_from(["strain", "k8s-job"].iter().chain(args)).expect("flags parse");
     match cli.command {
-        Some(Command::K8sJob(f)) => f,
+        Some(Command::K8sJob(f)) => f.0,
         other => panic!("not k8s-job: {other:?}"),
     }
 }
