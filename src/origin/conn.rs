@@ -244,24 +244,14 @@ impl<'r> Conn<'r> {
     /// One read and what it asks for. `Some`: driving ends here (closed, or the connection
     /// became HTTP/2); `None`: go on.
     fn read_step(&mut self, buf: &mut [u8], ctx: &mut Ctx<'r>) -> Option<Next> {
-        match self.stream.read(buf) {
-            Ok(0) => {
-                self.readable = false;
-                self.eof = true;
-            }
-            Ok(n) => {
-                ctx.counters.bytes_read.add(n as u64);
+        match read_some(&mut self.stream, &mut self.readable, buf, ctx.counters) {
+            Got::Eof => self.eof = true,
+            Got::Data(n) => {
                 if self.fresh {
                     self.fresh = false;
                     if h2::is_preface(&buf[..n]) {
                         return Some(self.switch_to_h2(n, buf, ctx));
                     }
-                }
-                // A short read means the socket buffer was emptied: treat it as drained and
-                // save the read that would return WouldBlock (tokio does the same). Bytes
-                // arriving later raise a new edge, so nothing is missed.
-                if n < buf.len() && self.stream.short_read_drains() {
-                    self.readable = false;
                 }
                 let arrived = ctx.site.answers_wait().then(Instant::now);
                 let mut answer = Answer { ctx: &mut *ctx, out: &mut self.out, served: &mut self.served, arrived };
@@ -275,11 +265,8 @@ impl<'r> Conn<'r> {
                     }
                 }
             }
-            Err(e) => match e.kind() {
-                io::ErrorKind::WouldBlock => self.readable = false,
-                io::ErrorKind::Interrupted => {}
-                _ => return Some(Next::Close),
-            },
+            Got::Nothing => {}
+            Got::Failed => return Some(Next::Close),
         }
         None
     }
@@ -287,9 +274,6 @@ impl<'r> Conn<'r> {
     /// Hands the connection to the HTTP/2 driver, with the first `n` bytes of `buf` read.
     #[cold]
     fn switch_to_h2(&mut self, n: usize, buf: &mut [u8], ctx: &mut Ctx<'r>) -> Next {
-        if n < buf.len() && self.stream.short_read_drains() {
-            self.readable = false;
-        }
         let Some(mut h2) = H2Conn::new(ctx.site) else { return Next::Close };
         if !h2.receive(&buf[..n], ctx) {
             return Next::Close;
@@ -343,22 +327,14 @@ impl<'r> Conn<'r> {
             if ws.backed_up() || !self.readable {
                 return Next::Wait;
             }
-            match self.stream.read(buf) {
-                Ok(0) => return Next::Close,
-                Ok(n) => {
-                    ctx.counters.bytes_read.add(n as u64);
-                    if n < buf.len() && self.stream.short_read_drains() {
-                        self.readable = false;
-                    }
+            match read_some(&mut self.stream, &mut self.readable, buf, ctx.counters) {
+                Got::Eof | Got::Failed => return Next::Close,
+                Got::Nothing => {}
+                Got::Data(n) => {
                     if ws.receive(&mut buf[..n], ctx) == WsNext::Close {
                         return Next::Close;
                     }
                 }
-                Err(e) => match e.kind() {
-                    io::ErrorKind::WouldBlock => self.readable = false,
-                    io::ErrorKind::Interrupted => {}
-                    _ => return Next::Close,
-                },
             }
         }
     }
@@ -422,15 +398,11 @@ impl<'r> Conn<'r> {
             if !self.readable {
                 return Next::Wait;
             }
-            match self.stream.read(buf) {
+            match read_some(&mut self.stream, &mut self.readable, buf, ctx.counters) {
                 // The client has finished; streams it left open cannot be answered.
-                Ok(0) => return Next::Close,
-                Ok(n) => {
-                    ctx.counters.bytes_read.add(n as u64);
-                    // As over HTTP/1: a short read drained the socket.
-                    if n < buf.len() && self.stream.short_read_drains() {
-                        self.readable = false;
-                    }
+                Got::Eof | Got::Failed => return Next::Close,
+                Got::Nothing => {}
+                Got::Data(n) => {
                     if !h2.receive(&buf[..n], ctx) {
                         // Send the GOAWAY nghttp2 queued for the error, if the socket takes it.
                         let mut out = Vec::new();
@@ -440,11 +412,6 @@ impl<'r> Conn<'r> {
                         return Next::Close;
                     }
                 }
-                Err(e) => match e.kind() {
-                    io::ErrorKind::WouldBlock => self.readable = false,
-                    io::ErrorKind::Interrupted => {}
-                    _ => return Next::Close,
-                },
             }
         }
     }
@@ -527,6 +494,45 @@ impl<'r> Conn<'r> {
                 },
             }
         }
+    }
+}
+
+/// What one read of a client's socket gave.
+enum Got {
+    /// Bytes, at the start of the buffer.
+    Data(usize),
+    /// Nothing now (the socket is drained, or the read was interrupted).
+    Nothing,
+    /// The client has finished sending.
+    Eof,
+    /// The socket failed.
+    Failed,
+}
+
+/// One read into `buf`, counted; `readable` is cleared once the socket is drained for now. A
+/// short read means the socket buffer was emptied: it is taken as drained, saving the read that
+/// would return WouldBlock (tokio does the same); bytes arriving later raise a new edge.
+fn read_some(stream: &mut ServerStream, readable: &mut bool, buf: &mut [u8], counters: &Counters) -> Got {
+    match stream.read(buf) {
+        Ok(0) => {
+            *readable = false;
+            Got::Eof
+        }
+        Ok(n) => {
+            counters.bytes_read.add(n as u64);
+            if n < buf.len() && stream.short_read_drains() {
+                *readable = false;
+            }
+            Got::Data(n)
+        }
+        Err(e) => match e.kind() {
+            io::ErrorKind::WouldBlock => {
+                *readable = false;
+                Got::Nothing
+            }
+            io::ErrorKind::Interrupted => Got::Nothing,
+            _ => Got::Failed,
+        },
     }
 }
 

@@ -3,10 +3,9 @@
 
 use std::io;
 
-use super::{connect_cause, Host, Readable, Transport};
+use super::{connect_cause, Dialed, Host, PerSlot, Readable, Transport};
 use crate::engine::slot::State;
 use crate::http::response::ResponseParser;
-use crate::net::stream::Stream;
 use crate::stats::{ConnectCause, ErrorKind};
 
 /// Bytes read per `read` call; one buffer serves every connection of the thread, since
@@ -21,17 +20,13 @@ pub struct Http1 {
 
 /// One HTTP/1.1 connection.
 struct Conn {
-    /// The socket, absent while closed.
-    stream: Option<Stream>,
+    /// The socket, connect failures and the place in the opening window (proven by the first
+    /// response).
+    dial: Dialed,
     /// Response framing in progress.
     parser: ResponseParser,
     /// Bytes of the current request written so far.
     written: usize,
-    /// Connect failures in a row, for the retry backoff.
-    failures: u32,
-    /// Opened, and not yet proven accepted by the server (no response yet): counts against the
-    /// worker's window of connections being opened.
-    opening: bool,
     /// Responses completed on this connection (for a proxy test's `--keepalive`).
     uses: u64,
 }
@@ -39,8 +34,7 @@ struct Conn {
 impl Http1 {
     /// `conns` closed connections.
     pub fn new(conns: usize) -> Http1 {
-        let conn =
-            || Conn { stream: None, parser: ResponseParser::new(), written: 0, failures: 0, opening: false, uses: 0 };
+        let conn = || Conn { dial: Dialed::default(), parser: ResponseParser::new(), written: 0, uses: 0 };
         Http1 { conns: (0..conns).map(|_| conn()).collect(), buf: vec![0; READ_BUFFER] }
     }
 }
@@ -64,18 +58,10 @@ impl Transport for Http1 {
 
     /// Opens (or reopens) connection `i`.
     fn open(&mut self, host: &mut impl Host, i: usize) {
-        let result = host.connect(i, i);
         let c = &mut self.conns[i];
         c.parser.reset();
         c.uses = 0;
-        match result {
-            Ok(stream) => {
-                c.stream = Some(stream);
-                c.opening = true;
-                host.connecting(i);
-            }
-            Err(e) => self.connect_failed(host, i, connect_cause(&e), e.to_string()),
-        }
+        self.dial(host, i);
     }
 
     fn submit(&mut self, host: &mut impl Host, i: usize) {
@@ -100,15 +86,7 @@ impl Transport for Http1 {
 
     /// Closes connection `i`, leaving its slot empty.
     fn close(&mut self, host: &mut impl Host, i: usize) {
-        let c = &mut self.conns[i];
-        // Dropping the stream closes its fd, which takes it out of epoll (it is never dup'ed):
-        // no `epoll_ctl` per close, which counts when every response closes its connection.
-        c.stream = None;
-        if std::mem::take(&mut c.opening) {
-            // Not `opened`: a closing slot must not start another connect from inside `close`.
-            host.opening_ended();
-        }
-        host.close_slot(i);
+        self.hang_up(host, i);
     }
 
     fn event(&mut self, host: &mut impl Host, i: usize, readable: Readable, writable: bool) {
@@ -153,6 +131,12 @@ impl Transport for Http1 {
     fn finish(&mut self, _: &mut impl Host) {}
 }
 
+impl PerSlot for Http1 {
+    fn dialed(&mut self, i: usize) -> &mut Dialed {
+        &mut self.conns[i].dial
+    }
+}
+
 impl Http1 {
     /// Counts a failed request and replaces the connection.
     fn fail(&mut self, host: &mut impl Host, i: usize, kind: ErrorKind) {
@@ -160,23 +144,14 @@ impl Http1 {
         self.reopen(host, i);
     }
 
-    /// Connection `i` proved the server took it (or sends nothing at once): its place in the
-    /// opening window goes on.
-    fn conn_opened(&mut self, host: &mut impl Host, i: usize) {
-        if std::mem::take(&mut self.conns[i].opening) {
-            host.opened();
-            self.settle(host);
-        }
-    }
-
     /// An event on a connecting socket: connected (the first request goes out), still
     /// connecting, or failed.
     fn connecting_event(&mut self, host: &mut impl Host, i: usize, writable: bool) {
         let c = &mut self.conns[i];
-        let Some(stream) = c.stream.as_mut() else { return };
+        let Some(stream) = c.dial.stream.as_mut() else { return };
         match stream.poll_connect(writable) {
             Ok(true) => {
-                c.failures = 0;
+                c.dial.failures = 0;
                 host.connection_made();
                 host.next_request(i);
                 self.settle(host);
@@ -190,24 +165,12 @@ impl Http1 {
         }
     }
 
-    /// Counts a failed connect and schedules the slot's retry (arrivals: frees the slot).
-    fn connect_failed(&mut self, host: &mut impl Host, i: usize, cause: ConnectCause, why: String) {
-        host.connect_failed(i, cause, why);
-        self.conn_opened(host, i);
-        let c = &mut self.conns[i];
-        c.stream = None;
-        c.failures = c.failures.saturating_add(1);
-        let failures = c.failures;
-        host.close_slot(i);
-        host.retry_connect(i, failures);
-    }
-
     /// Writes what is left of the request; the slot reads once all of it is on the wire.
     fn write(&mut self, host: &mut impl Host, i: usize) {
         let req = host.request(i);
         let pages = host.request_pages(i);
         let c = &mut self.conns[i];
-        let Some(stream) = c.stream.as_mut() else { return };
+        let Some(stream) = c.dial.stream.as_mut() else { return };
         while c.written < req.len() {
             let sent = match pages.and_then(|p| stream.send_pages(p, c.written)) {
                 Some(sent) => sent,
@@ -232,7 +195,7 @@ impl Http1 {
     fn read(&mut self, host: &mut impl Host, i: usize, how: Readable) {
         // The buffer is lent out for the loop so the connection stays borrowable.
         let mut buf = std::mem::take(&mut self.buf);
-        while let Some(stream) = self.conns[i].stream.as_mut() {
+        while let Some(stream) = self.conns[i].dial.stream.as_mut() {
             match stream.read(&mut buf) {
                 Ok(0) => {
                     self.closed_by_peer(host, i);

@@ -322,6 +322,73 @@ pub trait Transport: Sized {
     }
 }
 
+/// What a transport with a connection of its own per slot (HTTP/1.1, WebSocket) keeps of
+/// opening it: the socket, connect failures in a row (for the retry backoff), and whether it
+/// still holds a place in the window of connections being opened (opened, not yet proven).
+#[derive(Default)]
+pub struct Dialed {
+    /// The socket, absent while closed.
+    pub stream: Option<Stream>,
+    /// Connect failures in a row.
+    pub failures: u32,
+    /// Holds a place in the opening window.
+    pub opening: bool,
+}
+
+/// A transport whose every slot is a connection of its own: starting, proving and failing a
+/// connection are the same for all of them, said once here.
+pub trait PerSlot: Transport {
+    /// Slot `i`'s connection.
+    fn dialed(&mut self, i: usize) -> &mut Dialed;
+
+    /// Starts slot `i`'s connection.
+    fn dial(&mut self, host: &mut impl Host, i: usize) {
+        match host.connect(i, i) {
+            Ok(stream) => {
+                let d = self.dialed(i);
+                d.stream = Some(stream);
+                d.opening = true;
+                host.connecting(i);
+            }
+            Err(e) => self.connect_failed(host, i, connect_cause(&e), e.to_string()),
+        }
+    }
+
+    /// Connection `i` proved the server took it (or sends nothing at once): its place in the
+    /// opening window goes on.
+    fn conn_opened(&mut self, host: &mut impl Host, i: usize) {
+        if std::mem::take(&mut self.dialed(i).opening) {
+            host.opened();
+            self.settle(host);
+        }
+    }
+
+    /// Counts a failed connect and schedules the slot's retry (arrivals: frees the slot).
+    fn connect_failed(&mut self, host: &mut impl Host, i: usize, cause: ConnectCause, why: String) {
+        host.connect_failed(i, cause, why);
+        self.conn_opened(host, i);
+        let d = self.dialed(i);
+        d.stream = None;
+        d.failures = d.failures.saturating_add(1);
+        let failures = d.failures;
+        host.close_slot(i);
+        host.retry_connect(i, failures);
+    }
+
+    /// Drops slot `i`'s socket, leaving the slot empty; a place it held in the opening window is
+    /// freed (not `opened`: a closing slot must not start another connect from inside `close`).
+    fn hang_up(&mut self, host: &mut impl Host, i: usize) {
+        let d = self.dialed(i);
+        // Dropping the stream closes its fd, which takes it out of epoll (it is never dup'ed):
+        // no `epoll_ctl` per close, which counts when every response closes its connection.
+        d.stream = None;
+        if std::mem::take(&mut d.opening) {
+            host.opening_ended();
+        }
+        host.close_slot(i);
+    }
+}
+
 /// The wait before the next connect after `failures` failures in a row (at least 1): doubling
 /// from [`RETRY_MIN_US`] up to [`RETRY_MAX_US`].
 pub fn retry_backoff_us(failures: u32) -> u64 {

@@ -8,9 +8,8 @@ use std::collections::VecDeque;
 use std::io::{self, Write as _};
 use std::sync::Arc;
 
-use super::{connect_cause, Host, Note, Readable, Transport};
+use super::{connect_cause, Dialed, Host, Note, PerSlot, Readable, Transport};
 use crate::engine::slot::State;
-use crate::net::stream::Stream;
 use crate::rng::Rng;
 use crate::stats::{ConnectCause, ErrorKind, WsDrop};
 use crate::ws::deflate::Inflater;
@@ -67,7 +66,9 @@ enum Phase {
 
 /// One WebSocket connection.
 struct Conn {
-    stream: Option<Stream>,
+    /// The socket, connect failures and the place in the opening window (proven by the first
+    /// answer, or by the upgrade when nothing goes out at once).
+    dial: Dialed,
     phase: Phase,
     /// Bytes to write (the upgrade request, then frames), from `written` on not yet written.
     out: Vec<u8>,
@@ -81,9 +82,6 @@ struct Conn {
     inflater: Option<Inflater>,
     /// A compressed message's bytes as they arrive.
     compressed: Vec<u8>,
-    failures: u32,
-    /// Opened, and not yet proven accepted by the server: counts against the opening window.
-    opening: bool,
     /// Which connection of the slot this is (a ping due for an earlier one is dropped).
     generation: u32,
     /// `--ping`: when the ping awaiting its pong went out.
@@ -98,19 +96,19 @@ impl Conn {
     /// Drops the socket; an upgraded connection says goodbye first (a close frame, 1000, if
     /// the socket takes it at once), so the server counts a close, not a lost connection.
     fn goodbye(&mut self) {
-        if let (Some(stream), Phase::Open) = (self.stream.as_mut(), &self.phase) {
+        if let (Some(stream), Phase::Open) = (self.dial.stream.as_mut(), &self.phase) {
             if self.written == self.out.len() {
                 let _ = stream.write(&GOODBYE);
                 let _ = stream.flush();
             }
         }
-        self.stream = None;
+        self.dial.stream = None;
         self.phase = Phase::Tcp;
     }
 
     fn new() -> Conn {
         Conn {
-            stream: None,
+            dial: Dialed::default(),
             phase: Phase::Tcp,
             out: Vec::new(),
             written: 0,
@@ -119,8 +117,6 @@ impl Conn {
             limits: Limits { masked: false, rsv1: false, max_frame: MAX_MESSAGE },
             inflater: None,
             compressed: Vec::new(),
-            failures: 0,
-            opening: false,
             generation: 0,
             ping_sent_us: None,
             awaiting: [0; ID_LEN],
@@ -245,12 +241,8 @@ impl Transport for WebSocket {
 
     /// Closes connection `i` (with a goodbye), leaving its slot empty.
     fn close(&mut self, host: &mut impl Host, i: usize) {
-        let c = &mut self.conns[i];
-        c.goodbye();
-        if std::mem::take(&mut c.opening) {
-            host.opening_ended();
-        }
-        host.close_slot(i);
+        self.conns[i].goodbye();
+        self.hang_up(host, i);
     }
 
     fn event(&mut self, host: &mut impl Host, i: usize, readable: Readable, writable: bool) {
@@ -274,7 +266,7 @@ impl Transport for WebSocket {
     fn head_request(&mut self, _i: usize, _head: bool) {}
 
     fn open_connections(&self, _host: &impl Host) -> u64 {
-        self.conns.iter().filter(|c| c.stream.is_some() && c.phase == Phase::Open).count() as u64
+        self.conns.iter().filter(|c| c.dial.stream.is_some() && c.phase == Phase::Open).count() as u64
     }
 
     fn next_deadline(&mut self) -> Option<u64> {
@@ -308,10 +300,15 @@ impl Transport for WebSocket {
     }
 }
 
+impl PerSlot for WebSocket {
+    fn dialed(&mut self, i: usize) -> &mut Dialed {
+        &mut self.conns[i].dial
+    }
+}
+
 impl WebSocket {
     /// Starts connection `i` now.
     fn connect(&mut self, host: &mut impl Host, i: usize) {
-        let result = host.connect(i, i);
         let c = &mut self.conns[i];
         c.phase = Phase::Tcp;
         c.out.clear();
@@ -321,14 +318,7 @@ impl WebSocket {
         c.compressed.clear();
         c.generation = c.generation.wrapping_add(1);
         c.ping_sent_us = None;
-        match result {
-            Ok(stream) => {
-                c.stream = Some(stream);
-                c.opening = true;
-                host.connecting(i);
-            }
-            Err(e) => self.connect_failed(host, i, connect_cause(&e), e.to_string()),
-        }
+        self.dial(host, i);
     }
 
     /// Sends connection `i` a ping (its payload the clock, so a pong names its ping) unless the
@@ -355,27 +345,6 @@ impl WebSocket {
         }
     }
 
-    /// Connection `i` proved the server took it: its place in the opening window goes on.
-    fn conn_opened(&mut self, host: &mut impl Host, i: usize) {
-        if std::mem::take(&mut self.conns[i].opening) {
-            host.opened();
-            self.settle(host);
-        }
-    }
-
-    /// Counts a failed connect (or upgrade) and schedules the slot's retry.
-    fn connect_failed(&mut self, host: &mut impl Host, i: usize, cause: ConnectCause, why: String) {
-        host.connect_failed(i, cause, why);
-        self.conn_opened(host, i);
-        let c = &mut self.conns[i];
-        c.stream = None;
-        c.phase = Phase::Tcp;
-        c.failures = c.failures.saturating_add(1);
-        let failures = c.failures;
-        host.close_slot(i);
-        host.retry_connect(i, failures);
-    }
-
     /// Loses connection `i` for `why`: the message in flight (if any) fails as `kind`, and the
     /// connection is replaced unless `--no-reconnect`.
     fn drop_conn(&mut self, host: &mut impl Host, i: usize, why: WsDrop, kind: ErrorKind) {
@@ -389,7 +358,7 @@ impl WebSocket {
     /// An event while connecting: TCP (and TLS) done, the upgrade written, the `101` read.
     fn connecting_event(&mut self, host: &mut impl Host, i: usize, readable: Readable, writable: bool) {
         let c = &mut self.conns[i];
-        let Some(stream) = c.stream.as_mut() else { return };
+        let Some(stream) = c.dial.stream.as_mut() else { return };
         if c.phase == Phase::Tcp {
             match stream.poll_connect(writable) {
                 Ok(true) => {
@@ -420,7 +389,7 @@ impl WebSocket {
         let mut buf = std::mem::take(&mut self.buf);
         loop {
             let c = &mut self.conns[i];
-            let Some(stream) = c.stream.as_mut() else { break };
+            let Some(stream) = c.dial.stream.as_mut() else { break };
             let n = match stream.read(&mut buf) {
                 Ok(0) => {
                     self.connect_failed(host, i, ConnectCause::Other, "closed during the WebSocket upgrade".into());
@@ -442,7 +411,7 @@ impl WebSocket {
                 Ok(Some((agreed, len))) => {
                     host.note(Note::WsHandshake(host.now().saturating_sub(*since_us)));
                     c.phase = Phase::Open;
-                    c.failures = 0;
+                    c.dial.failures = 0;
                     if let Some(every) = self.load.ping_us {
                         self.pings.push_back((host.now() + every, i, c.generation));
                     }
@@ -482,7 +451,7 @@ impl WebSocket {
     /// Writes what is queued on connection `i`; false if the socket failed.
     fn flush_out(&mut self, i: usize) -> bool {
         let c = &mut self.conns[i];
-        let Some(stream) = c.stream.as_mut() else { return true };
+        let Some(stream) = c.dial.stream.as_mut() else { return true };
         while c.written < c.out.len() {
             match stream.write(&c.out[c.written..]) {
                 Ok(0) => return false,
@@ -509,7 +478,7 @@ impl WebSocket {
     /// Reads until the socket is drained, handing frames to [`WebSocket::consume`].
     fn read(&mut self, host: &mut impl Host, i: usize, how: Readable) {
         let mut buf = std::mem::take(&mut self.buf);
-        while let Some(stream) = self.conns[i].stream.as_mut() {
+        while let Some(stream) = self.conns[i].dial.stream.as_mut() {
             match stream.read(&mut buf) {
                 Ok(0) => {
                     self.drop_conn(host, i, WsDrop::Eof, ErrorKind::Read);
@@ -538,7 +507,7 @@ impl WebSocket {
         let mut pos = 0;
         loop {
             let c = &mut self.conns[i];
-            if c.stream.is_none() {
+            if c.dial.stream.is_none() {
                 return false;
             }
             let item = match c.parser.next(data, &mut pos, c.limits) {
