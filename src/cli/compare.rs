@@ -96,7 +96,9 @@ fn saved(f: &CompareFlags, given: Option<&ArgMatches>) -> Result<i32, CliError> 
 
 /// The first runner-only flag given, by its long name.
 fn runner_flag_given(m: &ArgMatches) -> Option<String> {
-    let cmd = <super::flags::Cli as clap::CommandFactory>::command();
+    let mut cmd = <super::flags::Cli as clap::CommandFactory>::command();
+    // A command's flags are defined when it is built (`flags::Deferred`).
+    cmd.build();
     let sub = cmd.find_subcommand("compare")?;
     let given = sub
         .get_arguments()

@@ -469,3 +469,21 @@ fn stages_thresholds_and_the_html_page_carry_a_websocket_run() {
     assert!(page.contains("data-panel=\"websocket\""), "no WebSocket panel");
     assert!(page.contains("<td data-metric=\"ws_handshakes\">4 ("), "the four upgrades");
 }
+
+#[test]
+fn a_websocket_run_is_exported_live() {
+    let origin = Origin::start(&["--ws", "-t", "1"]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("ws.json");
+    let port = crate::harness::free_port();
+    let (listen, out, url) =
+        (format!("127.0.0.1:{port}"), json.display().to_string(), format!("ws://{}/", origin.addr));
+    let own = ["--metrics-listen", &listen, "--json", &out, &url];
+    let (run, scrapes) = crate::metrics::scraped("ws -c 2 -t 1 -n 500 --quiet --metrics-linger 3s", &own, port, &json);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // The last scrape, while it lingers, has the totals: the 500 messages answered.
+    let last = scrapes.last().map_or("", String::as_str);
+    let total = last.lines().find(|l| l.starts_with("strain_requests_total")).unwrap_or_default();
+    assert!(total.ends_with(" 500"), "{total}");
+    assert_eq!(stats(origin.addr)["ws_messages"].as_u64(), Some(500));
+}
