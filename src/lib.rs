@@ -9,7 +9,7 @@
 //! - [`engine`] settles the plan before any load (address, protocol by ALPN, TLS, requests;
 //!   pacing from [`schedule`], scripts from [`script`], proxy workloads from [`workload`]), runs one
 //!   event loop per thread, generic over one transport per protocol (HTTP/1.1, HTTP/2, HTTP/3
-//!   over QUIC), and returns each thread's [`stats::Recorder`]; [`net`] gives it sockets (TCP,
+//!   over QUIC, WebSocket), and returns each thread's [`stats::Recorder`]; [`net`] gives it sockets (TCP,
 //!   TLS, Unix) and tells whether the server shares strain's CPUs, [`http`] and [`h2`] the wire
 //!   (HTTP/3's framing is the engine's own, on quiche's QUIC).
 //! - [`stats`] merges the recorders into a [`stats::Summary`], which [`report`] renders as wrk's
@@ -24,6 +24,8 @@
 //!   `--metrics-push`), fed from the interval rows the observer already sees.
 //! - [`replay`] reads recorded traffic and feeds it to the engine at its recorded pace
 //!   (`strain replay`); [`grpc`] is gRPC over the HTTP/2 engine (`strain grpc`): schemas, messages, framing and statuses.
+//! - [`ws`] is WebSocket's wire (frames, the upgrade, permessage-deflate) for `strain ws`, whose
+//!   connections are one more engine transport, and for `strain origin --ws`.
 //! - [`rng`] and [`b64`] are small leaves shared by the rest.
 
 pub mod b64;
