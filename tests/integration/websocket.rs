@@ -84,6 +84,14 @@ fn ws(line: &str, url: &str) -> Run {
     strain(&[&["ws"], &args(line)[..], &[url]].concat())
 }
 
+/// Asserts that `run`'s result follows schema/result.schema.json.
+fn follows_the_schema(run: &Run) {
+    let doc = run.json.as_ref().unwrap_or_else(|| panic!("no JSON: {}", run.stderr));
+    let errors: Vec<String> =
+        crate::harness::schema().iter_errors(doc).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
 /// The run's `websocket` section.
 fn section(run: &Run) -> &Value {
     &run.json.as_ref().unwrap_or_else(|| panic!("no JSON: {}", run.stderr))["websocket"]
@@ -150,6 +158,7 @@ fn close_codes_are_reported_by_code_and_no_reconnect_keeps_them_closed() {
     let server = Server::python(&["--close-after", "20", "--close-code", "4001"]);
     let run = ws("-c 3 -t 1 -d 2s --no-reconnect", &format!("ws://127.0.0.1:{}/", server.port));
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    follows_the_schema(&run);
     let w = section(&run).clone();
     assert_eq!(w["closes"], serde_json::json!({"4001": 3}), "{}", run.stdout);
     assert_eq!(w["drops"], serde_json::json!({"closed": 3}), "{}", run.stdout);
@@ -358,6 +367,7 @@ fn pings_rates_and_the_connect_rate_do_what_they_say() {
     let url = format!("ws://{}/", origin.addr);
     let run = ws("-c 10 -t 1 -d 2s --rate-per-conn 20 --ping 100ms --connect-rate 20 --interval 250ms", &url);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    follows_the_schema(&run);
     let w = section(&run);
     // 20 a second on each of 10 connections for 2 s.
     assert_eq!(run.num("/sent"), 400, "{}", run.stdout);
@@ -378,6 +388,7 @@ fn dropped_connections_are_counted_and_replaced() {
     let origin = Origin::start(&["--ws", "-t", "1", "--ws-drop-rate", "2%"]);
     let run = ws("-c 4 -t 1 -d 1s", &format!("ws://{}/", origin.addr));
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    follows_the_schema(&run);
     let w = section(&run);
     let drops = w["drops"]["eof"].as_u64().unwrap_or(0) + w["drops"]["reset"].as_u64().unwrap_or(0);
     assert!(drops > 5, "{w}");
