@@ -22,7 +22,9 @@ if [ ! -x "$bin/ws-echo" ] || [ ! -x "$bin/ws-chat" ] || [ "$(cat "$bin/ws-serve
     mkdir -p "$bin"
     # The echo example is one file marked `//go:build ignore` (it is run with `go run`):
     # named on the command line, it builds as its own main package inside this module.
-    if ! out=$(cd "$src" && dir=$("$go" list -m -f '{{.Dir}}' github.com/gorilla/websocket) &&
+    # `go list -m` names the module's directory only once it is downloaded.
+    if ! out=$(cd "$src" && "$go" mod download github.com/gorilla/websocket 2>&1 &&
+        dir=$("$go" list -m -f '{{.Dir}}' github.com/gorilla/websocket) &&
         CGO_ENABLED=0 "$go" build -o "$root/$bin/ws-echo" "$dir/examples/echo/server.go" 2>&1 &&
         CGO_ENABLED=0 "$go" build -o "$root/$bin/ws-chat" github.com/gorilla/websocket/examples/chat 2>&1); then
         printf '%s\n' "$out" >&2
