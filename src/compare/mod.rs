@@ -370,10 +370,17 @@ fn over_intervals(metric: Metric, base: &Side, new: &Side, rule: Rule, rng: &mut
         (Some(d * 100.0), None, d, ERROR_RATE_POINTS)
     };
     let worse = (d < 0.0) == metric.higher_is_better();
+    // The change's whole confidence interval must clear the noise band, not only its point
+    // estimate: when a run's intervals spread, the medians alone can cross the band by chance
+    // (the same server's p90 was once called +45 % slower, its interval starting at +4 %).
+    let clears = ci_pct.is_none_or(|(lo, hi)| {
+        let near = if d > 0.0 { lo } else { hi };
+        (near > 0.0) == (d > 0.0) && (1.0 + near / 100.0).max(f64::MIN_POSITIVE).ln().abs() > noise
+    });
     let verdict = if base_v == new_v && !metric.is_ratio() {
         // The same error rate (no errors on either side): nothing to tell apart.
         Verdict::Same
-    } else if enough && p_value < ALPHA / f64::from(rule.looks.max(1)) && d.abs() > noise {
+    } else if enough && p_value < ALPHA / f64::from(rule.looks.max(1)) && d.abs() > noise && clears {
         called(d, worse)
     } else {
         Verdict::Inconclusive
