@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::flags::{CallFlags, ConnectFlags, GrpcCompareFlags, GrpcFindMaxFlags, GrpcFlags, GrpcMode};
 use super::{load, run_and_report, stop_flag, CliError};
 use crate::compare::ab::AbSide;
-use crate::config::{Config, Scheme, Target};
+use crate::config::{Config, Target};
 use crate::grpc::call::{protocol_headers, CallPlan, StreamPlan};
 use crate::grpc::message::Messages;
 use crate::grpc::schema::{self, Method, MethodKind};
@@ -149,12 +149,7 @@ fn reflect(name: &str, target: &Target, config: &Config) -> Result<prost_reflect
         }
         None => crate::net::resolve(&target.host, target.port, config.timeout).map_err(|e| usage(&e))?,
     };
-    let tls = match target.scheme {
-        Scheme::Https => {
-            Some(crate::net::tls::TlsSetup::new(&target.host, config.insecure, &[b"h2"]).map_err(|e| usage(&e))?)
-        }
-        Scheme::Http => None,
-    };
+    let tls = target.tls(config.insecure, &[b"h2"]).map_err(|e| usage(&e))?;
     crate::grpc::reflect::fetch(addr, &target.host_header(), tls.as_ref(), service, config.timeout)
         .map_err(|e| usage(&e))
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::flags::{ConnectFlags, WsCompareFlags, WsFindMaxFlags, WsFlags, WsMessageFlags, WsMode};
 use super::{load, run_and_report, stop_flag, CliError};
 use crate::compare::ab::AbSide;
-use crate::config::{Config, Scheme, Target};
+use crate::config::{Config, Target};
 use crate::run::{OriginPlacement, RunConfig, Workload};
 use crate::ws::handshake::Offer;
 use crate::ws::{Mode, WsLoad};
@@ -143,13 +143,7 @@ fn probe(config: &Config, load: &WsLoad) -> Result<(), CliError> {
     }
     let target = &config.target;
     let Ok(addr) = crate::net::resolve(&target.host, target.port, config.timeout) else { return Ok(()) };
-    let tls = match target.scheme {
-        Scheme::Https => Some(
-            crate::net::tls::TlsSetup::new(&target.host, config.insecure, &[b"http/1.1"])
-                .map_err(|e| CliError::Usage(e.to_string()))?,
-        ),
-        Scheme::Http => None,
-    };
+    let tls = target.tls(config.insecure, &[b"http/1.1"]).map_err(|e| CliError::Usage(e.to_string()))?;
     match crate::ws::handshake::probe(addr, tls.as_ref(), &load.offer, config.timeout) {
         Ok(_) | Err(crate::ws::handshake::ProbeError::Connect { .. }) => Ok(()),
         Err(e) => Err(CliError::Usage(e.to_string())),

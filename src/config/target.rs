@@ -130,6 +130,14 @@ impl Target {
         })
     }
 
+    /// The TLS client for this server, offering `alpn`: none over http (and ws).
+    pub fn tls(&self, insecure: bool, alpn: &[&[u8]]) -> Result<Option<crate::net::tls::TlsSetup>, rustls::Error> {
+        match self.scheme {
+            Scheme::Http => Ok(None),
+            Scheme::Https => crate::net::tls::TlsSetup::new(&self.host, insecure, alpn).map(Some),
+        }
+    }
+
     /// Whether `other` is the same server (scheme, host and port).
     pub fn same_origin(&self, other: &Target) -> bool {
         (self.scheme, &self.host, self.port) == (other.scheme, &other.host, other.port)

@@ -380,10 +380,7 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
         .iter()
         .zip(addrs)
         .map(|(t, addr)| {
-            let tls = match t.scheme {
-                Scheme::Http => None,
-                Scheme::Https => Some(TlsSetup::new(&t.host, config.insecure, alpn).map_err(NetError::Tls)?),
-            };
+            let tls = t.tls(config.insecure, alpn).map_err(NetError::Tls)?;
             Ok(Origin { addr, tls })
         })
         .collect::<Result<Vec<_>, EngineError>>()?;
