@@ -116,6 +116,10 @@ fn counts_equal_the_origins_and_the_text_says_messages() {
     assert!(run.stdout.contains(&format!("  {answered} messages in ")), "{}", run.stdout);
     assert!(run.stdout.contains("Messages/sec: "), "{}", run.stdout);
     assert!(run.stdout.contains("WebSocket (ws): 8 upgrades, "), "{}", run.stdout);
+    // Nothing went wrong and messages were sent: neither the trouble line nor the listening one.
+    for absent in ["WebSocket upgrades refused", "WebSocket listening only", "WebSocket pings"] {
+        assert!(!run.stdout.contains(absent), "{absent}: {}", run.stdout);
+    }
 }
 
 #[test]
