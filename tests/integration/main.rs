@@ -20,6 +20,7 @@ mod find_max;
 mod find_max_report;
 mod grpc;
 mod grpc_modes;
+mod hostile;
 mod html;
 mod http2;
 mod http3;

@@ -1,0 +1,234 @@
+//! Issue 40, point 5: bad peers stay contained. Each test here runs the real binary against a
+//! small hostile server written for it (WebSocket over raw TCP, HTTP/2 and gRPC framed by hand,
+//! h2c with prior knowledge), where a known few connections or calls misbehave one way. The
+//! bad one costs only that connection or call, is counted by its cause in the JSON result, and
+//! the rest of the run goes on: the others keep being answered, the process exits 0 on time,
+//! and nothing panics.
+//!
+//! The servers are written from the RFCs rather than with strain's own framing code, so a
+//! mistake shared by both sides could not hide here.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use base64::Engine as _;
+
+use crate::harness::{args, strain, temp_file, FakeServer, Run};
+
+/// Start-up and exit of a debug binary on a busy machine, beyond the run's own bound.
+const SLACK: Duration = Duration::from_secs(3);
+
+/// The run exited normally, said nothing about a panic, took at most `bound` (plus slack),
+/// and its result follows the published schema.
+fn assert_contained(run: &Run, bound: Duration) {
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    assert!(run.elapsed < bound + SLACK, "took {:?}", run.elapsed);
+    let doc = run.json.as_ref().unwrap_or_else(|| panic!("no JSON: {}", run.stderr));
+    let errors: Vec<String> =
+        crate::harness::schema().iter_errors(doc).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+/// Server threads finish what they count a moment after strain closes their sockets.
+fn settled(counter: &AtomicU64) -> u64 {
+    thread::sleep(Duration::from_millis(200));
+    counter.load(Ordering::Relaxed)
+}
+
+// ---------------------------------------------------------------------------------------------
+// WebSocket (RFC 6455)
+// ---------------------------------------------------------------------------------------------
+
+/// `Sec-WebSocket-Accept` for `key` (section 4.2.2), computed here rather than by strain.
+fn ws_accept(key: &str) -> String {
+    let mut ctx = ring::digest::Context::new(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY);
+    ctx.update(key.as_bytes());
+    ctx.update(b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11");
+    base64::engine::general_purpose::STANDARD.encode(ctx.finish().as_ref())
+}
+
+/// Reads the upgrade request and answers `101` with the right accept value; false when the
+/// request did not come whole.
+fn ws_upgrade(s: &mut TcpStream) -> bool {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match s.read(&mut byte) {
+            Ok(1) if head.len() < 16 * 1024 => head.push(byte[0]),
+            _ => return false,
+        }
+    }
+    let text = String::from_utf8_lossy(&head);
+    let key = text.lines().find_map(|l| {
+        let (name, value) = l.split_once(':')?;
+        name.trim().eq_ignore_ascii_case("sec-websocket-key").then(|| value.trim().to_string())
+    });
+    let Some(key) = key else { return false };
+    let answer = format!(
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Accept: {}\r\n\r\n",
+        ws_accept(&key)
+    );
+    s.write_all(answer.as_bytes()).is_ok()
+}
+
+/// One frame from the client: (fin and opcode byte, payload unmasked); None at the end.
+fn ws_read_frame(s: &mut TcpStream) -> Option<(u8, Vec<u8>)> {
+    let mut h = [0u8; 2];
+    s.read_exact(&mut h).ok()?;
+    let len = match h[1] & 0x7F {
+        126 => {
+            let mut b = [0u8; 2];
+            s.read_exact(&mut b).ok()?;
+            u64::from(u16::from_be_bytes(b))
+        }
+        127 => {
+            let mut b = [0u8; 8];
+            s.read_exact(&mut b).ok()?;
+            u64::from_be_bytes(b)
+        }
+        n => u64::from(n),
+    };
+    // Clients always mask (section 5.3); strain's messages here are a few bytes.
+    if h[1] & 0x80 == 0 || len > 1 << 20 {
+        return None;
+    }
+    let mut key = [0u8; 4];
+    s.read_exact(&mut key).ok()?;
+    let mut payload = vec![0u8; len as usize];
+    s.read_exact(&mut payload).ok()?;
+    for (j, b) in payload.iter_mut().enumerate() {
+        *b ^= key[j % 4];
+    }
+    Some((h[0], payload))
+}
+
+/// A server frame: `first` is the fin/opcode byte, `mask` masks it (which a server must not).
+fn ws_frame(first: u8, payload: &[u8], mask: Option<[u8; 4]>) -> Vec<u8> {
+    let mut f = vec![first];
+    let m = if mask.is_some() { 0x80 } else { 0 };
+    match payload.len() {
+        n if n < 126 => f.push(m | n as u8),
+        n => {
+            f.push(m | 126);
+            f.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+    }
+    let mut body = payload.to_vec();
+    if let Some(k) = mask {
+        f.extend_from_slice(&k);
+        for (j, b) in body.iter_mut().enumerate() {
+            *b ^= k[j % 4];
+        }
+    }
+    f.extend_from_slice(&body);
+    f
+}
+
+/// A WebSocket server that answers the first message it is sent with `bad` instead of the
+/// echo; every other message, on that connection's replacement too, is echoed.
+struct HostileWs {
+    server: FakeServer,
+    upgrades: Arc<AtomicU64>,
+    /// Echoes sent, and those sent on connections opened after the load's first `conns`.
+    echoes: Arc<AtomicU64>,
+    replacement_echoes: Arc<AtomicU64>,
+}
+
+impl HostileWs {
+    /// `conns`: strain's `-c`. Its connections are accepted as numbers 1 to `conns` (number 0
+    /// is the upgrade strain checks before the load and closes at once), so a later number is
+    /// a replacement.
+    fn start(bad: Vec<u8>, conns: usize) -> HostileWs {
+        let (upgrades, echoes, replacement_echoes) = Default::default();
+        let (up, echoed, replaced): (Arc<AtomicU64>, Arc<AtomicU64>, Arc<AtomicU64>) =
+            (Arc::clone(&upgrades), Arc::clone(&echoes), Arc::clone(&replacement_echoes));
+        let misbehaved = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let server = FakeServer::start(move |mut s, n| {
+            if !ws_upgrade(&mut s) {
+                return;
+            }
+            up.fetch_add(1, Ordering::Relaxed);
+            while let Some((first, payload)) = ws_read_frame(&mut s) {
+                match first & 0x0F {
+                    0x8 => {
+                        // The client's close, answered with the same code.
+                        let _ = s.write_all(&ws_frame(0x88, &payload[..payload.len().min(2)], None));
+                        return;
+                    }
+                    0x9 => {
+                        let _ = s.write_all(&ws_frame(0x8A, &payload, None));
+                    }
+                    0xA => {}
+                    _ if !misbehaved.swap(true, Ordering::Relaxed) => {
+                        let _ = s.write_all(&bad);
+                        // Held open: the client is the one that must give the connection up.
+                        while matches!(s.read(&mut [0u8; 512]), Ok(k) if k > 0) {}
+                        return;
+                    }
+                    _ => {
+                        if s.write_all(&ws_frame(first, &payload, None)).is_err() {
+                            return;
+                        }
+                        echoed.fetch_add(1, Ordering::Relaxed);
+                        if n > conns {
+                            replaced.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                }
+            }
+        });
+        HostileWs { server, upgrades, echoes, replacement_echoes }
+    }
+}
+
+/// `strain ws -c 4` for a second against a server whose first connection sends `bad`: that
+/// connection alone is dropped for `protocol`, its message fails as a parse error, it is
+/// replaced, and the other connections and the replacement go on echoing.
+fn ws_bad_frame_is_one_protocol_drop(what: &str, bad: Vec<u8>) {
+    const CONNS: usize = 4;
+    let server = HostileWs::start(bad, CONNS);
+    let url = format!("ws://{}/", server.server.addr);
+    let run = strain(&[&["ws"], &args("-c 4 -t 1 -d 1s -T 1s")[..], &[&url]].concat());
+    assert_contained(&run, Duration::from_secs(2));
+    let w = &run.json.as_ref().unwrap()["websocket"];
+    let drops = w["drops"].as_object().unwrap();
+    assert_eq!(drops.len(), 1, "{what}: only the bad connection was lost: {w}");
+    run.assert_nums(&[
+        ("/websocket/drops/protocol", 1),
+        ("/websocket/handshakes", CONNS as u64 + 1),
+        ("/errors/parse", 1),
+        ("/errors/read", 0),
+        ("/errors/write", 0),
+        ("/errors/timeout", 0),
+    ]);
+    // strain's check before the load, its connections, and the one replacement.
+    assert_eq!(settled(&server.upgrades), CONNS as u64 + 2, "{what}: the bad connection was replaced once");
+    assert!(w["closes"].as_object().unwrap().is_empty(), "{what}: the server closed none: {w}");
+    let answered = run.num("/requests");
+    assert!(answered >= 100, "{what}: the good connections went on: {}", run.stdout);
+    // Only echoes count as answers; one may still be on its way when the run stops.
+    let echoed = server.echoes.load(Ordering::Relaxed);
+    assert!(answered <= echoed && echoed <= answered + CONNS as u64, "{what}: {answered} answered, {echoed} echoed");
+    assert!(server.replacement_echoes.load(Ordering::Relaxed) > 0, "{what}: the replacement was answered too");
+}
+
+#[test]
+fn a_websocket_frame_with_a_reserved_opcode_loses_only_its_connection() {
+    ws_bad_frame_is_one_protocol_drop("opcode 0x3", ws_frame(0x83, b"strain", None));
+}
+
+#[test]
+fn a_masked_websocket_frame_from_the_server_loses_only_its_connection() {
+    ws_bad_frame_is_one_protocol_drop("masked", ws_frame(0x81, b"strain", Some([1, 2, 3, 4])));
+}
+
+#[test]
+fn a_websocket_ping_over_125_bytes_loses_only_its_connection() {
+    ws_bad_frame_is_one_protocol_drop("ping of 126 bytes", ws_frame(0x89, &[b'p'; 126], None));
+}
