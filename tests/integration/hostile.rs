@@ -232,3 +232,213 @@ fn a_masked_websocket_frame_from_the_server_loses_only_its_connection() {
 fn a_websocket_ping_over_125_bytes_loses_only_its_connection() {
     ws_bad_frame_is_one_protocol_drop("ping of 126 bytes", ws_frame(0x89, &[b'p'; 126], None));
 }
+
+// ---------------------------------------------------------------------------------------------
+// HTTP/2 (RFC 9113), h2c with prior knowledge
+// ---------------------------------------------------------------------------------------------
+
+const DATA: u8 = 0x0;
+const HEADERS: u8 = 0x1;
+const RST_STREAM: u8 = 0x3;
+const SETTINGS: u8 = 0x4;
+const PING: u8 = 0x6;
+const GOAWAY: u8 = 0x7;
+const WINDOW_UPDATE: u8 = 0x8;
+const END_STREAM: u8 = 0x1;
+const END_HEADERS: u8 = 0x4;
+const ACK: u8 = 0x1;
+const INTERNAL_ERROR: u32 = 0x2;
+const REFUSED_STREAM: u32 = 0x7;
+
+fn h2_frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let len = (payload.len() as u32).to_be_bytes();
+    let mut f = vec![len[1], len[2], len[3], kind, flags];
+    f.extend_from_slice(&stream.to_be_bytes());
+    f.extend_from_slice(payload);
+    f
+}
+
+/// A header block of `fields`, each a literal without indexing and with a new name, no
+/// Huffman (RFC 7541 6.2.2): the plainest HPACK, which any decoder must take.
+fn hpack(fields: &[(&str, &str)]) -> Vec<u8> {
+    let mut block = Vec::new();
+    for (name, value) in fields {
+        block.push(0);
+        for s in [name, value] {
+            // One-byte lengths: every field here is short.
+            assert!(s.len() < 127);
+            block.push(s.len() as u8);
+            block.extend_from_slice(s.as_bytes());
+        }
+    }
+    block
+}
+
+/// A whole header block in one HEADERS frame.
+fn h2_headers(stream: u32, fields: &[(&str, &str)], end_stream: bool) -> Vec<u8> {
+    let flags = END_HEADERS | if end_stream { END_STREAM } else { 0 };
+    h2_frame(HEADERS, flags, stream, &hpack(fields))
+}
+
+/// `200` with a two-byte body.
+fn h2_ok(stream: u32) -> Vec<u8> {
+    [h2_headers(stream, &[(":status", "200"), ("content-length", "2")], false), h2_frame(DATA, END_STREAM, stream, b"ok")]
+        .concat()
+}
+
+fn h2_reset(stream: u32, code: u32) -> Vec<u8> {
+    h2_frame(RST_STREAM, 0, stream, &code.to_be_bytes())
+}
+
+fn h2_goaway(last_stream: u32, code: u32) -> Vec<u8> {
+    h2_frame(GOAWAY, 0, 0, &[last_stream.to_be_bytes(), code.to_be_bytes()].concat())
+}
+
+/// What a server does after a request.
+enum Then {
+    /// Reads on.
+    Go,
+    /// Ends its side (FIN, after what it wrote), reads what the client still sends until it
+    /// closes, and stops.
+    Close,
+}
+
+/// Serves an h2c connection: the preface and settings exchanged, pings answered, the
+/// connection's window kept open, and `request` called with each stream whose request has
+/// ended (what it writes is the answer), until the client goes or `request` says to close.
+fn serve_h2(mut s: TcpStream, mut request: impl FnMut(&mut TcpStream, u32) -> Then) {
+    let mut preface = [0u8; 24];
+    if s.read_exact(&mut preface).is_err() || &preface != b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" {
+        return;
+    }
+    if s.write_all(&h2_frame(SETTINGS, 0, 0, &[])).is_err() {
+        return;
+    }
+    loop {
+        let mut head = [0u8; 9];
+        if s.read_exact(&mut head).is_err() {
+            return;
+        }
+        let len = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+        let (kind, flags) = (head[3], head[4]);
+        let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7FFF_FFFF;
+        let mut payload = vec![0u8; len];
+        if s.read_exact(&mut payload).is_err() {
+            return;
+        }
+        let answered = match kind {
+            SETTINGS if flags & ACK == 0 => s.write_all(&h2_frame(SETTINGS, ACK, 0, &[])).is_ok(),
+            PING if flags & ACK == 0 => s.write_all(&h2_frame(PING, ACK, 0, &payload)).is_ok(),
+            // The request's header block is taken whole and unread: nothing here depends on it.
+            HEADERS | DATA if flags & END_STREAM != 0 => {
+                if kind == DATA && len > 0 {
+                    let _ = s.write_all(&h2_frame(WINDOW_UPDATE, 0, 0, &(len as u32).to_be_bytes()));
+                }
+                match request(&mut s, stream) {
+                    Then::Go => true,
+                    Then::Close => {
+                        let _ = s.shutdown(Shutdown::Write);
+                        let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+                        while matches!(s.read(&mut [0u8; 4096]), Ok(n) if n > 0) {}
+                        return;
+                    }
+                }
+            }
+            DATA if len > 0 => s.write_all(&h2_frame(WINDOW_UPDATE, 0, 0, &(len as u32).to_be_bytes())).is_ok(),
+            GOAWAY => return,
+            _ => true,
+        };
+        if !answered {
+            return;
+        }
+    }
+}
+
+/// `strain --http2` with the flags in `line` against `server`.
+fn h2_load(line: &str, server: &FakeServer) -> Run {
+    let url = server.url();
+    strain(&[&["--http2"], &args(line)[..], &[&url]].concat())
+}
+
+#[test]
+fn an_http2_reset_storm_is_counted_by_code_and_the_run_goes_on() {
+    // Of every four requests the server takes (over all connections), the second is refused
+    // and the fourth reset as an internal error: half the requests, 100 of each code.
+    let taken = Arc::new(AtomicU64::new(0));
+    let counter = Arc::clone(&taken);
+    let server = FakeServer::start(move |s, _| {
+        serve_h2(s, |s, stream| {
+            let answer = match counter.fetch_add(1, Ordering::Relaxed) % 4 {
+                1 => h2_reset(stream, REFUSED_STREAM),
+                3 => h2_reset(stream, INTERNAL_ERROR),
+                _ => h2_ok(stream),
+            };
+            let _ = s.write_all(&answer);
+            Then::Go
+        })
+    });
+    let run = h2_load("-c 2 -m 8 -t 1 -n 400 -d 10s -T 2s", &server);
+    assert_contained(&run, Duration::from_secs(10));
+    run.assert_nums(&[
+        ("/sent", 400),
+        ("/requests", 200),
+        ("/status/200", 200),
+        ("/http2/resets/REFUSED_STREAM", 100),
+        ("/http2/resets/INTERNAL_ERROR", 100),
+        ("/errors/reset", 200),
+        ("/http2/goaways", 0),
+        ("/http2/retried", 0),
+        ("/http2/protocol_errors", 0),
+        ("/errors/read", 0),
+        ("/errors/timeout", 0),
+        ("/connections_opened", 2),
+    ]);
+    assert_eq!(settled(&taken), 400);
+    assert_eq!(server.connections(), 2, "no connection was lost to the resets");
+}
+
+/// Requests each connection of the GOAWAY server answers before it goes away.
+const GOAWAY_AFTER: u64 = 30;
+
+#[test]
+fn an_http2_goaway_mid_load_retries_what_it_refused_and_the_run_goes_on() {
+    // Each connection answers 30 requests; at the next one it sends GOAWAY naming the last
+    // stream it answered and ends its side. The streams above it were not processed: the
+    // client must send them again on a new connection, so the server answers each of the
+    // 400 requests exactly once, over 14 connections (13 GOAWAYs, 30 x 13 = 390, then 10).
+    let (answered, refused) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let (served, unserved) = (Arc::clone(&answered), Arc::clone(&refused));
+    let server = FakeServer::start(move |s, _| {
+        let (mut here, mut last) = (0, 0);
+        serve_h2(s, |s, stream| {
+            if here == GOAWAY_AFTER {
+                unserved.fetch_add(1, Ordering::Relaxed);
+                let _ = s.write_all(&h2_goaway(last, 0));
+                return Then::Close;
+            }
+            let _ = s.write_all(&h2_ok(stream));
+            served.fetch_add(1, Ordering::Relaxed);
+            (here, last) = (here + 1, stream);
+            Then::Go
+        })
+    });
+    let run = h2_load("-c 1 -m 8 -t 1 -n 400 -d 10s -T 2s", &server);
+    assert_contained(&run, Duration::from_secs(10));
+    run.assert_nums(&[
+        ("/requests", 400),
+        ("/status/200", 400),
+        ("/http2/goaways", 13),
+        ("/connections_opened", 14),
+        ("/errors/read", 0),
+        ("/errors/write", 0),
+        ("/errors/timeout", 0),
+        ("/errors/parse", 0),
+        ("/http2/protocol_errors", 0),
+    ]);
+    assert_eq!(settled(&answered), 400, "each request answered once");
+    let retried = run.num("/http2/retried");
+    let refused = refused.load(Ordering::Relaxed);
+    assert!(retried >= refused && refused >= 13, "{retried} retried, {refused} refused unprocessed");
+    // A request sent again is still one request sent.
+    assert_eq!(run.num("/sent"), 400, "{}", run.stdout);
+}
