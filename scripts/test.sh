@@ -6,7 +6,8 @@
 # HTTP/3 server, cmake and libclang for quiche's BoringSSL, the Kubernetes schemas for the
 # k8s-job manifest through PyPI's kubernetes-validate, Python's grpcio as a gRPC client that
 # is not strain's and Python's websockets as a WebSocket server that is not strain's, each in a
-# venv under target/, and gorilla/websocket's echo and chat examples),
+# venv under target/, Node's packages for its servers under target/node, and gorilla/websocket's
+# echo and chat examples),
 # then runs the format and lint gates and every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +24,8 @@ command -v prometheus >/dev/null 2>&1 || need_pkgs+=(prometheus)
 [ -x /usr/bin/caddy ] || need_pkgs+=(caddy)
 # quiche (HTTP/3) builds BoringSSL (boring-sys) with cmake, and its bindings with libclang.
 command -v cmake >/dev/null 2>&1 || need_pkgs+=(cmake)
-[ -n "$(ls /usr/lib/llvm-*/lib/libclang*.so* 2>/dev/null)" ] || need_pkgs+=(libclang-dev)
+# bindgen loads libclang.so itself (libclang-cpp.so, which other packages bring, is not it).
+[ -n "$(ls /usr/lib/llvm-*/lib/libclang.so* /usr/lib/llvm-*/lib/libclang-[0-9]*.so* 2>/dev/null)" ] || need_pkgs+=(libclang-dev)
 k8s_venv=target/k8s-venv
 grpc_venv=target/grpc-venv
 if [ ! -x "$k8s_venv/bin/python3" ] || [ ! -x "$grpc_venv/bin/python3" ]; then
@@ -57,6 +59,23 @@ if ! "$grpc_venv/bin/python3" -c 'import websockets' >/dev/null 2>&1; then
     "$grpc_venv/bin/pip" install -q --disable-pip-version-check 'websockets==17.4'
 fi
 export STRAIN_TEST_PY_GRPC="$PWD/$grpc_venv/bin/python3"
+# Node servers (tests/servers/node) run with the npm packages tests/servers/node/package.json
+# pins, installed into target/node when that file changes.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    echo "test.sh: installing nodejs and npm (needed by the Node servers of the tests)"
+    sudo_cmd=""
+    [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq nodejs npm >/dev/null
+fi
+node_dir=target/node
+if ! cmp -s tests/servers/node/package.json "$node_dir/package.json" || [ ! -d "$node_dir/node_modules" ]; then
+    echo "test.sh: installing tests/servers/node/package.json's packages into $node_dir (needed by the Node servers)"
+    mkdir -p "$node_dir"
+    cp tests/servers/node/package.json "$node_dir/package.json"
+    (cd "$node_dir" && npm install --silent --no-audit --no-fund --no-package-lock >/dev/null)
+fi
+export NODE_PATH="$PWD/$node_dir/node_modules"
 # Go builds vegeta and the gRPC test servers from the Go module proxy (Go from Debian when the
 # machine has none).
 if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then

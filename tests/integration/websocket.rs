@@ -14,38 +14,53 @@ use crate::harness::{args, self_signed, signal, strain, strain_raw, wait_listeni
 use crate::origin_grpc::stats;
 
 /// A WebSocket server of the tests, stopped on drop.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
 }
 
 impl Server {
     /// Python's `websockets` echo server with `extra` flags (see echo.py).
-    fn python(extra: &[&str]) -> Server {
+    pub(crate) fn python(extra: &[&str]) -> Server {
         let python = std::env::var("STRAIN_TEST_PY_GRPC").ok().filter(|p| Path::new(p).exists()).unwrap_or_else(|| {
             panic!("STRAIN_TEST_PY_GRPC does not name the venv's Python: run scripts/test.sh (it installs websockets)")
         });
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/python-ws/echo.py");
-        let mut child = Command::new(python)
-            .arg(script)
-            .args(extra)
+        Server::saying_its_port(Command::new(python).arg(script).args(extra))
+    }
+
+    /// Node's `ws` echo server (tests/servers/node/ws-echo.js) with its default settings.
+    pub(crate) fn node() -> Server {
+        let modules =
+            std::env::var("NODE_PATH").ok().filter(|p| Path::new(p).join("ws").exists()).unwrap_or_else(|| {
+                panic!(
+                    "NODE_PATH does not hold Node's ws package: run scripts/test.sh (it installs it into target/node)"
+                )
+            });
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/node/ws-echo.js");
+        Server::saying_its_port(Command::new("node").arg(script).env("NODE_PATH", modules))
+    }
+
+    /// Spawns `command`, a server that prints `listening PORT` first and counts as JSON on SIGINT.
+    fn saying_its_port(command: &mut Command) -> Server {
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .expect("spawn echo.py");
+            .expect("spawn the server");
         let mut first = String::new();
         BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut first).unwrap();
         let port = first.trim().strip_prefix("listening ").and_then(|p| p.parse().ok());
         let Some(port) = port else {
             let _ = child.kill();
-            panic!("echo.py said {first:?}");
+            panic!("the server said {first:?}");
         };
         Server { child, port }
     }
 
     /// gorilla/websocket's echo example, serving `/echo`.
-    fn gorilla_echo() -> Server {
+    pub(crate) fn gorilla_echo() -> Server {
         let bin = std::env::var("STRAIN_TEST_WS_ECHO").ok().filter(|p| Path::new(p).exists()).unwrap_or_else(|| {
             panic!("STRAIN_TEST_WS_ECHO does not name gorilla's echo server: run scripts/test.sh (scripts/ws-servers.sh builds it)")
         });
@@ -62,8 +77,13 @@ impl Server {
         Server { child, port }
     }
 
-    /// Stops the Python server; the counts it printed.
-    fn counts(mut self) -> Value {
+    /// The server's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Stops a server that counts (Python's, Node's); the counts it printed.
+    pub(crate) fn counts(mut self) -> Value {
         signal(self.child.id(), "INT");
         let mut out = String::new();
         let _ = self.child.stdout.take().unwrap().read_to_string(&mut out);
@@ -80,12 +100,12 @@ impl Drop for Server {
 }
 
 /// `strain ws` with the flags in `line` against `url`, with its JSON.
-fn ws(line: &str, url: &str) -> Run {
+pub(crate) fn ws(line: &str, url: &str) -> Run {
     strain(&[&["ws"], &args(line)[..], &[url]].concat())
 }
 
 /// Asserts that `run`'s result follows schema/result.schema.json.
-fn follows_the_schema(run: &Run) {
+pub(crate) fn follows_the_schema(run: &Run) {
     let doc = run.json.as_ref().unwrap_or_else(|| panic!("no JSON: {}", run.stderr));
     let errors: Vec<String> =
         crate::harness::schema().iter_errors(doc).map(|e| format!("{e} at {}", e.instance_path)).collect();
@@ -93,7 +113,7 @@ fn follows_the_schema(run: &Run) {
 }
 
 /// The run's `websocket` section.
-fn section(run: &Run) -> &Value {
+pub(crate) fn section(run: &Run) -> &Value {
     &run.json.as_ref().unwrap_or_else(|| panic!("no JSON: {}", run.stderr))["websocket"]
 }
 

@@ -66,8 +66,8 @@ enum Phase {
 
 /// One WebSocket connection.
 struct Conn {
-    /// The socket, connect failures and the place in the opening window (proven by the first
-    /// answer, or by the upgrade when nothing goes out at once).
+    /// The socket, connect failures and the place in the opening window (proven by the
+    /// server's `101`).
     dial: Dialed,
     phase: Phase,
     /// Bytes to write (the upgrade request, then frames), from `written` on not yet written.
@@ -426,11 +426,12 @@ impl WebSocket {
                         c.written = 0;
                     }
                     host.connection_made();
+                    // The `101` proves the server took the connection, whatever it sends next:
+                    // a listen-only connection to a server that never speaks first must free
+                    // its place in the opening window too, or the window closes at 512.
+                    self.conn_opened(host, i);
                     host.next_request(i);
                     self.settle(host);
-                    if !host.state(i).in_flight() {
-                        self.conn_opened(host, i);
-                    }
                     if !rest.is_empty() {
                         self.consume(host, i, &mut rest);
                     }
@@ -554,7 +555,6 @@ impl WebSocket {
                     let awaited = answers && host.state(i) == State::Reading;
                     host.note(Note::WsReceived { bytes, awaited });
                     if awaited {
-                        self.conn_opened(host, i);
                         let went_on = host.completed(i, 200, true, None);
                         self.settle(host);
                         if !went_on {

@@ -4,13 +4,14 @@
 
 Listens on 127.0.0.1 on a free port and prints `listening PORT`; echoes every message. With
 --close-after it closes each connection with --close-code after echoing N messages. On SIGINT
-or SIGTERM it prints one JSON line: connections upgraded, messages echoed, and the number of
-compressed connections (permessage-deflate agreed).
+or SIGTERM it prints one JSON line: connections upgraded, the most open at once, messages
+echoed, and the number of compressed connections (permessage-deflate agreed).
 """
 
 import argparse
 import asyncio
 import json
+import resource
 import signal
 import ssl
 import sys
@@ -18,7 +19,7 @@ import sys
 from websockets.asyncio.server import serve
 from websockets.extensions.permessage_deflate import ServerPerMessageDeflateFactory
 
-counts = {"connections": 0, "messages": 0, "deflate": 0}
+counts = {"connections": 0, "open": 0, "peak_open": 0, "messages": 0, "deflate": 0}
 
 
 async def main():
@@ -29,9 +30,20 @@ async def main():
     p.add_argument("--close-code", type=int, default=1000)
     p.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
     a = p.parse_args()
+    # Thousands of held connections need as many descriptors as the machine allows.
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
     async def echo(ws):
         counts["connections"] += 1
+        counts["open"] += 1
+        counts["peak_open"] = max(counts["peak_open"], counts["open"])
+        try:
+            await serve_one(ws)
+        finally:
+            counts["open"] -= 1
+
+    async def serve_one(ws):
         if any(e.name == "permessage-deflate" for e in ws.protocol.extensions):
             counts["deflate"] += 1
         n = 0
