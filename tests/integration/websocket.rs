@@ -503,6 +503,21 @@ fn stages_thresholds_and_the_html_page_carry_a_websocket_run() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("data-panel=\"websocket\""), "no WebSocket panel");
     assert!(page.contains("<td data-metric=\"ws_handshakes\">4 ("), "the four upgrades");
+    // The page speaks of messages, upgrades and close codes, never of requests or a status
+    // the server did not send (issue 40).
+    let answered = run.num("/requests");
+    assert!(page.contains(&format!("{answered} messages in ")), "the answer line counts messages");
+    assert!(page.contains("<th>messages</th><th>messages/s</th>"), "the summary's columns");
+    assert!(page.contains("4 upgrades; closes none"), "the summary's upgrades and closes");
+    assert!(page.contains("Messages per second"), "the throughput axis");
+    // What a reader sees: the text, without the tags' metric names (`data-metric="requests"`
+    // names a figure for scripts) and the tooltip script.
+    let shown: String =
+        page.split("data-metric=\"").map(|part| part.split_once('"').map_or(part, |(_, rest)| rest)).collect();
+    let shown = shown.split("<script>").next().unwrap_or("");
+    for absent in ["request", "Request", "Status codes", "200: "] {
+        assert!(!shown.contains(absent), "{absent:?} on a WebSocket run's page");
+    }
 }
 
 #[test]

@@ -70,6 +70,52 @@ impl<'a> Overlay<'a> {
     pub(crate) fn single(&self) -> bool {
         self.results.len() == 1
     }
+
+    /// What every result counts: messages when all are WebSocket runs, else requests.
+    pub(crate) fn counted(&self) -> Counted {
+        if !self.results.is_empty() && self.results.iter().all(|(_, d)| d.websocket.is_some()) {
+            Counted::Messages
+        } else {
+            Counted::Requests
+        }
+    }
+}
+
+/// What a run's count counts, as its page names it: a WebSocket run's are the messages
+/// answered (its status 200 is strain's own mark of an answer, not a server's status).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Counted {
+    /// HTTP responses (and gRPC calls, each one HTTP/2 request).
+    Requests,
+    /// WebSocket messages.
+    Messages,
+}
+
+impl Counted {
+    /// What one result counts.
+    pub(crate) fn of(d: &RunDoc) -> Counted {
+        if d.websocket.is_some() {
+            Counted::Messages
+        } else {
+            Counted::Requests
+        }
+    }
+
+    /// The plural noun, lower case.
+    pub(crate) fn plural(self) -> &'static str {
+        match self {
+            Counted::Requests => "requests",
+            Counted::Messages => "messages",
+        }
+    }
+
+    /// The throughput axis's title.
+    pub(crate) fn per_second(self) -> &'static str {
+        match self {
+            Counted::Requests => "Requests per second",
+            Counted::Messages => "Messages per second",
+        }
+    }
 }
 
 /// The end of a page: the script, then the closing tags.

@@ -9,7 +9,7 @@ use std::fmt::Write;
 use super::axis::{latency, latency_unit, per_second, time_unit, Axis};
 use super::chart::{self, colour, Column, Frame, Layer, Line};
 use super::series::{buckets, edge, PageRows};
-use super::{esc, Overlay};
+use super::{esc, Counted, Overlay};
 use crate::report::units::grouped;
 use crate::stats::codec::decode_histogram;
 use crate::stats::interval::IntervalRow;
@@ -184,7 +184,7 @@ fn throughput(o: &Overlay, tl: &Timeline, note: &str) -> String {
     let f = Frame {
         title: "Throughput",
         x: tl.axis(),
-        y: Axis::linear(0.0, top(&lines), "Requests per second", 1.0),
+        y: Axis::linear(0.0, top(&lines), o.counted().per_second(), 1.0),
         marks: tl.marks.clone(),
         x_tip: &at_time,
         y_tip: &per_second,
@@ -358,10 +358,14 @@ fn spectrum(o: &Overlay, hs: &[Whole]) -> String {
         x_tip: &|x| format!("p{}", (100_000.0 * (1.0 - 10f64.powf(-x))).round() / 1000.0),
         y_tip: &latency,
     };
-    let caption = if hs.iter().any(|h| h.1 == "uncorrected") {
-        "Corrected: from when each request was due (coordinated omission); uncorrected: from when it was sent."
-    } else {
-        ""
+    let caption = match (hs.iter().any(|h| h.1 == "uncorrected"), o.counted()) {
+        (false, _) => "",
+        (true, Counted::Requests) => {
+            "Corrected: from when each request was due (coordinated omission); uncorrected: from when it was sent."
+        }
+        (true, Counted::Messages) => {
+            "Corrected: from when each message was due (coordinated omission); uncorrected: from when it was sent."
+        }
     };
     panel(&chart::lines(&f, &lines), caption)
 }
@@ -380,6 +384,11 @@ fn status_colour(code: &str, nth_in_class: usize) -> &'static str {
 }
 
 fn status(o: &Overlay, tl: &Timeline, i: usize, label: &str) -> String {
+    // A WebSocket run's status is strain's own mark of an answered message: its upgrades and
+    // closes by code are in the WebSocket table.
+    if o.results[i].1.websocket.is_some() {
+        return String::new();
+    }
     let rows = &tl.rows[i].rows;
     let codes = keys(rows, |r| &r.status);
     if codes.is_empty() {
@@ -452,9 +461,15 @@ fn errors(o: &Overlay, tl: &Timeline) -> String {
             x_tip: &at_time,
             y_tip: &count,
         };
-        // A gRPC run counts its calls that did not end OK as its status errors.
-        let status =
-            if doc.grpc.is_some() { "status: calls that did not end OK." } else { "status: responses above 399." };
+        // A gRPC run counts its calls that did not end OK as its status errors; a WebSocket
+        // run has no status, and its timeouts are echoes (or, listening, messages) not had.
+        let status = if doc.grpc.is_some() {
+            "status: calls that did not end OK."
+        } else if doc.websocket.is_some() {
+            "timeout: no echo (listening only: no message) within --timeout; read: a connection lost."
+        } else {
+            "status: responses above 399."
+        };
         out.push_str(&panel(&chart::stacked(&f, &xs, &layers), status));
     }
     out

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::axis::{latency, per_second};
-use super::{esc, Overlay};
+use super::{esc, Counted, Overlay};
 use crate::report::text::threshold_value;
 use crate::report::units::grouped;
 use crate::result::RunDoc;
@@ -71,8 +71,9 @@ pub fn answer(o: &Overlay) -> String {
 /// How a run went, in one sentence.
 fn one_line(d: &RunDoc) -> String {
     let mut s = format!(
-        "{} requests in {:.1} s: {}",
+        "{} {} in {:.1} s: {}",
         grouped(d.requests as f64, 0),
+        Counted::of(d).plural(),
         d.duration_s,
         per_second(d.requests_per_s)
     );
@@ -97,7 +98,8 @@ fn one_line(d: &RunDoc) -> String {
 pub fn summary(o: &Overlay) -> String {
     let rate_mode = o.results.iter().any(|(_, d)| d.rate.is_some());
     let proxy = o.results.iter().any(|(_, d)| d.proxy.is_some());
-    let mut out = String::from("<table class=\"summary\"><tr><th>result</th><th>requests</th><th>requests/s</th>");
+    let noun = o.counted().plural();
+    let mut out = format!("<table class=\"summary\"><tr><th>result</th><th>{noun}</th><th>{noun}/s</th>");
     if rate_mode {
         out.push_str("<th>target/s</th><th>late</th><th>unsent</th>");
     }
@@ -105,7 +107,11 @@ pub fn summary(o: &Overlay) -> String {
     if proxy {
         out.push_str("<th>hit ratio</th>");
     }
-    out.push_str("<th class=\"l\">status codes</th><th>protocol</th></tr>\n");
+    let answers = match o.counted() {
+        Counted::Messages => "upgrades, closes by code",
+        Counted::Requests => "status codes",
+    };
+    let _ = writeln!(out, "<th class=\"l\">{answers}</th><th>protocol</th></tr>");
     for (i, (label, d)) in o.results.iter().enumerate() {
         let p = |k: &str| d.latency_us.at(k).map_or_else(|| "-".into(), |v| latency(v as f64));
         let _ = write!(
@@ -146,8 +152,19 @@ pub fn summary(o: &Overlay) -> String {
             let hit = d.proxy.as_ref().and_then(|p| p.hit_ratio).map_or_else(|| "-".into(), |h| format!("{h:.3}"));
             let _ = write!(out, "<td data-metric=\"hit_ratio\">{hit}</td>");
         }
-        let status =
-            d.status.iter().map(|(k, v)| format!("{k}: {}", grouped(*v as f64, 0))).collect::<Vec<_>>().join(", ");
+        let status = match &d.websocket {
+            // A WebSocket run's answers are messages: what the server said is its upgrades
+            // and its close codes.
+            Some(w) => {
+                let closes = w.counts.closes.iter().map(|(k, v)| format!("{k}: {}", grouped(*v as f64, 0)));
+                let closes = closes.collect::<Vec<_>>().join(", ");
+                let closes = if closes.is_empty() { "none".to_string() } else { closes };
+                format!("{} upgrades; closes {closes}", grouped(w.counts.handshakes.count as f64, 0))
+            }
+            None => {
+                d.status.iter().map(|(k, v)| format!("{k}: {}", grouped(*v as f64, 0))).collect::<Vec<_>>().join(", ")
+            }
+        };
         let _ = writeln!(
             out,
             "<td class=\"l\">{}</td><td data-metric=\"protocol\">{}</td></tr>",
