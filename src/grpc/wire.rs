@@ -72,6 +72,12 @@ impl Decoder {
         Ok(())
     }
 
+    /// The bytes of a message begun and not yet whole: empty between messages. Fed to a new
+    /// decoder, they end it inside a message again, as [`Decoder::finish`] refuses.
+    pub fn unfinished(&self) -> &[u8] {
+        &self.held
+    }
+
     /// The stream ended: an error if it ended inside a message.
     pub fn finish(&self) -> Result<(), FrameError> {
         if self.held.is_empty() {
@@ -99,6 +105,24 @@ pub fn timeout(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_is_unfinished_is_the_message_cut_short() {
+        let mut wire = Vec::new();
+        frame(b"whole", &mut wire);
+        frame(b"cut short", &mut wire);
+        let cut = &wire[..wire.len() - 1];
+        let mut d = Decoder::new(MAX_MESSAGE);
+        d.feed(cut, &mut |_| {}).unwrap();
+        assert_eq!(d.unfinished(), &cut[PREFIX + 5..]);
+        assert_eq!(d.finish(), Err(FrameError::Truncated));
+        let mut again = Decoder::new(MAX_MESSAGE);
+        let mut seen = 0;
+        again.feed(d.unfinished(), &mut |_| seen += 1).unwrap();
+        assert_eq!((seen, again.finish()), (0, Err(FrameError::Truncated)));
+        d.feed(&wire[wire.len() - 1..], &mut |_| {}).unwrap();
+        assert!(d.unfinished().is_empty());
+    }
 
     #[test]
     fn messages_come_out_whole_whatever_the_pieces() {

@@ -282,8 +282,11 @@ fn h2_headers(stream: u32, fields: &[(&str, &str)], end_stream: bool) -> Vec<u8>
 
 /// `200` with a two-byte body.
 fn h2_ok(stream: u32) -> Vec<u8> {
-    [h2_headers(stream, &[(":status", "200"), ("content-length", "2")], false), h2_frame(DATA, END_STREAM, stream, b"ok")]
-        .concat()
+    [
+        h2_headers(stream, &[(":status", "200"), ("content-length", "2")], false),
+        h2_frame(DATA, END_STREAM, stream, b"ok"),
+    ]
+    .concat()
 }
 
 fn h2_reset(stream: u32, code: u32) -> Vec<u8> {
@@ -307,6 +310,9 @@ enum Then {
 /// connection's window kept open, and `request` called with each stream whose request has
 /// ended (what it writes is the answer), until the client goes or `request` says to close.
 fn serve_h2(mut s: TcpStream, mut request: impl FnMut(&mut TcpStream, u32) -> Then) {
+    // A window update and the answer after it go as two writes: Nagle would hold the answer
+    // for the client's delayed ACK (40 ms a call).
+    let _ = s.set_nodelay(true);
     let mut preface = [0u8; 24];
     if s.read_exact(&mut preface).is_err() || &preface != b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" {
         return;
@@ -441,4 +447,162 @@ fn an_http2_goaway_mid_load_retries_what_it_refused_and_the_run_goes_on() {
     assert!(retried >= refused && refused >= 13, "{retried} retried, {refused} refused unprocessed");
     // A request sent again is still one request sent.
     assert_eq!(run.num("/sent"), 400, "{}", run.stdout);
+}
+
+// ---------------------------------------------------------------------------------------------
+// gRPC over h2c
+// ---------------------------------------------------------------------------------------------
+
+/// The schema of the gRPC tests here: a unary method and a client-streaming one, a message of
+/// one string.
+const NOTE_PROTO: &str = "syntax = \"proto3\";\npackage hostile;\n\
+    service Echo { rpc Say (Note) returns (Note); rpc Gather (stream Note) returns (Note); }\n\
+    message Note { string text = 1; }\n";
+
+/// A gRPC message framed by hand: its flag byte, the length it claims, and its bytes.
+fn grpc_message(flag: u8, claimed: u32, message: &[u8]) -> Vec<u8> {
+    [&[flag][..], &claimed.to_be_bytes(), message].concat()
+}
+
+/// The Note `{"text":"x"}`: field 1, length 1, "x".
+const NOTE: &[u8] = &[0x0a, 0x01, b'x'];
+
+/// A whole gRPC answer on `stream`: headers, `body` in one DATA, and `trailers`.
+fn grpc_answer(stream: u32, body: &[u8], trailers: &[(&str, &str)]) -> Vec<u8> {
+    [
+        h2_headers(stream, &[(":status", "200"), ("content-type", "application/grpc")], false),
+        h2_frame(DATA, 0, stream, body),
+        h2_headers(stream, trailers, true),
+    ]
+    .concat()
+}
+
+/// Calls of the gRPC runs, and how often a call is answered badly.
+const CALLS: u64 = 200;
+const BAD_EVERY: u64 = 10;
+
+/// `strain grpc -n 200 -c 2` against a server that answers every tenth call it takes with
+/// `bad` and the others well; returns the run, once it is known to have ended well, with the
+/// server's count of calls taken (exactly the 200).
+fn grpc_with_bad_answers(bad: fn(u32) -> Vec<u8>) -> Run {
+    grpc_calls_with_bad_answers("hostile.Echo/Say", "", bad)
+}
+
+/// [`grpc_with_bad_answers`] calling `method` with the extra flags in `line`.
+fn grpc_calls_with_bad_answers(method: &str, line: &str, bad: fn(u32) -> Vec<u8>) -> Run {
+    let taken = Arc::new(AtomicU64::new(0));
+    let counter = Arc::clone(&taken);
+    let server = FakeServer::start(move |s, _| {
+        serve_h2(s, |s, stream| {
+            let answer = match counter.fetch_add(1, Ordering::Relaxed) % BAD_EVERY {
+                3 => bad(stream),
+                _ => grpc_answer(stream, &grpc_message(0, NOTE.len() as u32, NOTE), &[("grpc-status", "0")]),
+            };
+            let _ = s.write_all(&answer);
+            Then::Go
+        })
+    });
+    let (_dir, proto) = temp_file("note.proto", NOTE_PROTO);
+    let url = format!("http://{}", server.addr);
+    let mut a = vec!["grpc", "--call", method, "--proto", &proto, "-D", r#"{"text":"x"}"#];
+    a.extend(args("-c 2 -t 1 -n 200 -d 10s -T 2s"));
+    a.extend(args(line));
+    a.push(&url);
+    let run = strain(&a);
+    assert_contained(&run, Duration::from_secs(10));
+    assert_eq!(settled(&taken), CALLS, "each call was made once");
+    assert_eq!(server.connections(), 2, "no connection was lost to a bad answer");
+    run.assert_nums(&[
+        ("/sent", CALLS),
+        ("/connections_opened", 2),
+        ("/grpc/http_errors", 0),
+        ("/http2/protocol_errors", 0),
+        ("/errors/read", 0),
+        ("/errors/timeout", 0),
+    ]);
+    run
+}
+
+/// The bad answers said OK over messages that were not well framed: each such call is an OK
+/// status with bad messages, a failed call of the run, and none of its messages is counted.
+fn assert_bad_messages(run: &Run) {
+    let bad = CALLS / BAD_EVERY;
+    run.assert_nums(&[
+        ("/requests", CALLS),
+        ("/grpc/codes/ok", CALLS),
+        ("/grpc/bad_messages", bad),
+        ("/grpc/missing_status", 0),
+        ("/grpc/messages_received", CALLS - bad),
+        ("/errors/status", bad),
+        ("/errors/parse", 0),
+    ]);
+    assert!(run.stdout.contains(&format!("no grpc-status 0, bad messages {bad}")), "{}", run.stdout);
+}
+
+#[test]
+fn a_grpc_length_prefix_past_the_data_fails_only_its_call() {
+    // The prefix claims 100 bytes; the stream ends after 3.
+    let run = grpc_with_bad_answers(|stream| grpc_answer(stream, &grpc_message(0, 100, NOTE), &[("grpc-status", "0")]));
+    assert_bad_messages(&run);
+}
+
+#[test]
+fn a_grpc_message_flag_of_2_fails_only_its_call() {
+    let run = grpc_with_bad_answers(|stream| {
+        grpc_answer(stream, &grpc_message(2, NOTE.len() as u32, NOTE), &[("grpc-status", "0")])
+    });
+    assert_bad_messages(&run);
+}
+
+#[test]
+fn grpc_trailers_without_a_status_fail_only_their_call() {
+    let run = grpc_with_bad_answers(|stream| {
+        grpc_answer(stream, &grpc_message(0, NOTE.len() as u32, NOTE), &[("x-hostile", "no status")])
+    });
+    let bad = CALLS / BAD_EVERY;
+    run.assert_nums(&[("/grpc/missing_status", bad), ("/grpc/bad_messages", 0), ("/grpc/codes/ok", CALLS - bad)]);
+    run.assert_nums(&[("/requests", CALLS), ("/grpc/messages_received", CALLS), ("/errors/status", bad)]);
+    assert!(run.stdout.contains(&format!("no grpc-status {bad}, bad messages 0")), "{}", run.stdout);
+}
+
+#[test]
+fn a_grpc_length_prefix_past_the_data_fails_only_its_client_streaming_call() {
+    // Client-streaming replies are read as they arrive, not from a whole captured body: the
+    // same truncated message must be caught there too (it was counted a good call before).
+    let run = grpc_calls_with_bad_answers("hostile.Echo/Gather", "--stream-messages 2", |stream| {
+        grpc_answer(stream, &grpc_message(0, 100, NOTE), &[("grpc-status", "0")])
+    });
+    let bad = CALLS / BAD_EVERY;
+    // `requests` counts the replies of streaming calls: the bad ones brought none whole.
+    run.assert_nums(&[
+        ("/requests", CALLS - bad),
+        ("/grpc/codes/ok", CALLS),
+        ("/grpc/bad_messages", bad),
+        ("/grpc/missing_status", 0),
+        ("/grpc/messages_sent", 2 * CALLS),
+        ("/grpc/messages_received", CALLS - bad),
+        ("/errors/status", bad),
+        ("/errors/parse", 0),
+    ]);
+}
+
+#[test]
+fn a_grpc_message_flag_of_2_fails_only_its_client_streaming_call() {
+    // Read as it arrives, the flag is refused at once: the call's stream is reset before its
+    // trailers and the connection goes on. It is one failed call, a bad message, and not a
+    // parse error besides (it was counted twice in the run's errors before).
+    let run = grpc_calls_with_bad_answers("hostile.Echo/Gather", "--stream-messages 2", |stream| {
+        grpc_answer(stream, &grpc_message(2, NOTE.len() as u32, NOTE), &[("grpc-status", "0")])
+    });
+    let bad = CALLS / BAD_EVERY;
+    run.assert_nums(&[
+        ("/requests", CALLS - bad),
+        ("/grpc/codes/ok", CALLS - bad),
+        ("/grpc/bad_messages", bad),
+        ("/grpc/missing_status", 0),
+        ("/grpc/messages_received", CALLS - bad),
+        ("/errors/status", bad),
+        ("/errors/parse", 0),
+    ]);
+    assert!(!run.stdout.contains("Socket errors"), "{}", run.stdout);
 }

@@ -55,6 +55,14 @@ pub(super) struct Streams {
     turn: usize,
 }
 
+impl Call {
+    /// What came of the reply's last message when it never came whole: empty when the reply
+    /// ended between messages.
+    pub(super) fn cut_short(&self) -> &[u8] {
+        self.decoder.unfinished()
+    }
+}
+
 impl Streams {
     /// Calls of `slots` slots, sending as `plan` says.
     pub(super) fn new(plan: StreamPlan, slots: usize) -> Streams {

@@ -71,8 +71,15 @@ impl Http2 {
             0 if self.slots[i].status != 0 && call.is_some() => {
                 self.link_opened(host, l);
                 self.count_link_use(host, i);
-                let fields = call.map(|c| c.fields).unwrap_or_default();
-                let trailers = crate::http::response::Captured { headers: fields, body: Vec::new() };
+                // Whole messages were counted as they came; a last one cut short goes to the
+                // judge as the body, so that the call is judged badly framed, as a unary one is.
+                let (headers, body) = call
+                    .map(|c| {
+                        let body = c.cut_short().to_vec();
+                        (c.fields, body)
+                    })
+                    .unwrap_or_default();
+                let trailers = crate::http::response::Captured { headers, body };
                 host.stream_ended(i, self.slots[i].status, &trailers);
             }
             0 if self.slots[i].status != 0 => {
@@ -115,8 +122,12 @@ impl Http2 {
                 self.stream_send(host, i, &outcome);
             }
             Err(()) => {
+                // The call's one failure is its bad messages (a failed call, as a unary call's
+                // are): a parse error besides would count it twice in the run's errors.
                 host.note(Note::GrpcBadFraming);
-                self.h2_fail(host, i, ErrorKind::Parse);
+                self.abandon(host, l, i);
+                self.settle(host);
+                self.flush_link(host, l);
             }
         }
     }
