@@ -62,7 +62,8 @@ counts! {
         /// 200 responses that ended without a `grpc-status`.
         pub missing_status: u64,
         /// OK calls whose messages were not well framed, or (`--check`) did not decode as the
-        /// method's output type.
+        /// method's output type; and streamed calls (client streaming, bidi) reset for a bad
+        /// message flag before any status.
         pub bad_messages: u64,
         /// Request messages sent.
         pub messages_sent: u64,
