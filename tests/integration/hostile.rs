@@ -482,8 +482,8 @@ const CALLS: u64 = 200;
 const BAD_EVERY: u64 = 10;
 
 /// `strain grpc -n 200 -c 2` against a server that answers every tenth call it takes with
-/// `bad` and the others well; returns the run, once it is known to have ended well, with the
-/// server's count of calls taken (exactly the 200).
+/// `bad` and the others well. Asserts what every such run shares (the server took each call
+/// once, on the same two connections; the run ended well) and returns it.
 fn grpc_with_bad_answers(bad: fn(u32) -> Vec<u8>) -> Run {
     grpc_calls_with_bad_answers("hostile.Echo/Say", "", bad)
 }
