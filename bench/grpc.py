@@ -16,7 +16,7 @@ GNU time's ~1 ms), as in bench/rate.py.
 
 Servers (all on 127.0.0.1, all stopped on every way out):
 
-- grpc-go's Greeter and RouteGuide: ``target/go-bin/grpc-servers -proto3``
+- grpc-go's Greeter and RouteGuide: ``target/go-bin/grpc-servers``
   (tests/servers/grpc-go, built by ``bash bench/tools.sh``).  Its admin
   port's ``GET /counts`` (zeroed by ``GET /reset`` before each run) gives
   the calls the server itself saw ending OK: each run's count is checked
@@ -94,7 +94,7 @@ was during the run.  ``--parts`` picks parts; ``--json OUT`` writes the raw
 numbers.
 
 Requirements: ``bash bench/tools.sh`` (ghz v0.120.0 and grpc-servers into
-target/go-bin, protos into target/grpc-protos/proto3), GNU time, taskset,
+target/go-bin, protos into target/grpc-protos), GNU time, taskset,
 a release strain.  Python 3 standard library only.
 
 Example:  python3 bench/grpc.py --json /tmp/grpc.json
@@ -205,7 +205,7 @@ def goal_verdict(value, goal):
 # ---------------------------------------------------------------- servers
 
 class GrpcGo(Server):
-    """taskset -c CPU grpc-servers -proto3 -addr 127.0.0.1:PORT -admin 127.0.0.1:ADMIN"""
+    """taskset -c CPU grpc-servers -addr 127.0.0.1:PORT -admin 127.0.0.1:ADMIN"""
 
     def __init__(self, binary, cpu):
         super().__init__(cpu, "/counts", lambda r: r[0].startswith("HTTP/1.1 200"))
@@ -215,7 +215,7 @@ class GrpcGo(Server):
         self.url = "http://" + self.addr
 
     def argv(self):
-        return ["taskset", "-c", str(self.cpu), self.binary, "-proto3", "-addr", self.addr,
+        return ["taskset", "-c", str(self.cpu), self.binary, "-addr", self.addr,
                 "-admin", "127.0.0.1:%d" % self.admin]
 
     def ready(self):
@@ -550,7 +550,7 @@ def options():
     ap.add_argument("--ghz", default=os.path.join(cli.REPO, "target", "go-bin", "ghz"))
     ap.add_argument("--grpc-servers", default=os.path.join(cli.REPO, "target", "go-bin",
                                                            "grpc-servers"))
-    ap.add_argument("--protos", default=os.path.join(cli.REPO, "target", "grpc-protos", "proto3"),
+    ap.add_argument("--protos", default=os.path.join(cli.REPO, "target", "grpc-protos"),
                     help="directory with helloworld.proto and route_guide.proto")
     ap.add_argument("--parts", default=",".join(PARTS), help="comma-separated subset of "
                     + ", ".join(PARTS))
@@ -595,7 +595,7 @@ def main(stack):
     names = {args.strain: "STRAIN", args.ghz: "GHZ", ECHO_PROTO: "src/grpc/proto/echo.proto",
              os.path.join(args.protos, "helloworld.proto"): "PROTOS/helloworld.proto",
              os.path.join(args.protos, "route_guide.proto"): "PROTOS/route_guide.proto"}
-    cmds = ["taskset -c %d GRPC_SERVERS -proto3 -addr ADDR -admin ADMIN" % args.server_cpu]
+    cmds = ["taskset -c %d GRPC_SERVERS -addr ADDR -admin ADMIN" % args.server_cpu]
     result, runs = {}, {}
     greeter = None
     if set(args.parts) & {"unary", "rate", "memory"}:
@@ -718,7 +718,7 @@ def main(stack):
     result["goals"] = {k: v[0] for k, v in goals.items()}
     rep.para("Goals: %s." % "; ".join("%s: %s" % (k, v[1]) for k, v in goals.items()))
     rep.commands("Commands (GRPC_SERVERS = target/go-bin/grpc-servers, URL = http://ADDR of it, "
-                 "PROTOS = target/grpc-protos/proto3, GHZ = target/go-bin/ghz, STRAIN = %s; "
+                 "PROTOS = target/grpc-protos, GHZ = target/go-bin/ghz, STRAIN = %s; "
                  "each generator under /usr/bin/time -f '%%M %%U "
                  "%%S' -o FILE):" % args.strain, cmds)
     report.finish(args, info, rep.text(), {"summary": result, "runs": runs, "commands": cmds})

@@ -7,9 +7,8 @@
 #   eval "$(bash scripts/grpc-servers.sh)" && cargo test --test main grpc
 #
 # target/grpc-protos holds helloworld.proto and route_guide.proto as the examples module ships
-# them, and servers.protoset, the descriptor set compiled into the server. route_guide.proto is
-# written in edition 2023, so proto3/ holds the same two files and set with route_guide said in
-# proto3 (grpc-servers -proto3, which serves that by reflection too; see schema.go there).
+# them (route_guide.proto is written in edition 2023), and servers.protoset, the descriptor set
+# compiled into the server.
 #
 # scripts/test.sh runs it. Silent on stdout but for the exports; one line on stderr when it
 # builds; the go command's own output only when the build fails. GO names the go command
@@ -25,7 +24,7 @@ protos=target/grpc-protos
 # times change with every checkout, and a stale server would test the wrong thing quietly.
 stamp=$(cd "$src" && cat go.mod go.sum ./*.go | sha256sum | cut -d' ' -f1)
 if [ ! -x "$bin" ] || [ "$(cat "$bin.sha256" 2>/dev/null)" != "$stamp" ] ||
-    [ ! -s "$protos/servers.protoset" ] || [ ! -s "$protos/proto3/servers.protoset" ]; then
+    [ ! -s "$protos/servers.protoset" ]; then
     go=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
     echo "grpc-servers.sh: building $bin (needed by the gRPC tests)" >&2
     mkdir -p "$(dirname "$bin")" "$protos"
@@ -40,8 +39,7 @@ if [ ! -x "$bin" ] || [ "$(cat "$bin.sha256" 2>/dev/null)" != "$stamp" ] ||
     install -m 0644 "$examples/helloworld/helloworld/helloworld.proto" \
         "$examples/route_guide/routeguide/route_guide.proto" "$protos/"
     "$bin.new" -write-protoset "$protos/servers.protoset"
-    mkdir -p "$protos/proto3"
-    "$bin.new" -proto3 -write-protoset "$protos/proto3/servers.protoset" -write-protos "$protos/proto3"
+    rm -rf "$protos/proto3"
     mv "$bin.new" "$bin"
     echo "$stamp" >"$bin.sha256"
 fi

@@ -125,7 +125,7 @@ fn calls(f: &CallFlags, target: &Target, config: &Config) -> Result<(CallPlan, V
         }
         headers.push(Header { name, value: h.value });
     }
-    let check = f.check.then(|| method.output.clone());
+    let check = f.check.then(|| method.checked.clone());
     let streaming = stream_plan(f, &method, &messages)?;
     let server_streams = matches!(method.kind, MethodKind::ServerStreaming | MethodKind::Bidi);
     let mut plan = CallPlan::new(&method.path, &target.host_header(), &headers, messages, check)

@@ -29,7 +29,7 @@ impl std::fmt::Display for Misfit {
 
 /// `json` as a message of type `desc`.
 pub fn message(desc: &MessageDescriptor, json: &Value) -> Result<DynamicMessage, Misfit> {
-    fits(desc, json).map_err(|whole| {
+    let message = fits(desc, json).map_err(|whole| {
         if !is_well_known(desc) && !json.is_object() {
             return Misfit {
                 field: None,
@@ -37,7 +37,52 @@ pub fn message(desc: &MessageDescriptor, json: &Value) -> Result<DynamicMessage,
             };
         }
         locate(desc, json, "").unwrap_or(Misfit { field: None, reason: whole })
-    })
+    })?;
+    match outside_closed_enum(&message, "") {
+        Some(misfit) => Err(misfit),
+        None => Ok(message),
+    }
+}
+
+/// The first enum value in `m` that a closed enum does not have: prost-reflect takes any
+/// number for any enum, but a closed enum's (proto2's, or an edition's `enum_type = CLOSED`)
+/// are only its own values.
+fn outside_closed_enum(m: &DynamicMessage, path: &str) -> Option<Misfit> {
+    for (field, value) in m.fields() {
+        let here =
+            if path.is_empty() { field.json_name().to_string() } else { format!("{path}.{}", field.json_name()) };
+        let found = match value {
+            prost_reflect::Value::List(items) => {
+                items.iter().enumerate().find_map(|(i, v)| outside(&field.kind(), v, &format!("{here}[{i}]")))
+            }
+            prost_reflect::Value::Map(entries) => {
+                let kind = field.kind();
+                let value_kind = kind.as_message().map(|e| e.map_entry_value_field().kind());
+                entries.iter().find_map(|(k, v)| outside(value_kind.as_ref()?, v, &format!("{here}[{k:?}]")))
+            }
+            v => outside(&field.kind(), v, &here),
+        };
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
+fn outside(kind: &Kind, value: &prost_reflect::Value, here: &str) -> Option<Misfit> {
+    match (kind, value) {
+        (Kind::Enum(e), prost_reflect::Value::EnumNumber(n))
+            if e.get_value(*n).is_none() && crate::grpc::editions::enum_is_closed(e) =>
+        {
+            let names: Vec<String> = e.values().map(|v| v.name().to_string()).collect();
+            Some(leaf(
+                here.to_string(),
+                format!("{n} is none of closed enum {}'s values ({})", e.full_name(), names.join(", ")),
+            ))
+        }
+        (Kind::Message(_), prost_reflect::Value::Message(inner)) => outside_closed_enum(inner, here),
+        _ => None,
+    }
 }
 
 fn fits(desc: &MessageDescriptor, json: &Value) -> Result<DynamicMessage, String> {

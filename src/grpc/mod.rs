@@ -2,7 +2,8 @@
 //! prefix) and `grpc-timeout`, [`status`] the status codes carried in the `grpc-status`
 //! trailer, [`answer`] a response judged as a gRPC answer. The schema, settled before any load:
 //! [`schema`] compiles `--proto` files, reads a `--protoset` or a server's reflection answers
-//! into a descriptor pool and finds the called method in it; [`reflect`] asks a server for those
+//! into a descriptor pool (files in protobuf editions lowered by [`editions`]) and finds the
+//! called method in it; [`reflect`] asks a server for those
 //! answers over the protocol whose messages [`reflection`] defines. The requests, also loaded
 //! before any load: [`message`] holds the messages a run sends (from `--data` JSON via [`json`],
 //! JSON lines or delimited binary), each encoded once, or in pieces when its strings hold
@@ -12,6 +13,7 @@
 pub mod answer;
 pub mod call;
 pub mod echo;
+pub mod editions;
 mod encode;
 #[cfg(test)]
 mod fixture;

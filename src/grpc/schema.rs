@@ -4,15 +4,23 @@
 //! picks the called method out of it: its HTTP/2 path, its message types and its streaming kind.
 //!
 //! A protoset and reflection answers are the same thing underneath (serialized
-//! `FileDescriptorProto`s), so both go through [`from_files`], which orders them by their imports
-//! and supplies the well-known types (`google/protobuf/*.proto`) a server or a protoset left out.
+//! `FileDescriptorProto`s), so both go through [`from_files`], which orders them by their imports,
+//! supplies the well-known types (`google/protobuf/*.proto`) a server or a protoset left out, and
+//! lowers files written in protobuf editions ([`editions`]). `.proto` sources in editions are
+//! said in proto2's grammar for protox ([`editions::source`]), compiled, marked as the edition
+//! they were, and go the same way.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
+use std::sync::{Arc, Mutex};
+
 use prost::Message as _;
 use prost_reflect::prost_types::FileDescriptorProto;
-use prost_reflect::{DescriptorPool, MessageDescriptor, MethodDescriptor};
+use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, MethodDescriptor, Value};
+use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver, IncludeFileResolver};
+
+use super::editions::{self, source::Rewritten};
 
 /// Why a schema could not be had, or the called method is not in it (each one line).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -101,18 +109,93 @@ pub fn compile(protos: &[PathBuf], import_paths: &[PathBuf]) -> Result<Descripto
             includes.push(dir);
         }
     }
-    let mut compiler = protox::Compiler::new(&includes).map_err(|e| SchemaError::Compile(one_line(&e)))?;
+    let rewritten = Rewrites::default();
+    let mut resolver = ChainFileResolver::new();
+    for dir in includes {
+        resolver.add(Sources { dir: dir.clone(), inner: IncludeFileResolver::new(dir), rewritten: rewritten.clone() });
+    }
+    resolver.add(GoogleFileResolver::new());
+    let mut compiler = protox::Compiler::with_file_resolver(resolver);
     compiler.include_imports(true);
     for proto in protos {
-        compiler.open_file(proto).map_err(|e| SchemaError::Compile(one_line(&e)))?;
+        compiler.open_file(proto).map_err(|e| SchemaError::Compile(one_line(&e, &rewritten)))?;
     }
-    Ok(compiler.descriptor_pool())
+    let editions = rewritten.0.lock().map(|r| r.clone()).unwrap_or_default();
+    if editions.is_empty() {
+        return Ok(compiler.descriptor_pool());
+    }
+    // The files that were editions are marked so again, and lowered with the rest.
+    let set = FileSet::decode(compiler.encode_file_descriptor_set().as_slice())
+        .map_err(|e| SchemaError::Compile(format!("the compiled schema does not read back: {e}")))?;
+    let mut files = Vec::with_capacity(set.file.len());
+    for bytes in set.file {
+        let name = FileDescriptorProto::decode(bytes.as_slice()).map(|f| f.name().to_string()).unwrap_or_default();
+        match editions.iter().find(|(n, _)| *n == name) {
+            Some((_, r)) => files.push(as_edition(&bytes, &r.edition).map_err(SchemaError::Compile)?),
+            None => files.push(bytes),
+        }
+    }
+    from_files(&files, "--proto")
+}
+
+/// The editions sources read so far, by name, shared by the resolvers and the error reader.
+#[derive(Clone, Default)]
+struct Rewrites(Arc<Mutex<Vec<(String, Rewritten)>>>);
+
+impl Rewrites {
+    fn get(&self, name: &str) -> Option<Rewritten> {
+        self.0.lock().ok()?.iter().find(|(n, _)| n == name).map(|(_, r)| r.clone())
+    }
+}
+
+/// `.proto` files under one include directory: protox's own reader, and for a file it cannot
+/// parse that is written in editions, the file said in proto2's grammar.
+struct Sources {
+    dir: PathBuf,
+    inner: IncludeFileResolver,
+    rewritten: Rewrites,
+}
+
+impl FileResolver for Sources {
+    fn resolve_path(&self, path: &Path) -> Option<String> {
+        self.inner.resolve_path(path)
+    }
+
+    fn open_file(&self, name: &str) -> Result<File, protox::Error> {
+        let failed = match self.inner.open_file(name) {
+            Err(e) if e.is_parse() => e,
+            other => return other,
+        };
+        let Ok(text) = std::fs::read_to_string(self.dir.join(name)) else { return Err(failed) };
+        let Some(rewritten) = editions::source::rewrite(&text) else { return Err(failed) };
+        let file = File::from_source(name, &rewritten.text);
+        if let Ok(mut list) = self.rewritten.0.lock() {
+            list.push((name.to_string(), rewritten));
+        }
+        file
+    }
+}
+
+/// Compiled `bytes` marked as edition `edition` (`2023`, `2024`) again.
+fn as_edition(bytes: &[u8], edition: &str) -> Result<Vec<u8>, String> {
+    let number = match edition {
+        "2023" => 1000,
+        "2024" => 1001,
+        other => return Err(format!("edition \"{other}\": strain reads editions 2023 and 2024")),
+    };
+    let pool = DescriptorPool::global();
+    let desc = pool.get_message_by_name("google.protobuf.FileDescriptorProto").ok_or("no descriptor.proto")?;
+    let mut file = DynamicMessage::decode(desc, bytes).map_err(|e| e.to_string())?;
+    file.set_field_by_name("syntax", Value::String("editions".into()));
+    file.set_field_by_name("edition", Value::EnumNumber(number));
+    Ok(file.encode_to_vec())
 }
 
 /// protox's error as `file.proto:12:5: message` (1-based line and column, as compilers print
 /// them), from the span its diagnostic carries; `file.proto: message` when it has none.
-/// Its `Display` alone has no position, and its `Debug` is not a contract.
-fn one_line(err: &protox::Error) -> String {
+/// Its `Display` alone has no position, and its `Debug` is not a contract. In an editions file
+/// the span is in the text protox read: its column is mapped back to the source's.
+fn one_line(err: &protox::Error, rewritten: &Rewrites) -> String {
     use miette::Diagnostic;
     let mut text = err.to_string();
     let mut cause = std::error::Error::source(err);
@@ -126,11 +209,22 @@ fn one_line(err: &protox::Error) -> String {
         let labels: Vec<_> = labels.collect();
         labels.iter().find(|l| l.primary()).or(labels.last()).cloned()
     });
-    let span = err.source_code().zip(label).and_then(|(src, label)| src.read_span(label.inner(), 0, 0).ok());
+    let span = err.source_code().zip(label.clone()).and_then(|(src, label)| src.read_span(label.inner(), 0, 0).ok());
     let file = span.as_ref().and_then(|s| s.name().map(str::to_owned)).or_else(|| err.file().map(str::to_owned));
-    match (file, span) {
-        (Some(file), Some(span)) => format!("{file}:{}:{}: {text}", span.line() + 1, span.column() + 1),
-        (Some(file), None) if !text.contains(&file) => format!("{file}: {text}"),
+    let rewrite = file.as_deref().and_then(|f| rewritten.get(f));
+    match (&file, span) {
+        (Some(file), Some(span)) => {
+            let column = match (rewrite, &label) {
+                (Some(r), Some(label)) => {
+                    let at = label.offset().min(r.text.len());
+                    let line_start = r.text[..at].rfind('\n').map_or(0, |n| n + 1);
+                    r.original(at).saturating_sub(r.original(line_start))
+                }
+                _ => span.column(),
+            };
+            format!("{file}:{}:{}: {text}", span.line() + 1, column + 1)
+        }
+        (Some(file), None) if !text.contains(file.as_str()) => format!("{file}: {text}"),
         _ => text,
     }
 }
@@ -176,15 +270,18 @@ pub fn from_files(files: &[Vec<u8>], from: &str) -> Result<DescriptorPool, Schem
         if name.is_empty() {
             return Err(fail(format!("file {} has no name", i + 1)));
         }
-        // prost-reflect 0.16 reads proto2 and proto3 only (an editions file makes it panic).
-        if !matches!(file.syntax(), "" | "proto2" | "proto3") {
-            return Err(fail(format!(
-                "{name} is written in protobuf {} (syntax \"{}\"), which strain does not read yet: give a proto2 or proto3 schema with --proto or --protoset",
-                if file.syntax() == "editions" { "editions" } else { "syntax" },
-                file.syntax()
-            )));
-        }
-        known.entry(name).or_insert_with(|| (file, bytes.clone()));
+        // prost-reflect 0.16 reads proto2 and proto3 only (an editions file makes it panic):
+        // editions are lowered to their equivalent first.
+        let (file, bytes) = match file.syntax() {
+            "" | "proto2" | "proto3" => (file, bytes.clone()),
+            "editions" => {
+                let lowered = editions::lower(bytes).map_err(|e| fail(format!("{name}: {e}")))?;
+                let file = FileDescriptorProto::decode(lowered.as_slice()).map_err(|e| fail(format!("{name}: {e}")))?;
+                (file, lowered)
+            }
+            other => return Err(fail(format!("{name} has syntax \"{other}\", which is not protobuf's"))),
+        };
+        known.entry(name).or_insert_with(|| (file, bytes));
     }
     let wkt = DescriptorPool::global();
     let names: Vec<String> = known.keys().cloned().collect();
@@ -284,6 +381,9 @@ pub struct Method {
     pub input: MessageDescriptor,
     /// The response message type.
     pub output: MessageDescriptor,
+    /// The response message type as `--check` decodes it (strings that need not be UTF-8 as
+    /// bytes: see [`editions::checked`]).
+    pub checked: MessageDescriptor,
     /// Which side streams.
     pub kind: MethodKind,
 }
@@ -300,6 +400,7 @@ impl Method {
             path: format!("/{}/{}", m.parent_service().full_name(), m.name()),
             input: m.input(),
             output: m.output(),
+            checked: editions::checked(&m.output()),
             kind,
         }
     }

@@ -3,10 +3,10 @@
 //! over h2c and TLS, paced with corrected latency through a stall; and bad input is one line,
 //! exit 2, with nothing sent.
 //!
-//! The schema is the proto3 copy of the examples' files (`proto3_dir`): route_guide.proto as
-//! grpc-go ships it is edition 2023, which strain's schema library does not read yet.
+//! The schema is the examples' files as grpc-go ships them (route_guide.proto in edition 2023),
+//! through `--proto`, `--protoset` and reflection (v1, and v1alpha alone as older servers have).
 
-use crate::grpc_servers::{count, method, proto3_dir, proto3_protoset, GoGrpc};
+use crate::grpc_servers::{count, method, protos_dir, protoset, GoGrpc};
 use crate::harness::{args, exclusive, schema, strain, strain_raw, temp_file, Run};
 
 const SAY_HELLO: &str = "/helloworld.Greeter/SayHello";
@@ -14,10 +14,10 @@ const ROUTE_CHAT: &str = "/routeguide.RouteGuide/RouteChat";
 const RECORD_ROUTE: &str = "/routeguide.RouteGuide/RecordRoute";
 const LIST_FEATURES: &str = "/routeguide.RouteGuide/ListFeatures";
 
-/// The proto3 file that declares `call`'s service.
+/// The file that declares `call`'s service, as grpc-go ships it.
 fn proto_of(call: &str) -> String {
     let file = if call.starts_with("helloworld.") { "helloworld.proto" } else { "route_guide.proto" };
-    proto3_dir().join(file).display().to_string()
+    protos_dir().join(file).display().to_string()
 }
 
 /// The URL strain loads `server` at: h2c, or TLS when the server was started `-self-signed`.
@@ -248,7 +248,7 @@ fn route_chat_with(server: &GoGrpc, schema: &[&str]) -> Run {
 fn proto_and_protoset_give_the_same_run() {
     let server = GoGrpc::start(&[]);
     let proto = proto_of("routeguide.RouteGuide/RouteChat");
-    let protoset = proto3_protoset().display().to_string();
+    let protoset = protoset().display().to_string();
     let from_proto = route_chat_with(&server, &["--proto", &proto]);
     let from_set = route_chat_with(&server, &["--protoset", &protoset]);
     // The same messages encoded the same way: every figure of the grpc section, byte counts
@@ -267,29 +267,75 @@ fn proto_and_protoset_give_the_same_run() {
 
 #[test]
 fn reflection_gives_the_same_run_as_a_proto() {
-    // -proto3: reflection describes route_guide in proto3, as strain's schema library reads.
-    let server = GoGrpc::start(&["-proto3"]);
-    let proto = proto_of("routeguide.RouteGuide/RouteChat");
-    let from_proto = route_chat_with(&server, &["--proto", &proto]);
-    let from_reflection = route_chat_with(&server, &[]);
-    // The counts: the time to the first message is a measurement, not a count.
-    let grpc = |run: &Run| {
-        let mut g = run.json.as_ref().unwrap()["grpc"].clone();
-        g.as_object_mut().unwrap().remove("first_message_us");
-        g
-    };
-    assert_eq!(grpc(&from_proto), grpc(&from_reflection));
-    let counts = server.counts();
-    assert!(count(&counts, "/reflection/calls") >= 1, "the schema came by reflection: {counts}");
-    // Reflection's calls are apart: the service's figures are the load's alone.
-    assert_served(&server, ROUTE_CHAT, &[("/calls", 20), ("/received", 60), ("/sent", 60)]);
+    // Reflection in each version a server may speak: both (grpc-go's default), and v1alpha
+    // alone, as older servers have. route_guide comes as grpc-go describes it: edition 2023.
+    for versions in ["both", "v1alpha"] {
+        let server = GoGrpc::start(&["-reflection", versions]);
+        let proto = proto_of("routeguide.RouteGuide/RouteChat");
+        let from_proto = route_chat_with(&server, &["--proto", &proto]);
+        let from_reflection = route_chat_with(&server, &[]);
+        // The counts: the time to the first message is a measurement, not a count.
+        let grpc = |run: &Run| {
+            let mut g = run.json.as_ref().unwrap()["grpc"].clone();
+            g.as_object_mut().unwrap().remove("first_message_us");
+            g
+        };
+        assert_eq!(grpc(&from_proto), grpc(&from_reflection), "{versions}");
+        let counts = server.counts();
+        assert!(count(&counts, "/reflection/calls") >= 1, "the schema came by reflection: {counts}");
+        let asked = if versions == "v1alpha" {
+            "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"
+        } else {
+            "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
+        };
+        assert!(count(&counts["reflection"]["methods"][asked], "/calls") >= 1, "{versions}: {counts}");
+        // Reflection's calls are apart: the service's figures are the load's alone.
+        assert_served(&server, ROUTE_CHAT, &[("/calls", 20), ("/received", 60), ("/sent", 60)]);
+    }
 
     // The brief's form: a unary method with no schema flag at all.
-    server.reset();
+    let server = GoGrpc::start(&[]);
     let hello =
         strain_raw(&["grpc", "--call", "helloworld.Greeter/SayHello", "-n", "100", "-c", "2", &url(&server, false)]);
     assert_eq!(hello.code, 0, "{}\n{}", hello.stdout, hello.stderr);
     assert_served(&server, SAY_HELLO, &[("/calls", 100), ("/codes/OK", 100)]);
+}
+
+#[test]
+fn every_kind_of_call_on_the_editions_route_guide_by_reflection() {
+    // Issue 40: grpc-go's route_guide in edition 2023, its schema by reflection alone: unary,
+    // server-streaming, client-streaming and bidi calls, and the messages each way equal what
+    // the server counted.
+    let server = GoGrpc::start(&[]);
+    let target = url(&server, false);
+    let run = |call: &str, data: &str, line: &str| {
+        let mut a = vec!["grpc", "--call", call, "-D", data];
+        a.extend(args(line));
+        a.push(&target);
+        let run = strain(&a);
+        assert_eq!(run.code, 0, "{call}: {}\n{}", run.stdout, run.stderr);
+        run
+    };
+    let point = r#"{"latitude": 3, "longitude": 4}"#;
+    let unary = run("routeguide.RouteGuide/GetFeature", point, "-n 200 -c 2");
+    unary.assert_nums(&[("/grpc/codes/ok", 200), ("/grpc/messages_sent", 200), ("/grpc/messages_received", 200)]);
+    assert_served(&server, "/routeguide.RouteGuide/GetFeature", &[("/calls", 200), ("/received", 200), ("/sent", 200)]);
+    server.reset();
+    let rect = r#"{"lo": {"latitude": 400000000, "longitude": -750000000}, "hi": {"latitude": 402000000, "longitude": -748000000}}"#;
+    let listed = run("routeguide.RouteGuide/ListFeatures", rect, "-n 20 -c 2");
+    let each = features_within(10, (400_000_000, -750_000_000), (402_000_000, -748_000_000));
+    assert_eq!(each, 9);
+    listed.assert_nums(&[("/grpc/codes/ok", 20), ("/grpc/messages_received", 20 * each)]);
+    assert_served(&server, LIST_FEATURES, &[("/calls", 20), ("/received", 20), ("/sent", 20 * each)]);
+    server.reset();
+    let recorded = run("routeguide.RouteGuide/RecordRoute", point, "--stream-messages 5 -n 20 -c 2");
+    recorded.assert_nums(&[("/grpc/codes/ok", 20), ("/grpc/messages_sent", 100), ("/grpc/messages_received", 20)]);
+    assert_served(&server, RECORD_ROUTE, &[("/calls", 20), ("/received", 100), ("/sent", 20)]);
+    server.reset();
+    let note = r#"{"location": {"latitude": 1, "longitude": 2}, "message": "hi"}"#;
+    let chat = run("routeguide.RouteGuide/RouteChat", note, "--stream-messages 3 -n 10 -c 2");
+    chat.assert_nums(&[("/grpc/codes/ok", 10), ("/grpc/messages_sent", 30), ("/grpc/messages_received", 30)]);
+    assert_served(&server, ROUTE_CHAT, &[("/calls", 10), ("/received", 30), ("/sent", 30)]);
 }
 
 #[test]

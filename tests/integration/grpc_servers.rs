@@ -44,17 +44,6 @@ pub fn protoset() -> PathBuf {
     protos_dir().join("servers.protoset")
 }
 
-/// helloworld.proto and route_guide.proto with route_guide said in proto3, as a server started
-/// with `-proto3` describes it by reflection; the same messages on the wire.
-pub fn proto3_dir() -> PathBuf {
-    protos_dir().join("proto3")
-}
-
-/// The descriptor set of [`proto3_dir`]'s files.
-pub fn proto3_protoset() -> PathBuf {
-    proto3_dir().join("servers.protoset")
-}
-
 /// A grpc-servers process.
 pub struct GoGrpc {
     child: Child,
@@ -191,19 +180,20 @@ fn the_go_servers_start_and_count() {
     assert_eq!(count(method(&counts, "/helloworld.Greeter/SayHello"), "/calls"), 0);
     server.reset();
 
-    for path in [protoset(), proto3_protoset()] {
-        let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-        assert!(len > 0, "{} is missing or empty", path.display());
+    for file in ["helloworld.proto", "route_guide.proto"] {
+        assert!(protos_dir().join(file).exists(), "{} has no {file}", protos_dir().display());
     }
-    for dir in [protos_dir(), proto3_dir()] {
-        for file in ["helloworld.proto", "route_guide.proto"] {
-            assert!(dir.join(file).exists(), "{} has no {file}", dir.display());
-        }
+    // route_guide as grpc-go ships it, in edition 2023: its descriptor set and its source
+    // read as the same services.
+    let route_guide = std::fs::read_to_string(protos_dir().join("route_guide.proto")).unwrap();
+    assert!(route_guide.contains("edition = \"2023\";"), "route_guide.proto is no longer in editions");
+    let from_set = strain::grpc::schema::from_protoset(&protoset()).unwrap();
+    let from_source = strain::grpc::schema::compile(&[protos_dir().join("route_guide.proto")], &[]).unwrap();
+    for pool in [&from_set, &from_source] {
+        let route = pool.get_service_by_name("routeguide.RouteGuide").expect("RouteGuide");
+        assert_eq!(route.methods().count(), 4);
     }
-    // The proto3 view is there for strain's schema readers, which do not read editions yet.
-    let pool = prost_reflect::DescriptorPool::decode(std::fs::read(proto3_protoset()).unwrap().as_slice()).unwrap();
-    let services: Vec<String> = pool.services().map(|s| s.full_name().to_string()).collect();
-    assert_eq!(services, ["helloworld.Greeter", "routeguide.RouteGuide"]);
+    assert_eq!(strain::grpc::schema::services(&from_set), ["helloworld.Greeter", "routeguide.RouteGuide"]);
 
     server.hang_up();
     assert_eq!(server.stderr_text(), "");

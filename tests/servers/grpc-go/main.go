@@ -22,9 +22,8 @@
 // until its standard input, when that is a pipe, closes: a test that dies closes the pipe,
 // so no server outlives it.
 //
-// -write-protoset FILE and -write-protos DIR write the services' schema (a descriptor set,
-// .proto sources) and exit; -proto3 describes route_guide in proto3 there and by reflection
-// (see schema.go for why).
+// -write-protoset FILE writes the services' schema (a descriptor set) and exits; -reflection
+// serves reflection v1, v1alpha or both (the default, as grpc-go's reflection.Register does).
 package main
 
 import (
@@ -60,9 +59,8 @@ type options struct {
 	stallFor        time.Duration
 	maxStreams      uint
 	gridSide        int
-	proto3          bool
+	reflection      string
 	writeProtoset   string
-	writeProtos     string
 }
 
 func main() {
@@ -76,9 +74,8 @@ func main() {
 	flag.DurationVar(&o.stallFor, "stall-for", 0, "length of the stall window")
 	flag.UintVar(&o.maxStreams, "max-streams", 0, "SETTINGS_MAX_CONCURRENT_STREAMS per connection (0: grpc-go's default)")
 	flag.IntVar(&o.gridSide, "grid", 10, "RouteGuide's features form a grid of this many by this many")
-	flag.BoolVar(&o.proto3, "proto3", false, "describe route_guide (edition 2023) as the equivalent proto3 file, by reflection and in what -write-* writes")
+	flag.StringVar(&o.reflection, "reflection", "both", "reflection versions served: both, v1 or v1alpha")
 	flag.StringVar(&o.writeProtoset, "write-protoset", "", "write a FileDescriptorSet of the served services to this file and exit")
-	flag.StringVar(&o.writeProtos, "write-protos", "", "write the served services' proto3 sources into this directory and exit (needs -proto3)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "grpc-servers: %v\n", err)
@@ -90,8 +87,8 @@ func run(o options) error {
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
 	}
-	if o.writeProtoset != "" || o.writeProtos != "" {
-		return writeSchema(o)
+	if o.writeProtoset != "" {
+		return writeProtoset(o.writeProtoset, servedFiles())
 	}
 	if (o.stallAfter > 0) != (o.stallFor > 0) {
 		return errors.New("-stall-after and -stall-for go together")
@@ -123,7 +120,7 @@ func run(o options) error {
 	server := grpc.NewServer(serverOpts...)
 	helloworld.RegisterGreeterServer(server, greeter{})
 	routeguide.RegisterRouteGuideServer(server, newRouteGuide(o.gridSide))
-	if err := registerReflection(server, o.proto3); err != nil {
+	if err := registerReflection(server, o.reflection); err != nil {
 		return err
 	}
 
@@ -169,22 +166,6 @@ func run(o options) error {
 	}
 	_ = admin.Close()
 	return err
-}
-
-func writeSchema(o options) error {
-	files, err := servedFiles(o.proto3)
-	if err != nil {
-		return err
-	}
-	if o.writeProtoset != "" {
-		if err := writeProtoset(o.writeProtoset, files); err != nil {
-			return err
-		}
-	}
-	if o.writeProtos != "" {
-		return writeProtos(o.writeProtos, files)
-	}
-	return nil
 }
 
 func transportCredentials(o options) (credentials.TransportCredentials, error) {
