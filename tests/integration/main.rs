@@ -47,5 +47,5 @@ mod signals;
 mod thresholds;
 mod tls;
 mod websocket;
-mod ws_servers;
 mod wrk_scripts;
+mod ws_servers;
