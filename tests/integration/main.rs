@@ -40,6 +40,7 @@ mod rate;
 mod replay;
 mod report;
 mod requests;
+mod roster;
 mod script;
 mod segments;
 mod series;

@@ -1,0 +1,744 @@
+//! Issue 40, point 4: strain against a roster of real HTTP servers, each with its default
+//! settings (beyond a loopback port, an access log and a small static site): nginx, Apache httpd
+//! (event MPM), Caddy, HAProxy (in front of `strain origin`), h2o, Node's `http` and `http2`
+//! (tests/servers/node-http) and Go's `net/http` (tests/servers/go-http, built by
+//! scripts/roster-servers.sh). Every protocol a server speaks (HTTP/1.1, h2 by ALPN, h2c, and
+//! HTTP/3 on Caddy) runs strain's main modes (closed loop, `-R`, `-n`, `--targets` with HEAD,
+//! a POST, 204, 304, chunked and `Connection: close` answers), and strain's counts must equal
+//! the server's own access log, status by status, with no error. Then what each server does
+//! its own way: keep-alive limits (nginx's 1,000 with a GOAWAY on h2, Apache's 100), Node's
+//! 5-second idle timeout under a low rate, a stream limit below `-m`, and `100 Continue`.
+//! docs/COMPATIBILITY.md is the matrix these tests keep.
+
+use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::harness::{args, free_port, self_signed, signal_group, strain, wait_listening, Origin, Run};
+
+/// The static file's modification time (2017-07-14 02:40:00 UTC), fixed so that every server
+/// answers 304 to this `If-Modified-Since`: nginx wants the exact date by default.
+const MODIFIED_S: u64 = 1_500_000_000;
+const IF_MODIFIED: &str = "If-Modified-Since: Fri, 14 Jul 2017 02:40:00 GMT";
+
+/// One line of a server's access log.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Entry {
+    status: u16,
+    method: String,
+    path: String,
+    /// `HTTP/1.1`, `HTTP/2` or `HTTP/3`, however the server spells it.
+    proto: String,
+}
+
+/// How a server writes its access log.
+#[derive(Clone, Copy)]
+enum LogFormat {
+    /// `STATUS METHOD PATH PROTO`, the format each server here is told to write.
+    Words,
+    /// Caddy's JSON lines.
+    CaddyJson,
+}
+
+/// The protocols strain speaks to a server.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Proto {
+    H1,
+    /// h2 chosen by ALPN over TLS.
+    H2,
+    /// h2c with prior knowledge.
+    H2c,
+    H3,
+}
+
+impl Proto {
+    fn flags(self) -> &'static str {
+        match self {
+            Proto::H1 => "",
+            Proto::H2 => "--http2 -k",
+            Proto::H2c => "--http2",
+            Proto::H3 => "--http3 -k",
+        }
+    }
+
+    fn logged(self) -> &'static str {
+        match self {
+            Proto::H1 => "HTTP/1.1",
+            Proto::H2 | Proto::H2c => "HTTP/2",
+            Proto::H3 => "HTTP/3",
+        }
+    }
+}
+
+/// The paths of a server's site, each answering one way.
+struct Site {
+    /// The small static file (HAProxy: the origin's fixed body).
+    index: &'static str,
+    /// A path and header that give a 304.
+    not_modified: (&'static str, &'static str),
+    /// A path answered without a length (chunked over HTTP/1.1), and the header that asks it.
+    chunked: (&'static str, &'static str),
+    /// A path answered with `Connection: close` over HTTP/1.1, where the server can be told to.
+    close: Option<&'static str>,
+    /// A path answered 204.
+    no_content: &'static str,
+    /// A path that takes a POST's body (and answers `100 Continue` to a client that waits, on
+    /// the servers that read it).
+    post: &'static str,
+}
+
+/// The site every server but HAProxy serves (from files, or as files would be).
+const FILES: Site = Site {
+    index: "/index.html",
+    not_modified: ("/index.html", IF_MODIFIED),
+    chunked: ("/chunked.txt", "Accept-Encoding: gzip"),
+    close: Some("/close"),
+    no_content: "/nocontent",
+    post: "/post",
+};
+
+/// A real server on loopback, in its own process group, killed with it on drop.
+struct Server {
+    name: &'static str,
+    child: Child,
+    dir: tempfile::TempDir,
+    log: PathBuf,
+    format: LogFormat,
+    /// Base URLs (scheme, host and port) of each protocol the server speaks.
+    bases: Vec<(Proto, String)>,
+    site: Site,
+    /// HAProxy's origin, stopped after it.
+    origin: Option<Origin>,
+}
+
+/// A new temporary directory the servers' unprivileged workers can read (nginx, Apache and h2o
+/// drop root), with the static site in `www`: `index.html` and `close` (13 bytes, modified at
+/// [`MODIFIED_S`]) and `chunked.txt` (64 KiB of hex digits: compressed, it still spans several
+/// of Apache's buffers, so none of the servers knows its length up front).
+fn site_dir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let www = dir.path().join("www");
+    std::fs::create_dir(&www).unwrap();
+    let modified = SystemTime::UNIX_EPOCH + Duration::from_secs(MODIFIED_S);
+    for name in ["index.html", "close"] {
+        std::fs::write(www.join(name), "hello roster\n").unwrap();
+        std::fs::File::options().write(true).open(www.join(name)).unwrap().set_modified(modified).unwrap();
+    }
+    let mut x: u64 = 40;
+    let text: String = (0..65_536)
+        .map(|i| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            if i % 64 == 63 {
+                '\n'
+            } else {
+                char::from_digit(((x >> 33) % 16) as u32, 16).unwrap()
+            }
+        })
+        .collect();
+    std::fs::write(www.join("chunked.txt"), text).unwrap();
+    dir
+}
+
+/// Starts `command` in its own process group, its chatter into `server.out` in `dir`.
+fn spawn(command: &mut Command, dir: &Path) -> Child {
+    let out = std::fs::File::create(dir.join("server.out")).unwrap();
+    command
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"))
+}
+
+fn listening(ports: &[u16]) {
+    for &port in ports {
+        wait_listening(([127, 0, 0, 1], port).into());
+    }
+}
+
+fn base(scheme: &str, port: u16) -> String {
+    format!("{scheme}://127.0.0.1:{port}")
+}
+
+impl Server {
+    fn nginx() -> Server {
+        let dir = site_dir();
+        let d = dir.path().display().to_string();
+        let (cert, key) = self_signed(dir.path(), &["127.0.0.1", "localhost"]);
+        let [h1, tls, h2c, streams8] = [free_port(), free_port(), free_port(), free_port()];
+        let site = "root www; \
+             location = /nocontent { return 204; } \
+             location = /post { return 200 \"posted\\n\"; } \
+             location = /close { keepalive_timeout 0; } \
+             location = /chunked.txt { gzip on; gzip_types text/plain; }";
+        let conf = format!(
+            "pid {d}/nginx.pid; error_log {d}/error.log;\n\
+             events {{ }}\n\
+             http {{\n\
+               client_body_temp_path {d}/b; proxy_temp_path {d}/p; fastcgi_temp_path {d}/f;\n\
+               uwsgi_temp_path {d}/u; scgi_temp_path {d}/s;\n\
+               types {{ text/html html; text/plain txt; }}\n\
+               log_format roster '$status $request_method $request_uri $server_protocol';\n\
+               access_log {d}/access.log roster;\n\
+               server {{ listen 127.0.0.1:{h1}; {site} }}\n\
+               server {{ listen 127.0.0.1:{tls} ssl http2; ssl_certificate {cert}; ssl_certificate_key {key}; {site} }}\n\
+               server {{ listen 127.0.0.1:{h2c} http2; {site} }}\n\
+               server {{ listen 127.0.0.1:{streams8} http2; http2_max_concurrent_streams 8; {site} }}\n\
+             }}\n"
+        );
+        std::fs::write(dir.path().join("nginx.conf"), conf).unwrap();
+        let child = spawn(
+            Command::new("nginx").args(["-p", &format!("{d}/"), "-e", &format!("{d}/error.log")]).args([
+                "-c",
+                &format!("{d}/nginx.conf"),
+                "-g",
+                "daemon off;",
+            ]),
+            dir.path(),
+        );
+        listening(&[h1, tls, h2c, streams8]);
+        Server {
+            name: "nginx",
+            child,
+            log: dir.path().join("access.log"),
+            dir,
+            format: LogFormat::Words,
+            bases: vec![
+                (Proto::H1, base("http", h1)),
+                (Proto::H2, base("https", tls)),
+                (Proto::H2c, base("http", h2c)),
+                // The last is the one that allows 8 streams at once (see `streams_above_the_limit`).
+                (Proto::H2c, base("http", streams8)),
+            ],
+            site: FILES,
+            origin: None,
+        }
+    }
+
+    fn apache() -> Server {
+        let dir = site_dir();
+        let d = dir.path().display().to_string();
+        let (cert, key) = self_signed(dir.path(), &["127.0.0.1", "localhost"]);
+        let [h1, tls] = [free_port(), free_port()];
+        let modules: String = [
+            "mpm_event",
+            "authz_core",
+            "mime",
+            "dir",
+            "http2",
+            "ssl",
+            "socache_shmcb",
+            "rewrite",
+            "setenvif",
+            "filter",
+            "deflate",
+            "reflector",
+        ]
+        .iter()
+        .map(|m| format!("LoadModule {m}_module /usr/lib/apache2/modules/mod_{m}.so\n"))
+        .collect();
+        // h2c and h2 are off unless named in Protocols; everything else is Apache's default
+        // (KeepAlive On, MaxKeepAliveRequests 100, KeepAliveTimeout 5).
+        let conf = format!(
+            "ServerRoot {d}\nServerName localhost\nPidFile {d}/httpd.pid\nErrorLog {d}/error.log\n\
+             Mutex file:{d}\nUser www-data\nGroup www-data\n{modules}\
+             TypesConfig /etc/mime.types\n\
+             Listen 127.0.0.1:{h1}\nListen 127.0.0.1:{tls}\n\
+             DocumentRoot {d}/www\nProtocols h2c http/1.1\n\
+             LogFormat \"%>s %m %U %H\" roster\nCustomLog {d}/access.log roster\n\
+             SetEnvIf Request_URI ^/close$ nokeepalive\n\
+             RewriteEngine on\nRewriteRule ^/nocontent$ - [R=204]\n\
+             <Files chunked.txt>\n  SetOutputFilter DEFLATE\n</Files>\n\
+             <Location /post>\n  SetHandler reflector\n</Location>\n\
+             <VirtualHost 127.0.0.1:{tls}>\n  SSLEngine on\n  SSLCertificateFile {cert}\n  \
+             SSLCertificateKeyFile {key}\n  Protocols h2 http/1.1\n  \
+             RewriteEngine on\n  RewriteRule ^/nocontent$ - [R=204]\n</VirtualHost>\n"
+        );
+        std::fs::write(dir.path().join("httpd.conf"), conf).unwrap();
+        let child = spawn(Command::new("apache2").args(["-f", &format!("{d}/httpd.conf"), "-DFOREGROUND"]), dir.path());
+        listening(&[h1, tls]);
+        Server {
+            name: "apache",
+            child,
+            log: dir.path().join("access.log"),
+            dir,
+            format: LogFormat::Words,
+            bases: vec![(Proto::H1, base("http", h1)), (Proto::H2, base("https", tls)), (Proto::H2c, base("http", h1))],
+            site: FILES,
+            origin: None,
+        }
+    }
+
+    fn caddy() -> Server {
+        let dir = site_dir();
+        let d = dir.path().display().to_string();
+        let (cert, key) = self_signed(dir.path(), &["localhost", "127.0.0.1"]);
+        let [h1, tls] = [free_port(), free_port()];
+        // h2c is off unless named; its QUIC side picks a certificate by SNI, which strain sends
+        // for a host name only, hence `localhost` in the HTTP/3 URL.
+        let config = format!(
+            "{{\n\tadmin off\n\tauto_https off\n\tdefault_sni localhost\n\tservers {{\n\t\tprotocols h1 h2 h2c h3\n\t}}\n}}\n\
+             (site) {{\n\tbind 127.0.0.1\n\troot * {d}/www\n\theader /close Connection close\n\
+             \trespond /nocontent 204\n\trespond /post \"posted\" 200\n\tencode gzip\n\tfile_server\n\
+             \tlog {{\n\t\toutput file {d}/access.log\n\t\tformat json\n\t}}\n}}\n\
+             http://127.0.0.1:{h1} {{\n\timport site\n}}\n\
+             https://localhost:{tls}, https://127.0.0.1:{tls} {{\n\ttls {cert} {key}\n\timport site\n}}\n"
+        );
+        std::fs::write(dir.path().join("Caddyfile"), config).unwrap();
+        let child = spawn(
+            Command::new("caddy")
+                .args(["run", "--adapter", "caddyfile", "--config", &format!("{d}/Caddyfile")])
+                .env("HOME", dir.path())
+                .env("XDG_DATA_HOME", dir.path())
+                .env("XDG_CONFIG_HOME", dir.path()),
+            dir.path(),
+        );
+        listening(&[h1, tls]);
+        // HTTP/3 is served once the whole configuration is.
+        let start = Instant::now();
+        let said = || std::fs::read_to_string(dir.path().join("server.out")).unwrap_or_default();
+        while !said().contains("serving initial configuration") {
+            assert!(start.elapsed() < Duration::from_secs(10), "caddy did not start: {}", said());
+            thread::sleep(Duration::from_millis(20));
+        }
+        Server {
+            name: "caddy",
+            child,
+            log: dir.path().join("access.log"),
+            dir,
+            format: LogFormat::CaddyJson,
+            bases: vec![
+                (Proto::H1, base("http", h1)),
+                (Proto::H2, base("https", tls)),
+                (Proto::H2c, base("http", h1)),
+                (Proto::H3, format!("https://localhost:{tls}")),
+            ],
+            site: FILES,
+            origin: None,
+        }
+    }
+
+    fn haproxy() -> Server {
+        // A conditional request for a document gets 304 half the time unless told always.
+        let origin = Origin::start(&["-t", "1", "--ims-not-modified", "1"]);
+        let dir = site_dir();
+        let d = dir.path().display().to_string();
+        let (cert, key) = self_signed(dir.path(), &["127.0.0.1", "localhost"]);
+        let pem = format!("{d}/both.pem");
+        let both = std::fs::read_to_string(&cert).unwrap() + &std::fs::read_to_string(&key).unwrap();
+        std::fs::write(&pem, both).unwrap();
+        let [h1, tls] = [free_port(), free_port()];
+        // HAProxy logs through syslog unless told `stdout` (into server.out here); its clear
+        // frontend takes h2c by the preface on its own. `timeout`s are required settings, and
+        // `dontlognull` (in Debian's own haproxy.cfg) keeps connections that sent nothing, as
+        // the probe that waits for the port, out of the log. Its stats socket says how many
+        // lines its logger dropped (see `dropped_logs`).
+        let conf = format!(
+            "global\n  log stdout format raw local0\n  stats socket {d}/stats.sock\n\
+             defaults\n  mode http\n  log global\n  option dontlognull\n  log-format \"%ST %HM %HP %HV\"\n\
+               timeout connect 5s\n  timeout client 30s\n  timeout server 30s\n\
+             frontend site\n  bind 127.0.0.1:{h1}\n  bind 127.0.0.1:{tls} ssl crt {pem} alpn h2,http/1.1\n\
+               http-request return status 204 if {{ path /nocontent }}\n\
+               http-request set-var(txn.close) bool(true) if {{ path /close }}\n\
+               http-after-response set-header Connection close if {{ var(txn.close) -m bool }}\n\
+               compression algo gzip\n  compression type text/plain\n\
+               default_backend origin\n\
+             backend origin\n  server origin {}\n",
+            origin.addr
+        );
+        std::fs::write(dir.path().join("haproxy.cfg"), conf).unwrap();
+        let child = spawn(Command::new("haproxy").args(["-f", &format!("{d}/haproxy.cfg"), "-db"]), dir.path());
+        listening(&[h1, tls]);
+        Server {
+            name: "haproxy",
+            child,
+            log: dir.path().join("server.out"),
+            dir,
+            format: LogFormat::Words,
+            bases: vec![(Proto::H1, base("http", h1)), (Proto::H2, base("https", tls)), (Proto::H2c, base("http", h1))],
+            site: Site {
+                index: "/",
+                // The origin's documents carry an ETag; `/close` and `/post` get its fixed body.
+                not_modified: ("/d/1/100", "If-None-Match: \"1-100\""),
+                chunked: ("/chunked", "Accept-Encoding: gzip"),
+                ..FILES
+            },
+            origin: Some(origin),
+        }
+    }
+
+    fn h2o() -> Server {
+        let dir = site_dir();
+        let d = dir.path().display().to_string();
+        let (cert, key) = self_signed(dir.path(), &["127.0.0.1", "localhost"]);
+        let [h1, tls] = [free_port(), free_port()];
+        // h2o's file handler takes no POST and makes no 204: its mruby handlers do. No OCSP
+        // stapling for a self-signed certificate.
+        let conf = format!(
+            "listen:\n  host: 127.0.0.1\n  port: {h1}\n\
+             listen:\n  host: 127.0.0.1\n  port: {tls}\n  ssl:\n    certificate-file: {cert}\n    key-file: {key}\n    ocsp-update-interval: 0\n\
+             error-log: {d}/error.log\n\
+             access-log:\n  path: {d}/access.log\n  format: \"%s %m %U %H\"\n\
+             hosts:\n  default:\n    paths:\n\
+             \x20     /nocontent:\n        mruby.handler: |\n          Proc.new do |env| [204, {{}}, []] end\n\
+             \x20     /post:\n        mruby.handler: |\n          Proc.new do |env| [200, {{}}, [env[\"rack.input\"].read]] end\n\
+             \x20     /chunked.txt:\n        file.file: {d}/www/chunked.txt\n        compress: ON\n\
+             \x20     /:\n        file.dir: {d}/www\n"
+        );
+        std::fs::write(dir.path().join("h2o.conf"), conf).unwrap();
+        let child = spawn(Command::new("h2o").args(["-c", &format!("{d}/h2o.conf")]), dir.path());
+        listening(&[h1, tls]);
+        Server {
+            name: "h2o",
+            child,
+            log: dir.path().join("access.log"),
+            dir,
+            format: LogFormat::Words,
+            bases: vec![(Proto::H1, base("http", h1)), (Proto::H2, base("https", tls)), (Proto::H2c, base("http", h1))],
+            site: Site { close: None, ..FILES },
+            origin: None,
+        }
+    }
+
+    fn node() -> Server {
+        let dir = site_dir();
+        let d = dir.path().display().to_string();
+        let (cert, key) = self_signed(dir.path(), &["127.0.0.1", "localhost"]);
+        let [h1, h2c, tls] = [free_port(), free_port(), free_port()];
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/node-http/server.js");
+        let ports = [h1, h2c, tls].map(|p| p.to_string());
+        let child = spawn(
+            Command::new("node").arg(script).args(&ports).args([&cert, &key, &format!("{d}/access.log")]),
+            dir.path(),
+        );
+        listening(&[h1, h2c, tls]);
+        Server {
+            name: "node",
+            child,
+            log: dir.path().join("access.log"),
+            dir,
+            format: LogFormat::Words,
+            bases: vec![
+                (Proto::H1, base("http", h1)),
+                (Proto::H2, base("https", tls)),
+                (Proto::H2c, base("http", h2c)),
+            ],
+            site: Site { chunked: ("/chunked", ""), ..FILES },
+            origin: None,
+        }
+    }
+
+    fn go() -> Server {
+        let bin = std::env::var("STRAIN_TEST_GO_HTTP").ok().filter(|p| Path::new(p).exists()).unwrap_or_else(|| {
+            panic!("STRAIN_TEST_GO_HTTP does not name the Go server: run scripts/test.sh (scripts/roster-servers.sh builds it)")
+        });
+        let dir = site_dir();
+        let d = dir.path().display().to_string();
+        let (cert, key) = self_signed(dir.path(), &["127.0.0.1", "localhost"]);
+        let [h1, tls] = [free_port(), free_port()];
+        let child = spawn(
+            Command::new(bin).args([
+                &format!("-listen=127.0.0.1:{h1}"),
+                &format!("-tls=127.0.0.1:{tls}"),
+                &format!("-cert={cert}"),
+                &format!("-key={key}"),
+                &format!("-log={d}/access.log"),
+            ]),
+            dir.path(),
+        );
+        listening(&[h1, tls]);
+        Server {
+            name: "go",
+            child,
+            log: dir.path().join("access.log"),
+            dir,
+            format: LogFormat::Words,
+            bases: vec![(Proto::H1, base("http", h1)), (Proto::H2, base("https", tls)), (Proto::H2c, base("http", h1))],
+            site: Site { chunked: ("/chunked", ""), ..FILES },
+            origin: None,
+        }
+    }
+
+    /// The base URL of `proto` (the first, when the server has several).
+    fn base(&self, proto: Proto) -> &str {
+        &self.bases.iter().find(|(p, _)| *p == proto).unwrap_or_else(|| panic!("{}: no {proto:?}", self.name)).1
+    }
+
+    /// Every complete line of the access log so far.
+    fn entries(&self) -> Vec<Entry> {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let complete = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
+        complete.lines().filter_map(|l| parse(self.format, l)).collect()
+    }
+
+    /// Log lines the server counted as dropped: HAProxy's `DroppedLogs` (its logger drops a
+    /// line rather than wait when its threads contend for it, a few in 30,000 under a closed
+    /// loop here), read from its stats socket; 0 for the others, which never drop one.
+    fn dropped_logs(&self) -> u64 {
+        use std::io::{Read, Write};
+        let socket = self.dir.path().join("stats.sock");
+        let Ok(mut s) = std::os::unix::net::UnixStream::connect(&socket) else { return 0 };
+        s.write_all(b"show info\n").unwrap();
+        let mut info = String::new();
+        s.read_to_string(&mut info).unwrap();
+        let dropped = info.lines().find_map(|l| l.strip_prefix("DroppedLogs: "));
+        dropped.unwrap_or_else(|| panic!("no DroppedLogs in {info}")).trim().parse().unwrap()
+    }
+
+    /// The log's entries after the first `before`, once those and the lines dropped since
+    /// `dropped` reach `want` (a server may log a moment after its answer left), and a little
+    /// longer, so that one too many shows; and how many were dropped.
+    fn entries_after(&self, before: usize, dropped: u64, want: u64) -> (Vec<Entry>, u64) {
+        let start = Instant::now();
+        let seen = || (self.entries().len() - before) as u64 + self.dropped_logs() - dropped;
+        while seen() < want && start.elapsed() < Duration::from_secs(5) {
+            thread::sleep(Duration::from_millis(20));
+        }
+        thread::sleep(Duration::from_millis(100));
+        (self.entries().split_off(before), self.dropped_logs() - dropped)
+    }
+
+    /// Runs strain with `line` and `proto`'s flags (against `url` unless `line` names
+    /// targets), and asserts what every run here must: exit 0, no error of any kind, every
+    /// request sent answered, and the access log holding exactly the requests strain counted
+    /// (with those the server says it dropped from its log), over `proto`, with the same
+    /// statuses. The entries are returned whole unless the server dropped some.
+    fn run(&self, proto: Proto, line: &str, url: &str) -> (Run, Vec<Entry>) {
+        let (before, dropped) = (self.entries().len(), self.dropped_logs());
+        let flags = format!("{} {line}", proto.flags());
+        let mut a = args(&flags);
+        if !url.is_empty() {
+            a.push(url);
+        }
+        let run = strain(&a);
+        let what = format!("{} {proto:?} `{flags}` {url}", self.name);
+        assert_eq!(run.code, 0, "{what}\n{}\n{}", run.stdout, run.stderr);
+        let j = run.json.as_ref().unwrap();
+        for kind in ["connect", "read", "write", "timeout", "parse", "status", "content"] {
+            assert_eq!(j["errors"][kind].as_u64().unwrap_or(0), 0, "{what}: {kind} errors\n{}", run.stdout);
+        }
+        let requests = run.num("/requests");
+        assert_eq!(run.num("/sent"), requests, "{what}: every request sent was answered\n{}", run.stdout);
+        let (entries, dropped) = self.entries_after(before, dropped, requests);
+        let logged = entries.len() as u64 + dropped;
+        assert_eq!(
+            logged, requests,
+            "{what}: the server's log counts strain's requests ({dropped} dropped)\n{}",
+            run.stdout
+        );
+        let mut statuses: BTreeMap<String, u64> = BTreeMap::new();
+        for e in &entries {
+            *statuses.entry(e.status.to_string()).or_default() += 1;
+        }
+        let counted: BTreeMap<String, u64> =
+            j["status"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_u64().unwrap())).collect();
+        if dropped == 0 {
+            assert_eq!(counted, statuses, "{what}: statuses");
+        } else {
+            assert!(statuses.iter().all(|(k, n)| counted.get(k).is_some_and(|c| c >= n)), "{what}: {statuses:?}");
+        }
+        assert!(entries.iter().all(|e| e.proto == proto.logged()), "{what}: all over {}: {entries:?}", proto.logged());
+        // The matrix's row, seen with --nocapture (docs/COMPATIBILITY.md).
+        eprintln!("roster: {what}: {requests} requests = {logged} logged ({dropped} dropped), statuses {counted:?}");
+        (run, entries)
+    }
+
+    /// strain's main modes over `proto`: a closed loop, a rate, exactly N, and a targets file
+    /// that asks for every kind of answer the site gives, each counted as the server logged it.
+    fn modes(&self, proto: Proto) {
+        let index = format!("{}{}", self.base(proto), self.site.index);
+        let (run, _) = self.run(proto, "-c 10 -d 1s", &index);
+        assert!(run.num("/requests") > 100, "{}: {}", self.name, run.stdout);
+        let (run, _) = self.run(proto, "-R 500 -d 1s", &index);
+        // Sends that fell behind on a busy machine go late or unsent, never uncounted.
+        assert!(run.num("/requests") >= 450, "{}: {}", self.name, run.stdout);
+        let (run, _) = self.run(proto, "-n 1000", &index);
+        assert_eq!(run.num("/requests"), 1000);
+        self.targets(proto);
+    }
+
+    /// A targets file (vegeta's format) of GET, HEAD, a 304, a 204, a chunked answer, a
+    /// `Connection: close` answer and a POST with a body; each target goes 50 times.
+    fn targets(&self, proto: Proto) {
+        let base = self.base(proto);
+        let s = &self.site;
+        let body = self.dir.path().join("body.txt");
+        std::fs::write(&body, "name=roster&n=1").unwrap();
+        let mut targets: Vec<(&str, &str, &str, u16)> = vec![
+            ("GET", s.index, "", 200),
+            ("HEAD", s.index, "", 200),
+            ("GET", s.not_modified.0, s.not_modified.1, 304),
+            ("GET", s.no_content, "", 204),
+            ("GET", s.chunked.0, s.chunked.1, 200),
+            ("POST", s.post, "Content-Type: application/x-www-form-urlencoded", 200),
+        ];
+        if let Some(close) = s.close {
+            targets.push(("GET", close, "", 200));
+        }
+        let mut file = String::new();
+        for (method, path, header, _) in &targets {
+            file += &format!("{method} {base}{path}\n");
+            if !header.is_empty() {
+                file += &format!("{header}\n");
+            }
+            if *method == "POST" {
+                file += &format!("@{}\n", body.display());
+            }
+            file += "\n";
+        }
+        let path = self.dir.path().join(format!("targets-{proto:?}.txt"));
+        std::fs::write(&path, file).unwrap();
+        let n = 50 * targets.len();
+        let (run, entries) = self.run(proto, &format!("-n {n} --targets {}", path.display()), "");
+        assert_eq!(run.num("/requests"), n as u64);
+        let entries_len = entries.len();
+        let mut got: BTreeMap<(String, String, u16), u64> = BTreeMap::new();
+        for e in entries {
+            *got.entry((e.method, e.path, e.status)).or_default() += 1;
+        }
+        let mut want: BTreeMap<(String, String, u16), u64> = BTreeMap::new();
+        for (method, path, _, status) in targets {
+            *want.entry((method.to_string(), path.to_string(), status)).or_default() += 50;
+        }
+        if entries_len == n {
+            assert_eq!(got, want, "{} {proto:?}: each target 50 times, as the server logged them", self.name);
+        } else {
+            assert!(got.iter().all(|(k, g)| want.get(k).is_some_and(|w| w >= g)), "{} {proto:?}: {got:?}", self.name);
+        }
+    }
+
+    /// A POST with `Expect: 100-continue` (strain sends its body at once, as curl does after a
+    /// second): servers that read the body answer `100 Continue` first, which is no response.
+    fn continues(&self) {
+        let url = format!("{}{}", self.base(Proto::H1), self.site.post);
+        let line = "-X POST --body name=roster -H Expect:100-continue -c 2 -t 1 -n 200";
+        let (_, entries) = self.run(Proto::H1, line, &url);
+        assert!(entries.iter().all(|e| e.method == "POST" && e.status == 200), "{}: {entries:?}", self.name);
+    }
+
+    /// Over HTTP/1.1, `-n` beyond a keep-alive limit of `limit` requests per connection: the
+    /// server closes each connection after its last answer and strain opens the next.
+    fn keepalive_limit(&self, limit: u64) {
+        let url = format!("{}{}", self.base(Proto::H1), self.site.index);
+        let n = 5 * limit / 2;
+        let (run, _) = self.run(Proto::H1, &format!("-c 2 -t 1 -n {n}"), &url);
+        assert!(run.num("/connections_opened") >= 3, "{}: {}", self.name, run.stdout);
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // Its workers (nginx, Apache, h2o) go with it.
+        signal_group(self.child.id(), "KILL");
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        drop(self.origin.take());
+    }
+}
+
+/// A log line as an [`Entry`]; HAProxy logs an HTTP/2 request's path as the full URL.
+fn parse(format: LogFormat, line: &str) -> Option<Entry> {
+    let (status, method, path, proto) = match format {
+        LogFormat::Words => {
+            let w: Vec<&str> = line.split_whitespace().collect();
+            let [status, method, path, proto] = w[..] else { return None };
+            (status.parse().ok()?, method.to_string(), path.to_string(), proto.to_string())
+        }
+        LogFormat::CaddyJson => {
+            let v: serde_json::Value = serde_json::from_str(line).ok()?;
+            let r = &v["request"];
+            let s = |k: &str| r[k].as_str().unwrap_or_default().to_string();
+            (v["status"].as_u64()? as u16, s("method"), s("uri"), s("proto"))
+        }
+    };
+    let path = match path.split_once("://") {
+        Some((_, rest)) => rest.find('/').map_or("/".to_string(), |i| rest[i..].to_string()),
+        None => path,
+    };
+    let proto = proto.trim_end_matches(".0").to_string();
+    Some(Entry { status, method, path, proto })
+}
+
+#[test]
+fn nginx_counts_equal_its_access_log() {
+    let nginx = Server::nginx();
+    for proto in [Proto::H1, Proto::H2, Proto::H2c] {
+        nginx.modes(proto);
+    }
+    // keepalive_requests 1000 by default: a connection closed after its 1,000th answer.
+    nginx.keepalive_limit(1000);
+    // ... and over h2 a GOAWAY after the 1,000th stream; streams beyond it go again.
+    let url = format!("{}/index.html", nginx.base(Proto::H2));
+    let (run, _) = nginx.run(Proto::H2, "-m 4 -c 2 -t 1 -n 2500", &url);
+    assert!(run.num("/http2/goaways") >= 2, "{}", run.stdout);
+    // SETTINGS_MAX_CONCURRENT_STREAMS 8 below strain's -m 16: no stream is refused.
+    let url = format!("{}/index.html", nginx.bases.last().unwrap().1);
+    let (run, _) = nginx.run(Proto::H2c, "-m 16 -c 2 -t 1 -n 2000", &url);
+    assert_eq!(run.json.as_ref().unwrap()["http2"]["resets"], serde_json::json!({}), "{}", run.stdout);
+}
+
+#[test]
+fn apache_counts_equal_its_access_log() {
+    let apache = Server::apache();
+    for proto in [Proto::H1, Proto::H2, Proto::H2c] {
+        apache.modes(proto);
+    }
+    // MaxKeepAliveRequests 100 by default.
+    apache.keepalive_limit(100);
+    apache.continues();
+}
+
+#[test]
+fn caddy_counts_equal_its_access_log() {
+    let caddy = Server::caddy();
+    for proto in [Proto::H1, Proto::H2, Proto::H2c, Proto::H3] {
+        caddy.modes(proto);
+    }
+}
+
+#[test]
+fn haproxy_counts_equal_its_log() {
+    let haproxy = Server::haproxy();
+    for proto in [Proto::H1, Proto::H2, Proto::H2c] {
+        haproxy.modes(proto);
+    }
+    haproxy.continues();
+}
+
+#[test]
+fn h2o_counts_equal_its_access_log() {
+    let h2o = Server::h2o();
+    for proto in [Proto::H1, Proto::H2, Proto::H2c] {
+        h2o.modes(proto);
+    }
+    h2o.continues();
+}
+
+#[test]
+fn node_counts_equal_its_log() {
+    let node = Server::node();
+    for proto in [Proto::H1, Proto::H2, Proto::H2c] {
+        node.modes(proto);
+    }
+    node.continues();
+    // Node closes a connection idle for 5 s (keepAliveTimeout): at 1 request/s over two
+    // connections one may idle that long; its close is no error and every request is answered.
+    let url = format!("{}/index.html", node.base(Proto::H1));
+    let (run, _) = node.run(Proto::H1, "-R 1 -c 2 -t 1 -d 7s", &url);
+    assert_eq!(run.num("/requests"), 7, "{}", run.stdout);
+}
+
+#[test]
+fn go_counts_equal_its_log() {
+    let go = Server::go();
+    for proto in [Proto::H1, Proto::H2, Proto::H2c] {
+        go.modes(proto);
+    }
+    go.continues();
+}

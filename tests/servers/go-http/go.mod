@@ -1,0 +1,3 @@
+module strain.test/go-http
+
+go 1.24
