@@ -13,6 +13,7 @@ use crate::config::{Config, Target};
 use crate::grpc::call::{protocol_headers, CallPlan, StreamPlan};
 use crate::grpc::message::Messages;
 use crate::grpc::schema::{self, Method, MethodKind};
+use crate::grpc::wire::Encoding;
 use crate::http::request::Header;
 use crate::run::{OriginPlacement, RunConfig, Workload};
 
@@ -113,6 +114,13 @@ fn calls(f: &CallFlags, target: &Target, config: &Config) -> Result<(CallPlan, V
     }
     .map_err(|e| usage(&e))?;
     let mut headers = protocol_headers();
+    let encoding = match f.compress.as_deref() {
+        Some("gzip") => Encoding::Gzip,
+        _ => Encoding::Identity,
+    };
+    if encoding == Encoding::Gzip {
+        headers.push(Header { name: "grpc-encoding".into(), value: "gzip".into() });
+    }
     if let Some(d) = f.deadline {
         headers.push(Header { name: "grpc-timeout".into(), value: crate::grpc::wire::timeout(d.0) });
     }
@@ -126,9 +134,9 @@ fn calls(f: &CallFlags, target: &Target, config: &Config) -> Result<(CallPlan, V
         headers.push(Header { name, value: h.value });
     }
     let check = f.check.then(|| method.checked.clone());
-    let streaming = stream_plan(f, &method, &messages)?;
+    let streaming = stream_plan(f, &method, &messages, encoding)?;
     let server_streams = matches!(method.kind, MethodKind::ServerStreaming | MethodKind::Bidi);
-    let mut plan = CallPlan::new(&method.path, &target.host_header(), &headers, messages, check)
+    let mut plan = CallPlan::new(&method.path, &target.host_header(), &headers, messages, check, encoding)
         .server_streaming(server_streams)
         .deadline(f.deadline.map(|d| d.0));
     if let Some(s) = streaming {
@@ -161,7 +169,12 @@ fn usage(e: &dyn std::fmt::Display) -> CliError {
 
 /// How a client-streaming or bidi call sends its messages; `None` for a call whose request is
 /// one message. The stream flags on such a call are refused rather than ignored.
-fn stream_plan(f: &CallFlags, method: &Method, messages: &Messages) -> Result<Option<StreamPlan>, CliError> {
+fn stream_plan(
+    f: &CallFlags,
+    method: &Method,
+    messages: &Messages,
+    encoding: Encoding,
+) -> Result<Option<StreamPlan>, CliError> {
     let asked = f.stream_rate.is_some() || f.stream_messages.is_some() || f.stream_duration.is_some();
     let bidi = match method.kind {
         MethodKind::Bidi => true,
@@ -181,7 +194,7 @@ fn stream_plan(f: &CallFlags, method: &Method, messages: &Messages) -> Result<Op
         .filter_map(|k| messages.fixed(k))
         .map(|m| {
             let mut out = Vec::new();
-            crate::grpc::wire::frame(m, &mut out);
+            crate::grpc::wire::frame_as(m, encoding, &mut out);
             out
         })
         .collect();

@@ -5,7 +5,7 @@
 use prost_reflect::{DynamicMessage, MessageDescriptor};
 
 use super::status::Code;
-use super::wire::{Decoder, MAX_MESSAGE};
+use super::wire::{Decoder, Encoding, MAX_MESSAGE};
 use crate::http::response::Captured;
 use crate::stats::GrpcCounts;
 
@@ -47,6 +47,7 @@ pub fn judge(
     };
     let mut well_formed = true;
     let mut decoder = Decoder::new(MAX_MESSAGE);
+    decoder.encoding(Encoding::of_fields(&captured.headers));
     let framed = decoder.feed(&captured.body, &mut |message| {
         counts.messages_received += 1;
         counts.message_bytes_received += message.len() as u64;

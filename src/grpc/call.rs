@@ -15,6 +15,7 @@ pub fn protocol_headers() -> Vec<Header> {
     [
         ("content-type", "application/grpc"),
         ("te", "trailers"),
+        ("grpc-accept-encoding", wire::ACCEPTED),
         ("user-agent", concat!("strain/", env!("CARGO_PKG_VERSION"))),
     ]
     .into_iter()
@@ -56,8 +57,10 @@ pub struct CallPlan {
     messages: Messages,
     /// Each message's whole request, when it never changes.
     fixed: Vec<Option<Vec<u8>>>,
-    /// Each such message's size (without its prefix).
+    /// Each such message's size (without its prefix, before compression).
     sizes: Vec<u64>,
+    /// How each request message is compressed (`--compress`).
+    encoding: wire::Encoding,
     /// `--check`: answers must decode as this type (the method's output).
     pub check: Option<MessageDescriptor>,
     /// Client streaming and bidi: how each call's messages are sent.
@@ -77,14 +80,15 @@ impl std::fmt::Debug for CallPlan {
 }
 
 impl CallPlan {
-    /// Calls to `path` at `host` with `headers` (the protocol's and the user's), sending
-    /// `messages` in turn.
+    /// Calls to `path` at `host` with `headers` (the protocol's and the user's, with
+    /// `grpc-encoding` when `encoding` compresses), sending `messages` in turn.
     pub fn new(
         path: &str,
         host: &str,
         headers: &[Header],
         messages: Messages,
         check: Option<MessageDescriptor>,
+        encoding: wire::Encoding,
     ) -> CallPlan {
         let mut head = crate::http::request::render("POST", path, host, headers, None);
         // render() ends the head; a call's length goes before the blank line.
@@ -94,6 +98,7 @@ impl CallPlan {
             messages,
             fixed: Vec::new(),
             sizes: Vec::new(),
+            encoding,
             check,
             streaming: None,
             server_streams: false,
@@ -173,9 +178,10 @@ impl CallPlan {
     /// The request carrying `message`, framed.
     fn frame_request(&self, message: &[u8], out: &mut Vec<u8>) {
         out.extend_from_slice(&self.head);
-        let len = wire::PREFIX + message.len();
-        out.extend_from_slice(format!("Content-Length: {len}\r\n\r\n").as_bytes());
-        wire::frame(message, out);
+        let mut framed = Vec::with_capacity(wire::PREFIX + message.len());
+        wire::frame_as(message, self.encoding, &mut framed);
+        out.extend_from_slice(format!("Content-Length: {}\r\n\r\n", framed.len()).as_bytes());
+        out.extend_from_slice(&framed);
     }
 }
 
@@ -188,7 +194,7 @@ mod tests {
         let headers = protocol_headers();
         let input = crate::grpc::fixture::message("t.Req");
         let messages = Messages::from_json(&input, r#"{"name": "hi"}"#).unwrap();
-        let plan = CallPlan::new("/a.B/C", "h:1", &headers, messages, None);
+        let plan = CallPlan::new("/a.B/C", "h:1", &headers, messages, None, wire::Encoding::Identity);
         assert!(plan.single());
         let req = plan.fixed(7).unwrap();
         let text = String::from_utf8_lossy(req);

@@ -1,7 +1,11 @@
 //! gRPC's framing on an HTTP/2 stream: each message is a 1-byte compressed flag, a 4-byte
 //! big-endian length and the message; a deadline goes as `grpc-timeout` (at most eight digits
-//! and a unit). The decoder takes a stream's DATA as it arrives, in any pieces.
+//! and a unit). The decoder takes a stream's DATA as it arrives, in any pieces, and inflates a
+//! message compressed with the encoding its response named (`grpc-encoding`): strain offers
+//! gzip (`grpc-accept-encoding`), as grpc-go's and grpc-java's clients do, and sends gzip with
+//! `--compress gzip`.
 
+use std::io::{Read, Write};
 use std::time::Duration;
 
 /// Bytes before each message.
@@ -11,21 +15,74 @@ pub const PREFIX: usize = 5;
 /// limit for received messages).
 pub const MAX_MESSAGE: usize = 4 * 1024 * 1024;
 
+/// The encodings strain offers in `grpc-accept-encoding`.
+pub const ACCEPTED: &str = "gzip";
+
+/// How a message body is compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Encoding {
+    /// Not compressed.
+    #[default]
+    Identity,
+    /// gzip (RFC 1952).
+    Gzip,
+    /// One strain did not offer.
+    Other,
+}
+
+impl Encoding {
+    /// The encoding a `grpc-encoding` value names.
+    pub fn named(value: &[u8]) -> Encoding {
+        match value {
+            b"identity" | b"" => Encoding::Identity,
+            b"gzip" => Encoding::Gzip,
+            _ => Encoding::Other,
+        }
+    }
+
+    /// The encoding a response's header fields name (identity when none does).
+    pub fn of_fields<N: AsRef<[u8]>, V: AsRef<[u8]>>(fields: &[(N, V)]) -> Encoding {
+        fields
+            .iter()
+            .find(|(n, _)| n.as_ref() == b"grpc-encoding")
+            .map_or(Encoding::Identity, |(_, v)| Encoding::named(v.as_ref()))
+    }
+}
+
 /// Appends `message` to `out`, framed (uncompressed).
 pub fn frame(message: &[u8], out: &mut Vec<u8>) {
-    out.reserve(PREFIX + message.len());
-    out.push(0);
+    frame_as(message, Encoding::Identity, out);
+}
+
+/// Appends `message` to `out`, framed, compressed with `encoding` (gzip; identity as it is).
+pub fn frame_as(message: &[u8], encoding: Encoding, out: &mut Vec<u8>) {
+    let gzipped;
+    let (flag, body) = match encoding {
+        Encoding::Gzip => {
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            // Writing to a Vec cannot fail.
+            let _ = gz.write_all(message);
+            gzipped = gz.finish().unwrap_or_default();
+            (1, gzipped.as_slice())
+        }
+        Encoding::Identity | Encoding::Other => (0, message),
+    };
+    out.reserve(PREFIX + body.len());
+    out.push(flag);
     // A message past 4 GiB cannot be framed; strain's messages are the user's, a few KiB.
-    out.extend_from_slice(&u32::try_from(message.len()).unwrap_or(u32::MAX).to_be_bytes());
-    out.extend_from_slice(message);
+    out.extend_from_slice(&u32::try_from(body.len()).unwrap_or(u32::MAX).to_be_bytes());
+    out.extend_from_slice(body);
 }
 
 /// Why a stream's DATA is not a well-framed message sequence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum FrameError {
-    /// A message says it is compressed; strain asks for none (it sends no `grpc-accept-encoding`).
-    #[error("a compressed message, though none was asked for")]
+    /// A message says it is compressed, but its response named no encoding strain offered.
+    #[error("a compressed message in an encoding strain did not offer")]
     Compressed,
+    /// A compressed message does not inflate.
+    #[error("a compressed message that does not inflate")]
+    Corrupt,
     /// A flag byte other than 0 or 1.
     #[error("a message flag of {0}, not 0 or 1")]
     Flag(u8),
@@ -42,12 +99,26 @@ pub enum FrameError {
 pub struct Decoder {
     held: Vec<u8>,
     limit: usize,
+    /// The response's `grpc-encoding`, once its headers are known.
+    encoding: Option<Encoding>,
+    /// A compressed message, inflated.
+    inflated: Vec<u8>,
 }
 
 impl Decoder {
     /// A decoder refusing messages over `limit` bytes.
     pub fn new(limit: usize) -> Decoder {
-        Decoder { held: Vec::new(), limit }
+        Decoder { held: Vec::new(), limit, encoding: None, inflated: Vec::new() }
+    }
+
+    /// Says the response's encoding, once its headers are known.
+    pub fn encoding(&mut self, encoding: Encoding) {
+        self.encoding = Some(encoding);
+    }
+
+    /// Whether the response's encoding is known yet.
+    pub fn knows_encoding(&self) -> bool {
+        self.encoding.is_some()
     }
 
     /// Takes `data`; gives `each` every message it completes (its length, and its bytes).
@@ -56,16 +127,28 @@ impl Decoder {
         let mut at = 0;
         while let Some(head) = self.held.get(at..at + PREFIX) {
             let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
-            match head[0] {
-                0 => {}
+            let compressed = match head[0] {
+                0 => false,
+                1 if self.encoding == Some(Encoding::Gzip) => true,
                 1 => return Err(FrameError::Compressed),
                 f => return Err(FrameError::Flag(f)),
-            }
+            };
             if len > self.limit {
                 return Err(FrameError::TooLong(len));
             }
             let Some(message) = self.held.get(at + PREFIX..at + PREFIX + len) else { break };
-            each(message);
+            if compressed {
+                // The limit holds for what the message inflates to, as gRPC's own does.
+                self.inflated.clear();
+                let mut inflating = flate2::read::GzDecoder::new(message).take(self.limit as u64 + 1);
+                match inflating.read_to_end(&mut self.inflated) {
+                    Ok(n) if n > self.limit => return Err(FrameError::TooLong(n)),
+                    Ok(_) => each(&self.inflated),
+                    Err(_) => return Err(FrameError::Corrupt),
+                }
+            } else {
+                each(message);
+            }
             at += PREFIX + len;
         }
         self.held.drain(..at);
@@ -152,6 +235,36 @@ mod tests {
         let mut d = Decoder::new(10);
         d.feed(&[0, 0, 0, 0, 3, 1], &mut |_| {}).unwrap();
         assert_eq!(d.finish(), Err(FrameError::Truncated));
+    }
+
+    #[test]
+    fn gzip_messages_go_both_ways_within_the_limit() {
+        let message = b"strain strain strain strain strain strain".repeat(10);
+        let mut wire = Vec::new();
+        frame_as(&message, Encoding::Gzip, &mut wire);
+        assert_eq!(wire[0], 1);
+        assert!(wire.len() < PREFIX + message.len(), "compressed: {} bytes", wire.len());
+        // Read as gzip once the response says so; refused without it.
+        let mut d = Decoder::new(MAX_MESSAGE);
+        d.encoding(Encoding::of_fields(&[(&b"grpc-encoding"[..], &b"gzip"[..])]));
+        let mut got = Vec::new();
+        d.feed(&wire, &mut |m| got.push(m.to_vec())).unwrap();
+        assert_eq!(got, std::slice::from_ref(&message));
+        assert_eq!(Decoder::new(MAX_MESSAGE).feed(&wire, &mut |_| {}), Err(FrameError::Compressed));
+        let mut other = Decoder::new(MAX_MESSAGE);
+        other.encoding(Encoding::named(b"snappy"));
+        assert_eq!(other.feed(&wire, &mut |_| {}), Err(FrameError::Compressed));
+        // The limit is on what a message inflates to; bytes that are not gzip are named.
+        let mut small = Decoder::new(100);
+        small.encoding(Encoding::Gzip);
+        assert_eq!(small.feed(&wire, &mut |_| {}), Err(FrameError::TooLong(101)));
+        let mut corrupt = Decoder::new(MAX_MESSAGE);
+        corrupt.encoding(Encoding::Gzip);
+        assert_eq!(corrupt.feed(&[1, 0, 0, 0, 3, 1, 2, 3], &mut |_| {}), Err(FrameError::Corrupt));
+        // Identity frames as before.
+        let mut plain = Vec::new();
+        frame_as(b"x", Encoding::Identity, &mut plain);
+        assert_eq!(plain, [0, 0, 0, 0, 1, b'x']);
     }
 
     #[test]

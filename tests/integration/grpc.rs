@@ -461,6 +461,54 @@ fn check_counts_replies_that_do_not_decode() {
 /// streamed call's head carries no Content-Length (nghttp2's server, unlike grpc-go, refuses a
 /// stream whose DATA outruns one).
 #[test]
+fn gzip_both_ways_is_counted_exactly() {
+    // grpc-go compresses its replies when the client accepts gzip (strain always offers it)
+    // and reads gzip requests (--compress gzip).
+    let server = GoGrpc::start(&["-compress-replies"]);
+    let point = r#"{"latitude": 3, "longitude": 4}"#;
+    let run = call(&server, "routeguide.RouteGuide/GetFeature", point, "-n 100 -c 2 --check --compress gzip");
+    run.assert_nums(&[("/grpc/codes/ok", 100), ("/grpc/messages_received", 100), ("/grpc/bad_messages", 0)]);
+    assert_served(
+        &server,
+        "/routeguide.RouteGuide/GetFeature",
+        &[("/calls", 100), ("/received", 100), ("/gzip_requests", 100), ("/gzip_replies", 100)],
+    );
+    // Streams, each message compressed on its own; and requests left plain without --compress.
+    server.reset();
+    let note = r#"{"location": {"latitude": 1, "longitude": 2}, "message": "hi"}"#;
+    let chat = call(&server, "routeguide.RouteGuide/RouteChat", note, "--stream-messages 3 -n 10 -c 2 --compress gzip");
+    chat.assert_nums(&[("/grpc/codes/ok", 10), ("/grpc/messages_sent", 30), ("/grpc/messages_received", 30)]);
+    assert_served(
+        &server,
+        ROUTE_CHAT,
+        &[("/calls", 10), ("/received", 30), ("/sent", 30), ("/gzip_requests", 10), ("/gzip_replies", 10)],
+    );
+    server.reset();
+    let plain = call(&server, "helloworld.Greeter/SayHello", r#"{"name":"x"}"#, "-n 50 -c 2 --check");
+    plain.assert_nums(&[("/grpc/codes/ok", 50), ("/grpc/bad_messages", 0)]);
+    assert_served(&server, SAY_HELLO, &[("/calls", 50), ("/gzip_requests", 0), ("/gzip_replies", 50)]);
+    // strain's own origin reads gzip requests too.
+    let origin = crate::harness::Origin::start(&["--grpc", "-t", "1"]);
+    let url = format!("http://{}", origin.addr);
+    let echo = strain(&[
+        "grpc",
+        "--call",
+        "strain.echo.v1.Echo/Unary",
+        "-D",
+        r#"{"message":"mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm"}"#,
+        "-n",
+        "20",
+        "-c",
+        "2",
+        "--compress",
+        "gzip",
+        &url,
+    ]);
+    assert_eq!(echo.code, 0, "{}\n{}", echo.stdout, echo.stderr);
+    echo.assert_nums(&[("/grpc/codes/ok", 20), ("/grpc/messages_received", 20)]);
+}
+
+#[test]
 fn strains_origin_answers_every_kind_of_call_exactly() {
     let origin = crate::harness::Origin::start(&["--grpc", "-t", "1"]);
     let url = format!("http://{}", origin.addr);

@@ -130,6 +130,10 @@ pub struct CallFlags {
     /// Count an OK answer whose messages do not decode as the method's output type as an error.
     #[arg(long = "check")]
     pub check: bool,
+    /// Compress each request message (gzip; sent with grpc-encoding). Replies compressed with
+    /// gzip are read either way: strain offers it in grpc-accept-encoding.
+    #[arg(long = "compress", value_name = "ENCODING", value_parser = ["gzip", "identity"])]
+    pub compress: Option<String>,
     /// Client-streaming and bidi calls: messages per second each stream sends, on an absolute
     /// schedule (each reply's latency runs from its message's due time) [default: a bidi
     /// stream sends its next message when a reply arrives; a client stream sends all at once].

@@ -82,6 +82,11 @@ impl Call {
         }
     }
 
+    /// Says how the request's messages are compressed (its `grpc-encoding`).
+    pub(super) fn request_encoding(&mut self, encoding: crate::grpc::wire::Encoding) {
+        self.decoder.encoding(encoding);
+    }
+
     /// Nothing to send until the client sends more or ends.
     pub(super) fn idle(&self) -> bool {
         self.replies.is_empty() && self.left == 0 && self.end.is_none()

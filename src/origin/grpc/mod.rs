@@ -26,6 +26,7 @@ use super::{Ctx, GrpcConfig, OriginError};
 use crate::grpc::echo;
 use crate::grpc::reflection::PATHS;
 use crate::grpc::status::Code;
+use crate::grpc::wire::Encoding;
 use crate::h2::{Event, RequestHead, Session};
 
 /// The gRPC service as the origin serves it, fixed at start (beside the HTTP [`Site`]).
@@ -124,6 +125,13 @@ impl Calls {
             _ => ctx.deck.draw(&mut ctx.rng).map(|code| (code, "failed on purpose (strain origin --status)".into())),
         };
         let mut call = Call::new(stream, method);
+        // A request compressed in an encoding the origin does not read is refused, as gRPC says.
+        let encoding = Encoding::named(head.header(b"grpc-encoding").unwrap_or(b""));
+        let failure = match encoding {
+            Encoding::Other => Some((Code::Unimplemented, "grpc-encoding: the origin reads identity and gzip".into())),
+            _ => failure,
+        };
+        call.request_encoding(encoding);
         if let Some((code, message)) = failure {
             call.fail(code, message);
         }

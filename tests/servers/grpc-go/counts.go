@@ -21,13 +21,15 @@ import (
 // GET /counts renders it as
 //
 //	{"calls": 3, "active": 0, "codes": {"OK": 2, "NotFound": 1}, "received": 5, "sent": 4,
+//	 "gzip_requests": 0, "gzip_replies": 0,
 //	 "methods": {"/routeguide.RouteGuide/RouteChat": {"calls": 1, "active": 0,
 //	              "codes": {"OK": 1}, "received": 3, "sent": 3}, ...},
 //	 "reflection": {"calls": 1, ..., "methods": {...}},
 //	 "connections": 1}
 //
 // calls are counted when a call begins, codes when it ends (so active = begun, not yet ended),
-// received and sent are messages. Reflection's calls are kept apart so that the top-level
+// received and sent are messages, gzip_requests and gzip_replies the calls whose request or
+// response said grpc-encoding: gzip. Reflection's calls are kept apart so that the top-level
 // figures equal the calls strain made. codes lists only codes seen, by grpc-go's names.
 type counts struct {
 	methods     sync.Map // full method name -> *tally
@@ -39,6 +41,8 @@ type tally struct {
 	calls      atomic.Uint64
 	received   atomic.Uint64
 	sent       atomic.Uint64
+	gzipIn     atomic.Uint64
+	gzipOut    atomic.Uint64
 	codes      [codes.Unauthenticated + 1]atomic.Uint64
 	// Not zeroed by a reset: calls in flight across it still end.
 	active atomic.Int64
@@ -69,6 +73,14 @@ func (c *counts) HandleRPC(ctx context.Context, s stats.RPCStats) {
 	case *stats.Begin:
 		t.calls.Add(1)
 		t.active.Add(1)
+	case *stats.InHeader:
+		if s.Compression == "gzip" {
+			t.gzipIn.Add(1)
+		}
+	case *stats.OutHeader:
+		if s.Compression == "gzip" {
+			t.gzipOut.Add(1)
+		}
 	case *stats.InPayload:
 		t.received.Add(1)
 	case *stats.OutPayload:
@@ -98,6 +110,8 @@ func (c *counts) reset() {
 		t.calls.Store(0)
 		t.received.Store(0)
 		t.sent.Store(0)
+		t.gzipIn.Store(0)
+		t.gzipOut.Store(0)
 		for i := range t.codes {
 			t.codes[i].Store(0)
 		}
@@ -111,6 +125,8 @@ type figures struct {
 	Codes    map[string]uint64 `json:"codes"`
 	Received uint64            `json:"received"`
 	Sent     uint64            `json:"sent"`
+	GzipIn   uint64            `json:"gzip_requests"`
+	GzipOut  uint64            `json:"gzip_replies"`
 }
 
 type group struct {
@@ -129,6 +145,8 @@ func (f *figures) add(g figures) {
 	f.Active += g.Active
 	f.Received += g.Received
 	f.Sent += g.Sent
+	f.GzipIn += g.GzipIn
+	f.GzipOut += g.GzipOut
 	for name, n := range g.Codes {
 		f.Codes[name] += n
 	}
@@ -141,6 +159,8 @@ func (t *tally) figures() figures {
 		Codes:    map[string]uint64{},
 		Received: t.received.Load(),
 		Sent:     t.sent.Load(),
+		GzipIn:   t.gzipIn.Load(),
+		GzipOut:  t.gzipOut.Load(),
 	}
 	for i := range t.codes {
 		if n := t.codes[i].Load(); n > 0 {

@@ -60,6 +60,7 @@ type options struct {
 	maxStreams      uint
 	gridSide        int
 	reflection      string
+	compressReplies bool
 	writeProtoset   string
 }
 
@@ -75,6 +76,7 @@ func main() {
 	flag.UintVar(&o.maxStreams, "max-streams", 0, "SETTINGS_MAX_CONCURRENT_STREAMS per connection (0: grpc-go's default)")
 	flag.IntVar(&o.gridSide, "grid", 10, "RouteGuide's features form a grid of this many by this many")
 	flag.StringVar(&o.reflection, "reflection", "both", "reflection versions served: both, v1 or v1alpha")
+	flag.BoolVar(&o.compressReplies, "compress-replies", false, "compress replies with gzip when the client accepts it (requests in gzip are read either way)")
 	flag.StringVar(&o.writeProtoset, "write-protoset", "", "write a FileDescriptorSet of the served services to this file and exit")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -105,8 +107,8 @@ func run(o options) error {
 	stall := &stall{after: o.stallAfter, length: o.stallFor}
 	serverOpts := []grpc.ServerOption{
 		grpc.StatsHandler(counts),
-		grpc.ChainUnaryInterceptor(stall.unary),
-		grpc.ChainStreamInterceptor(stall.stream),
+		grpc.ChainUnaryInterceptor(stall.unary, compressing(o.compressReplies).unary),
+		grpc.ChainStreamInterceptor(stall.stream, compressing(o.compressReplies).stream),
 		// Without it grpc-go answers an unknown method before any stats hook sees the call,
 		// and a test could not count the Unimplemented answers strain provoked.
 		grpc.UnknownServiceHandler(unknownMethod),

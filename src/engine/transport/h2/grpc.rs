@@ -9,7 +9,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use crate::grpc::call::StreamPlan;
-use crate::grpc::wire::{Decoder, MAX_MESSAGE};
+use crate::grpc::wire::{Decoder, Encoding, MAX_MESSAGE};
 
 /// One slot's call under way.
 #[derive(Debug)]
@@ -165,6 +165,10 @@ impl Streams {
         let Some(Some(call)) = self.calls.get_mut(i) else { return Ok((Vec::new(), Outcome::default())) };
         let mut replies = Vec::new();
         let awaiting = &mut call.awaiting;
+        if !call.decoder.knows_encoding() {
+            // The reply's headers came before its first bytes.
+            call.decoder.encoding(Encoding::of_fields(&call.fields));
+        }
         let fed = call.decoder.feed(data, &mut |m| {
             // A client stream's one reply answers the last message (the stream's end).
             let times = if bidi { awaiting.pop_front() } else { awaiting.pop_back() };
