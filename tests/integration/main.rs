@@ -19,6 +19,7 @@ mod faults_origin;
 mod find_max;
 mod find_max_report;
 mod grpc;
+mod grpc_languages;
 mod grpc_modes;
 mod hostile;
 mod html;
