@@ -5,7 +5,8 @@
 //! reflection: grpcio-reflection speaks v1alpha only, @grpc/reflection v1 and v1alpha and
 //! describes the schema from protobufjs' reading of it. Unary, server-streaming,
 //! client-streaming and bidi calls, by reflection alone and through `--proto`: strain's count of
-//! OK calls and messages each way equals the server's own.
+//! OK calls and messages each way equals the server's own; and so it does when grpcio gzips its
+//! replies.
 //!
 //! The servers count in their library's interceptors and answer `GET /counts` on an admin port
 //! in grpc-go's test server's shape, so grpc_servers.rs's readers apply. scripts/test.sh
