@@ -217,12 +217,13 @@ impl Client {
             let request = Request { host: String::new(), ask: Some(ask.clone()) };
             wire::frame(&request.encode_to_vec(), &mut body);
         }
-        let fields: [(&[u8], &[u8]); 7] = [
+        let fields: [(&[u8], &[u8]); 8] = [
             (b":method", b"POST"),
             (b":scheme", self.scheme.as_bytes()),
             (b":authority", self.authority.as_bytes()),
             (b":path", path.as_bytes()),
             (b"content-type", b"application/grpc"),
+            (b"grpc-accept-encoding", wire::ACCEPTED.as_bytes()),
             (b"te", b"trailers"),
             (b"user-agent", concat!("strain/", env!("CARGO_PKG_VERSION")).as_bytes()),
         ];
@@ -256,6 +257,8 @@ impl Client {
         let mut responses = Vec::new();
         let mut bad = None;
         let mut decoder = Decoder::new(wire::MAX_MESSAGE);
+        // Servers may compress the answers (grpcio gzips them even unasked).
+        decoder.encoding(wire::Encoding::of_fields(&captured.headers));
         let framing = decoder.feed(&captured.body, &mut |m| match Response::decode(m) {
             Ok(r) => responses.push(r),
             Err(e) => bad = bad.take().or(Some(e.to_string())),
