@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gRPC benchmark: strain grpc against ghz, same machine, same run (issue 32).
+"""gRPC benchmark: strain grpc against ghz, same machine, same run (issues 32 and 40).
 
 What it measures
 ----------------
@@ -32,7 +32,8 @@ flight over 50 connections" is ``strain -c 50 -m 1`` and ``ghz -c 50
 --connections 50``.
 
 1. Unary calls per generator CPU-second (``--unary-duration``, default 5 s,
-   ``--connections`` 50), helloworld.Greeter/SayHello ``{"name":"x"}``:
+   ``--connections`` 50, ``--in-flight`` 1 call at a time on each),
+   helloworld.Greeter/SayHello ``{"name":"x"}``:
 
        taskset -c 0 STRAIN grpc --call helloworld.Greeter/SayHello --proto HELLO
            -D '{"name":"x"}' -t 1 -c 50 -m 1 -d 5s --json FILE URL
@@ -45,7 +46,32 @@ flight over 50 connections" is ``strain -c 50 -m 1`` and ``ghz -c 50
    would make its runs 4x as long; ``--duration-stop wait`` lets ghz's calls
    in flight at the end finish rather than be cut (as Unavailable).
    Headline: median(strain) / median(ghz) of calls per CPU-second (goal
-   >= 2.5x), and peak RSS of each.
+   >= 2.5x), and peak RSS of each.  With ``--in-flight M`` strain runs
+   ``-c C -m M`` and ghz ``-c C*M --connections C`` (M calls in flight on
+   each connection for both).  With ``--baseline PATH`` an earlier strain
+   build runs here too, as ``baseline``, in the same rounds (strain /
+   baseline is then reported): the engine's before and after.
+
+1b. ``routeguide`` (issue 40): unary calls per generator CPU-second on
+   grpc-go's route_guide as grpc-go ships it, in protobuf edition 2023,
+   ``routeguide.RouteGuide/GetFeature`` ``{"latitude": 409146138,
+   "longitude": -746188906}``, ``--rg-in-flight`` (50) calls in flight on
+   ``--rg-connections`` (1) connection, ghz's default shape:
+
+       taskset -c 0 STRAIN grpc --call routeguide.RouteGuide/GetFeature
+           --proto PROTOS/route_guide.proto -D DATA -t 1 -c 1 -m 50 -d 5s URL
+       taskset -c 0 ghz --insecure --protoset PROTOS/servers.protoset
+           --call routeguide.RouteGuide.GetFeature -d DATA -c 50 --connections 1
+           -z 5s --duration-stop wait --cpus 1 ADDR
+
+   ghz v0.120.0 reads .proto files with protoparse, which refuses
+   ``edition = "2023"`` ("syntax error: unexpected identifier"): with
+   ``--ghz-schema auto`` (the default) the script first asks ghz for one
+   call through the .proto and, if it fails, gives ghz the descriptor set
+   grpc-servers writes (``-write-protoset``, copied to PROTOS by
+   scripts/grpc-servers.sh), recording ghz's message.  strain always reads
+   the editions .proto.  Goal: strain >= 5x ghz.  The baseline is not run
+   here (builds before issue 40 refuse editions schemas).
 
 2. Fixed rate (``--rate`` 10,000 calls/s, ``--rate-duration`` 10 s, same
    connections): ``STRAIN grpc ... -R 10000 -d 10s`` against ``ghz ...
@@ -115,11 +141,13 @@ from driver.report import f_kib, f_num, f_ratio, flags, pct
 from driver.servers import Server, StrainOrigin, free_port, http_get
 
 TOOLS = ("strain", "ghz")
-PARTS = ("unary", "rate", "memory", "h2")
-GOALS = {"unary": 2.5, "h2": 0.8}
+PARTS = ("unary", "routeguide", "rate", "memory", "h2")
+GOALS = {"unary": 2.5, "routeguide": 5.0, "h2": 0.8}
 INSTALL = "bash bench/tools.sh; apt-get install -y time (taskset is in util-linux)"
 HELLO_DATA = '{"name":"x"}'
 NOTE_DATA = '{"location":{"latitude":1,"longitude":2},"message":"x"}'
+RG_DATA = '{"latitude": 409146138, "longitude": -746188906}'
+RG_CALL = "routeguide.RouteGuide/GetFeature"
 ECHO_PROTO = os.path.join(cli.REPO, "src", "grpc", "proto", "echo.proto")
 GRPC_PREFIX = 5  # a gRPC message's compressed flag and 4-byte length
 ECHO_PATH = "/strain.echo.v1.Echo/Unary"
@@ -270,17 +298,45 @@ class BodyOrigin(StrainOrigin):
 
 # ---------------------------------------------------------------- runs
 
-def strain_grpc(args, call, proto, data, url, json_path, *extra):
-    """A strain grpc command line, pinned."""
-    return proc.pinned(args.gen_cpu, [args.strain, "grpc", "--call", call, "--proto", proto,
-                                      "-D", data, "-t", "1"] + list(extra)
+def strain_grpc(args, call, proto, data, url, json_path, *extra, binary=None):
+    """A strain grpc command line, pinned (`binary`: another strain build)."""
+    return proc.pinned(args.gen_cpu, [binary or args.strain, "grpc", "--call", call, "--proto",
+                                      proto, "-D", data, "-t", "1"] + list(extra)
                        + ["--json", json_path, url])
 
 
-def ghz(args, call, proto, data, addr, *extra):
-    """A ghz command line, pinned."""
-    return proc.pinned(args.gen_cpu, [args.ghz, "--insecure", "--proto", proto, "--call", call,
-                                      "-d", data] + list(extra) + ["--cpus", "1", addr])
+def ghz(args, call, proto, data, addr, *extra, schema=None):
+    """A ghz command line, pinned; `schema` replaces ["--proto", proto] (e.g. --protoset)."""
+    return proc.pinned(args.gen_cpu, [args.ghz, "--insecure"] + (schema or ["--proto", proto])
+                       + ["--call", call, "-d", data] + list(extra) + ["--cpus", "1", addr])
+
+
+def ghz_call(call):
+    """A method as ghz names it: package.Service.Method (strain: package.Service/Method)."""
+    return call.replace("/", ".")
+
+
+def routeguide_argv(tool, args, greeter, json_path):
+    """The command line of a routeguide run: GetFeature, rg_in_flight calls on each of
+    rg_connections connections, against grpc-go's editions route_guide."""
+    rg = os.path.join(args.protos, "route_guide.proto")
+    c, m, dur = args.rg_connections, args.rg_in_flight, fmt_dur(args.rg_duration)
+    if tool == "strain":
+        return strain_grpc(args, RG_CALL, rg, RG_DATA, greeter.url, json_path,
+                           "-c", str(c), "-m", str(m), "-d", dur)
+    return ghz(args, ghz_call(RG_CALL), rg, RG_DATA, greeter.addr, "-c", str(c * m),
+               "--connections", str(c), "-z", dur, "--duration-stop", "wait",
+               schema=args.ghz_schema_argv)
+
+
+def probe_ghz_editions(args, greeter):
+    """Whether ghz reads the editions route_guide.proto: one GetFeature call through it.
+    (reads it, ghz's output)"""
+    rg = os.path.join(args.protos, "route_guide.proto")
+    res = proc.run(ghz(args, ghz_call(RG_CALL), rg, RG_DATA, greeter.addr, "-n", "1", "-c", "1"),
+                   timeout=30)
+    text = (res["stdout"] + res["stderr"]).strip()
+    return parse_ghz(text).get("ok") == 1, text[-600:]
 
 
 def unary_argv(tool, args, part, greeter, json_path):
@@ -289,11 +345,13 @@ def unary_argv(tool, args, part, greeter, json_path):
     c = str(args.connections)
     if part == "unary":
         dur = fmt_dur(args.unary_duration)
-        if tool == "strain":
+        if tool in ("strain", "baseline"):
             return strain_grpc(args, "helloworld.Greeter/SayHello", hello, HELLO_DATA,
-                               greeter.url, json_path, "-c", c, "-m", "1", "-d", dur)
+                               greeter.url, json_path, "-c", c, "-m", str(args.in_flight),
+                               "-d", dur, binary=args.baseline if tool == "baseline" else None)
         return ghz(args, "helloworld.Greeter.SayHello", hello, HELLO_DATA, greeter.addr,
-                   "-c", c, "--connections", c, "-z", dur, "--duration-stop", "wait")
+                   "-c", str(args.connections * args.in_flight), "--connections", c,
+                   "-z", dur, "--duration-stop", "wait")
     dur = fmt_dur(args.rate_duration)
     if tool == "strain":
         return strain_grpc(args, "helloworld.Greeter/SayHello", hello, HELLO_DATA, greeter.url,
@@ -391,6 +449,7 @@ def measured_run(part, tool, rnd, inner, server, args, tmpdir, json_path, poll=N
     if isinstance(server, GrpcGo):
         c = server.counts() or {}
         run["server_ok"] = (c.get("codes") or {}).get("OK")
+        run["server_connections"] = c.get("connections")
         if calls is not None and run["server_ok"] != calls:
             run["problems"].append("server counted %s OK calls, the tool %s" % (
                 run["server_ok"], calls))
@@ -442,22 +501,39 @@ def headline(rep, runs, names, figure, base, label, fmt=f_num):
     return c
 
 
-def summarize_unary(rep, args, runs):
-    rep.para("**1. Unary calls per generator CPU-second**: helloworld.Greeter/SayHello, "
-             "%d calls in flight over %d connections, %s per run, %d rounds:" % (
-                 args.connections, args.connections, fmt_dur(args.unary_duration), args.rounds))
-    c = headline(rep, runs, TOOLS, "calls_per_cpu_s", "ghz", "calls/CPU-s")
-    rss = report.compare(runs, "tool", TOOLS, "maxrss_kb", "ghz")
-    wall = report.compare(runs, "tool", TOOLS, "rate", "ghz")
-    rep.para("Median calls/s (wall): strain %s, ghz %s; median peak RSS: strain %s, ghz %s "
-             "(strain/ghz %s)." % (f_num(wall["medians"]["strain"]),
-                                   f_num(wall["medians"]["ghz"]),
-                                   f_kib(rss["medians"]["strain"]), f_kib(rss["medians"]["ghz"]),
-                                   f_ratio(rss["ratios"]["strain"])))
-    runs_table(rep, runs, [("server OK calls", lambda r: f_num(r.get("server_ok")))])
-    return {"median_calls_per_cpu_s": c["medians"], "ratio": c["ratios"]["strain"],
-            "paired": c["paired"]["strain"], "median_rps": wall["medians"],
-            "median_maxrss_kb": rss["medians"], "ratio_maxrss": rss["ratios"]["strain"]}
+def summarize_unary(rep, args, runs, part="unary"):
+    names = tuple(n for n in ("strain", "ghz", "baseline") if any(r["tool"] == n for r in runs))
+    if part == "unary":
+        conns, inflight = args.connections, args.in_flight
+        rep.para("**1. Unary calls per generator CPU-second**: helloworld.Greeter/SayHello, "
+                 "%d calls in flight over %d connections, %s per run, %d rounds:" % (
+                     conns * inflight, conns, fmt_dur(args.unary_duration), args.rounds))
+    else:
+        conns, inflight = args.rg_connections, args.rg_in_flight
+        rep.para("**1b. Unary calls per generator CPU-second, editions route_guide**: %s %s, "
+                 "%d calls in flight over %d connection(s), %s per run, %d rounds; strain "
+                 "reads route_guide.proto (edition 2023), ghz %s:" % (
+                     RG_CALL, RG_DATA, conns * inflight, conns, fmt_dur(args.rg_duration),
+                     args.rounds, " ".join(args.ghz_schema_argv or ["--proto", "the same"])))
+    c = headline(rep, runs, names, "calls_per_cpu_s", "ghz", "calls/CPU-s")
+    rss = report.compare(runs, "tool", names, "maxrss_kb", "ghz")
+    wall = report.compare(runs, "tool", names, "rate", "ghz")
+    rep.para("Median calls/s (wall): %s; median peak RSS: %s (strain/ghz %s)." % (
+        ", ".join("%s %s" % (n, f_num(wall["medians"][n])) for n in names),
+        ", ".join("%s %s" % (n, f_kib(rss["medians"][n])) for n in names),
+        f_ratio(rss["ratios"]["strain"])))
+    out = {"median_calls_per_cpu_s": c["medians"], "ratio": c["ratios"]["strain"],
+           "paired": c["paired"]["strain"], "median_rps": wall["medians"],
+           "median_maxrss_kb": rss["medians"], "ratio_maxrss": rss["ratios"]["strain"]}
+    if "baseline" in names:
+        b = report.compare(runs, "tool", names, "calls_per_cpu_s", "baseline")
+        out.update(ratio_vs_baseline=b["ratios"]["strain"], paired_vs_baseline=b["paired"]["strain"])
+        rep.para("strain / baseline (the build before), calls per CPU-second: ratio of medians "
+                 "%s, paired per round %s." % (f_ratio(b["ratios"]["strain"]), ", ".join(
+                     f_ratio(x) for x in b["paired"]["strain"])))
+    runs_table(rep, runs, [("server OK calls", lambda r: f_num(r.get("server_ok"))),
+                           ("server connections", lambda r: f_num(r.get("server_connections")))])
+    return out
 
 
 def summarize_rate(rep, args, runs):
@@ -555,6 +631,16 @@ def options():
     ap.add_argument("--parts", default=",".join(PARTS), help="comma-separated subset of "
                     + ", ".join(PARTS))
     ap.add_argument("--unary-duration", type=cli.parse_duration, default=5.0)
+    ap.add_argument("--in-flight", type=int, default=1,
+                    help="part 1: calls in flight on each connection (strain -m; ghz -c is "
+                         "connections x this)")
+    ap.add_argument("--rg-connections", type=int, default=1, help="routeguide: connections")
+    ap.add_argument("--rg-in-flight", type=int, default=50,
+                    help="routeguide: calls in flight on each connection")
+    ap.add_argument("--rg-duration", type=cli.parse_duration, default=5.0)
+    ap.add_argument("--ghz-schema", choices=("auto", "proto", "protoset"), default="auto",
+                    help="routeguide: how ghz gets the editions schema: the .proto, the "
+                         "descriptor set PROTOS/servers.protoset, or the .proto if ghz reads it")
     ap.add_argument("--rate", type=int, default=10000, help="calls/s of part 2")
     ap.add_argument("--rate-duration", type=cli.parse_duration, default=10.0)
     ap.add_argument("--mem-connections", type=int, default=100)
@@ -571,8 +657,11 @@ def options():
     bad = [p for p in args.parts if p not in PARTS]
     if bad:
         raise SetupError("unknown part(s) %s" % ", ".join(bad))
-    if args.baseline:
-        raise SetupError("--baseline is not supported by grpc.py")
+    if args.baseline and not set(args.parts) & {"unary"}:
+        raise SetupError("--baseline runs in part unary only (helloworld)")
+    if min(args.in_flight, args.rg_connections, args.rg_in_flight) < 1:
+        raise SetupError("--in-flight, --rg-connections and --rg-in-flight must be at least 1")
+    args.ghz_schema_argv = None
     if args.mem_streams < 2 or args.mem_connections < 1:
         raise SetupError("--mem-streams must be at least 2, --mem-connections at least 1")
     echo_message_len(args.message_bytes)
@@ -587,18 +676,24 @@ def main(stack):
         if not os.path.exists(path):
             raise SetupError("missing %s; run: %s" % (path, INSTALL))
     nofile = proc.raise_nofile()
-    info = cli.machine_info({"strain": [args.strain, "--version"],
-                             "ghz": [args.ghz, "--version"]})
+    versions = {"strain": [args.strain, "--version"], "ghz": [args.ghz, "--version"]}
+    if args.baseline:
+        versions["baseline"] = [args.baseline, "--version"]
+    info = cli.machine_info(versions)
     info["ghz"] = "ghz v0.120.0 (bench/tools.sh; it says %r)" % info["ghz"]
     info["rlimit_nofile"] = nofile
     tmpdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="strain-bench-grpc-"))
     names = {args.strain: "STRAIN", args.ghz: "GHZ", ECHO_PROTO: "src/grpc/proto/echo.proto",
              os.path.join(args.protos, "helloworld.proto"): "PROTOS/helloworld.proto",
-             os.path.join(args.protos, "route_guide.proto"): "PROTOS/route_guide.proto"}
+             os.path.join(args.protos, "route_guide.proto"): "PROTOS/route_guide.proto",
+             os.path.join(args.protos, "servers.protoset"): "PROTOS/servers.protoset"}
+    if args.baseline:
+        names[args.baseline] = "BASELINE"
     cmds = ["taskset -c %d GRPC_SERVERS -addr ADDR -admin ADMIN" % args.server_cpu]
     result, runs = {}, {}
     greeter = None
-    if set(args.parts) & {"unary", "rate", "memory"}:
+    checks = {}
+    if set(args.parts) & {"unary", "routeguide", "rate", "memory"}:
         greeter = stack.enter_context(GrpcGo(args.grpc_servers, args.server_cpu))
         log("grpc-servers: %s (pid %d), admin 127.0.0.1:%d" % (greeter.addr, greeter.proc.pid,
                                                                greeter.admin))
@@ -609,20 +704,40 @@ def main(stack):
                                  greeter.url, os.path.join(tmpdir, "warm.json"), "-c",
                                  str(args.connections), "-d", fmt_dur(args.warmup)),
                      timeout=args.warmup + 30)
+    if "routeguide" in args.parts:
+        protoset = os.path.join(args.protos, "servers.protoset")
+        if args.ghz_schema != "protoset":
+            reads, said = probe_ghz_editions(args, greeter)
+            checks.update(ghz_reads_editions_proto=reads, ghz_on_editions_proto=said)
+            log("ghz --proto route_guide.proto (edition 2023): %s" % (
+                "one call OK" if reads else "refused: " + said.splitlines()[-1]))
+            if not reads and args.ghz_schema == "proto":
+                raise BenchError("ghz does not read the editions .proto:\n" + said)
+        if args.ghz_schema == "protoset" or (args.ghz_schema == "auto"
+                                             and not checks["ghz_reads_editions_proto"]):
+            if not os.path.exists(protoset):
+                raise SetupError("missing %s; run: %s" % (protoset, INSTALL))
+            args.ghz_schema_argv = ["--protoset", protoset]
+        checks["ghz_schema"] = args.ghz_schema_argv or ["--proto", "route_guide.proto"]
 
     def display(argv, json_path):
         return proc.display(argv, dict(names, **{json_path: "FILE", greeter.url: "URL",
                                                  greeter.addr: "ADDR"}))
 
-    for part in ("unary", "rate"):
+    for part in ("unary", "routeguide", "rate"):
         if part not in args.parts:
             continue
-        log("%s: %d rounds of strain and ghz" % (part, args.rounds))
+        contenders = cli.contenders(args, TOOLS) if part == "unary" else TOOLS
+        log("%s: %d rounds of %s" % (part, args.rounds, ", ".join(contenders)))
         runs[part] = []
-        for i, tool in measure.schedule(args.rounds, TOOLS):
+        for i, tool in measure.schedule(args.rounds, contenders):
             jp = os.path.join(tmpdir, "%s-%s-%d.json" % (part, tool, i))
-            inner = unary_argv(tool, args, part, greeter, jp)
-            dur = args.unary_duration if part == "unary" else args.rate_duration
+            if part == "routeguide":
+                inner = routeguide_argv(tool, args, greeter, jp)
+            else:
+                inner = unary_argv(tool, args, part, greeter, jp)
+            dur = {"unary": args.unary_duration, "routeguide": args.rg_duration,
+                   "rate": args.rate_duration}[part]
             runs[part].append(measured_run(part, tool, i, inner, greeter, args, tmpdir, jp,
                                            timeout=dur + 60))
             run_line(runs[part][-1])
@@ -653,7 +768,6 @@ def main(stack):
                 if i == 1:
                     cmds.append(display(inner, jp))
 
-    checks = {}
     if "h2" in args.parts:
         origin = stack.enter_context(GrpcOrigin(args.strain, args.server_cpu))
         jp = os.path.join(tmpdir, "probe.json")
@@ -707,6 +821,12 @@ def main(stack):
         result["unary"] = summarize_unary(rep, args, runs["unary"])
         goals["strain/ghz unary calls per CPU-second >= 2.5x"] = goal_verdict(
             result["unary"]["ratio"], GOALS["unary"])
+    if "routeguide" in runs:
+        result["routeguide"] = summarize_unary(rep, args, runs["routeguide"], "routeguide")
+        result["routeguide"]["checks"] = {k: v for k, v in checks.items()
+                                          if k.startswith("ghz_")}
+        goals["strain/ghz GetFeature (editions route_guide) calls per CPU-second >= 5x"] = \
+            goal_verdict(result["routeguide"]["ratio"], GOALS["routeguide"])
     if "rate" in runs:
         result["rate"] = summarize_rate(rep, args, runs["rate"])
     if "memory" in runs:
@@ -720,7 +840,8 @@ def main(stack):
     rep.commands("Commands (GRPC_SERVERS = target/go-bin/grpc-servers, URL = http://ADDR of it, "
                  "PROTOS = target/grpc-protos, GHZ = target/go-bin/ghz, STRAIN = %s; "
                  "each generator under /usr/bin/time -f '%%M %%U "
-                 "%%S' -o FILE):" % args.strain, cmds)
+                 "%%S' -o FILE):" % (args.strain + (", BASELINE = %s" % args.baseline
+                                                    if args.baseline else "")), cmds)
     report.finish(args, info, rep.text(), {"summary": result, "runs": runs, "commands": cmds})
 
 
