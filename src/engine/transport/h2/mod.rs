@@ -46,11 +46,21 @@ struct Link {
     /// and its end is a failed connect (a server that does not speak h2c closes or answers
     /// in HTTP/1).
     confirmed: bool,
+    /// The last stream the server said it processes, once it sent a GOAWAY.
+    goaway_last: Option<i32>,
 }
 
 impl Link {
     fn new() -> Link {
-        Link { stream: None, session: None, out: Vec::new(), out_at: 0, by_stream: IdMap::default(), confirmed: false }
+        Link {
+            stream: None,
+            session: None,
+            out: Vec::new(),
+            out_at: 0,
+            by_stream: IdMap::default(),
+            confirmed: false,
+            goaway_last: None,
+        }
     }
 }
 
@@ -230,6 +240,7 @@ impl Http2 {
         session.set_streamed(self.grpc.is_some());
         link.session = Some(session);
         link.confirmed = false;
+        link.goaway_last = None;
         link.out.clear();
         link.out_at = 0;
         // The slots' first requests go into the session together, then out in one write.
@@ -388,10 +399,19 @@ impl Http2 {
             };
             return self.link_connect_failed(host, l, ConnectCause::Other, why.to_string());
         }
-        let lost: Vec<u32> = self.links[l].by_stream.drain().map(|(_, i)| i).collect();
-        for i in lost {
-            host.failed(i as usize, kind);
-            host.close_slot(i as usize);
+        // After a GOAWAY, streams above its last one were never processed (nghttp2 may still
+        // hold them unsent, waiting for the server's stream limit): they go again, as refused
+        // ones do, when the server then closes the connection.
+        let last = self.links[l].goaway_last.unwrap_or(i32::MAX);
+        let lost: Vec<(i32, u32)> = self.links[l].by_stream.drain().collect();
+        for (id, i) in lost {
+            if id > last {
+                self.requeue(host, i as usize);
+                host.note(Note::H2Retried);
+            } else {
+                host.failed(i as usize, kind);
+                host.close_slot(i as usize);
+            }
         }
         self.retire_link(host, l);
     }

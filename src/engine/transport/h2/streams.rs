@@ -16,8 +16,13 @@ impl Http2 {
         self.reading = Some(l);
         // A GOAWAY holds for the whole batch: a response completed before it in the batch must
         // not start a stream the server has already said it will refuse.
-        if events.iter().any(|e| matches!(e, Event::GoAway { .. })) {
+        let goaways = events.iter().filter_map(|e| match e {
+            Event::GoAway { last_stream, .. } => Some(*last_stream),
+            _ => None,
+        });
+        if let Some(last) = goaways.chain(self.links[l].goaway_last).min() {
             self.mux.life[l].goaway = true;
+            self.links[l].goaway_last = Some(last);
         }
         for e in events.drain(..) {
             match e {
