@@ -3,11 +3,12 @@
 # Installs what the tests need that a fresh Debian machine lacks (nginx, Apache Traffic Server,
 # wrk for the compatibility tests, vegeta for the targets file's, grpc-go's example servers for
 # the gRPC tests, Chromium for the HTML report, Prometheus for the live metrics, Caddy as a real
-# HTTP/3 server, cmake and libclang for quiche's BoringSSL, the Kubernetes schemas for the
+# HTTP/3 server, Apache httpd, HAProxy and h2o for the roster of real servers, cmake and
+# libclang for quiche's BoringSSL, the Kubernetes schemas for the
 # k8s-job manifest through PyPI's kubernetes-validate, Python's grpcio as a gRPC client that
 # is not strain's and Python's websockets as a WebSocket server that is not strain's, each in a
 # venv under target/, Node's packages for its servers under target/node, and gorilla/websocket's
-# echo and chat examples),
+# echo and chat examples and the roster's Go net/http server),
 # then runs the format and lint gates and every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,10 @@ command -v ip >/dev/null 2>&1 || need_pkgs+=(iproute2)
 command -v man >/dev/null 2>&1 || need_pkgs+=(man-db)
 command -v prometheus >/dev/null 2>&1 || need_pkgs+=(prometheus)
 [ -x /usr/bin/caddy ] || need_pkgs+=(caddy)
+# The roster of real servers (tests/integration/roster.rs): Apache httpd, HAProxy and h2o.
+[ -x /usr/sbin/apache2 ] || need_pkgs+=(apache2)
+[ -x /usr/sbin/haproxy ] || need_pkgs+=(haproxy)
+[ -x /usr/bin/h2o ] || need_pkgs+=(h2o)
 # quiche (HTTP/3) builds BoringSSL (boring-sys) with cmake, and its bindings with libclang.
 command -v cmake >/dev/null 2>&1 || need_pkgs+=(cmake)
 # bindgen loads libclang.so itself (libclang-cpp.so, which other packages bring, is not it).
@@ -101,9 +106,12 @@ eval "$grpc_env"
 # The WebSocket tests load gorilla/websocket's echo and chat examples, built as they ship.
 ws_env=$(GO="$go_cmd" bash scripts/ws-servers.sh)
 eval "$ws_env"
+# The roster of real servers loads a Go net/http server of its own (tests/servers/go-http).
+roster_env=$(GO="$go_cmd" bash scripts/roster-servers.sh)
+eval "$roster_env"
 # The packages may start system services; the tests run their own private instances.
 if command -v systemctl >/dev/null 2>&1; then
-    systemctl stop nginx trafficserver >/dev/null 2>&1 || true
+    systemctl stop nginx trafficserver apache2 haproxy h2o >/dev/null 2>&1 || true
 fi
 
 # The benchmark driver's own table tests (quiet unless they fail).
