@@ -642,12 +642,15 @@ impl Server {
     }
 
     /// Over HTTP/1.1, `-n` beyond a keep-alive limit of `limit` requests per connection: the
-    /// server closes each connection after its last answer and strain opens the next.
+    /// server closes each connection after its last answer and strain opens the next (Apache's
+    /// `Connection: Upgrade` on every answer, offering h2c, is no close).
     fn keepalive_limit(&self, limit: u64) {
         let url = format!("{}{}", self.base(Proto::H1), self.site.index);
         let n = 5 * limit / 2;
         let (run, _) = self.run(Proto::H1, &format!("-c 2 -t 1 -n {n}"), &url);
-        assert!(run.num("/connections_opened") >= 3, "{}: {}", self.name, run.stdout);
+        // At least 3 connections, and no more than the limit asks: each was kept until it.
+        let opened = run.num("/connections_opened");
+        assert!((3..=n / limit + 2).contains(&opened), "{}: {opened} connections\n{}", self.name, run.stdout);
     }
 }
 
