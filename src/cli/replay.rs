@@ -8,7 +8,7 @@ use super::{load, run_and_report, stop_flag, CliError};
 use crate::config::Target;
 use crate::replay::feed::{self, ReplayError};
 use crate::replay::render::Rewrite;
-use crate::replay::{Format, Loops, Mark, Pace, ReplayNote, ReplayPlan, SessionKey};
+use crate::replay::{BadLines, Format, Loops, Mark, Pace, ReplayNote, ReplayPlan, SessionKey};
 use crate::run::{OriginPlacement, Replay, RunConfig, Workload};
 
 /// Runs `strain replay`.
@@ -124,7 +124,11 @@ fn plan(f: &ReplayFlags, files: Vec<std::path::PathBuf>, url: Option<&str>) -> R
         window: f.window,
         sessions,
         render,
-        skip_bad: f.skip_bad,
+        bad_lines: match (f.skip_bad, f.strict) {
+            (true, _) => BadLines::Any,
+            (_, true) => BadLines::None,
+            _ => BadLines::Few,
+        },
     })
 }
 

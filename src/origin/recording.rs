@@ -168,13 +168,13 @@ impl Recording {
                 _ if bodiless(response.status) => Payload::Bytes(Arc::from(&[][..])),
                 Body::None => Payload::Bytes(Arc::from(&[][..])),
                 Body::Bytes(b) => Payload::Bytes(b.into()),
-                Body::Size(n) if n > MAX_FILLER => {
+                Body::Size(n) | Body::Generate(n) if n > MAX_FILLER => {
                     return Err((
                         Some(record.line),
                         format!("a body of {n} bytes is more than strain serves ({MAX_FILLER})"),
                     ))
                 }
-                Body::Size(n) => {
+                Body::Size(n) | Body::Generate(n) => {
                     filler = filler.max(n);
                     Payload::Filler(n)
                 }

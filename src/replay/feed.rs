@@ -18,7 +18,7 @@ use super::record::Record;
 use super::render::Skip;
 use super::walk::{clock, detect, walk};
 pub use super::walk::{Counts, ReplayError};
-use super::{Loops, Pace, ReplayPlan, SessionKey};
+use super::{BadLines, Loops, Pace, ReplayPlan, SessionKey, BAD_SHARE};
 pub use crate::config::replay::FileDoc;
 use crate::config::{Segment, Target};
 
@@ -88,6 +88,8 @@ pub struct Scan {
     pub servers: Vec<Target>,
     /// The counts of one pass.
     pub counts: Counts,
+    /// The first lines in no layout, `file:line: why` (see [`crate::replay::BAD_SHOWN`]).
+    pub bad_lines: Vec<String>,
 }
 
 impl Scan {
@@ -127,14 +129,16 @@ pub fn scan(plan: &ReplayPlan) -> Result<Scan, ReplayError> {
     let mut counts = Counts::default();
     let mut servers: Vec<Target> = plan.render.base.iter().cloned().collect();
     let mut requests = 0;
-    let (mut skipped_method, mut skipped_body) = (0, 0);
+    let (mut skipped_method, mut skipped_body, mut generated) = (0, 0, 0);
+    let mut bad_lines = Vec::new();
     let mut clock = clock(plan, 1.0);
-    walk(plan, &formats, &mut clock, &mut counts, &mut |file, r, _| {
+    walk(plan, &formats, &mut clock, &mut counts, &mut bad_lines, &mut |file, r, _| {
         // A record that is skipped need not name a server.
         match plan.render.skip(&r) {
             Some(Skip::Method) => skipped_method += 1,
             Some(Skip::Body) => skipped_body += 1,
             None => {
+                generated += u64::from(plan.render.generates(&r));
                 let server = plan.render.server(&r).ok_or_else(|| ReplayError::NoServer {
                     path: plan.files[file].display().to_string(),
                     line: r.line,
@@ -152,6 +156,15 @@ pub fn scan(plan: &ReplayPlan) -> Result<Scan, ReplayError> {
     })?;
     counts.skipped_method = skipped_method;
     counts.skipped_body = skipped_body;
+    counts.generated_body = generated;
+    if plan.bad_lines == BadLines::Few && counts.bad as f64 > BAD_SHARE * counts.records as f64 {
+        return Err(ReplayError::TooManyBad {
+            bad: counts.bad,
+            read: counts.records,
+            share: 100.0 * counts.bad as f64 / counts.records.max(1) as f64,
+            examples: bad_lines,
+        });
+    }
     if requests == 0 {
         let what = plan.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
         let mut why = Vec::new();
@@ -164,10 +177,21 @@ pub fn scan(plan: &ReplayPlan) -> Result<Scan, ReplayError> {
         if counts.outside > 0 {
             why.push(format!("{} outside --from/--to", counts.outside));
         }
+        for (n, what) in [
+            (counts.no_request, "with no request (\"-\")"),
+            (counts.not_http, "not an HTTP request line"),
+            (counts.truncated, "cut off at the end of the file"),
+            (counts.unreadable, "entries that cannot be read"),
+            (counts.bad, "in no layout strain reads"),
+        ] {
+            if n > 0 {
+                why.push(format!("{n} {what}"));
+            }
+        }
         let why = if why.is_empty() { String::new() } else { format!(" ({} skipped)", why.join(", ")) };
         return Err(ReplayError::Empty { what, why });
     }
-    Ok(Scan { formats, files, requests, span_us: clock.span_us(), servers, counts })
+    Ok(Scan { formats, files, requests, span_us: clock.span_us(), servers, counts, bad_lines })
 }
 
 /// What the reader did while the load ran.
@@ -182,6 +206,9 @@ pub struct Fed {
     /// The paths requests were counted by, by number (the last is every path past
     /// [`MAX_PATHS`] - 1 others).
     pub paths: Vec<String>,
+    /// The first lines in no layout, `file:line: why`.
+    #[serde(default)]
+    pub bad_lines: Vec<String>,
 }
 
 /// Paths counted apart; those beyond share the last number.
@@ -328,7 +355,9 @@ fn feed(
         let mut clock = clock(plan, speed);
         let mut last_due = 0;
         let mut n = 0u64;
-        let walked = walk(plan, &scan.formats, &mut clock, &mut counts, &mut |_, r, due| {
+        let (mut skipped_method, mut skipped_body, mut generated) = (0, 0, 0);
+        let mut shown = Vec::new();
+        let walked = walk(plan, &scan.formats, &mut clock, &mut counts, &mut shown, &mut |_, r, due| {
             let due = offset + due;
             last_due = due;
             let Some(server) = plan.render.server(&r) else { return Ok(ControlFlow::Continue(())) };
@@ -336,7 +365,17 @@ fn feed(
                 servers.push(server.clone());
                 servers.len() - 1
             });
-            let Ok(req) = plan.render.render(&r, &server, origin as u16) else { return Ok(ControlFlow::Continue(())) };
+            let req = match plan.render.render(&r, &server, origin as u16) {
+                Ok(req) => req,
+                Err(skip) => {
+                    *match skip {
+                        Skip::Method => &mut skipped_method,
+                        Skip::Body => &mut skipped_body,
+                    } += 1;
+                    return Ok(ControlFlow::Continue(()));
+                }
+            };
+            generated += u64::from(plan.render.generates(&r));
             n += 1;
             // A session goes whole to one segment, one thread and one of its connections,
             // by its key's hash; other requests are dealt in turn.
@@ -367,7 +406,13 @@ fn feed(
             }
             Ok(ControlFlow::Continue(()))
         });
+        counts.skipped_method = skipped_method;
+        counts.skipped_body = skipped_body;
+        counts.generated_body = generated;
         fed.counts.add(&counts);
+        if pass == 1 {
+            fed.bad_lines = shown;
+        }
         walked?;
         let all_gone = out.iter().all(|o| o.tx.is_none());
         let more = match plan.loops {

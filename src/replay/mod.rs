@@ -81,6 +81,26 @@ pub struct ReplayPlan {
     pub sessions: Option<SessionKey>,
     /// The requests strain sends for the records.
     pub render: render::Rewrite,
-    /// `--skip-bad`: a record that does not parse is counted and skipped, not an error.
-    pub skip_bad: bool,
+    /// How many lines in no layout the replay goes on with.
+    pub bad_lines: BadLines,
 }
+
+/// How many records that are no whole request a replay tolerates. A record in its format that
+/// holds no request (a `-`, a scanner's bytes, a cut last line) is always skipped and counted,
+/// but under `--strict`; a line in no layout at all is a bad line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BadLines {
+    /// Bad lines up to [`BAD_SHARE`] of the lines read are counted, the first three shown;
+    /// more is an error before any load (the file is likely in another layout).
+    Few,
+    /// Any number of bad lines (`--skip-bad`).
+    Any,
+    /// Every record must be a whole request (`--strict`): the first that is not is an error.
+    None,
+}
+
+/// The share of bad lines a replay goes on with by default (1 %).
+pub const BAD_SHARE: f64 = 0.01;
+
+/// Bad lines a replay names in its error and its report.
+pub const BAD_SHOWN: usize = 3;

@@ -40,9 +40,12 @@ pub enum Body {
     None,
     /// The bytes, as recorded.
     Bytes(Vec<u8>),
-    /// Only the size was recorded (`$request_length`-style fields, a `content: size:`): the
-    /// bytes are not in the file.
+    /// Only the size was recorded (`$request_length`-style fields): the bytes are not in the
+    /// file, and are sent only with `--synthetic-body`.
     Size(u64),
+    /// A size the format itself means as a body of that many bytes, generated (Proxy
+    /// Verifier's `content: size:`, which Proxy Verifier fills so).
+    Generate(u64),
 }
 
 /// A recorded response.
@@ -56,11 +59,43 @@ pub struct Response {
     pub body: Body,
 }
 
-/// A record that does not parse: where it is and why.
+/// A record that is no request strain can send: where it is, why, and what kind of flaw it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadRecord {
     /// The line (or entry), 1-based.
     pub line: u64,
     /// What is wrong, in a few words.
     pub why: String,
+    /// Whether the record is in its format at all.
+    pub kind: BadKind,
+}
+
+/// What is wrong with a record. A record in its format that holds no request is skipped and
+/// counted by cause (every internet-facing server logs scanners and junk); a line in no
+/// layout is a bad line, allowed up to a share of the file (see `replay::BadLines`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BadKind {
+    /// The line matches no layout the reader knows (or the entry is not of its format).
+    Unmatched,
+    /// In its layout, but its request is `-` or empty: nothing was asked.
+    NoRequest,
+    /// In its layout, but its request is not `METHOD TARGET VERSION` (a TLS handshake or a
+    /// scanner's bytes sent to a plain port, binary junk logged as `\xHH`).
+    NotHttp,
+    /// The file's last line, cut off mid-record (its writer stopped).
+    Truncated,
+    /// An entry whose fields cannot be read, even leniently (HAR, Proxy Verifier).
+    Unreadable,
+}
+
+impl BadRecord {
+    /// A line in no layout.
+    pub fn unmatched(line: u64, why: impl Into<String>) -> BadRecord {
+        BadRecord { line, why: why.into(), kind: BadKind::Unmatched }
+    }
+
+    /// A record in its format that holds no request, for `kind`'s reason.
+    pub fn skipped(line: u64, kind: BadKind, why: impl Into<String>) -> BadRecord {
+        BadRecord { line, why: why.into(), kind }
+    }
 }

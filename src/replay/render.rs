@@ -61,6 +61,11 @@ impl Rewrite {
         Target::parse(&format!("http://{}/", host.1.trim())).ok()
     }
 
+    /// Whether `r` is sent with a body made up at its recorded size.
+    pub fn generates(&self, r: &Record) -> bool {
+        matches!(r.body, Body::Generate(_)) || (self.synthetic_body && matches!(r.body, Body::Size(_)))
+    }
+
     /// Why `r` is not sent, if it is not (the scan counts these without building requests).
     pub fn skip(&self, r: &Record) -> Option<Skip> {
         let method = r.method.trim();
@@ -80,11 +85,11 @@ impl Rewrite {
         let body: Option<&[u8]> = match &r.body {
             Body::None => None,
             Body::Bytes(b) => Some(b),
-            Body::Size(n) if self.synthetic_body => {
+            Body::Size(n) | Body::Generate(n) if self.generates(r) => {
                 synthetic = vec![b'x'; usize::try_from(*n).unwrap_or(0)];
                 Some(&synthetic)
             }
-            Body::Size(_) => return Err(Skip::Body),
+            Body::Size(_) | Body::Generate(_) => return Err(Skip::Body),
         };
         let path = match request::origin_form(&r.target) {
             "" => "/".to_string(),

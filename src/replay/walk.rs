@@ -13,9 +13,9 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use serde::{Deserialize, Serialize};
 
 use super::read::{self, Format, ReadError};
-use super::record::{BadRecord, Record};
+use super::record::{BadKind, BadRecord, Record};
 use super::timing::{Clock, Placed, Reorder, Spread};
-use super::ReplayPlan;
+use super::{BadLines, ReplayPlan, BAD_SHOWN};
 
 /// Records a file's reader sends at once.
 const CHUNK: usize = 256;
@@ -45,8 +45,8 @@ pub enum ReplayError {
         /// Why.
         why: String,
     },
-    /// A record does not parse (and `--skip-bad` was not given).
-    #[error("{path}:{line}: {why} (--skip-bad counts such records and goes on)")]
+    /// A record that is no whole request, under `--strict`.
+    #[error("{path}:{line}: {why} (--strict: without it, such records are skipped and counted)")]
     Bad {
         /// The file.
         path: String,
@@ -54,6 +54,27 @@ pub enum ReplayError {
         line: u64,
         /// Why.
         why: String,
+    },
+    /// More lines in no layout than a replay goes on with (`--skip-bad` allows any number).
+    #[error(
+        "{bad} of {read} records ({share:.1}%) are in no layout strain reads, over the 1% a replay goes on with: {} (give the log's layout with --log-format, or --skip-bad to replay the rest)",
+        examples.join("; ")
+    )]
+    TooManyBad {
+        /// Bad lines.
+        bad: u64,
+        /// Records read.
+        read: u64,
+        /// Their share, percent.
+        share: f64,
+        /// The first few, as `file:line: why`.
+        examples: Vec<String>,
+    },
+    /// A vegeta targets file: requests without times.
+    #[error("{path}: a vegeta targets file has no times to replay at: load it with strain --targets {path}")]
+    Targets {
+        /// The file.
+        path: String,
     },
     /// Nothing in the recordings would be sent.
     #[error("{what}: no request to replay{why}")]
@@ -79,13 +100,31 @@ pub enum ReplayError {
     },
 }
 
-/// What one pass over the recordings counted.
+/// What one pass over the recordings counted. Every record read is sent, skipped by one cause
+/// or another, or outside `--from`/`--to`: `records` = sent + every skip + `outside`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
-    /// Records read.
+    /// Records read (every line or entry, the bad and the skipped among them).
     pub records: u64,
-    /// Records that did not parse, skipped (`--skip-bad`).
+    /// Lines in no layout strain reads, skipped (at most 1 % of those read, or any number
+    /// with `--skip-bad`).
     pub bad: u64,
+    /// Records in their layout whose request is `-` or empty.
+    #[serde(default)]
+    pub no_request: u64,
+    /// Records whose request is not `METHOD TARGET VERSION` (scanners, TLS handshakes sent to
+    /// a plain port, binary junk).
+    #[serde(default)]
+    pub not_http: u64,
+    /// The file's last line, cut off mid-record.
+    #[serde(default)]
+    pub truncated: u64,
+    /// Entries whose fields cannot be read even leniently (HAR, Proxy Verifier).
+    #[serde(default)]
+    pub unreadable: u64,
+    /// Requests sent with a body generated at its recorded size (the file holds only the size).
+    #[serde(default)]
+    pub generated_body: u64,
     /// Records before `--from`, and the first past `--to` (the file is read no further).
     pub outside: u64,
     /// Records whose method is not replayed.
@@ -100,6 +139,11 @@ impl Counts {
     pub(super) fn add(&mut self, o: &Counts) {
         self.records += o.records;
         self.bad += o.bad;
+        self.no_request += o.no_request;
+        self.not_http += o.not_http;
+        self.truncated += o.truncated;
+        self.unreadable += o.unreadable;
+        self.generated_body += o.generated_body;
         self.outside += o.outside;
         self.skipped_method += o.skipped_method;
         self.skipped_body += o.skipped_body;
@@ -130,7 +174,12 @@ pub(crate) fn detect(path: &Path) -> Result<Format, ReplayError> {
         .take(64 * 1024)
         .read_to_end(&mut head)
         .map_err(|source| ReplayError::Open { path: path.display().to_string(), source })?;
-    read::detect(&head).ok_or_else(|| ReplayError::UnknownFormat { path: path.display().to_string() })
+    let path = path.display().to_string();
+    match read::detect(&head) {
+        Some(format) => Ok(format),
+        None if read::is_targets(&head) => Err(ReplayError::Targets { path }),
+        None => Err(ReplayError::UnknownFormat { path }),
+    }
 }
 
 /// What a file's reader thread sends on.
@@ -183,15 +232,30 @@ struct Head {
 }
 
 impl Head {
-    /// Makes sure the next record (if any) is queued; a bad record is an error unless
-    /// `skip_bad` (then counted).
-    fn fill(&mut self, skip_bad: bool, counts: &mut Counts) -> Result<(), ReplayError> {
+    /// Makes sure the next record (if any) is queued; a record that is no request is counted
+    /// by its kind (the first bad lines kept in `shown`), or is an error under `--strict`.
+    fn fill(&mut self, policy: BadLines, counts: &mut Counts, shown: &mut Vec<String>) -> Result<(), ReplayError> {
         while self.queue.is_empty() && !self.done {
             match self.rx.recv() {
                 Ok(Chunk::Records(v)) => self.queue.extend(v),
-                Ok(Chunk::Bad(_)) if skip_bad => counts.bad += 1,
-                Ok(Chunk::Bad(bad)) => {
+                Ok(Chunk::Bad(bad)) if policy == BadLines::None => {
                     return Err(ReplayError::Bad { path: self.path.clone(), line: bad.line, why: bad.why });
+                }
+                Ok(Chunk::Bad(bad)) => {
+                    counts.records += 1;
+                    let count = match bad.kind {
+                        BadKind::Unmatched => {
+                            if shown.len() < BAD_SHOWN {
+                                shown.push(format!("{}:{}: {}", self.path, bad.line, bad.why));
+                            }
+                            &mut counts.bad
+                        }
+                        BadKind::NoRequest => &mut counts.no_request,
+                        BadKind::NotHttp => &mut counts.not_http,
+                        BadKind::Truncated => &mut counts.truncated,
+                        BadKind::Unreadable => &mut counts.unreadable,
+                    };
+                    *count += 1;
                 }
                 Ok(Chunk::Done(late, result)) => {
                     counts.late_in_file += late;
@@ -212,6 +276,7 @@ pub(super) fn walk(
     formats: &[Format],
     clock: &mut Clock,
     counts: &mut Counts,
+    shown: &mut Vec<String>,
     visit: &mut dyn FnMut(usize, Record, u64) -> Result<ControlFlow<()>, ReplayError>,
 ) -> Result<(), ReplayError> {
     let window_us = plan.window.as_micros() as u64;
@@ -231,7 +296,7 @@ pub(super) fn walk(
         let mut from_file: VecDeque<usize> = VecDeque::new();
         loop {
             for h in &mut heads {
-                h.fill(plan.skip_bad, counts)?;
+                h.fill(plan.bad_lines, counts, shown)?;
             }
             // The file whose next record is earliest (few files: a scan beats a heap).
             let next = heads

@@ -56,6 +56,7 @@ pub fn document(result: &RunResult, config: &Config, command: &[String]) -> RunD
             },
             counts: fed.counts,
             paths: top_paths(&result.summary, fed, TOP_PATHS_JSON),
+            bad_lines: fed.bad_lines.clone(),
         }
     });
     doc

@@ -29,6 +29,24 @@ pub fn header(note: &ReplayNote, url: &str, threads: usize, connections: usize) 
     )
 }
 
+/// Every cause a pass skipped records for, with its count (causes with none left out), in the
+/// order the report lists them.
+pub fn skipped_by_cause(c: &crate::replay::feed::Counts) -> Vec<(u64, &'static str)> {
+    [
+        (c.no_request, "with no request (\"-\")"),
+        (c.not_http, "not an HTTP request (scanners, TLS to a plain port, binary)"),
+        (c.truncated, "cut off at the end of the file"),
+        (c.unreadable, "entries that cannot be read"),
+        (c.bad, "in no layout strain reads"),
+        (c.skipped_method, "method not replayed (--methods)"),
+        (c.skipped_body, "body not in the file (--synthetic-body)"),
+        (c.outside, "outside --from/--to"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .collect()
+}
+
 /// A speed as short as it is exact enough (`2`, `0.5`, `1.37`).
 fn trim(x: f64) -> String {
     let s = format!("{x:.2}");
@@ -72,19 +90,27 @@ pub fn block(note: &ReplayNote, fed: &Fed, summary: &Summary) -> String {
         let _ = writeln!(out, "    {} came due but were not sent before the stop", grouped(p.unsent as f64, 0));
     }
     let c = &fed.counts;
-    let mut skipped = Vec::new();
-    for (n, why) in [
-        (c.skipped_method, "method not replayed (--methods)"),
-        (c.skipped_body, "body not in the file (--synthetic-body)"),
-        (c.bad, "did not parse (--skip-bad)"),
-        (c.outside, "outside --from/--to"),
-    ] {
-        if n > 0 {
-            skipped.push(format!("{} {why}", grouped(n as f64, 0)));
-        }
-    }
+    let skipped = skipped_by_cause(c);
     if !skipped.is_empty() {
-        let _ = writeln!(out, "    skipped: {}", skipped.join(", "));
+        let n: u64 = skipped.iter().map(|(n, _)| n).sum();
+        let causes: Vec<String> = skipped.iter().map(|(n, why)| format!("{} {why}", grouped(*n as f64, 0))).collect();
+        let _ = writeln!(
+            out,
+            "    skipped: {} of {} records read: {}",
+            grouped(n as f64, 0),
+            grouped(c.records as f64, 0),
+            causes.join(", ")
+        );
+    }
+    for line in &fed.bad_lines {
+        let _ = writeln!(out, "      {line}");
+    }
+    if c.generated_body > 0 {
+        let _ = writeln!(
+            out,
+            "    generated: {} request bodies the file gives only the size of, sent as that many bytes",
+            grouped(c.generated_body as f64, 0)
+        );
     }
     let paths = super::json::top_paths(summary, fed, TOP_PATHS_TEXT);
     if !paths.is_empty() {

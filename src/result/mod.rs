@@ -199,6 +199,9 @@ pub struct ReplayDoc {
     /// The paths (without their query) with the most requests, most first.
     #[serde(default)]
     pub paths: Vec<PathDoc>,
+    /// The first lines in no layout strain reads, `file:line: why`.
+    #[serde(default)]
+    pub bad_lines: Vec<String>,
 }
 
 /// One path of a replay: its requests and their latency (corrected).

@@ -366,7 +366,9 @@ fn bad_input_is_one_line_exit_2_and_nothing_sent() {
     let cases: Vec<(Vec<&str>, String)> = vec![
         (vec![unknown.as_str()], format!("{unknown}: unknown format")),
         (vec!["/nonexistent/x.log"], "cannot read /nonexistent/x.log".into()),
-        (vec![bad.as_str()], format!("{bad}:3: ")),
+        // One line in four in no layout: over the 1% a replay goes on with.
+        (vec![bad.as_str()], format!("1 of 4 records (25.0%) are in no layout strain reads, over the 1% a replay goes on with: {bad}:3: ")),
+        (vec!["--strict", bad.as_str()], format!("{bad}:3: does not match the combined layout")),
         (
             vec![posts.as_str()],
             format!("{posts}: no request to replay (1 with a method not replayed (--methods) skipped)"),
@@ -389,7 +391,9 @@ fn bad_input_is_one_line_exit_2_and_nothing_sent() {
     // --skip-bad counts the broken line and replays the rest.
     let run = strain(&["replay", "--skip-bad", "--speed", "10", &bad, &url]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    run.assert_nums(&[("/requests", 3), ("/replay/counts/bad", 1), ("/replay/counts/records", 3)]);
+    run.assert_nums(&[("/requests", 3), ("/replay/counts/bad", 1), ("/replay/counts/records", 4)]);
+    assert!(run.stdout.contains("skipped: 1 of 4 records read: 1 in no layout strain reads"), "{}", run.stdout);
+    assert!(run.stdout.contains(&format!("      {bad}:3: does not match")), "{}", run.stdout);
     assert_eq!(origin.stop().requests, 3);
 }
 

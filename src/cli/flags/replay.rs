@@ -64,9 +64,15 @@ pub struct ReplayFlags {
     /// Remove this recorded header (repeatable), e.g. Cookie or Authorization.
     #[arg(long = "drop-header", value_name = "NAME")]
     pub drop_headers: Vec<String>,
-    /// Count records that do not parse and go on (otherwise the first one is an error).
-    #[arg(long = "skip-bad")]
+    /// Go on whatever share of lines is in no layout strain reads, counting them (without it,
+    /// up to 1% of the lines read are counted and the first three shown; more is an error).
+    #[arg(long = "skip-bad", conflicts_with = "strict")]
     pub skip_bad: bool,
+    /// Make any record that is not a whole request an error: a line in no layout, a "-", a
+    /// request that is not METHOD TARGET VERSION, a last line cut off (otherwise each is
+    /// skipped and counted by cause).
+    #[arg(long = "strict")]
+    pub strict: bool,
     /// Connections, threads, timeout, protocol.
     #[command(flatten)]
     pub connect: ConnectFlags,

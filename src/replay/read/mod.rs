@@ -88,6 +88,18 @@ pub fn instant_us(s: &str) -> Option<i64> {
     time::rfc3339_us(s)
 }
 
+/// Whether `head` opens a vegeta targets file (`GET https://host/path` lines, each a request
+/// without a time): strain loads those with `--targets`, not as a recording.
+pub fn is_targets(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(head);
+    let Some(line) = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#')) else {
+        return false;
+    };
+    let mut parts = line.split_whitespace();
+    let (Some(method), Some(url), None) = (parts.next(), parts.next(), parts.next()) else { return false };
+    method.bytes().all(|b| b.is_ascii_uppercase()) && (url.starts_with("http://") || url.starts_with("https://"))
+}
+
 /// The format of a recording whose first bytes (decompressed) are `head`.
 pub fn detect(head: &[u8]) -> Option<Format> {
     detect_structured(head).or_else(|| {

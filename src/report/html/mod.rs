@@ -19,6 +19,7 @@ pub mod chart;
 mod find_max;
 mod panels;
 mod protocol;
+mod replay;
 pub mod series;
 mod summary;
 

@@ -126,6 +126,7 @@ pub fn panels(o: &Overlay) -> String {
     if o.results.iter().any(|(_, d)| d.websocket.is_some()) {
         out.push_str(&super::protocol::websocket(o));
     }
+    out.push_str(&super::replay::replay(o));
     out.push_str("</div>\n");
     out
 }

@@ -131,11 +131,11 @@ fn messages(n: u64, bytes: u64) -> String {
 }
 
 /// A table's row: its figure's name, the metric it is tagged with, how it is written.
-type Row<T> = (&'static str, &'static str, fn(&T) -> String);
+pub(super) type Row<T> = (&'static str, &'static str, fn(&T) -> String);
 
 /// A protocol's panel: a row per figure (its name, the metric it is tagged with, how it is
 /// written), a column per result.
-fn table<T>(panel: &str, title: &str, docs: &[(&String, &T)], rows: &[Row<T>], caption: &str) -> String {
+pub(super) fn table<T>(panel: &str, title: &str, docs: &[(&String, &T)], rows: &[Row<T>], caption: &str) -> String {
     let mut out = format!("<figure class=\"panel\" data-panel=\"{panel}\"><h3>{title}</h3><table><tr><th></th>");
     for (label, _) in docs {
         let _ = write!(out, "<th>{}</th>", esc(label));

@@ -226,11 +226,23 @@ fn a_replay_round_trips_to_what_was_replayed() {
         skipped_method: 500,
         skipped_body: 17,
         late_in_file: 4,
+        no_request: 5,
+        not_http: 6,
+        truncated: 1,
+        unreadable: 2,
+        generated_body: 9,
     };
     let mut result = measured(summary);
-    result.replay = Some(crate::replay::feed::Fed { queued: 24_960, loops: 2, counts, paths: vec!["/a".into()] });
+    let bad_lines = vec!["a.log:7: does not match the combined layout at \"x\"".to_string()];
+    result.replay = Some(crate::replay::feed::Fed {
+        queued: 24_960,
+        loops: 2,
+        counts,
+        paths: vec!["/a".into()],
+        bad_lines: bad_lines.clone(),
+    });
     let text = crate::report::json::document(&result, &config, &[]).to_json();
     let doc = run_trip(&text).replay.unwrap();
-    assert_eq!((doc.note, doc.queued, doc.passes, doc.counts), (note, 24_960, 2, counts));
+    assert_eq!((doc.note, doc.queued, doc.passes, doc.counts, doc.bad_lines), (note, 24_960, 2, counts, bad_lines));
     assert!(RunDoc::parse(&text).unwrap().rate.is_some());
 }

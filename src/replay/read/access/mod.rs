@@ -203,7 +203,7 @@ pub fn read(
         number += 1;
         let item = if buf.len() > MAX_LINE_BYTES && !buf.ends_with(b"\n") {
             skip_line(input)?;
-            Err(BadRecord { line: number, why: format!("line longer than {MAX_LINE_BYTES} bytes") })
+            Err(BadRecord::unmatched(number, format!("line longer than {MAX_LINE_BYTES} bytes")))
         } else {
             // A client can put any bytes in a log: show them as U+FFFD rather than lose the line.
             let text = String::from_utf8_lossy(&buf);
@@ -214,7 +214,7 @@ pub fn read(
             if text.trim().is_empty() {
                 continue;
             }
-            layout.record(text, number).map_err(|why| BadRecord { line: number, why })
+            layout.record(text, number).map_err(|why| BadRecord::unmatched(number, why))
         };
         if sink(item).is_break() {
             return Ok(());

@@ -226,7 +226,7 @@ fn bad_lines_are_bad_records_with_their_line_numbers() {
     let items = read_all(&LogFormat::combined(), text.as_bytes());
     assert_eq!(items.len(), 3);
     assert_eq!(items[0], Ok(nginx_combined_record()));
-    assert_eq!(items[1], Err(BadRecord { line: 2, why: r#"does not match the combined layout at "[26/Nov""#.into() }));
+    assert_eq!(items[1], Err(BadRecord::unmatched(2, r#"does not match the combined layout at "[26/Nov""#)));
     assert_eq!(items[2], Ok(Record { line: 5, ..nginx_combined_record() }));
 }
 
@@ -294,7 +294,7 @@ fn a_line_too_long_is_skipped_not_held() {
     text.extend_from_slice(NGINX_COMBINED_LINE.as_bytes());
     let items = read_all(&LogFormat::combined(), &text);
     assert_eq!(items.len(), 2);
-    assert_eq!(items[0], Err(BadRecord { line: 1, why: format!("line longer than {MAX_LINE_BYTES} bytes") }));
+    assert_eq!(items[0], Err(BadRecord::unmatched(1, format!("line longer than {MAX_LINE_BYTES} bytes"))));
     assert_eq!(items[1], Ok(Record { line: 2, ..nginx_combined_record() }));
 }
 

@@ -137,7 +137,7 @@ impl<'de> Visitor<'de> for EntriesSeed<'_, '_> {
             let item = serde_json::from_value::<Entry>(value)
                 .map_err(|e| e.to_string())
                 .and_then(|entry| record(entry, line))
-                .map_err(|why| BadRecord { line, why });
+                .map_err(|why| BadRecord::unmatched(line, why));
             if (self.0.sink)(item).is_break() {
                 self.0.stopped = true;
                 return Err(de::Error::custom("the reader was stopped"));

@@ -166,7 +166,7 @@ fn a_broken_entry_is_a_bad_record_and_reading_goes_on() {
     let ok = |line| {
         Ok(Record { start_us: AT_US, method: "GET".into(), target: "http://a.test/".into(), line, ..Record::default() })
     };
-    let bad = |line, why: &str| Err(BadRecord { line, why: why.into() });
+    let bad = |line, why: &str| Err(BadRecord::unmatched(line, why));
     assert_eq!(got.len(), 6);
     assert_eq!(got[0], ok(1));
     assert_eq!(got[1], bad(2, "missing field `startedDateTime`"));

@@ -40,7 +40,7 @@ pub fn read(input: &mut dyn BufRead, sink: &mut dyn FnMut(Item) -> ControlFlow<(
         if std::mem::take(&mut first) && text.first() != Some(&b'{') {
             return Err(ReadError::Malformed(format!("not JSON lines: line {line} is not a JSON object")));
         }
-        let item = record(text, line).map_err(|why| BadRecord { line, why });
+        let item = record(text, line).map_err(|why| BadRecord::unmatched(line, why));
         if sink(item).is_break() {
             return Ok(());
         }

@@ -73,7 +73,7 @@ fn a_bad_line_is_a_bad_record_naming_what_is_wrong() {
     ]
     .join("\n");
     let got = items(&text).unwrap();
-    let bad = |line, why: &str| Err(BadRecord { line, why: why.into() });
+    let bad = |line, why: &str| Err(BadRecord::unmatched(line, why));
     assert_eq!(
         got[0],
         Ok(Record { start_us: AT_US, method: "GET".into(), target: "/a".into(), line: 1, ..Record::default() })
@@ -84,12 +84,12 @@ fn a_bad_line_is_a_bad_record_naming_what_is_wrong() {
     assert_eq!(got[4], bad(5, "time -5 is not Unix seconds"));
     assert_eq!(got[5], bad(6, "the body is not base64"));
     assert!(
-        matches!(&got[6], Err(BadRecord { line: 7, why }) if why.starts_with("not a JSON target: invalid type")),
+        matches!(&got[6], Err(BadRecord { line: 7, why, .. }) if why.starts_with("not a JSON target: invalid type")),
         "{:?}",
         got[6]
     );
     assert!(
-        matches!(&got[7], Err(BadRecord { line: 8, why }) if why.starts_with("not a JSON target: EOF")),
+        matches!(&got[7], Err(BadRecord { line: 8, why, .. }) if why.starts_with("not a JSON target: EOF")),
         "{:?}",
         got[7]
     );

@@ -101,7 +101,7 @@ impl Walk<'_> {
             let item = serde_json::from_value::<Transaction>(txn)
                 .map_err(|e| format!("not a transaction: {e}"))
                 .and_then(|t| self.record(t, &key, &session_us, line))
-                .map_err(|why| BadRecord { line, why });
+                .map_err(|why| BadRecord::unmatched(line, why));
             if let Ok(r) = &item {
                 self.last_us = Some(r.start_us);
             }
@@ -112,7 +112,7 @@ impl Walk<'_> {
 
     /// A bad record for something that is not a transaction, numbered as the next one would be.
     fn bad(&mut self, why: String) -> ControlFlow<()> {
-        (self.sink)(Err(BadRecord { line: self.number + 1, why }))
+        (self.sink)(Err(BadRecord::unmatched(self.number + 1, why)))
     }
 
     /// The record of one transaction of session `key`.

@@ -267,13 +267,13 @@ sessions:
     client-request: {method: GET, url: /g}
 "#;
     let got = items(text).unwrap();
-    let bad = |line, why: &str| Err(BadRecord { line, why: why.into() });
+    let bad = |line, why: &str| Err(BadRecord::unmatched(line, why));
     assert_eq!(got[0], bad(1, "session 1: start-time \"soon\" is not a count of nanoseconds"));
     assert_eq!(got[1], bad(2, "client-request has no method"));
     assert_eq!(got[2], bad(3, "client-request has no url"));
     assert_eq!(got[3], bad(4, "no client-request"));
     assert!(
-        matches!(&got[4], Err(BadRecord { line: 5, why }) if why.starts_with("not a transaction: invalid length 3")),
+        matches!(&got[4], Err(BadRecord { line: 5, why, .. }) if why.starts_with("not a transaction: invalid length 3")),
         "{:?}",
         got[4]
     );
