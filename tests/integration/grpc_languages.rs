@@ -13,21 +13,11 @@
 //! installs both libraries (STRAIN_TEST_PY_GRPC is the venv's Python, NODE_PATH holds the npm
 //! packages of tests/servers/node/package.json).
 
-use std::io::{BufRead, BufReader, Read, Seek, Write};
-use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::process::Command;
 
-use serde_json::Value;
-
-use crate::grpc_servers::{count, method, protos_dir};
+use crate::grpc_servers::{count, method, protos_dir, GoGrpc};
 use crate::harness::{args, strain, Run};
-
-/// How long [`Server::counts`] waits for the server to close its books on calls strain has
-/// finished.
-const SETTLE_LIMIT: Duration = Duration::from_secs(5);
 
 const GET_FEATURE: &str = "/routeguide.RouteGuide/GetFeature";
 const LIST_FEATURES: &str = "/routeguide.RouteGuide/ListFeatures";
@@ -44,20 +34,12 @@ enum Library {
     GrpcJs,
 }
 
-/// A route guide server process, killed on drop; its stdin is a pipe held here, so it also
-/// exits when the test binary dies without dropping it.
-struct Server {
-    child: Child,
-    /// Held open: the server exits when it closes.
-    stdin: Option<ChildStdin>,
-    stderr: std::fs::File,
-    addr: SocketAddr,
-    admin: SocketAddr,
-}
+/// A route guide server in another language, counting as grpc-servers does.
+struct Server;
 
 impl Server {
     /// Starts `library`'s server on the editions route_guide.proto, with extra flags.
-    fn start(library: Library, extra: &[&str]) -> Server {
+    fn start(library: Library, extra: &[&str]) -> GoGrpc {
         let root = env!("CARGO_MANIFEST_DIR");
         let proto = protos_dir().join("route_guide.proto");
         let mut command = match library {
@@ -84,93 +66,9 @@ impl Server {
                 c
             }
         };
-        let stderr = tempfile::tempfile().unwrap();
-        let mut child = command
-            .arg("--proto")
-            .arg(&proto)
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(stderr.try_clone().unwrap())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {library:?}'s server: {e}"));
-        let stdin = child.stdin.take();
-        let mut first = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
-        let words: Vec<&str> = first.split_whitespace().collect();
-        let said = match words[..] {
-            ["listening", addr, "admin", admin] => addr.parse().ok().zip(admin.parse().ok()),
-            _ => None,
-        };
-        let Some((addr, admin)) = said else {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{library:?}'s server said {first:?}; stderr: {}", read_from_start(&stderr));
-        };
-        Server { child, stdin, stderr, addr, admin }
+        command.arg("--proto").arg(&proto).args(extra);
+        GoGrpc::spawn(command, &format!("{library:?}'s server"))
     }
-
-    fn url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    fn stderr_text(&self) -> String {
-        read_from_start(&self.stderr)
-    }
-
-    /// `/counts` once no call is active any more (see [`SETTLE_LIMIT`]).
-    fn counts(&self) -> Value {
-        let start = Instant::now();
-        loop {
-            let body = self.admin_get("/counts");
-            let counts: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("bad /counts ({e}): {body}"));
-            if count(&counts, "/active") + count(&counts, "/reflection/active") == 0 {
-                return counts;
-            }
-            assert!(start.elapsed() < SETTLE_LIMIT, "calls still active: {counts}; stderr: {}", self.stderr_text());
-            thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    fn reset(&self) {
-        self.admin_get("/reset");
-    }
-
-    fn admin_get(&self, path: &str) -> String {
-        let mut s = TcpStream::connect(self.admin).unwrap_or_else(|e| panic!("admin {}: {e}", self.admin));
-        s.set_read_timeout(Some(SETTLE_LIMIT)).unwrap();
-        // HTTP/1.0 so that the answer ends at close, whichever HTTP server the library has.
-        write!(s, "GET {path} HTTP/1.0\r\nHost: {}\r\n\r\n", self.admin).unwrap();
-        let mut answer = String::new();
-        s.read_to_string(&mut answer).unwrap();
-        let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
-        assert!(head.contains(" 200 "), "GET {path}: {answer}; stderr: {}", self.stderr_text());
-        body.to_string()
-    }
-
-    /// Closes the server's stdin, as a test binary's death does, and waits for it to exit.
-    fn hang_up(&mut self) {
-        drop(self.stdin.take());
-        let start = Instant::now();
-        while self.child.try_wait().unwrap().is_none() {
-            assert!(start.elapsed() < SETTLE_LIMIT, "the server outlived its stdin");
-            thread::sleep(Duration::from_millis(10));
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn read_from_start(mut file: &std::fs::File) -> String {
-    let mut text = String::new();
-    file.rewind().unwrap();
-    let _ = file.read_to_string(&mut text);
-    text
 }
 
 /// What one run should have done: its calls, all OK, and the messages strain sent and received.
@@ -183,7 +81,7 @@ struct Want {
 /// Asserts strain's counts of `run` equal the server's own for `full_method`, and both equal
 /// `want`: every call OK on both sides, strain's messages sent the server's received and the
 /// other way round. Then zeroes the server's counts for the next run.
-fn assert_agree(run: &Run, server: &Server, full_method: &str, want: Want) {
+fn assert_agree(run: &Run, server: &GoGrpc, full_method: &str, want: Want) {
     assert_eq!(run.code, 0, "{full_method}: {}\n{}", run.stdout, run.stderr);
     let json = run.json.as_ref().unwrap();
     let counts = server.counts();
