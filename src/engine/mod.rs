@@ -4,7 +4,7 @@
 //! request, the protocol) into a [`Plan`]; [`run`] takes only the plan: it starts its worker
 //! threads, waits for them and returns their recorders. A worker first makes its script state
 //! (running `init`), one thread after another; the clock starts once every worker has, as in
-//! wrk. Each worker speaks the plan's protocol through one transport (`worker/transport.rs`).
+//! wrk. Each worker speaks the plan's protocol through one transport (`transport/`: one per protocol).
 //!
 //! Hot-path rules, for everything under this module: per request there are no locks, atomics,
 //! allocations, dynamic dispatch, logging or clock reads beyond the two that time the request.
