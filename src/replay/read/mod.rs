@@ -102,11 +102,7 @@ pub fn is_targets(head: &[u8]) -> bool {
 
 /// The format of a recording whose first bytes (decompressed) are `head`.
 pub fn detect(head: &[u8]) -> Option<Format> {
-    detect_structured(head).or_else(|| {
-        let text = String::from_utf8_lossy(head);
-        let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
-        access::detect(line).map(Format::Log)
-    })
+    detect_structured(head).or_else(|| access::detect(&String::from_utf8_lossy(head)).map(Format::Log))
 }
 
 /// Recognises a structured recording from its first bytes (up to 64 KiB, decompressed): HAR,

@@ -1,6 +1,7 @@
 //! The timestamps recordings write, to microseconds since the Unix epoch: RFC 3339 (HAR, JSON
-//! lines), the common log format's `26/Nov/2026:10:52:58 +0000` (nginx `$time_local`, Apache
-//! `%t`), and Unix seconds with a fraction (nginx `$msec`, ATS `cqtq`).
+//! lines, Envoy, the AWS load balancers), the common log format's `26/Nov/2026:10:52:58 +0000`
+//! (nginx `$time_local`, Apache `%t`, HAProxy's `%tr` with milliseconds), W3C's `date` and
+//! `time` columns, and Unix seconds with a fraction (nginx `$msec`, ATS `cqtq`, Squid).
 
 /// Days from 1970-01-01 to the given civil date (proleptic Gregorian; Howard Hinnant's
 /// `days_from_civil`, which needs no table and no loop).
@@ -92,7 +93,9 @@ pub fn rfc3339_us(s: &str) -> Option<i64> {
     Some(base + frac - offset_s(zone)? * 1_000_000)
 }
 
-/// The common log format's time (`26/Nov/2026:10:52:58 +0000`, brackets allowed).
+/// The common log format's time (`26/Nov/2026:10:52:58 +0000`, brackets allowed), maybe with
+/// a fraction of a second and without a zone (HAProxy's `06/Feb/2009:12:14:14.655`, in the
+/// server's local time, read as UTC: the zone is not in the log).
 pub fn clf_us(s: &str) -> Option<i64> {
     let s = s.trim().trim_start_matches('[').trim_end_matches(']');
     let (stamp, zone) = s.split_once(' ').unwrap_or((s, "+0000"));
@@ -101,11 +104,34 @@ pub fn clf_us(s: &str) -> Option<i64> {
     let month = month_number(parts.next()?)?;
     let year = num(parts.next()?)?;
     let mut c = parts.next()?.split(':');
-    let (h, m, sec) = (num(c.next()?)?, num(c.next()?)?, num(c.next()?)?);
+    let (h, m) = (num(c.next()?)?, num(c.next()?)?);
+    let (sec, frac) = seconds(c.next()?)?;
     if c.next().is_some() {
         return None;
     }
-    Some(epoch_us(i64::from(year), month, day, h, m, sec)? - offset_s(zone)? * 1_000_000)
+    Some(epoch_us(i64::from(year), month, day, h, m, sec)? + frac - offset_s(zone)? * 1_000_000)
+}
+
+/// Seconds with an optional fraction (`58`, `58.655`): the whole seconds, and the fraction in µs.
+fn seconds(s: &str) -> Option<(u32, i64)> {
+    match s.split_once('.') {
+        Some((whole, frac)) => Some((num(whole)?, fraction_us(frac)?)),
+        None => Some((num(s)?, 0)),
+    }
+}
+
+/// A W3C extended log's `date` and `time` columns (`2019-07-12`, `00:00:01`, a fraction
+/// allowed), which the format writes in UTC.
+pub fn w3c_us(date: &str, time: &str) -> Option<i64> {
+    let mut d = date.split('-');
+    let (year, month, day) = (num(d.next()?)?, num(d.next()?)?, num(d.next()?)?);
+    let mut c = time.split(':');
+    let (h, m) = (num(c.next()?)?, num(c.next()?)?);
+    let (sec, frac) = seconds(c.next()?)?;
+    if d.next().is_some() || c.next().is_some() || year < 1000 {
+        return None;
+    }
+    Some(epoch_us(i64::from(year), month, day, h, m, sec)? + frac)
 }
 
 /// Unix seconds with an optional fraction (`1732612345.123`).
@@ -139,6 +165,21 @@ mod tests {
         assert_eq!(clf_us("26/Nov/2026:05:52:58 -0500"), Some(at));
         assert_eq!(epoch_seconds_us("1795690378.123"), Some(at + 123_000));
         assert_eq!(epoch_seconds_us("1795690378"), Some(at));
+        assert_eq!(w3c_us("2026-11-26", "10:52:58"), Some(at));
+        assert_eq!(w3c_us("2026-11-26", "10:52:58.5"), Some(at + 500_000));
+    }
+
+    #[test]
+    fn any_offset_and_fractions() {
+        let at = 1_795_690_378_000_000;
+        assert_eq!(clf_us("26/Nov/2026:16:22:58 +0530"), Some(at));
+        assert_eq!(clf_us("26/Nov/2026:00:07:58 -1045"), Some(at));
+        assert_eq!(clf_us("26/Nov/2026:10:52:58.655"), Some(at + 655_000));
+        assert_eq!(clf_us("[26/Nov/2026:11:52:58.000123 +0100]"), Some(at + 123));
+        assert_eq!(rfc3339_us("2026-11-26T22:52:58.123456789+12:00"), Some(at + 123_456));
+        assert_eq!(rfc3339_us("2026-11-26T06:22:58-04:30"), Some(at));
+        assert_eq!(clf_us("26/Nov/2026:10:52:58."), None);
+        assert_eq!(w3c_us("26-11-2026", "10:52:58"), None);
     }
 
     #[test]

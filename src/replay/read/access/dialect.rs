@@ -4,8 +4,8 @@
 //! config needs no flag. Each dialect only names its fields ([`Field`]); what a field means
 //! once read is decided in [`super::fields`], for all three alike.
 
-use super::fields::{strftime_spaces, Clock, Field, Span, When};
-use super::{LogFormat, Name, Slot};
+use super::fields::{strftime_spaces, Clock, Escape, Field, Span, When};
+use super::{Kind, Layout, LogFormat, Name, Slot};
 
 /// nginx's and Apache's `combined`. Written in Apache's dialect: the lines are the same, and
 /// Apache's `%l` also takes the ident nginx writes as a literal `-`.
@@ -15,6 +15,14 @@ pub(super) const COMMON: &str = r#"%h %l %u %t "%r" %>s %b"#;
 /// Apache Traffic Server's squid.log layout (doc/admin-guide/logging/examples.en.rst).
 pub(super) const SQUID: &str =
     "%<cqtq> %<ttms> %<chi> %<crc>/%<pssc> %<psql> %<cqhm> %<pquc> %<caun> %<phr>/%<shn> %<psct>";
+/// Apache httpd's `vhost_combined` (its Debian package's default): the virtual host and port,
+/// then combined with `%O` (bytes sent, headers included) for `%b`.
+pub(super) const VHOST_COMBINED: &str = r#"%v:%p %h %l %u %t "%r" %>s %O "%{Referer}i" "%{User-Agent}i""#;
+/// Squid's own `squid` logformat, `%ts.%03tu %6tr %>a %Ss/%03>Hs %<st %rm %ru %[un %Sh/%<a %mt`
+/// (in the built-in notation of [`builtin`]). Squid logs a transaction when it ends, and its
+/// elapsed time is right-aligned in six columns: that padding tells it from ATS's squid.log,
+/// whose fields are the same but whose time is the start.
+pub(super) const SQUID_NATIVE: &str = "{end:epoch} {ms:6} {client} {-}/{status} {size} {method} {url} {-} {-}/{-} {-}";
 
 /// Whose syntax a layout is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,30 +43,35 @@ enum Piece {
     /// A field: what it holds, how the user wrote it (for errors), and the spaces its value
     /// always contains (a field usually ends at the next literal; `$time_local`'s space does not
     /// end it).
-    Field { field: Field, label: String, spaces: u8 },
+    Field { field: Field, label: String, spaces: u8, pad: u8 },
 }
 
 impl Piece {
     /// A field with no spaces in its value.
     fn field(field: Field, label: String) -> Piece {
-        Piece::Field { field, label, spaces: 0 }
+        Piece::Field { field, label, spaces: 0, pad: 0 }
     }
 }
 
 /// A preset's name or a layout, as `--format` takes it.
 pub(super) fn parse(spec: &str) -> Result<LogFormat, String> {
     let spec = unwrap_config(spec);
-    match spec.to_ascii_lowercase().as_str() {
-        "combined" => return Ok(LogFormat::combined()),
-        "common" => return Ok(LogFormat::common()),
-        "squid" => return Ok(LogFormat::squid()),
-        _ => {}
+    if let Some(preset) = LogFormat::preset(&spec) {
+        return Ok(preset);
     }
     if spec.trim().is_empty() {
         return Err("the log format is empty".into());
     }
     let dialect = tell(&spec);
     compile(Name::Dialect(dialect), dialect, &spec)
+}
+
+/// A preset's layout in `dialect`. Its text is a constant the tests compile, so it cannot fail here.
+pub(super) fn compile_layout(dialect: Dialect, spec: &str) -> Layout {
+    match compile(Name::Dialect(dialect), dialect, spec) {
+        Ok(LogFormat { kind: Kind::Text(layout), .. }) => layout,
+        other => panic!("a preset layout compiles: {other:?}"),
+    }
 }
 
 /// `spec` in `dialect`, compiled.
@@ -68,7 +81,10 @@ pub(super) fn compile(name: Name, dialect: Dialect, spec: &str) -> Result<LogFor
         Dialect::Apache => apache(spec)?,
         Dialect::Ats => ats(spec)?,
     };
-    assemble(name, dialect, pieces)
+    // nginx and Apache escape a quote in a value, so a quoted field ends at the first bare
+    // quote; ATS does not, so its fields end at the next text like any other.
+    let escape = if dialect == Dialect::Ats { Escape::None } else { Escape::Backslash };
+    Ok(LogFormat { name, kind: Kind::Text(assemble(escape, pieces)?) })
 }
 
 /// The dialect `spec` is written in: ATS's `%<field>` is unlike anything in the other two,
@@ -189,11 +205,11 @@ fn nginx_variable(name: &str) -> Piece {
     let field = match name {
         "remote_addr" => Field::Client,
         // nginx writes its line when the request is done: these are end times.
-        "time_local" => return Piece::Field { field: Field::Time(Clock::Clf, When::End), label, spaces: 1 },
+        "time_local" => return Piece::Field { field: Field::Time(Clock::Clf, When::End), label, spaces: 1, pad: 0 },
         "time_iso8601" => Field::Time(Clock::Iso8601, When::End),
         "msec" => Field::Time(Clock::SecondsFraction, When::End),
         "request_time" => Field::Duration(Span::SecondsFraction),
-        "request" => return Piece::Field { field: Field::RequestLine, label, spaces: 2 },
+        "request" => return Piece::Field { field: Field::RequestLine, label, spaces: 2, pad: 0 },
         "request_method" => Field::Method,
         "request_uri" => Field::RequestUri,
         "uri" | "document_uri" => Field::Path,
@@ -338,7 +354,7 @@ fn apache_directive(s: &str) -> Result<(Piece, &str), String> {
         Some(a) => format!("%{{{a}}}{letter}"),
         None => format!("%{letter}"),
     };
-    let spaced = |field, spaces| Ok((Piece::Field { field, label: label.clone(), spaces }, rest));
+    let spaced = |field, spaces| Ok((Piece::Field { field, label: label.clone(), spaces, pad: 0 }, rest));
     let field = match (letter, arg) {
         ("h" | "a", _) => Field::Client,
         ("t", None) => return spaced(Field::Time(Clock::Clf, When::Start), 1),
@@ -415,7 +431,7 @@ fn ats_field(inner: &str) -> Result<Piece, String> {
         "cqtq" => Field::Time(Clock::SecondsFraction, When::Start),
         "cqts" => Field::Time(Clock::Seconds, When::Start),
         "cqth" => Field::Time(Clock::HexSeconds, When::Start),
-        "cqtn" => return Ok(Piece::Field { field: Field::Time(Clock::Clf, When::Start), label, spaces: 1 }),
+        "cqtn" => return Ok(Piece::Field { field: Field::Time(Clock::Clf, When::Start), label, spaces: 1, pad: 0 }),
         "ttms" => Field::Duration(Span::Millis),
         "ttmsf" => Field::Duration(Span::SecondsFraction),
         "ttmsh" => Field::Duration(Span::HexMillis),
@@ -423,7 +439,7 @@ fn ats_field(inner: &str) -> Result<Piece, String> {
         "chi" => Field::Client,
         "cqhm" => Field::Method,
         // `cqtx`, the request line, is gone from ATS 9's docs but still in older logs.
-        "cqtx" => return Ok(Piece::Field { field: Field::RequestLine, label, spaces: 2 }),
+        "cqtx" => return Ok(Piece::Field { field: Field::RequestLine, label, spaces: 2, pad: 0 }),
         "cqu" | "pqu" | "cquc" | "pquc" | "cquuc" => Field::Url,
         "cqup" | "pqup" | "cquup" => Field::Path,
         "cquuh" => Field::Host,
@@ -436,6 +452,58 @@ fn ats_field(inner: &str) -> Result<Piece, String> {
     Ok(Piece::field(field, label))
 }
 
+/// The notation the built-in layouts are written in (never a user's): `{name}` fields, `{-}`
+/// for a field replay does not use, `{start:clock}` and `{end:clock}` times (`clf`, `iso`,
+/// `epoch`), `{ms}` (`{ms:6}`: right-aligned in 6 columns), `{request}` (a request line),
+/// `{client}`, `{status}`, `{bytes}` (the body's size), `{size}` (the response's, headers
+/// included), `{method}`, `{url}`, `{host}`, and a header by its name (`{User-Agent}`).
+fn builtin(spec: &str) -> Result<Vec<Piece>, String> {
+    let mut pieces = Vec::new();
+    let mut rest = spec;
+    while let Some((text, after)) = rest.split_once('{') {
+        push_literal(&mut pieces, text);
+        let (inner, tail) = after.split_once('}').ok_or("{ without its }")?;
+        let label = format!("{{{inner}}}");
+        let (name, arg) = inner.split_once(':').unwrap_or((inner, ""));
+        let (field, spaces, pad) = match (name, arg) {
+            ("-", _) => (Field::Opaque, 0, 0),
+            ("client", _) => (Field::Client, 0, 0),
+            ("start" | "end", clock) => {
+                let when = if name == "start" { When::Start } else { When::End };
+                let clock = match clock {
+                    "clf" => Clock::Clf,
+                    "iso" => Clock::Iso8601,
+                    "epoch" => Clock::SecondsFraction,
+                    other => return Err(format!("unknown clock {other:?}")),
+                };
+                (Field::Time(clock, when), 0, 0)
+            }
+            ("ms", pad) => (Field::Duration(Span::Millis), 0, pad.parse().unwrap_or(0)),
+            ("request", _) => (Field::RequestLine, 2, 0),
+            ("status", _) => (Field::Status, 0, 0),
+            ("bytes", _) => (Field::BodyBytes, 0, 0),
+            ("size", _) => (Field::MessageBytes, 0, 0),
+            ("method", _) => (Field::Method, 0, 0),
+            ("url", _) => (Field::Url, 0, 0),
+            ("host", _) => (Field::Host, 0, 0),
+            (header, _) if header.starts_with(|c: char| c.is_ascii_uppercase()) => {
+                (header_field(header.to_owned()), 0, 0)
+            }
+            (other, _) => return Err(format!("unknown built-in field {other:?}")),
+        };
+        pieces.push(Piece::Field { field, label, spaces, pad });
+        rest = tail;
+    }
+    push_literal(&mut pieces, rest);
+    Ok(pieces)
+}
+
+/// A built-in layout written in [`builtin`]'s notation, its values escaped `escape`'s way.
+/// Its text is a constant the tests compile, so it cannot fail here.
+pub(super) fn builtin_layout(spec: &str, escape: Escape) -> Layout {
+    builtin(spec).and_then(|pieces| assemble(escape, pieces)).expect("a built-in layout compiles")
+}
+
 /// Appends text to the layout (nothing when empty).
 fn push_literal(pieces: &mut Vec<Piece>, text: &str) {
     if !text.is_empty() {
@@ -443,12 +511,10 @@ fn push_literal(pieces: &mut Vec<Piece>, text: &str) {
     }
 }
 
-/// The pieces as a [`LogFormat`]: each field with the text after it, checked for what a
-/// replay needs and for fields that could not be told apart.
-fn assemble(name: Name, dialect: Dialect, pieces: Vec<Piece>) -> Result<LogFormat, String> {
-    // nginx and Apache escape a quote in a value, so a quoted field ends at the first bare
-    // quote; ATS does not, so its fields end at the next text like any other.
-    let escaped = dialect != Dialect::Ats;
+/// The pieces as a [`Layout`]: each field with the text after it, checked for what a replay
+/// needs and for fields that could not be told apart.
+fn assemble(escape: Escape, pieces: Vec<Piece>) -> Result<Layout, String> {
+    let escaped = escape == Escape::Backslash;
     let mut lead = String::new();
     let mut slots: Vec<Slot> = Vec::new();
     let mut last_label = String::new();
@@ -458,7 +524,7 @@ fn assemble(name: Name, dialect: Dialect, pieces: Vec<Piece>) -> Result<LogForma
                 Some(slot) => slot.after.push_str(&text),
                 None => lead.push_str(&text),
             },
-            Piece::Field { field, label, spaces } => {
+            Piece::Field { field, label, spaces, pad } => {
                 let opened = match slots.last() {
                     Some(prev) if prev.after.is_empty() => {
                         return Err(format!(
@@ -468,8 +534,8 @@ fn assemble(name: Name, dialect: Dialect, pieces: Vec<Piece>) -> Result<LogForma
                     Some(prev) => prev.after.ends_with('"'),
                     None => lead.ends_with('"'),
                 };
-                slots.push(Slot { field, quoted: escaped && opened, spaces, after: String::new() });
-                last_label = label;
+                last_label.clone_from(&label);
+                slots.push(Slot { field, label, quoted: escaped && opened, spaces, pad, after: String::new() });
             }
         }
     }
@@ -488,5 +554,5 @@ fn assemble(name: Name, dialect: Dialect, pieces: Vec<Piece>) -> Result<LogForma
         );
     }
     let method_recorded = has(|f| matches!(f, Field::Method | Field::RequestLine));
-    Ok(LogFormat { name, lead, slots, escaped, method_recorded })
+    Ok(Layout { lead, slots, escape, method_recorded, rest_ignored: false, syslog: false })
 }

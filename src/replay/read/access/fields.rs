@@ -5,10 +5,57 @@
 use std::borrow::Cow;
 
 use crate::replay::read::time::{clf_us, days_from_civil, epoch_seconds_us, rfc3339_us};
-use crate::replay::record::{Body, Record, Response};
+use crate::replay::record::{BadKind, Body, Record, Response};
 
 /// The longest field value an error message quotes, in characters.
 const QUOTE_CHARS: usize = 40;
+
+/// Why a line gives no record: it is in no layout ([`BadKind::Unmatched`]), or it is in the
+/// layout but holds no request to send (a `-`, a TLS handshake, a scanner's bytes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Flaw {
+    /// What kind of flaw.
+    pub(super) kind: BadKind,
+    /// Why, in a few words.
+    pub(super) why: String,
+    /// The line ended before its layout did: cut off, if it is the file's last.
+    pub(super) short: bool,
+}
+
+impl From<String> for Flaw {
+    fn from(why: String) -> Flaw {
+        Flaw { kind: BadKind::Unmatched, why, short: false }
+    }
+}
+
+impl From<&str> for Flaw {
+    fn from(why: &str) -> Flaw {
+        Flaw::from(why.to_owned())
+    }
+}
+
+impl Flaw {
+    /// A line in its layout with no request in it, for `kind`'s reason.
+    pub(super) fn skipped(kind: BadKind, why: impl Into<String>) -> Flaw {
+        Flaw { kind, why: why.into(), short: false }
+    }
+
+    /// A line in no layout that ended before its layout did.
+    pub(super) fn short(why: impl Into<String>) -> Flaw {
+        Flaw { kind: BadKind::Unmatched, why: why.into(), short: true }
+    }
+}
+
+/// How a layout's writer escapes bytes in its values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Escape {
+    /// Backslash escapes (`\xHH`, `\"`): nginx, Apache. A quoted field ends at its first bare quote.
+    Backslash,
+    /// HAProxy's `#HH` (a `"` or `#` in a value is always written so).
+    Hash,
+    /// None: ATS, Envoy and the AWS load balancers write values as they are.
+    None,
+}
 
 /// What a field of the layout holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,6 +153,14 @@ struct Stamp {
     when: When,
 }
 
+impl Stamp {
+    /// How good a time it is for a replay: a finer one first, then a start over an end (the
+    /// end less a duration is a start only as well as both were measured).
+    fn rank(&self) -> (bool, bool) {
+        (!self.whole_second, self.when == When::Start)
+    }
+}
+
 /// One line's field values, gathered in layout order, before they make a record.
 #[derive(Debug, Default)]
 pub(super) struct Values<'a> {
@@ -113,6 +168,8 @@ pub(super) struct Values<'a> {
     fraction_us: Option<i64>,
     duration_us: Option<i64>,
     request_line: Option<Cow<'a, str>>,
+    /// The layout's request field was there, written as nothing (`-`, `""`).
+    no_request: bool,
     method: Option<Cow<'a, str>>,
     request_uri: Option<Cow<'a, str>>,
     path: Option<Cow<'a, str>>,
@@ -129,22 +186,26 @@ pub(super) struct Values<'a> {
 }
 
 impl<'a> Values<'a> {
-    /// Takes one field's value as written; `escaped` says the dialect backslash-escapes values.
-    pub(super) fn take(&mut self, field: &Field, raw: &'a str, escaped: bool) -> Result<(), String> {
-        let value = if escaped { unescape(raw) } else { Cow::Borrowed(raw) };
+    /// Takes one field's value as written, escaped the layout's way.
+    pub(super) fn take(&mut self, field: &Field, raw: &'a str, escape: Escape) -> Result<(), String> {
+        if matches!(field, Field::Opaque) {
+            return Ok(());
+        }
+        let value = match escape {
+            Escape::Backslash => unescape(raw),
+            Escape::Hash => unescape_hash(raw),
+            Escape::None => Cow::Borrowed(raw),
+        };
         // A `-` is how every dialect writes "no value"; Apache's `%q` writes nothing instead.
         if value == "-" || value.is_empty() {
+            self.no_request |= matches!(field, Field::RequestLine | Field::RequestUri | Field::Url);
             return Ok(());
         }
         match field {
             Field::Opaque => {}
             Field::Time(clock, when) => {
-                let stamp = Stamp { us: 0, whole_second: clock.whole_second(), when: *when };
-                let us = clock.parse(&value).ok_or_else(|| format!("bad time {}", quote(&value)))?;
-                // Two times (`$time_local` and `$msec`): the finer one wins.
-                if self.time.is_none_or(|t| t.whole_second && !stamp.whole_second) {
-                    self.time = Some(Stamp { us, ..stamp });
-                }
+                let (us, whole_second) = clock.parse(&value).ok_or_else(|| format!("bad time {}", quote(&value)))?;
+                self.stamp(us, whole_second, *when);
             }
             Field::Fraction(scale_us) => {
                 let n = digits(&value).ok_or_else(|| format!("bad time fraction {}", quote(&value)))?;
@@ -168,6 +229,8 @@ impl<'a> Values<'a> {
             }
             Field::Client => self.client = Some(value),
             Field::Connection => self.connection = Some(value),
+            // HAProxy's `-1`: no response came.
+            Field::Status if value == "-1" => {}
             Field::Status => {
                 let status = digits(&value).and_then(|n| u16::try_from(n).ok());
                 self.status = Some(status.ok_or_else(|| format!("bad status {}", quote(&value)))?);
@@ -184,9 +247,34 @@ impl<'a> Values<'a> {
         Ok(())
     }
 
+    /// A time read apart from a field (W3C's date and time columns); of two times, the better
+    /// for a replay is kept (see [`Stamp::rank`]).
+    pub(super) fn stamp(&mut self, us: i64, whole_second: bool, when: When) {
+        let stamp = Stamp { us, whole_second, when };
+        if self.time.is_none_or(|t| t.rank() < stamp.rank()) {
+            self.time = Some(stamp);
+        }
+    }
+
+    /// How long the request took, in µs (a JSON log's number).
+    pub(super) fn duration(&mut self, us: i64) {
+        self.duration_us.get_or_insert(us);
+    }
+
+    /// The response's status and body size (a JSON log's numbers).
+    pub(super) fn response(&mut self, status: Option<u16>, body_bytes: Option<u64>) {
+        self.status = status.or(self.status);
+        self.body_bytes = body_bytes.or(self.body_bytes);
+    }
+
+    /// A request header, as recorded.
+    pub(super) fn header(&mut self, name: &str, value: &str) {
+        self.headers.push((name.to_owned(), value.to_owned()));
+    }
+
     /// The record the values make; `method_recorded` says the layout has a method or request line
     /// (without one, every request is a GET).
-    pub(super) fn finish(self, line: u64, method_recorded: bool) -> Result<Record, String> {
+    pub(super) fn finish(self, line: u64, method_recorded: bool) -> Result<Record, Flaw> {
         let stamp = self.time.ok_or("no time")?;
         let (mut start_us, mut whole_second) = (stamp.us, stamp.whole_second);
         if let (Some(frac), true) = (self.fraction_us, whole_second) {
@@ -199,15 +287,21 @@ impl<'a> Values<'a> {
             start_us = start_us.saturating_sub(duration);
         }
         let requested = match &self.request_line {
-            Some(line) => Some(split_request_line(line).ok_or_else(|| format!("bad request line {}", quote(line)))?),
+            Some(line) => Some(split_request_line(line)?),
             None => None,
         };
         let method = match (self.method.as_deref(), requested) {
             (Some(m), _) | (None, Some((m, _))) => m.to_owned(),
             (None, None) if !method_recorded => "GET".to_owned(),
-            (None, None) => return Err("no method".into()),
+            (None, None) => return Err(Flaw::skipped(BadKind::NoRequest, "no request (-)")),
         };
-        let target = self.target(requested.map(|(_, t)| t)).ok_or("no request target")?;
+        let target = match self.target(requested.map(|(_, t)| t)) {
+            Some(target) => target,
+            None if self.no_request || method_recorded => {
+                return Err(Flaw::skipped(BadKind::NoRequest, "no request target (-)"))
+            }
+            None => return Err("no request target".into()),
+        };
         let mut headers = self.headers;
         if let Some(host) = self.host {
             if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
@@ -256,22 +350,21 @@ impl<'a> Values<'a> {
 }
 
 impl Clock {
-    /// The time was written to the whole second.
-    fn whole_second(&self) -> bool {
-        matches!(self, Clock::Clf | Clock::Iso8601 | Clock::Seconds | Clock::HexSeconds | Clock::Strftime(_))
-    }
-
-    /// Microseconds since the epoch of a value written this way.
-    fn parse(&self, value: &str) -> Option<i64> {
-        match self {
-            Clock::Clf => clf_us(value),
-            Clock::Iso8601 => rfc3339_us(value),
-            Clock::Seconds | Clock::SecondsFraction => epoch_seconds_us(value),
-            Clock::Millis => i64::try_from(digits(value)?).ok()?.checked_mul(1000),
-            Clock::Micros => i64::try_from(digits(value)?).ok(),
-            Clock::HexSeconds => hex(value)?.checked_mul(1_000_000),
-            Clock::Strftime(format) => strftime_us(format, value),
-        }
+    /// Microseconds since the epoch of a value written this way, and whether it was written to
+    /// the whole second only (a CLF or ISO 8601 time may have a fraction: HAProxy's `%tr`,
+    /// Envoy's `%START_TIME%`, the AWS load balancers').
+    fn parse(&self, value: &str) -> Option<(i64, bool)> {
+        let whole = !value.contains('.');
+        Some(match self {
+            Clock::Clf => (clf_us(value)?, whole),
+            Clock::Iso8601 => (rfc3339_us(value)?, whole),
+            Clock::Seconds => (epoch_seconds_us(value)?, true),
+            Clock::SecondsFraction => (epoch_seconds_us(value)?, false),
+            Clock::Millis => (i64::try_from(digits(value)?).ok()?.checked_mul(1000)?, false),
+            Clock::Micros => (i64::try_from(digits(value)?).ok()?, false),
+            Clock::HexSeconds => (hex(value)?.checked_mul(1_000_000)?, true),
+            Clock::Strftime(format) => (strftime_us(format, value)?, true),
+        })
     }
 }
 
@@ -296,15 +389,45 @@ fn sized(bytes: Option<u64>) -> Body {
     }
 }
 
-/// The method and target of `GET /p?q HTTP/1.1` (the version may be missing, as in HTTP/0.9).
-fn split_request_line(line: &str) -> Option<(&str, &str)> {
-    let (method, rest) = line.split_once(' ')?;
-    let target = match rest.rsplit_once(' ') {
-        Some((target, version)) if version.starts_with("HTTP/") => target,
-        _ => rest,
-    };
+/// The method and target of `METHOD TARGET HTTP/x.y` (RFC 9112's request line; HTTP/0.9's
+/// `GET /path` too). Anything else was no HTTP request (a TLS handshake or a scanner's bytes on
+/// a plain port, junk the server logged as `\xHH`); `- - -` (Envoy, the AWS load balancers)
+/// and nothing at all are no request.
+pub(super) fn split_request_line(line: &str) -> Result<(&str, &str), Flaw> {
+    if line.split(' ').all(|part| part.is_empty() || part == "-") {
+        return Err(Flaw::skipped(BadKind::NoRequest, "no request (-)"));
+    }
+    let not_http = || Flaw::skipped(BadKind::NotHttp, format!("not an HTTP request line: {}", quote(line)));
+    let mut parts = line.split(' ');
+    let (Some(method), Some(target)) = (parts.next(), parts.next()) else { return Err(not_http()) };
+    let version = parts.next();
     let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
-    (!method.is_empty() && method.bytes().all(token) && !target.is_empty()).then_some((method, target))
+    let version_ok = match version {
+        Some(v) => v.strip_prefix("HTTP/").is_some_and(|n| {
+            !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit() || b == b'.') && n.bytes().next() != Some(b'.')
+        }),
+        // HTTP/0.9 had GET alone, and no version.
+        None => method == "GET",
+    };
+    // RFC 9112's four forms of the target: origin (`/p`), absolute (`http://h/p`), authority
+    // (`host:port`, CONNECT's) and asterisk (`*`, OPTIONS's).
+    let target_ok = target.starts_with('/')
+        || target == "*"
+        || (method == "CONNECT" && !target.is_empty())
+        || target.split_once("://").is_some_and(|(scheme, _)| {
+            !scheme.is_empty() && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+        });
+    let controls = target.bytes().any(|b| b.is_ascii_control());
+    if parts.next().is_some()
+        || method.is_empty()
+        || !method.bytes().all(token)
+        || !version_ok
+        || !target_ok
+        || controls
+    {
+        return Err(not_http());
+    }
+    Ok((method, target))
 }
 
 /// A value shortened and quoted for an error message.
@@ -368,6 +491,30 @@ pub(super) fn unescape(s: &str) -> Cow<'_, str> {
         };
         out.extend_from_slice(&bytes);
         i += used;
+    }
+    Cow::Owned(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// A value with HAProxy's `#HH` escapes undone (it writes `"`, `#` and bytes outside
+/// printable ASCII so in a request line and captured headers).
+pub(super) fn unescape_hash(s: &str) -> Cow<'_, str> {
+    if !s.contains('#') {
+        return Cow::Borrowed(s);
+    }
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while let Some(&c) = b.get(i) {
+        match b.get(i + 1..i + 3).and_then(hex_bytes) {
+            Some(n) if c == b'#' => {
+                out.push(n as u8);
+                i += 3;
+            }
+            _ => {
+                out.push(c);
+                i += 1;
+            }
+        }
     }
     Cow::Owned(String::from_utf8_lossy(&out).into_owned())
 }

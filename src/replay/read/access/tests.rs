@@ -25,7 +25,7 @@ fn one(layout: &LogFormat, line: &str) -> Record {
 
 /// The one bad record's reason.
 fn why(layout: &LogFormat, line: &str) -> String {
-    match read_all(layout, line.as_bytes()).as_slice() {
+    match read_all(layout, format!("{line}\n").as_bytes()).as_slice() {
         [Err(bad)] => bad.why.clone(),
         other => panic!("{line:?}: {other:?}"),
     }
@@ -226,7 +226,14 @@ fn bad_lines_are_bad_records_with_their_line_numbers() {
     let items = read_all(&LogFormat::combined(), text.as_bytes());
     assert_eq!(items.len(), 3);
     assert_eq!(items[0], Ok(nginx_combined_record()));
-    assert_eq!(items[1], Err(BadRecord::unmatched(2, r#"does not match the combined layout at "[26/Nov""#)));
+    // The field where matching stopped, the text there and the line's start.
+    assert_eq!(
+        items[1],
+        Err(BadRecord::unmatched(
+            2,
+            r#"does not match the combined layout at %u: "[26/Nov/2026:10:52:58 +0000] \"GET / HTTP…" in "203.0.113.7 - [26/Nov/2026:10:52:58 +000…""#
+        ))
+    );
     assert_eq!(items[2], Ok(Record { line: 5, ..nginx_combined_record() }));
 }
 
@@ -236,11 +243,14 @@ fn bad_values_say_which() {
     let bad_time = r#"192.0.2.1 - - [26/Nov/2026:25:52:58 +0000] "GET / HTTP/1.1" 200 5 "-" "-""#;
     assert_eq!(why(&combined, bad_time), r#"bad time "26/Nov/2026:25:52:58 +0000""#);
     let tls_probe = r#"192.0.2.1 - - [26/Nov/2026:10:52:58 +0000] "\x16\x03\x01" 400 150 "-" "-""#;
-    assert_eq!(why(&combined, tls_probe), r#"bad request line "\u{16}\u{3}\u{1}""#);
+    assert_eq!(why(&combined, tls_probe), r#"not an HTTP request line: "\u{16}\u{3}\u{1}""#);
     let bad_status = r#"192.0.2.1 - - [26/Nov/2026:10:52:58 +0000] "GET / HTTP/1.1" OK 5 "-" "-""#;
     assert_eq!(why(&combined, bad_status), r#"bad status "OK""#);
     let extra = format!("{NGINX_COMBINED_LINE} \"1.2.3.4\"");
-    assert_eq!(why(&combined, &extra), r#"does not match the combined layout at "Mozilla""#);
+    assert_eq!(
+        why(&combined, &extra),
+        r#"does not match the combined layout at %{User-Agent}i: "Mozilla/5.0 \\x22quoted\\x22 (X11)\" \"1.2.3…" in "203.0.113.7 - - [26/Nov/2026:10:52:58 +0…""#
+    );
     let squid_no_time = "- 45 192.0.2.9 TCP_MISS/200 1432 GET http://example.com/ - DIRECT/- text/html";
     assert_eq!(why(&LogFormat::squid(), squid_no_time), "no time");
 }
