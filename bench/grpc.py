@@ -514,7 +514,8 @@ def summarize_unary(rep, args, runs, part="unary"):
                  "%d calls in flight over %d connection(s), %s per run, %d rounds; strain "
                  "reads route_guide.proto (edition 2023), ghz %s:" % (
                      RG_CALL, RG_DATA, conns * inflight, conns, fmt_dur(args.rg_duration),
-                     args.rounds, " ".join(args.ghz_schema_argv or ["--proto", "the same"])))
+                     args.rounds, " ".join([os.path.basename(a) for a in args.ghz_schema_argv or []]
+                                          or ["--proto", "the same"])))
     c = headline(rep, runs, names, "calls_per_cpu_s", "ghz", "calls/CPU-s")
     rss = report.compare(runs, "tool", names, "maxrss_kb", "ghz")
     wall = report.compare(runs, "tool", names, "rate", "ghz")
