@@ -148,7 +148,8 @@ pub fn detect_structured(head: &[u8]) -> Option<Format> {
         (named && rest.get(1).is_none_or(|&b| b == b' ' || b == b'\t')).then_some(key)
     }
 
-    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    // Windows tools write HAR with a byte-order mark, some in UTF-16.
+    let head = har::utf8_head(head);
     let text = head.trim_ascii_start();
     if text.first() == Some(&b'{') {
         let first_line = text.split(|&b| b == b'\n').next().unwrap_or(text);

@@ -3,29 +3,42 @@
 //!
 //! A capture can run to gigabytes, so the file is streamed: serde walks the top-level object
 //! and `log` key by key (`entries` may come before or after `pages` and the rest) and hands
-//! over `entries` one element at a time. Each entry is read into a JSON value first and only
-//! then into the typed shape, so an entry that does not fit HAR is a [`BadRecord`] and the
-//! next one is still read; JSON that does not parse ends the file as
+//! over `entries` one element at a time. A UTF-8 byte-order mark is dropped and UTF-16 (with
+//! its mark) is decoded as it streams ([`text`]). JSON that does not parse ends the file as
 //! [`ReadError::Malformed`], since nothing after a syntax error can be trusted.
+//!
+//! Every tool writes HAR its own way, so each entry is read as a JSON value and its fields
+//! leniently, wherever their meaning is still clear: a value that is not a string is its text
+//! (a form parameter's object value, as WebPageTest and chrome-har write, is its JSON), a size
+//! of -1 or of no number is "not known", `httpVersion`, `timings` and the other fields a replay
+//! does not need are not looked at, and a status 0 or one that is no HTTP status is an entry
+//! without a response. Entries out of order are given as they come (the walk puts them back in
+//! time order). An entry that still has no time, method or URL, or a body whose encoding cannot
+//! be undone, is skipped and counted as unreadable with its number and reason
+//! ([`BadKind::Unreadable`]); the next one is still read.
 
 use std::fmt;
 use std::io::BufRead;
 use std::ops::ControlFlow;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
+use serde_json::Value;
 
 use super::time::rfc3339_us;
 use super::{Item, ReadError};
-use crate::replay::record::{BadRecord, Body, Record, Response};
+use crate::replay::record::{BadKind, BadRecord, Body, Record, Response};
 
 #[cfg(test)]
 mod tests;
+mod text;
+
+pub(super) use text::utf8_head;
 
 /// Reads a HAR file, giving each entry to `sink` as soon as it is parsed.
 pub fn read(input: &mut dyn BufRead, sink: &mut dyn FnMut(Item) -> ControlFlow<()>) -> Result<(), ReadError> {
     let mut walk = Walk { sink, entries: 0, saw_entries: false, stopped: false };
-    let mut de = serde_json::Deserializer::from_reader(input);
+    let mut input = text::utf8_reader(input)?;
+    let mut de = serde_json::Deserializer::from_reader(&mut input);
     let parsed = FileSeed(&mut walk).deserialize(&mut de).and_then(|()| de.end());
     // A sink that breaks ends the walk with an error only to unwind serde; it is no failure.
     if walk.stopped {
@@ -131,13 +144,10 @@ impl<'de> Visitor<'de> for EntriesSeed<'_, '_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(value) = seq.next_element::<serde_json::Value>()? {
+        while let Some(value) = seq.next_element::<Value>()? {
             self.0.entries += 1;
             let line = self.0.entries;
-            let item = serde_json::from_value::<Entry>(value)
-                .map_err(|e| e.to_string())
-                .and_then(|entry| record(entry, line))
-                .map_err(|why| BadRecord::unmatched(line, why));
+            let item = record(&value, line).map_err(|why| BadRecord::skipped(line, BadKind::Unreadable, why));
             if (self.0.sink)(item).is_break() {
                 self.0.stopped = true;
                 return Err(de::Error::custom("the reader was stopped"));
@@ -147,137 +157,144 @@ impl<'de> Visitor<'de> for EntriesSeed<'_, '_> {
     }
 }
 
-/// One entry, as far as a replay needs it (timings, cache and `_`-prefixed fields are skipped).
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Entry {
-    started_date_time: String,
-    request: Request,
-    #[serde(default)]
-    response: Option<HarResponse>,
-    /// Chromium writes the connection's id as a string; other writers use a port number.
-    #[serde(default, deserialize_with = "text")]
-    connection: Option<String>,
-    #[serde(default)]
-    pageref: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Request {
-    method: String,
-    url: String,
-    #[serde(default)]
-    headers: Vec<Field>,
-    #[serde(default)]
-    post_data: Option<PostData>,
-    #[serde(default)]
-    body_size: Option<i64>,
-}
-
-#[derive(Deserialize)]
-struct Field {
-    name: String,
-    value: String,
-}
-
-#[derive(Deserialize)]
-struct PostData {
-    #[serde(default)]
-    text: Option<String>,
-    #[serde(default)]
-    encoding: Option<String>,
-    #[serde(default)]
-    params: Vec<Param>,
-}
-
-#[derive(Deserialize)]
-struct Param {
-    name: String,
-    #[serde(default)]
-    value: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct HarResponse {
-    status: i64,
-    #[serde(default)]
-    headers: Vec<Field>,
-    #[serde(default)]
-    content: Option<Content>,
-}
-
-#[derive(Deserialize)]
-struct Content {
-    #[serde(default)]
-    size: Option<i64>,
-    #[serde(default)]
-    text: Option<String>,
-    #[serde(default)]
-    encoding: Option<String>,
-}
-
-/// A string or a number, as text.
-fn text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
-    match serde_json::Value::deserialize(deserializer)? {
-        serde_json::Value::Null => Ok(None),
-        serde_json::Value::String(s) => Ok(Some(s)),
-        serde_json::Value::Number(n) => Ok(Some(n.to_string())),
-        other => Err(de::Error::custom(format!("expected a string or a number, found {other}"))),
+/// A field's value as text: a string as it is, a number or a boolean as written, an object
+/// or a list as its JSON text, keys in order of name (WebPageTest and chrome-har write a JSON
+/// body's parameters as objects); `None` for null or nothing.
+fn text(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
     }
 }
 
-/// The record of entry number `line`.
-fn record(entry: Entry, line: u64) -> Result<Record, String> {
-    let start_us = rfc3339_us(&entry.started_date_time)
-        .ok_or_else(|| format!("startedDateTime '{}' is not RFC 3339", entry.started_date_time))?;
-    let request = entry.request;
-    let body = request_body(request.post_data, request.body_size)?;
-    let response = match entry.response {
-        Some(r) => response(r)?,
-        None => None,
-    };
+/// A size: a whole number of bytes, or `None` for HAR's -1 ("not known") and anything that is
+/// no size at all.
+fn size(v: Option<&Value>) -> Option<u64> {
+    match v? {
+        Value::Number(n) => {
+            n.as_u64().or_else(|| n.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0).map(|f| f as u64))
+        }
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// A `headers` list as (name, value) pairs, in order: an item without a name is left out, a
+/// value that is not a string is its text (null is empty).
+fn fields(v: Option<&Value>) -> Vec<(String, String)> {
+    let Some(Value::Array(list)) = v else { return Vec::new() };
+    list.iter()
+        .filter_map(|f| Some((text(f.get("name"))?, text(f.get("value")).unwrap_or_default())))
+        .filter(|(name, _)| !name.is_empty())
+        .collect()
+}
+
+/// The record of entry number `line`; the reason it cannot be read otherwise.
+fn record(entry: &Value, line: u64) -> Result<Record, String> {
+    if !entry.is_object() {
+        return Err("the entry is not an object".into());
+    }
+    let started = text(entry.get("startedDateTime")).ok_or("no startedDateTime")?;
+    let start_us = rfc3339_us(&started).ok_or_else(|| format!("startedDateTime '{started}' is not RFC 3339"))?;
+    let request = entry.get("request").filter(|r| r.is_object()).ok_or("no request object")?;
+    let (method, target, headers) = request_line(request)?;
+    let body = request_body(request.get("postData"), size(request.get("bodySize")))?;
     Ok(Record {
         start_us,
         whole_second: false,
-        method: request.method,
-        target: request.url,
-        headers: fields(request.headers),
+        method,
+        target,
+        headers,
         body,
         client: None,
-        connection: entry.connection,
-        session: entry.pageref,
-        response,
+        // Chromium writes the connection's id as a string; other writers use a port number.
+        connection: text(entry.get("connection")).filter(|c| !c.is_empty()),
+        session: text(entry.get("pageref")).filter(|p| !p.is_empty()),
+        response: entry.get("response").and_then(response),
         line,
     })
 }
 
-/// Header fields in order, less HTTP/2's pseudo-headers (`:path`…): the request line and the
-/// URL already say what they say, and a replay over HTTP/1 must not send them.
-fn fields(headers: Vec<Field>) -> Vec<(String, String)> {
-    headers.into_iter().filter(|f| !f.name.starts_with(':')).map(|f| (f.name, f.value)).collect()
+/// A request's method, target and header fields.
+type RequestLine = (String, String, Vec<(String, String)>);
+
+/// The method, the target and the header fields of `request`. HTTP/2 and HTTP/3 captures list
+/// the pseudo-header fields among the headers: `:method`, `:scheme`, `:authority` and
+/// `:path` are the request line's parts (and win over `method` and `url`, as they are what was
+/// sent), and no pseudo-header is kept as a field, since a replay over HTTP/1 must not send
+/// one. A target without a scheme and an authority keeps `:authority` as its Host.
+fn request_line(request: &Value) -> Result<RequestLine, String> {
+    let mut method = text(request.get("method")).unwrap_or_default().trim().to_string();
+    let url = text(request.get("url")).unwrap_or_default();
+    let (mut scheme, mut authority, mut path) = split_url(url.trim());
+    let mut headers = Vec::new();
+    let mut host_at = None;
+    for (name, value) in fields(request.get("headers")) {
+        match name.as_str() {
+            ":method" => method = value,
+            ":scheme" => scheme = Some(value),
+            ":authority" => {
+                host_at = Some(headers.len());
+                authority = Some(value);
+            }
+            ":path" => path = value,
+            n if n.starts_with(':') => {}
+            _ => headers.push((name, value)),
+        }
+    }
+    if method.is_empty() {
+        return Err("request has no method".into());
+    }
+    let target = match (scheme, authority) {
+        (Some(s), Some(a)) if !s.is_empty() && !a.is_empty() => format!("{s}://{a}{path}"),
+        (_, authority) => {
+            let has_host = headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host"));
+            if let (Some(a), false) = (authority.filter(|a| !a.is_empty()), has_host) {
+                headers.insert(host_at.unwrap_or(0), ("Host".into(), a));
+            }
+            path
+        }
+    };
+    if target.is_empty() {
+        return Err("request has no url".into());
+    }
+    Ok((method, target, headers))
+}
+
+/// An URL's scheme, authority, and the rest (path, query, fragment); a URL that is no
+/// absolute one is all path.
+fn split_url(url: &str) -> (Option<String>, Option<String>, String) {
+    let Some((scheme, rest)) = url.split_once("://") else { return (None, None, url.to_string()) };
+    if scheme.is_empty() || !scheme.bytes().all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b)) {
+        return (None, None, url.to_string());
+    }
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    (Some(scheme.to_string()), Some(authority.to_string()), path.to_string())
 }
 
 /// The request body: `postData.text` (base64 when `encoding` says so), else its `params`
-/// url-encoded, else only `bodySize` when the body was sent but not kept.
-fn request_body(post: Option<PostData>, body_size: Option<i64>) -> Result<Body, String> {
+/// url-encoded (the HAR spec keeps them for url-encoded forms, decoded), else only
+/// `bodySize` when the body was sent but not kept.
+fn request_body(post: Option<&Value>, body_size: Option<u64>) -> Result<Body, String> {
     let bytes = match post {
-        Some(PostData { text: Some(text), encoding, .. }) if !text.is_empty() => {
-            decoded(text, encoding.as_deref(), "request.postData")?
-        }
-        Some(PostData { params, .. }) => form_urlencoded(&params),
+        Some(post) => match text(post.get("text")).filter(|t| !t.is_empty()) {
+            Some(t) => decoded(t, text(post.get("encoding")).as_deref(), "request.postData")?,
+            None => form_urlencoded(post.get("params")),
+        },
         None => Vec::new(),
     };
     Ok(match (bytes.is_empty(), body_size) {
         (false, _) => Body::Bytes(bytes),
-        (true, Some(n)) if n > 0 => Body::Size(n.unsigned_abs()),
+        (true, Some(n)) if n > 0 => Body::Size(n),
         (true, _) => Body::None,
     })
 }
 
 /// `text` as bytes: base64-decoded when `encoding` is `base64`, else as written.
 fn decoded(text: String, encoding: Option<&str>, what: &str) -> Result<Vec<u8>, String> {
-    match encoding {
+    match encoding.map(str::trim) {
         None | Some("") => Ok(text.into_bytes()),
         Some(e) if e.eq_ignore_ascii_case("base64") => {
             crate::b64::decode(&text).ok_or_else(|| format!("{what}.text is not base64"))
@@ -286,17 +303,20 @@ fn decoded(text: String, encoding: Option<&str>, what: &str) -> Result<Vec<u8>, 
     }
 }
 
-/// Form parameters as `application/x-www-form-urlencoded` (HAR keeps them decoded).
-fn form_urlencoded(params: &[Param]) -> Vec<u8> {
+/// Form parameters as `application/x-www-form-urlencoded`: each `name`, and `=value` when it
+/// has one (a value that is not a string is its text, an object its JSON).
+fn form_urlencoded(params: Option<&Value>) -> Vec<u8> {
+    let Some(Value::Array(params)) = params else { return Vec::new() };
     let mut out = Vec::new();
-    for (i, p) in params.iter().enumerate() {
-        if i > 0 {
+    for p in params {
+        let Some(name) = text(p.get("name")) else { continue };
+        if !out.is_empty() {
             out.push(b'&');
         }
-        form_escape(&mut out, &p.name);
-        if let Some(value) = &p.value {
+        form_escape(&mut out, &name);
+        if let Some(value) = text(p.get("value")) {
             out.push(b'=');
-            form_escape(&mut out, value);
+            form_escape(&mut out, &value);
         }
     }
     out
@@ -315,22 +335,27 @@ fn form_escape(out: &mut Vec<u8>, s: &str) {
     }
 }
 
-/// The recorded response; `None` for status 0, which browsers write when no response came
-/// (blocked, aborted, failed to connect).
-fn response(r: HarResponse) -> Result<Option<Response>, String> {
-    if r.status == 0 {
-        return Ok(None);
-    }
-    let status = u16::try_from(r.status)
-        .ok()
-        .filter(|s| (100..=999).contains(s))
-        .ok_or_else(|| format!("response.status {} is not an HTTP status", r.status))?;
-    let body = match r.content {
-        Some(Content { text: Some(text), encoding, .. }) if !text.is_empty() => {
-            Body::Bytes(decoded(text, encoding.as_deref(), "response.content")?)
-        }
-        Some(Content { size: Some(n), .. }) if n > 0 => Body::Size(n.unsigned_abs()),
+/// The recorded response, for `strain origin --replay`; `None` when there was none: status 0
+/// (what browsers write for a request blocked, aborted or never answered), or a status that
+/// is no HTTP status. A body whose text cannot be decoded is kept by its size, as one the
+/// capture did not keep.
+fn response(r: &Value) -> Option<Response> {
+    let status = match r.get("status")? {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    };
+    let status = status.and_then(|s| u16::try_from(s).ok()).filter(|s| (100..=999).contains(s))?;
+    let content = r.get("content");
+    let kept = content.and_then(|c| {
+        let t = text(c.get("text")).filter(|t| !t.is_empty())?;
+        decoded(t, text(c.get("encoding")).as_deref(), "response.content").ok()
+    });
+    let body = match (kept, content.and_then(|c| size(c.get("size")))) {
+        (Some(bytes), _) => Body::Bytes(bytes),
+        (None, Some(n)) if n > 0 => Body::Size(n),
         _ => Body::None,
     };
-    Ok(Some(Response { status, headers: fields(r.headers), body }))
+    let headers = fields(r.get("headers")).into_iter().filter(|(n, _)| !n.starts_with(':')).collect();
+    Some(Response { status, headers, body })
 }
