@@ -146,8 +146,15 @@ sessions:
       status: 200
 "#;
 
-/// The records of [`REPLAY`].
+/// The records of [`REPLAY`], in time order.
 fn expected() -> Vec<Item> {
+    let mut items = in_file_order();
+    items.sort_by_key(|i| i.as_ref().map(|r| r.start_us).unwrap_or(i64::MIN));
+    items
+}
+
+/// The records of [`REPLAY`], in file order.
+fn in_file_order() -> Vec<Item> {
     vec![
         Ok(Record {
             start_us: AT_US + 250,
@@ -159,7 +166,7 @@ fn expected() -> Vec<Item> {
                 h("Content-Length", "399"),
                 h("uuid", "first-request"),
             ],
-            body: Body::Size(399),
+            body: Body::Generate(399),
             session: Some("1".into()),
             response: Some(Response {
                 status: 200,
@@ -168,7 +175,7 @@ fn expected() -> Vec<Item> {
                     h("Content-Type", "image/jpeg"),
                     h("Transfer-Encoding", "chunked"),
                 ],
-                body: Body::Size(3432),
+                body: Body::Generate(3432),
             }),
             line: 1,
             ..Record::default()
@@ -193,12 +200,12 @@ fn expected() -> Vec<Item> {
             method: "POST".into(),
             target: "https://www.example.com/pictures/flower.jpeg".into(),
             headers: vec![h("Content-Type", "image/jpeg"), h("uuid", "second-request")],
-            body: Body::Size(399),
+            body: Body::Generate(399),
             session: Some("2".into()),
             response: Some(Response {
                 status: 200,
                 headers: vec![h("Date", "Sat, 16 Mar 2019 03:11:36 GMT")],
-                body: Body::Size(3432),
+                body: Body::Generate(3432),
             }),
             line: 3,
             ..Record::default()
@@ -244,7 +251,7 @@ fn a_file_without_any_time_is_spaced_in_order_from_zero() {
 }
 
 #[test]
-fn a_bad_transaction_is_a_bad_record_and_reading_goes_on() {
+fn a_transaction_that_cannot_be_read_is_skipped_and_counted_and_reading_goes_on() {
     let text = r#"
 sessions:
 - start-time: soon
@@ -254,44 +261,386 @@ sessions:
   - client-request: {url: /b}
   - client-request: {method: GET}
   - proxy-response: {status: 200}
-  - client-request: {method: GET, url: /c, headers: {fields: [[a, b, c]]}}
+  - client-request: {method: GET, url: /c, headers: {fields: [[a, b, c, d]]}}
   - client-request: {method: GET, url: /d, content: {encoding: base64, data: eA==}}
   - client-request: {method: GET, url: /e}
     server-response: {status: 2000}
   - client-request: {method: GET, url: /f}
     server-response: {reason: OK}
+  - client-request: {method: GET, url: /g, headers: {fields: [[a, ~]]}}
+  - client-request: {method: GET, url: /h, headers: {fields: [[a, {value: {x: 1}}]]}}
+  - client-request: {method: GET, url: /i, delay: 15}
+  - client-request: {method: GET, url: /j, frames: [{PUSH_PROMISE: {}}]}
+  - just text
 - just text
 - {protocol: []}
 - transactions:
   - start-time: 1795690378000000000
-    client-request: {method: GET, url: /g}
+    client-request: {method: GET, url: /z}
 "#;
     let got = items(text).unwrap();
-    let bad = |line, why: &str| Err(BadRecord::unmatched(line, why));
-    assert_eq!(got[0], bad(1, "session 1: start-time \"soon\" is not a count of nanoseconds"));
-    assert_eq!(got[1], bad(2, "client-request has no method"));
-    assert_eq!(got[2], bad(3, "client-request has no url"));
-    assert_eq!(got[3], bad(4, "no client-request"));
-    assert!(
-        matches!(&got[4], Err(BadRecord { line: 5, why, .. }) if why.starts_with("not a transaction: invalid length 3")),
-        "{:?}",
-        got[4]
-    );
-    assert_eq!(got[5], bad(6, "client-request: content encoding 'base64' is not known"));
-    assert_eq!(got[6], bad(7, "server-response: status '2000' is not an HTTP status"));
-    assert_eq!(got[7], bad(8, "server-response: no status"));
-    assert_eq!(got[8], bad(9, "session 3 is not a map"));
-    assert_eq!(got[9], bad(9, "session 4 has no transactions list"));
+    let skipped = |line, why: &str| Err(BadRecord::skipped(line, BadKind::Unreadable, why));
     let last = Record {
         start_us: AT_US,
         method: "GET".into(),
-        target: "/g".into(),
+        target: "/z".into(),
         session: Some("5".into()),
-        line: 9,
+        line: 14,
         ..Record::default()
     };
-    assert_eq!(got[10], Ok(last));
-    assert_eq!(got.len(), 11);
+    assert_eq!(
+        got,
+        [
+            skipped(1, "session 1: start-time \"soon\" is not a count of nanoseconds"),
+            skipped(2, "client-request has no method"),
+            skipped(3, "client-request has no url"),
+            skipped(4, "no client-request"),
+            skipped(5, r#"client-request: field ["a","b","c","d"] is not [name, value] or [name, value, rule]"#),
+            skipped(6, "client-request: content encoding 'base64' is not known"),
+            skipped(7, "server-response: status '2000' is not an HTTP status"),
+            skipped(8, "server-response: no status"),
+            skipped(9, r#"client-request: field ["a",null] has a value that is no text"#),
+            skipped(10, r#"client-request: field ["a",{"value":{"x":1}}] has a value that is no text"#),
+            skipped(11, "client-request: delay '15' is not a number and a unit (s, ms or us)"),
+            skipped(12, "client-request: frame 'PUSH_PROMISE' is not HEADERS, DATA, RST_STREAM or GOAWAY"),
+            skipped(13, "the transaction is not a map"),
+            skipped(14, "session 3 is not a map"),
+            skipped(14, "session 4 has no transactions list"),
+            Ok(last),
+        ]
+    );
+}
+
+/// The records of `text`, which must all be readable.
+fn records(text: &str) -> Vec<Record> {
+    items(text).unwrap().into_iter().map(|i| i.unwrap_or_else(|bad| panic!("{bad:?}"))).collect()
+}
+
+#[test]
+fn a_field_with_a_list_of_values_is_sent_once_per_value_in_order() {
+    let text = r#"
+sessions:
+- transactions:
+  - client-request:
+      method: GET
+      url: /a
+      headers:
+        fields:
+        - [ x-test-duplicate-combined, [ first, second ] ]
+        - [ x-test-duplicate-separate, first ]
+        - [ x-test-duplicate-separate, second ]
+        - [ Accept, [ text/html, 1, true ] ]
+        - [ Host, example.com, equal ]
+        - [ uuid, 1 ]
+    server-response:
+      status: 200
+      headers:
+        fields:
+        - [ Set-Cookie, [ a=1, b=2 ] ]
+"#;
+    let got = records(text);
+    assert_eq!(
+        got[0].headers,
+        [
+            h("x-test-duplicate-combined", "first"),
+            h("x-test-duplicate-combined", "second"),
+            h("x-test-duplicate-separate", "first"),
+            h("x-test-duplicate-separate", "second"),
+            h("Accept", "text/html"),
+            h("Accept", "1"),
+            h("Accept", "true"),
+            h("Host", "example.com"),
+            h("uuid", "1"),
+        ]
+    );
+    let response = got[0].response.as_ref().unwrap();
+    assert_eq!(response.headers, [h("Set-Cookie", "a=1"), h("Set-Cookie", "b=2")]);
+}
+
+#[test]
+fn an_all_block_adds_its_fields_to_its_transactions_request_and_response() {
+    // As Proxy Verifier's http2_to_http2.yaml: `all` sits beside client-request, and its
+    // fields are merged after each message's own.
+    let text = r#"
+sessions:
+- transactions:
+  - all:
+      headers:
+        fields:
+        - [ uuid, 1 ]
+    client-request:
+      method: GET
+      url: /a
+      headers:
+        fields:
+        - [ Accept, '*/*' ]
+    server-response:
+      status: 200
+      headers:
+        fields:
+        - [ Content-Type, text/plain ]
+  - all: { headers: { fields: [ [ uuid, 2 ], [ x-both, [ a, b ] ] ] } }
+    client-request: { method: GET, url: /b }
+  - client-request: { method: GET, url: /c }
+"#;
+    let got = records(text);
+    assert_eq!(got[0].headers, [h("Accept", "*/*"), h("uuid", "1")]);
+    assert_eq!(got[0].response.as_ref().unwrap().headers, [h("Content-Type", "text/plain"), h("uuid", "1")]);
+    assert_eq!(got[1].headers, [h("uuid", "2"), h("x-both", "a"), h("x-both", "b")]);
+    assert_eq!(got[2].headers, [], "an all block is its own transaction's only");
+}
+
+#[test]
+fn frames_give_the_head_and_the_body_of_an_http2_message() {
+    let text = r#"
+sessions:
+- protocol: [ { name: http, version: 2 }, { name: tls, sni: test_sni }, { name: tcp }, { name: ip } ]
+  transactions:
+  # HEADERS and two DATA frames: the parts in order.
+  - client-request:
+      frames:
+      - HEADERS:
+          headers:
+            fields:
+            - [ :method, POST ]
+            - [ :scheme, https ]
+            - [ :authority, example.data.com ]
+            - [ :path, /a/path ]
+            - [ uuid, 1 ]
+      - DATA: { content: { encoding: plain, data: client_data_1 } }
+      - DATA: { content: { encoding: uri, data: "%5F2" } }
+    server-response:
+      frames:
+      - HEADERS: { headers: { fields: [ [ :status, 200 ] ] } }
+      - DATA: { content: { size: 3432 } }
+  # A HEADERS frame and the message's own content, as client-side-delay.yaml has it; the
+  # nodes beside the frames are not the head.
+  - client-request:
+      method: GET
+      url: /ignored
+      frames:
+      - HEADERS:
+          headers:
+            fields:
+            - [ :method, POST ]
+            - [ :path, /b ]
+            - [ :authority, b.test ]
+      - RST_STREAM: { error-code: CANCEL, delay: 1s }
+      content: { size: 399 }
+  # DATA frames and no HEADERS frame: the head is the message's own.
+  - client-request:
+      method: PUT
+      url: /c
+      headers: { fields: [ [ uuid, 3 ] ] }
+      content: { data: not sent }
+      frames:
+      - data: { content: { size: 2 } }
+      - DATA: { content: { size: 3 } }
+      - GOAWAY: { error-code: NO_ERROR }
+"#;
+    let got = records(text);
+    let row = |r: &Record| (r.method.clone(), r.target.clone(), r.headers.clone(), r.body.clone());
+    assert_eq!(
+        row(&got[0]),
+        (
+            "POST".into(),
+            "https://example.data.com/a/path".into(),
+            vec![h("uuid", "1")],
+            Body::Bytes(b"client_data_1_2".to_vec())
+        )
+    );
+    assert_eq!(got[0].response, Some(Response { status: 200, headers: vec![], body: Body::Generate(3432) }));
+    assert_eq!(row(&got[1]), ("POST".into(), "/b".into(), vec![h("Host", "b.test")], Body::Generate(399)));
+    assert_eq!(row(&got[2]), ("PUT".into(), "/c".into(), vec![h("uuid", "3")], Body::Generate(5)));
+}
+
+#[test]
+fn delays_move_a_request_and_the_rest_of_its_session_later() {
+    // Proxy Verifier waits a session's delay before its connection and a client-request's
+    // before its request; a session's transactions go in order, sessions side by side.
+    let text = r#"
+sessions:
+- delay: 250 ms
+  transactions:
+  - client-request: { delay: 250000us, method: GET, url: /a1 }
+  - client-request: { method: GET, url: /a2 }
+  - client-request: { delay: 1 s, method: GET, url: /a3 }
+- delay: 1s
+  transactions:
+  - client-request: { delay: 1000ms, method: GET, url: /b1 }
+  - client-request: { delay: 17000 us, method: GET, url: /b2 }
+- transactions:
+  - client-request: { method: GET, url: /c1 }
+- start-time: 1795690378000000000
+  transactions:
+  - client-request: { delay: 2s, method: GET, url: /d1 }
+  - start-time: 1795690379000000000
+    client-request: { method: GET, url: /d2 }
+"#;
+    let got: Vec<_> = records(text).into_iter().map(|r| (r.target, r.start_us)).collect();
+    let at = |t: &str, us: i64| (t.to_string(), us);
+    let ms = 1_000;
+    // Untimed: 1 ms apart in file order before delays; the records come in time order.
+    assert_eq!(
+        got,
+        [
+            at("/c1", 5 * ms),
+            at("/a1", 500 * ms),
+            at("/a2", ms + 500 * ms),
+            at("/a3", 2 * ms + 1_500 * ms),
+            at("/b1", 3 * ms + 2_000 * ms),
+            at("/b2", 4 * ms + 2_017 * ms),
+            at("/d1", AT_US + 2_000 * ms),
+            at("/d2", AT_US + 3_000 * ms),
+        ]
+    );
+}
+
+#[test]
+fn anchors_aliases_and_merge_keys_are_resolved() {
+    // ATS's and Proxy Verifier's replay files keep shared nodes under meta and merge them in.
+    let text = r#"
+meta:
+  version: "1.0"
+  blocks:
+  - base_request: &base_request
+      version: "1.1"
+      method: GET
+      headers:
+        fields: &base_fields
+        - [ Host, example.com ]
+        - [ Accept, "*/*" ]
+  - ok: &ok_response
+      status: 200
+      reason: OK
+      content: { size: 16 }
+
+sessions:
+- transactions:
+  - client-request:
+      <<: *base_request
+      url: /one
+    server-response: *ok_response
+  - client-request:
+      <<: *base_request
+      method: HEAD
+      url: /two
+      headers:
+        fields: *base_fields
+    server-response:
+      <<: *ok_response
+      status: 304
+"#;
+    let got = records(text);
+    let fields = vec![h("Host", "example.com"), h("Accept", "*/*")];
+    assert_eq!((got[0].method.as_str(), got[0].target.as_str(), &got[0].headers), ("GET", "/one", &fields));
+    assert_eq!(got[0].response, Some(Response { status: 200, headers: vec![], body: Body::Generate(16) }));
+    assert_eq!((got[1].method.as_str(), got[1].target.as_str(), &got[1].headers), ("HEAD", "/two", &fields));
+    assert_eq!(got[1].response.as_ref().map(|r| r.status), Some(304));
+}
+
+#[test]
+fn verification_forms_are_read_and_not_sent() {
+    let text = r#"
+sessions:
+- transactions:
+  - client-request:
+      method: GET
+      url: /a?q=3
+      headers:
+        fields:
+        - [ Host, { value: example.com, as: equal } ]
+        - [ X-Pair, { value: [ a, b ], as: includes } ]
+        - [ X-Absent, { as: absent } ]
+        - [ uuid, 1 ]
+    proxy-request:
+      protocol: [ { name: http, version: 2 } ]
+      url:
+      - [ path, { value: /a, as: equal } ]
+      - [ query, { value: 3, as: contains } ]
+      - [ fragment, { as: absent } ]
+      method: [ { value: GET, as: equal } ]
+      expect: absent
+      headers:
+        fields:
+        - [ :method, { value: GET, as: equal } ]
+        - [ Host, { value: EXAMPLE.COM, as: equal, case: ignore } ]
+        - [ X-Forwarded-For, { value: a, not: prefix } ]
+        - [ x-dup, { value: [ one, two ], as: equal } ]
+      content: { verify: { value: abc, as: contains } }
+    server-response:
+      status: 200
+      headers:
+        fields:
+        - [ Set-Cookie, { value: ABCD, as: equal } ]
+    proxy-response:
+      status: 200
+      headers:
+        fields:
+        - [ Set-Cookie, { value: ABCD, as: equal } ]
+        - [ X-Not-A-Header, { value: Whatever, as: absent } ]
+      content: { verify: { as: absent } }
+"#;
+    let got = records(text);
+    // In a client-request a rule's value is still the field sent, as Proxy Verifier adds it.
+    assert_eq!(got[0].headers, [h("Host", "example.com"), h("X-Pair", "a"), h("X-Pair", "b"), h("uuid", "1")]);
+    assert_eq!(got[0].target, "/a?q=3");
+    assert_eq!(got[0].body, Body::None);
+    assert_eq!(
+        got[0].response,
+        Some(Response { status: 200, headers: vec![h("Set-Cookie", "ABCD")], body: Body::None })
+    );
+}
+
+#[test]
+fn a_body_given_only_by_its_size_is_generated_at_that_size() {
+    let text = r#"
+sessions:
+- transactions:
+  - client-request: { method: POST, url: /size, content: { encoding: plain, size: 402 } }
+  - client-request:
+      method: POST
+      url: /length
+      headers: { fields: [ [ Content-Length, '399' ] ] }
+  - client-request:
+      method: POST
+      url: /empty
+      headers: { fields: [ [ Content-Length, "0" ] ] }
+      content: { encoding: plain, size: 0 }
+  - client-request: { method: POST, url: /data-wins, content: { size: 6, data: CACHED } }
+  - client-request:
+      method: POST
+      url: /data-and-length
+      headers: { fields: [ [ Content-Length, '9' ] ] }
+      content: { data: abc }
+    server-response: { status: 200, content: { size: 3432 } }
+"#;
+    let got: Vec<_> = records(text).into_iter().map(|r| (r.target, r.body)).collect();
+    let row = |t: &str, b: Body| (t.to_string(), b);
+    assert_eq!(
+        got,
+        [
+            row("/size", Body::Generate(402)),
+            row("/length", Body::Generate(399)),
+            row("/empty", Body::None),
+            row("/data-wins", Body::Bytes(b"CACHED".to_vec())),
+            row("/data-and-length", Body::Bytes(b"abc".to_vec())),
+        ]
+    );
+}
+
+#[test]
+fn a_marked_or_utf16_file_reads_as_utf8() {
+    let mut utf16 = vec![0xFF, 0xFE];
+    for unit in REPLAY.encode_utf16() {
+        utf16.extend(unit.to_le_bytes());
+    }
+    let bom = format!("\u{feff}{REPLAY}");
+    for bytes in [bom.as_bytes(), &utf16] {
+        let got = crate::replay::read::testing::items(&Format::Verifier, bytes).unwrap();
+        assert_eq!(got, expected());
+        assert_eq!(detect_structured(&bytes[..bytes.len().min(200)]), Some(Format::Verifier));
+    }
 }
 
 #[test]
