@@ -9,6 +9,8 @@
 //! ([`detect`]): the text ones here and in [`balancer`], JSON lines ([`json`]), and W3C
 //! extended logs, whose `#Fields:` line names their columns ([`w3c`]).
 mod balancer;
+#[cfg(test)]
+mod detect_tests;
 mod dialect;
 mod fields;
 mod json;
