@@ -393,3 +393,20 @@ fn a_file_that_is_not_har_is_malformed() {
     // An empty list is a HAR with nothing in it.
     assert_eq!(items(r#"{"log": {"entries": []}}"#).unwrap(), []);
 }
+
+#[test]
+fn no_cut_of_a_capture_panics() {
+    // A capture cut anywhere (a writer stopped, a download cut) is an error or fewer entries,
+    // never a panic; in UTF-16 too, cut inside a code unit or a surrogate pair.
+    let har = format!(r#"{{"log": {{"pages": {PAGES}, "entries": {ENTRIES}}}}}"#);
+    let mut utf16 = vec![0xFF, 0xFE];
+    for unit in har.encode_utf16() {
+        utf16.extend(unit.to_le_bytes());
+    }
+    for bytes in [har.as_bytes(), &utf16] {
+        for end in (0..bytes.len()).step_by(3) {
+            let _ = crate::replay::read::testing::items(&Format::Har, &bytes[..end]);
+            let _ = crate::replay::read::detect_structured(&bytes[..end]);
+        }
+    }
+}

@@ -687,3 +687,14 @@ fn detect_structured_tells_each_format_apart() {
         assert_eq!(detect_structured(head), *want, "{what}");
     }
 }
+
+#[test]
+fn no_cut_of_a_replay_file_panics() {
+    // A file cut anywhere is an error or fewer transactions, never a panic.
+    let json = replay_json();
+    for text in [REPLAY, json.as_str()] {
+        for end in (0..text.len()).filter(|&i| text.is_char_boundary(i)).step_by(2) {
+            let _ = items(&text[..end]);
+        }
+    }
+}
