@@ -39,6 +39,7 @@ mod progress;
 mod proxy;
 mod rate;
 mod replay;
+mod replay_logs;
 mod replay_recordings;
 mod report;
 mod requests;

@@ -118,7 +118,7 @@ struct Server {
 /// drop root), with the static site in `www`: `index.html` and `close` (13 bytes, modified at
 /// [`MODIFIED_S`]) and `chunked.txt` (64 KiB of hex digits: compressed, it still spans several
 /// of Apache's buffers, so none of the servers knows its length up front).
-fn site_dir() -> tempfile::TempDir {
+pub(crate) fn site_dir() -> tempfile::TempDir {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -145,7 +145,7 @@ fn site_dir() -> tempfile::TempDir {
 }
 
 /// Starts `command` in its own process group, its chatter into `server.out` in `dir`.
-fn spawn(command: &mut Command, dir: &Path) -> Child {
+pub(crate) fn spawn(command: &mut Command, dir: &Path) -> Child {
     let out = std::fs::File::create(dir.join("server.out")).unwrap();
     command
         .process_group(0)
@@ -156,7 +156,7 @@ fn spawn(command: &mut Command, dir: &Path) -> Child {
         .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"))
 }
 
-fn listening(ports: &[u16]) {
+pub(crate) fn listening(ports: &[u16]) {
     for &port in ports {
         wait_listening(([127, 0, 0, 1], port).into());
     }
