@@ -367,7 +367,12 @@ fn bad_input_is_one_line_exit_2_and_nothing_sent() {
         (vec![unknown.as_str()], format!("{unknown}: unknown format")),
         (vec!["/nonexistent/x.log"], "cannot read /nonexistent/x.log".into()),
         // One line in four in no layout: over the 1% a replay goes on with.
-        (vec![bad.as_str()], format!("1 of 4 records (25.0%) are in no layout strain reads, over the 1% a replay goes on with: {bad}:3: ")),
+        (
+            vec![bad.as_str()],
+            format!(
+                "1 of 4 records (25.0%) are in no layout strain reads, over the 1% a replay goes on with: {bad}:3: "
+            ),
+        ),
         (vec!["--strict", bad.as_str()], format!("{bad}:3: does not match the combined layout")),
         (
             vec![posts.as_str()],
