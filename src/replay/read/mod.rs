@@ -77,7 +77,10 @@ impl Format {
             "jsonl" | "json" => Ok(Format::JsonLines),
             "verifier" | "proxy-verifier" => Ok(Format::Verifier),
             other => LogFormat::parse(other).map(Format::Log).map_err(|_| {
-                format!("unknown format {other:?}: combined, common, squid, har, jsonl or verifier (a log's own layout: --log-format)")
+                format!(
+                    "unknown format {other:?}: har, jsonl, verifier or a log's layout ({}; any other: --log-format)",
+                    access::PRESETS.join(", ")
+                )
             }),
         }
     }

@@ -348,3 +348,15 @@ fn junk_never_panics() {
         }
     }
 }
+
+#[test]
+fn every_layout_is_a_format_name() {
+    for name in PRESETS {
+        assert_eq!(LogFormat::parse(name).unwrap().describe(), name);
+        assert_eq!(LogFormat::parse(&name.to_ascii_uppercase()).unwrap().describe(), name);
+    }
+    // `--format w3c` reads its columns from the file's `#Fields:` line.
+    let w3c = LogFormat::parse("w3c").unwrap();
+    let text = "2026-11-26 10:52:57 GET /early\n#Fields: date time cs-method cs-uri-stem\n2026-11-26 10:52:58 GET /x\n";
+    assert_eq!(kinds(&w3c, text), vec![Some(BadKind::Unmatched), None]);
+}

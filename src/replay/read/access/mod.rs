@@ -101,7 +101,7 @@ struct Slot {
 /// lines equally well, the first wins, so a layout comes before the looser ones that would
 /// also read its lines (`vhost_combined` reads as combined with the wrong client; combined as
 /// `combined+`; Squid's padded lines as ATS's squid.log with its fields empty).
-const PRESETS: [&str; 12] = [
+pub(super) const PRESETS: [&str; 13] = [
     "vhost_combined",
     "combined",
     "combined+",
@@ -114,6 +114,8 @@ const PRESETS: [&str; 12] = [
     "haproxy",
     "caddy",
     "traefik",
+    // Only by name: detection reads a W3C log's columns from its `#Fields:` line.
+    "w3c",
 ];
 
 impl LogFormat {
@@ -153,7 +155,8 @@ impl LogFormat {
             "envoy" => text(name, balancer::envoy()),
             "haproxy" => text(name, balancer::haproxy()),
             "caddy" => LogFormat { name: Name::Preset(name), kind: Kind::Json(json::Schema::Caddy) },
-            _ => LogFormat { name: Name::Preset(name), kind: Kind::Json(json::Schema::Traefik) },
+            "traefik" => LogFormat { name: Name::Preset(name), kind: Kind::Json(json::Schema::Traefik) },
+            _ => LogFormat { name: Name::Preset(name), kind: Kind::W3c(w3c::Columns::default()) },
         })
     }
 

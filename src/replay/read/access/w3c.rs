@@ -23,8 +23,8 @@ enum Column {
     Header(String),
 }
 
-/// A W3C log's columns, from its latest `#Fields:` line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A W3C log's columns, from its latest `#Fields:` line (none before the first).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct Columns {
     /// The columns, in order.
     columns: Vec<Column>,
@@ -40,7 +40,7 @@ impl Columns {
     /// The columns of a log whose first lines are `lines`, if it is a W3C log (its `#Fields:`
     /// line comes before its first entry).
     pub(super) fn detect(lines: &[&str]) -> Option<Columns> {
-        let mut columns = Columns { columns: vec![], iis: false, date: None, method_recorded: false };
+        let mut columns = Columns::default();
         for line in lines.iter().take_while(|l| l.starts_with('#')) {
             columns.directive(line);
         }
