@@ -131,11 +131,19 @@ pub fn scan(plan: &ReplayPlan) -> Result<Scan, ReplayError> {
     let mut requests = 0;
     let (mut skipped_method, mut skipped_body, mut generated) = (0, 0, 0);
     let mut bad_lines = Vec::new();
+    // The methods left out, to name in the error when nothing else is left.
+    let mut unreplayed: Vec<String> = Vec::new();
     let mut clock = clock(plan, 1.0);
     walk(plan, &formats, &mut clock, &mut counts, &mut bad_lines, &mut |file, r, _| {
         // A record that is skipped need not name a server.
         match plan.render.skip(&r) {
-            Some(Skip::Method) => skipped_method += 1,
+            Some(Skip::Method) => {
+                skipped_method += 1;
+                let method = r.method.trim().to_ascii_uppercase();
+                if !unreplayed.contains(&method) && unreplayed.len() < 8 {
+                    unreplayed.push(method);
+                }
+            }
             Some(Skip::Body) => skipped_body += 1,
             None => {
                 generated += u64::from(plan.render.generates(&r));
@@ -168,8 +176,12 @@ pub fn scan(plan: &ReplayPlan) -> Result<Scan, ReplayError> {
     if requests == 0 {
         let what = plan.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
         let mut why = Vec::new();
+        let mut hint = String::new();
         if counts.skipped_method > 0 {
-            why.push(format!("{} with a method not replayed (--methods)", counts.skipped_method));
+            let mut all = plan.render.methods.clone();
+            all.extend(unreplayed.iter().cloned());
+            why.push(format!("{} with a method not replayed ({})", counts.skipped_method, unreplayed.join(", ")));
+            hint = format!(": replay them with --methods {}", all.join(","));
         }
         if counts.skipped_body > 0 {
             why.push(format!("{} with a body the file does not hold (--synthetic-body)", counts.skipped_body));
@@ -188,7 +200,7 @@ pub fn scan(plan: &ReplayPlan) -> Result<Scan, ReplayError> {
                 why.push(format!("{n} {what}"));
             }
         }
-        let why = if why.is_empty() { String::new() } else { format!(" ({} skipped)", why.join(", ")) };
+        let why = if why.is_empty() { String::new() } else { format!(" ({} skipped){hint}", why.join(", ")) };
         return Err(ReplayError::Empty { what, why });
     }
     Ok(Scan { formats, files, requests, span_us: clock.span_us(), servers, counts, bad_lines })

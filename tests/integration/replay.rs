@@ -376,7 +376,7 @@ fn bad_input_is_one_line_exit_2_and_nothing_sent() {
         (vec!["--strict", bad.as_str()], format!("{bad}:3: does not match the combined layout")),
         (
             vec![posts.as_str()],
-            format!("{posts}: no request to replay (1 with a method not replayed (--methods) skipped)"),
+            format!("{posts}: no request to replay (1 with a method not replayed (POST) skipped): replay them with --methods GET,HEAD,POST"),
         ),
         (vec!["--format", "nope", bad.as_str()], "unknown format \"nope\"".into()),
         (vec!["--log-format", "%Z %h", bad.as_str()], "invalid --log-format".into()),
