@@ -42,10 +42,12 @@ fn offset_s(s: &str) -> Option<i64> {
         b'-' => -1,
         _ => return None,
     };
-    let digits: String = s[1..].chars().filter(|&c| c != ':').collect();
-    let (h, m) = match digits.len() {
-        2 => (num(&digits)?, 0),
-        4 => (num(&digits[..2])?, num(&digits[2..])?),
+    // Read on the bytes, without a copy: every line of a log has one.
+    let digits = s.get(1..)?;
+    let (h, m) = match (digits.len(), digits.as_bytes().get(2)) {
+        (2, _) => (num(digits)?, 0),
+        (4, _) => (num(digits.get(..2)?)?, num(digits.get(2..)?)?),
+        (5, Some(b':')) => (num(digits.get(..2)?)?, num(digits.get(3..)?)?),
         _ => return None,
     };
     if h > 23 || m > 59 {
@@ -97,6 +99,11 @@ pub fn rfc3339_us(s: &str) -> Option<i64> {
 /// a fraction of a second and without a zone (HAProxy's `06/Feb/2009:12:14:14.655`, in the
 /// server's local time, read as UTC: the zone is not in the log).
 pub fn clf_us(s: &str) -> Option<i64> {
+    clf_time(s).map(|(us, _)| us)
+}
+
+/// [`clf_us`], and whether the time was written to the whole second (no fraction).
+pub fn clf_time(s: &str) -> Option<(i64, bool)> {
     let s = s.trim().trim_start_matches('[').trim_end_matches(']');
     let (stamp, zone) = s.split_once(' ').unwrap_or((s, "+0000"));
     let mut parts = stamp.splitn(4, [':', '/']);
@@ -105,11 +112,13 @@ pub fn clf_us(s: &str) -> Option<i64> {
     let year = num(parts.next()?)?;
     let mut c = parts.next()?.split(':');
     let (h, m) = (num(c.next()?)?, num(c.next()?)?);
-    let (sec, frac) = seconds(c.next()?)?;
+    let seconds_text = c.next()?;
+    let (sec, frac) = seconds(seconds_text)?;
     if c.next().is_some() {
         return None;
     }
-    Some(epoch_us(i64::from(year), month, day, h, m, sec)? + frac - offset_s(zone)? * 1_000_000)
+    let us = epoch_us(i64::from(year), month, day, h, m, sec)? + frac - offset_s(zone)? * 1_000_000;
+    Some((us, !seconds_text.contains('.')))
 }
 
 /// Seconds with an optional fraction (`58`, `58.655`): the whole seconds, and the fraction in µs.

@@ -283,8 +283,10 @@ fn lines_that_hold_no_request_are_skipped_by_cause() {
     let text: String = lines.iter().map(|(l, _)| format!("{l}\n")).collect();
     let want: Vec<_> = lines.iter().map(|(_, kind)| *kind).collect();
     assert_eq!(kinds(&LogFormat::combined(), &text), want);
-    // A log whose first lines are all scanners' is still told by its layout.
+    // A log whose first lines are all scanners' is still told by its layout, and one whose
+    // first line is in no layout by the lines after it.
     assert_eq!(detect(&text), Some(LogFormat::combined()));
+    assert_eq!(detect(&format!("\u{1}\u{2}garbage\n{COMBINED}\n{COMBINED}\n")), Some(LogFormat::combined()));
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use crate::replay::read::time::{clf_us, days_from_civil, epoch_seconds_us, rfc3339_us};
+use crate::replay::read::time::{clf_time, days_from_civil, epoch_seconds_us, rfc3339_us};
 use crate::replay::record::{BadKind, Body, Record, Response};
 
 /// The longest field value an error message quotes, in characters.
@@ -354,10 +354,9 @@ impl Clock {
     /// the whole second only (a CLF or ISO 8601 time may have a fraction: HAProxy's `%tr`,
     /// Envoy's `%START_TIME%`, the AWS load balancers').
     fn parse(&self, value: &str) -> Option<(i64, bool)> {
-        let whole = !value.contains('.');
         Some(match self {
-            Clock::Clf => (clf_us(value)?, whole),
-            Clock::Iso8601 => (rfc3339_us(value)?, whole),
+            Clock::Clf => clf_time(value)?,
+            Clock::Iso8601 => (rfc3339_us(value)?, !value.contains('.')),
             Clock::Seconds => (epoch_seconds_us(value)?, true),
             Clock::SecondsFraction => (epoch_seconds_us(value)?, false),
             Clock::Millis => (i64::try_from(digits(value)?).ok()?.checked_mul(1000)?, false),
@@ -394,37 +393,35 @@ fn sized(bytes: Option<u64>) -> Body {
 /// a plain port, junk the server logged as `\xHH`); `- - -` (Envoy, the AWS load balancers)
 /// and nothing at all are no request.
 pub(super) fn split_request_line(line: &str) -> Result<(&str, &str), Flaw> {
-    if line.split(' ').all(|part| part.is_empty() || part == "-") {
+    // Stops at the first byte of any real request: a log's every line comes here.
+    if line.bytes().all(|b| b == b' ' || b == b'-') {
         return Err(Flaw::skipped(BadKind::NoRequest, "no request (-)"));
     }
     let not_http = || Flaw::skipped(BadKind::NotHttp, format!("not an HTTP request line: {}", quote(line)));
-    let mut parts = line.split(' ');
-    let (Some(method), Some(target)) = (parts.next(), parts.next()) else { return Err(not_http()) };
-    let version = parts.next();
+    let (method, rest) = line.split_once(' ').ok_or_else(not_http)?;
+    let (target, version) = match rest.rsplit_once(' ') {
+        Some((target, version)) => (target, Some(version)),
+        None => (rest, None),
+    };
     let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
     let version_ok = match version {
         Some(v) => v.strip_prefix("HTTP/").is_some_and(|n| {
-            !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit() || b == b'.') && n.bytes().next() != Some(b'.')
+            n.bytes().next().is_some_and(|b| b.is_ascii_digit()) && n.bytes().all(|b| b.is_ascii_digit() || b == b'.')
         }),
         // HTTP/0.9 had GET alone, and no version.
         None => method == "GET",
     };
     // RFC 9112's four forms of the target: origin (`/p`), absolute (`http://h/p`), authority
-    // (`host:port`, CONNECT's) and asterisk (`*`, OPTIONS's).
-    let target_ok = target.starts_with('/')
-        || target == "*"
-        || (method == "CONNECT" && !target.is_empty())
-        || target.split_once("://").is_some_and(|(scheme, _)| {
-            !scheme.is_empty() && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
-        });
-    let controls = target.bytes().any(|b| b.is_ascii_control());
-    if parts.next().is_some()
-        || method.is_empty()
-        || !method.bytes().all(token)
-        || !version_ok
-        || !target_ok
-        || controls
-    {
+    // (`host:port`, CONNECT's) and asterisk (`*`, OPTIONS's); none holds a space or a control.
+    let target_ok = !target.is_empty()
+        && !target.bytes().any(|b| b <= b' ' || b == 0x7f)
+        && (target.starts_with('/')
+            || target == "*"
+            || method == "CONNECT"
+            || target.split_once("://").is_some_and(|(scheme, _)| {
+                !scheme.is_empty() && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+            }));
+    if method.is_empty() || !method.bytes().all(token) || !version_ok || !target_ok {
         return Err(not_http());
     }
     Ok((method, target))

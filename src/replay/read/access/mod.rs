@@ -29,6 +29,9 @@ use crate::replay::record::{BadKind, BadRecord, Record};
 /// The longest line read: a longer one is a bad record, skipped without being held.
 const MAX_LINE_BYTES: usize = 1 << 20;
 
+/// The most fields a layout's values are split into on the stack (longer layouts use the heap).
+const INLINE_SLOTS: usize = 32;
+
 /// How many of a log's first non-empty lines detection tries each layout on.
 const DETECT_LINES: usize = 200;
 
@@ -231,16 +234,24 @@ impl Layout {
         let first = self.slots.first().map_or("", |s| s.label.as_str());
         let mut rest = body.strip_prefix(self.lead.as_str()).ok_or(Mismatch::At(first, body))?;
         // The whole line is split before any value is read: a line in another layout is
-        // reported as that, not as the first value that happens not to parse.
-        let mut raw = Vec::with_capacity(self.slots.len());
-        for (i, slot) in self.slots.iter().enumerate() {
+        // reported as that, not as the first value that happens not to parse. The values are
+        // held on the stack for any layout but a very long one: no allocation a line.
+        let (mut inline, mut heap) = ([""; INLINE_SLOTS], Vec::new());
+        let raw: &mut [&str] = match inline.get_mut(..self.slots.len()) {
+            Some(raw) => raw,
+            None => {
+                heap.resize(self.slots.len(), "");
+                &mut heap
+            }
+        };
+        for (i, (slot, out)) in self.slots.iter().zip(raw.iter_mut()).enumerate() {
             let last = i + 1 == self.slots.len();
             let (value, tail) = slot.split(rest, last, self.rest_ignored).ok_or(Mismatch::At(&slot.label, rest))?;
-            raw.push(value);
+            *out = value;
             rest = tail;
         }
         let mut values = Values::default();
-        for (slot, value) in self.slots.iter().zip(raw) {
+        for (slot, &value) in self.slots.iter().zip(raw.iter()) {
             values.take(&slot.field, value, self.escape).map_err(|why| Mismatch::Value(why.into()))?;
         }
         values.finish(number, self.method_recorded).map_err(Mismatch::Value)

@@ -369,3 +369,12 @@ fn layouts_that_cannot_work_are_refused() {
     assert_eq!(LogFormat::parse("  "), Err("the log format is empty".into()));
     assert!(LogFormat::parse("%t %r %").unwrap_err().contains("ends inside a % directive"));
 }
+
+#[test]
+fn a_layout_longer_than_the_stack_holds_reads() {
+    let extra: String = (0..40).map(|i| format!(" $v{i}")).collect();
+    let layout = LogFormat::parse(&format!(r#"$msec "$request"{extra} $status"#)).unwrap();
+    let values: String = (0..40).map(|i| format!(" {i}")).collect();
+    let record = one(&layout, &format!(r#"1795690378.000 "GET /long HTTP/1.1"{values} 204"#));
+    assert_eq!((record.target.as_str(), record.response), ("/long", response(204, Body::None)));
+}
