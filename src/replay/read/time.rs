@@ -95,14 +95,10 @@ pub fn rfc3339_us(s: &str) -> Option<i64> {
     Some(base + frac - offset_s(zone)? * 1_000_000)
 }
 
-/// The common log format's time (`26/Nov/2026:10:52:58 +0000`, brackets allowed), maybe with
-/// a fraction of a second and without a zone (HAProxy's `06/Feb/2009:12:14:14.655`, in the
-/// server's local time, read as UTC: the zone is not in the log).
-pub fn clf_us(s: &str) -> Option<i64> {
-    clf_time(s).map(|(us, _)| us)
-}
-
-/// [`clf_us`], and whether the time was written to the whole second (no fraction).
+/// The common log format's time (`26/Nov/2026:10:52:58 +0000`, brackets allowed), and whether
+/// it was written to the whole second: it may have a fraction and no zone (HAProxy's
+/// `06/Feb/2009:12:14:14.655`, in the server's local time, read as UTC: the zone is not in the
+/// log).
 pub fn clf_time(s: &str) -> Option<(i64, bool)> {
     let s = s.trim().trim_start_matches('[').trim_end_matches(']');
     let (stamp, zone) = s.split_once(' ').unwrap_or((s, "+0000"));
@@ -162,6 +158,11 @@ fn month_number(name: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The time alone.
+    fn clf_us(s: &str) -> Option<i64> {
+        clf_time(s).map(|(us, _)| us)
+    }
 
     #[test]
     fn formats_agree_on_one_instant() {
