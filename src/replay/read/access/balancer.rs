@@ -15,7 +15,7 @@ use super::Layout;
 /// so everything between the queues and the request is one ignored field; HAProxy writes `"`,
 /// `#` and unprintable bytes as `#HH` there, so the request ends at the next quote. A syslog
 /// header before it (`Feb  6 12:14:14 host haproxy[14389]: `) is skipped.
-const HAPROXY: &str = r#"{client}:{-} [{start:clf}] {-} {-}/{-} {-}/{-}/{-}/{-}/{-} {status} {size} {-} {-} {-} {-}/{-}/{-}/{-}/{-} {-}/{-} {-}"{request}""#;
+const HAPROXY: &str = r#"{client:port} [{start:clf}] {-} {-}/{-} {-}/{-}/{-}/{-}/{-} {status} {size} {-} {-} {-} {-}/{-}/{-}/{-}/{-} {-}/{-} {-}"{request}""#;
 
 /// Envoy's default format (its access log documentation, "Default format string"):
 /// `[%START_TIME%] "%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)% %PROTOCOL%"
@@ -33,7 +33,7 @@ const ENVOY: &str =
 /// "chosen_cert_arn" matched_rule_priority request_creation_time …`. `time` is when the response
 /// was sent, `request_creation_time` when the request came: the start. The fields after it
 /// (actions, redirect, error reason, classification…) grew over the years and are ignored.
-const ALB: &str = r#"{-} {end:iso} {-} {client}:{-} {-} {-} {-} {-} {status} {-} {-} {size} "{request}" "{User-Agent}" {-} {-} {-} "{-}" "{-}" "{-}" {-} {start:iso}"#;
+const ALB: &str = r#"{-} {end:iso} {-} {client:port} {-} {-} {-} {-} {status} {-} {-} {size} "{request}" "{User-Agent}" {-} {-} {-} "{-}" "{-}" "{-}" {-} {start:iso}"#;
 
 /// The AWS Classic Load Balancer's entry: `timestamp elb client:port backend:port
 /// request_processing_time backend_processing_time response_processing_time elb_status_code
@@ -41,7 +41,7 @@ const ALB: &str = r#"{-} {end:iso} {-} {client}:{-} {-} {-} {-} {-} {status} {-}
 /// ssl_protocol`; `timestamp` is when the request came. A TCP listener's entry has `"- - - "`
 /// for its request: no request.
 const ELB: &str =
-    r#"{start:iso} {-} {client}:{-} {-} {-} {-} {-} {status} {-} {-} {size} "{request}" "{User-Agent}" {-} {-}"#;
+    r#"{start:iso} {-} {client:port} {-} {-} {-} {-} {status} {-} {-} {size} "{request}" "{User-Agent}" {-} {-}"#;
 
 /// HAProxy's `option httplog`.
 pub(super) fn haproxy() -> Layout {

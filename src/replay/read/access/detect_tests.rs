@@ -157,6 +157,15 @@ fn haproxy_httplog_with_or_without_syslog_header() {
     // A request HAProxy could not parse, and one the client aborted (`-1`).
     let bad = r#"10.0.1.2:33318 [26/Nov/2026:10:52:58.700] http-in http-in/<NOSRV> -1/-1/-1/-1/0 400 187 - - PR-- 1/1/0/0/0 0/0 "<BADREQ>""#;
     let aborted = r#"10.0.1.2:33319 [26/Nov/2026:10:52:58.800] http-in static/srv1 5/0/0/-1/6 -1 0 - - CD-- 1/1/0/0/0 0/0 "GET /gone HTTP/1.1""#;
+    // RFC 5424's header, HAProxy's `format short` (a priority alone), an IPv6 client.
+    let rfc5424 = format!("<134>1 2026-11-26T10:52:58.700000+00:00 lb haproxy 14389 - - {raw}");
+    let (name, record) = one(&rfc5424);
+    assert_eq!(
+        (name.as_str(), record.target.as_str(), record.client.as_deref()),
+        ("haproxy", "/a?b=\"#", Some("10.0.1.2"))
+    );
+    let short = format!("<134>{}", raw.replace("10.0.1.2:33317", "2001:db8::7:33317"));
+    assert_eq!(one(&short).1.client.as_deref(), Some("2001:db8::7"));
     let text = format!("{raw}\n{bad}\n{aborted}\n");
     let (name, items) = detected(&text);
     assert_eq!(name, "haproxy");

@@ -455,7 +455,7 @@ fn ats_field(inner: &str) -> Result<Piece, String> {
 /// The notation the built-in layouts are written in (never a user's): `{name}` fields, `{-}`
 /// for a field replay does not use, `{start:clock}` and `{end:clock}` times (`clf`, `iso`,
 /// `epoch`), `{ms}` (`{ms:6}`: right-aligned in 6 columns), `{request}` (a request line),
-/// `{client}`, `{status}`, `{bytes}` (the body's size), `{size}` (the response's, headers
+/// `{client}` (`{client:port}`: with its port), `{status}`, `{bytes}` (the body's size), `{size}` (the response's, headers
 /// included), `{method}`, `{url}`, `{host}`, and a header by its name (`{User-Agent}`).
 fn builtin(spec: &str) -> Result<Vec<Piece>, String> {
     let mut pieces = Vec::new();
@@ -467,6 +467,7 @@ fn builtin(spec: &str) -> Result<Vec<Piece>, String> {
         let (name, arg) = inner.split_once(':').unwrap_or((inner, ""));
         let (field, spaces, pad) = match (name, arg) {
             ("-", _) => (Field::Opaque, 0, 0),
+            ("client", "port") => (Field::ClientPort, 0, 0),
             ("client", _) => (Field::Client, 0, 0),
             ("start" | "end", clock) => {
                 let when = if name == "start" { When::Start } else { When::End };

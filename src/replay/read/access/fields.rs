@@ -90,6 +90,8 @@ pub(super) enum Field {
     ContentLength,
     /// The client's address.
     Client,
+    /// The client's address and port, `address:port` (IPv6 too: split at the last colon).
+    ClientPort,
     /// The connection's id (nginx `$connection`).
     Connection,
     /// The response status.
@@ -228,6 +230,14 @@ impl<'a> Values<'a> {
                     Some(digits(&value).ok_or_else(|| format!("bad content length {}", quote(&value)))?)
             }
             Field::Client => self.client = Some(value),
+            Field::ClientPort => {
+                let address = match value.rsplit_once(':') {
+                    Some((address, port)) if port.bytes().all(|b| b.is_ascii_digit()) => address,
+                    _ => &value,
+                };
+                let address = address.trim_start_matches('[').trim_end_matches(']');
+                self.client = Some(Cow::Owned(address.to_owned()));
+            }
             Field::Connection => self.connection = Some(value),
             // HAProxy's `-1`: no response came.
             Field::Status if value == "-1" => {}

@@ -258,14 +258,23 @@ impl Layout {
     }
 }
 
-/// What follows an RFC 3164 syslog header (`Feb  6 12:14:14 host haproxy[14389]: `, maybe
-/// after a `<134>` priority), which ends at the program's `[pid]: `; the line itself if it has
-/// none before its first quote.
+/// What follows a syslog header: RFC 3164's (`Feb  6 12:14:14 host haproxy[14389]: `, maybe
+/// after a `<134>` priority), which ends at the program's `[pid]: `; RFC 5424's (`<134>1
+/// 2026-11-26T10:52:58.655+00:00 host haproxy 14389 - - `), seven fields, the last the
+/// structured data HAProxy writes as `-`; or a priority alone (HAProxy's `format short`).
+/// The line itself if it has none.
 fn after_syslog_header(line: &str) -> &str {
-    let head = line.find('"').map_or(line, |q| line.get(..q).unwrap_or(line));
+    let body = match line.strip_prefix('<').and_then(|l| l.split_once('>')) {
+        Some((priority, rest)) if !priority.is_empty() && priority.bytes().all(|b| b.is_ascii_digit()) => rest,
+        _ => line,
+    };
+    if let Some(rest) = body.strip_prefix("1 ") {
+        return rest.splitn(7, ' ').nth(6).unwrap_or(body);
+    }
+    let head = body.find('"').map_or(body, |q| body.get(..q).unwrap_or(body));
     match head.find("]: ") {
-        Some(i) => line.get(i + 3..).unwrap_or(line),
-        None => line,
+        Some(i) => body.get(i + 3..).unwrap_or(body),
+        None => body,
     }
 }
 
