@@ -15,7 +15,6 @@ pub fn protocol_headers() -> Vec<Header> {
     [
         ("content-type", "application/grpc"),
         ("te", "trailers"),
-        ("grpc-accept-encoding", wire::ACCEPTED),
         ("user-agent", concat!("strain/", env!("CARGO_PKG_VERSION"))),
     ]
     .into_iter()

@@ -2,8 +2,8 @@
 //! big-endian length and the message; a deadline goes as `grpc-timeout` (at most eight digits
 //! and a unit). The decoder takes a stream's DATA as it arrives, in any pieces, and inflates a
 //! message compressed with the encoding its response named (`grpc-encoding`): strain offers
-//! gzip (`grpc-accept-encoding`), as grpc-go's and grpc-java's clients do, and sends gzip with
-//! `--compress gzip`.
+//! gzip (`grpc-accept-encoding`) and sends it with `--compress gzip`, and reads a reply
+//! compressed unasked either way.
 
 use std::io::{Read, Write};
 use std::time::Duration;

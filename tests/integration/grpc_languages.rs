@@ -175,7 +175,8 @@ fn gzipped_replies(proto: bool) {
     let target = server.url();
     let route_guide = protos_dir().join("route_guide.proto").display().to_string();
     let note = format!(r#"{{"location": {{"latitude": 1, "longitude": 2}}, "message": "{}"}}"#, "a".repeat(1000));
-    let mut a = vec!["grpc", "--call", "routeguide.RouteGuide/RouteChat", "-D", &note, "--check"];
+    // --compress gzip offers gzip for the replies (and compresses the requests).
+    let mut a = vec!["grpc", "--call", "routeguide.RouteGuide/RouteChat", "-D", &note, "--check", "--compress", "gzip"];
     if proto {
         a.extend(["--proto", &route_guide]);
     }

@@ -130,8 +130,8 @@ pub struct CallFlags {
     /// Count an OK answer whose messages do not decode as the method's output type as an error.
     #[arg(long = "check")]
     pub check: bool,
-    /// Compress each request message (gzip; sent with grpc-encoding). Replies compressed with
-    /// gzip are read either way: strain offers it in grpc-accept-encoding.
+    /// Compress each request message with gzip (sent with grpc-encoding) and offer gzip for the
+    /// replies (grpc-accept-encoding). A reply compressed unasked is read either way.
     #[arg(long = "compress", value_name = "ENCODING", value_parser = ["gzip", "identity"])]
     pub compress: Option<String>,
     /// Client-streaming and bidi calls: messages per second each stream sends, on an absolute
