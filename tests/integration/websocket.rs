@@ -315,6 +315,17 @@ fn listen_only_counts_what_the_server_pushes_and_the_gaps() {
 }
 
 #[test]
+fn listen_only_ends_at_its_duration_owing_nothing() {
+    // A listening connection awaits a message it never asked for: at the end of the run it is
+    // let go, not waited for until --timeout and counted as a timeout.
+    let origin = Origin::start(&["--ws", "-t", "1", "--ws-broadcast", "5"]);
+    let run = ws("-c 50 -t 1 -d 1s -T 10s --listen-only", &format!("ws://{}/", origin.addr));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.elapsed < std::time::Duration::from_secs(4), "took {:?}", run.elapsed);
+    assert_eq!((run.num("/errors/timeout"), run.num("/sent")), (0, run.num("/requests")), "{}", run.stdout);
+}
+
+#[test]
 fn match_takes_only_its_own_answer_among_pushed_messages() {
     let origin = Origin::start(&["--ws", "-t", "1", "--ws-broadcast", "50", "--delay", "5ms"]);
     let run = ws("-c 4 -t 1 -d 1s --match --message hi", &format!("ws://{}/", origin.addr));

@@ -289,6 +289,9 @@ pub trait Transport: Sized {
     fn finish(&mut self, host: &mut impl Host);
     /// The loop turn is about to wait: what the protocol held back to send in one go goes out.
     fn flush(&mut self, _host: &mut impl Host) {}
+    /// The run began to drain: a protocol whose slots wait for nothing they asked for (a
+    /// listening WebSocket connection) lets them go now, rather than wait out their timeout.
+    fn drain(&mut self, _host: &mut impl Host) {}
     /// `-n`'s last request is sent: whether the count is done, so the run may drain. HTTP/1.1
     /// sends each request once, so it is; a multiplexed protocol waits for the streams in
     /// flight, since a GOAWAY may refuse some unprocessed, and they go again first.

@@ -165,6 +165,7 @@ impl<'a, T: Transport> Worker<'a, T> {
             }
             if (now >= self.core.end_us() || counted || stuck) && !self.core.is_draining() {
                 self.core.start_drain();
+                self.transport.drain(&mut self.core);
                 self.transport.settle(&mut self.core);
             }
             if self.core.is_draining() && self.core.in_flight_now() == 0 {
@@ -212,6 +213,7 @@ impl<'a, T: Transport> Worker<'a, T> {
         }
         if !self.core.is_draining() {
             self.core.start_drain();
+            self.transport.drain(&mut self.core);
             self.transport.settle(&mut self.core);
         }
         false
