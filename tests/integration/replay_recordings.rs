@@ -1,8 +1,10 @@
 //! `strain replay` on recordings that real software wrote (`../shared/realtraffic`: HAR from
 //! browsers and capture proxies, Proxy Verifier files from its own tests and from Apache
-//! Traffic Server's): each file replays against strain's origin with exit 0, the origin
-//! answers exactly what strain says it sent, every record is read, and the replay's counts add
-//! up (records = sent + each cause of a skip + those outside the window).
+//! Traffic Server's, nginx and Apache access logs with scanner junk, a vegeta targets file):
+//! each file a user would expect to replay does, with exit 0, the origin answering exactly what
+//! strain says it sent, every record read, and the replay's counts adding up (records = sent +
+//! each cause of a skip + those outside the window); each file that cannot be replayed is one
+//! line that says why and what to do, exit 2, nothing sent.
 
 use std::path::{Path, PathBuf};
 
@@ -78,6 +80,53 @@ fn every_recording_replays_and_its_counts_add_up() {
         assert_eq!((&counts["unreadable"], &counts["bad"]), (&0.into(), &0.into()), "{name}: {counts}");
         assert!(sent > 0, "{name}: {counts}");
     }
+}
+
+#[test]
+fn access_logs_replay_their_requests_and_count_the_junk() {
+    // (file, records, sent, skipped as no request, skipped as not HTTP).
+    let logs: [(&str, u64, u64, u64, u64); 2] = [
+        // nginx lines assembled for Filebeat's tests, in combined with more fields after it;
+        // one holds an empty request ("").
+        ("beats-nginx-test.log", 7, 6, 1, 0),
+        // nginx in front of calibre-web, IPv6 clients.
+        ("crowdsec-calibre-web-ipv6.log", 16, 16, 0, 0),
+    ];
+    for (name, records, sent_want, no_request, not_http) in logs {
+        let (counts, sent) = replay(&Path::new(CORPUS).join("access_logs").join(name));
+        let got = (counts["records"].as_u64(), sent, counts["no_request"].as_u64(), counts["not_http"].as_u64());
+        assert_eq!(got, (Some(records), sent_want, Some(no_request), Some(not_http)), "{name}: {counts}");
+    }
+}
+
+#[test]
+fn files_with_nothing_to_replay_say_why_in_one_line() {
+    let origin = Origin::start(&["-t", "1"]);
+    let url = origin.url();
+    let cases = [
+        // Every line a TLS handshake or a scanner's bytes sent to a plain port, logged as 400.
+        ("access_logs/crowdsec-apache2-malformed.log", "no request to replay (11 not an HTTP request line skipped)"),
+        ("access_logs/crowdsec-nginx-http-malformed.log", "no request to replay (12 not an HTTP request line skipped)"),
+        // Requests without times: not a recording.
+        (
+            "vegeta/ddtrace-php-vegeta-request-targets.txt",
+            "a vegeta targets file has no times to replay at: load it with strain --targets",
+        ),
+        // A POST alone, and replay sends GET and HEAD unless told.
+        (
+            "har/mitmproxy-postdata.har",
+            "(1 with a method not replayed (POST) skipped): replay them with --methods GET,HEAD,POST",
+        ),
+    ];
+    for (name, want) in cases {
+        let path = Path::new(CORPUS).join(name).display().to_string();
+        let run = crate::harness::strain_raw(&["replay", &path, &url]);
+        assert_eq!(run.code, 2, "{name}: {}", run.stderr);
+        let line = run.stderr.trim();
+        assert_eq!(line.lines().count(), 1, "{name}: {line}");
+        assert!(line.starts_with(&format!("strain: {path}")) && line.contains(want), "{name}: {line}");
+    }
+    assert_eq!(origin.stop().requests, 0);
 }
 
 #[test]
