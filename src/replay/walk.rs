@@ -32,7 +32,7 @@ pub enum ReplayError {
         source: std::io::Error,
     },
     /// Its format is none strain knows.
-    #[error("{path}: unknown format (give --format: combined, common, squid, har, jsonl, verifier, or --log-format)")]
+    #[error("{path}: unknown format: in none of the layouts strain detects (docs/REPLAY.md lists them); give the log's own layout with --log-format, or --format")]
     UnknownFormat {
         /// The file.
         path: String,

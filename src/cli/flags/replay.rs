@@ -13,12 +13,14 @@ use crate::cli::units::{self, Dur};
 #[derive(Debug, Args)]
 pub struct ReplayFlags {
     /// The recordings, then optionally the URL whose scheme, host and port replace the
-    /// recorded ones: access logs (nginx, Apache, ATS squid.log), HAR, JSON lines, Proxy
-    /// Verifier replay files; gzip read directly.
+    /// recorded ones: access logs (nginx, Apache, Caddy, Traefik, HAProxy, Envoy, IIS and
+    /// other W3C logs, CloudFront, AWS ALB and ELB, Squid, ATS squid.log), HAR, JSON lines,
+    /// Proxy Verifier replay files; gzip read directly.
     #[arg(value_name = "FILE... [URL]", required = true, num_args = 1..)]
     pub inputs: Vec<String>,
-    /// The recordings' format: combined, common, squid, har, jsonl, verifier [default: detected
-    /// from the content].
+    /// The recordings' format: har, jsonl, verifier, or a log layout (combined, combined+,
+    /// common, vhost_combined, caddy, traefik, haproxy, envoy, w3c, alb, elb, squid,
+    /// squid-native) [default: detected from the content].
     #[arg(long = "format", value_name = "NAME")]
     pub format: Option<String>,
     /// An access log's own layout, pasted from the server's config: nginx log_format
