@@ -403,6 +403,52 @@ fn bad_input_is_one_line_exit_2_and_nothing_sent() {
 }
 
 #[test]
+fn a_few_bad_lines_are_counted_and_shown_and_strict_refuses_them() {
+    // 150 requests, one line in no layout (under 1% of 153 read), an empty request, and a last
+    // line cut off by its writer (no newline).
+    let line = |s: usize| {
+        format!("127.0.0.1 - - [26/Nov/2026:10:00:{:02} +0000] \"GET /r{s} HTTP/1.1\" 200 2 \"-\" \"curl\"\n", s % 60)
+    };
+    let mut log: String = (0..70).map(line).collect();
+    log.push_str("this line is in no layout\n");
+    log.extend((70..150).map(line));
+    log.push_str("127.0.0.1 - - [26/Nov/2026:10:00:59 +0000] \"-\" 400 0 \"-\" \"-\"\n");
+    log.push_str("127.0.0.1 - - [26/Nov/2026:10:00:59 +0000] \"GET /cut HT");
+    let (_dir, file) = temp_file("access.log", &log);
+    let html = format!("{file}.html");
+    let origin = Origin::start(&[]);
+    let url = origin.url();
+    let run = strain(&["replay", "--speed", "100", "--html", &html, &file, &url]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.assert_nums(&[
+        ("/requests", 150),
+        ("/replay/counts/records", 153),
+        ("/replay/counts/bad", 1),
+        ("/replay/counts/no_request", 1),
+        ("/replay/counts/truncated", 1),
+    ]);
+    let bad = format!("{file}:71: does not match the combined layout");
+    assert!(run.json.as_ref().unwrap()["replay"]["bad_lines"][0].as_str().unwrap().starts_with(&bad), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("skipped: 3 of 153 records read: 1 with no request (\"-\"), 1 cut off at the end of the file, 1 in no layout strain reads"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains(&format!("      {bad}")), "{}", run.stdout);
+    // The HTML page's Replay table says the same.
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("data-panel=\"replay\""), "no Replay table");
+    assert!(page.contains("1 cut off at the end of the file"), "the causes on the page");
+    assert_eq!(origin.stop().requests, 150);
+    // --strict: the first record that is no whole request stops it before any load.
+    let origin = Origin::start(&[]);
+    let strict = crate::harness::strain_raw(&["replay", "--strict", &file, &origin.url()]);
+    assert_eq!(strict.code, 2, "{}", strict.stderr);
+    assert!(strict.stderr.trim().starts_with(&format!("strain: {file}:71: ")), "{}", strict.stderr);
+    assert_eq!(origin.stop().requests, 0);
+}
+
+#[test]
 fn sessions_keep_their_order_on_their_own_connection() {
     // Six clients, each with its own connection, five requests each, interleaved in time.
     let mut recorder = logging_nginx(&[("timing", TIMING)]);
