@@ -95,6 +95,7 @@ Example:  python3 bench/replay.py --json /tmp/replay.json
 """
 
 import hashlib
+import json
 import os
 import random
 import re
@@ -476,6 +477,280 @@ def rss_summary(run, size):
 
 
 # ---------------------------------------------------------------------------
+# Part read (issue 41): how fast the scan reads a recording, against --baseline.
+
+# Varied fields of the read part's recordings: (weight, value).
+READ_METHODS = ((95, "GET"), (5, "HEAD"))
+READ_STATUSES = ((70, 200), (12, 304), (6, 301), (5, 302), (4, 404), (2, 403), (1, 500))
+READ_UAS = (
+    UA,
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:121.0) Gecko/20100101 Firefox/121.0",
+    "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_2) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+    "Version/17.2 Safari/605.1.15",
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_2 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like "
+    "Gecko) Version/17.2 Mobile/15E148 Safari/604.1",
+    "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+    "curl/8.5.0", "python-requests/2.31.0", "Go-http-client/1.1", "-")
+READ_PATHS = ("/", "/index.html", "/static/css/site-%d.css", "/static/js/app.%x.js",
+              "/img/products/%d.jpg", "/api/v1/items/%d", "/api/v1/search?q=term%d&page=%d",
+              "/blog/2026/11/post-%d.html", "/favicon.ico", "/robots.txt",
+              "/account/orders?id=%d&sort=desc", "/downloads/file-%d.tar.gz")
+READ_FORMATS = ("combined", "jsonl", "caddy")
+
+
+def weighted(rng, table):
+    """One value of a (weight, value) table."""
+    return rng.choices([v for _, v in table], weights=[w for w, _ in table])[0]
+
+
+def read_request(rng):
+    """(method, target, status, user agent, referer, size) of one varied request."""
+    tpl = rng.choice(READ_PATHS)
+    target = tpl % tuple(rng.randrange(10 ** 6) for _ in range(tpl.count("%")))
+    ref = "-" if rng.random() < 0.4 else "https://www.example.com/section/%d/page-%d.html" % (
+        rng.randrange(100), rng.randrange(10 ** 5))
+    return (weighted(rng, READ_METHODS), target, weighted(rng, READ_STATUSES),
+            rng.choice(READ_UAS), ref, rng.randrange(0, 200000))
+
+
+def read_bodies(n, seed):
+    """n varied requests, seeded: a read part's recording cycles through them."""
+    rng = random.Random(seed)
+    return [read_request(rng) for _ in range(n)], rng
+
+
+def write_read_combined(path, size, per_second, seed):
+    """A combined access log of about `size` bytes, `per_second` lines a
+    recorded second, each line's client, method, target, status, size,
+    referer and user agent varied (seeded).  Returns (bytes, records)."""
+    bodies, rng = read_bodies(20011, seed)
+    clients = ["%d.%d.%d.%d" % (rng.randrange(1, 224), rng.randrange(256), rng.randrange(256),
+                                rng.randrange(1, 255)) for _ in range(4999)]
+    posts = ['%s - - [{}] "%s %s HTTP/1.1" %d %d "%s" "%s"\n'.replace("{}", "%%s")
+             % (clients[i % len(clients)], m, t, st, sz if m == "GET" else 0, ref, ua)
+             for i, (m, t, st, ua, ref, sz) in enumerate(bodies)]
+    written = lines = seconds = 0
+    k = 0
+    with open(path, "w", buffering=1 << 22) as f:
+        while written < size:
+            tm = time.gmtime(EPOCH + seconds)
+            stamp = "%02d/%s/%d:%02d:%02d:%02d +0000" % (tm.tm_mday, MONTHS[tm.tm_mon - 1],
+                                                         tm.tm_year, tm.tm_hour, tm.tm_min,
+                                                         tm.tm_sec)
+            chunk = "".join(posts[(k + j) % len(posts)] % stamp for j in range(per_second))
+            k = (k + per_second * 7 + 3) % len(posts)
+            f.write(chunk)
+            written += len(chunk)
+            lines += per_second
+            seconds += 1
+    return os.path.getsize(path), lines
+
+
+def write_read_jsonl(path, size, per_second, seed):
+    """strain's JSON-lines recording, `{"time","method","url","header"}`, the
+    same varied requests as write_read_combined (User-Agent, Accept, Referer
+    when recorded), times to the microsecond.  Returns (bytes, records)."""
+    bodies, rng = read_bodies(20011, seed)
+    posts = []
+    for m, t, _, ua, ref, _ in bodies:
+        hdr = {"User-Agent": [ua], "Accept": ["*/*"]}  # vegeta's: each a list of values
+        if ref != "-":
+            hdr["Referer"] = [ref]
+        posts.append(',"method":"%s","url":"http://127.0.0.1:8080%s","header":%s}\n' % (
+            m, t, json.dumps(hdr, separators=(",", ":"))))
+    written = lines = 0
+    k = 0
+    step = 1000000 // per_second
+    with open(path, "w", buffering=1 << 22) as f:
+        while written < size:
+            chunk = "".join('{"time":%s%s' % (epoch_text((lines + j) * step + rng.randrange(step)),
+                                               posts[(k + j) % len(posts)])
+                            for j in range(per_second))
+            k = (k + per_second * 7 + 3) % len(posts)
+            f.write(chunk)
+            written += len(chunk)
+            lines += per_second
+    return os.path.getsize(path), lines
+
+
+def write_read_caddy(path, size, per_second, seed):
+    """Caddy's JSON access log (logger http.log.access), the same varied
+    requests, `ts` Unix seconds with fractions.  Returns (bytes, records)."""
+    bodies, rng = read_bodies(20011, seed)
+    posts = []
+    for i, (m, t, st, ua, ref, sz) in enumerate(bodies):
+        hdrs = {"User-Agent": [ua], "Accept": ["*/*"]}
+        if ref != "-":
+            hdrs["Referer"] = [ref]
+        req = {"remote_ip": "10.%d.%d.%d" % (i % 256, (i * 7) % 256, 1 + i % 254),
+               "remote_port": str(1024 + i % 60000), "client_ip": "10.%d.%d.%d" % (
+                   i % 256, (i * 7) % 256, 1 + i % 254),
+               "proto": "HTTP/1.1", "method": m, "host": "example.test", "uri": t,
+               "headers": hdrs}
+        posts.append(',"logger":"http.log.access","msg":"handled request","request":%s,'
+                     '"bytes_read":0,"user_id":"","duration":%s,"size":%d,"status":%d,'
+                     '"resp_headers":{"Server":["Caddy"],"Content-Type":["text/html; '
+                     'charset=utf-8"]}}\n' % (json.dumps(req, separators=(",", ":")),
+                                            "%.7f" % (rng.random() / 50), sz, st))
+    written = lines = 0
+    k = 0
+    step = 1000000 // per_second
+    with open(path, "w", buffering=1 << 22) as f:
+        while written < size:
+            chunk = "".join('{"level":"info","ts":%s%s' % (
+                epoch_text((lines + j) * step + rng.randrange(step)),
+                posts[(k + j) % len(posts)]) for j in range(per_second))
+            k = (k + per_second * 7 + 3) % len(posts)
+            f.write(chunk)
+            written += len(chunk)
+            lines += per_second
+    return os.path.getsize(path), lines
+
+
+READ_WRITERS = {"combined": write_read_combined, "jsonl": write_read_jsonl,
+                "caddy": write_read_caddy}
+
+
+def scanned_count(text):
+    """The record count strain's first lines give for the recording (`N requests over`)."""
+    m = re.search(r"^\s*([\d,]+) requests over", text, re.M)
+    return int(m.group(1).replace(",", "")) if m else None
+
+
+def read_run(binary, name, fmt, path, records, size, rnd, args, url, tmpdir):
+    """One scan of `path` by `binary`: `replay -t1 -c1 -n 1` at a port where
+    nothing listens, so the run is the scan, one refused connection attempt
+    (retried about 2 s) and the report; exit 1 "no connection ... succeeded"."""
+    tag = "read-%s-%s-%s-%d" % (fmt, name, "tiny" if records < 1000 else "big", rnd)
+    time_path = os.path.join(tmpdir, tag + "-time.txt")
+    argv = proc.pinned(args.gen_cpu, [binary, "replay", "-t1", "-c1", "-n", "1"]
+                       + args.strain_args + [path, url])
+    run = measure.measured(proc.timed(argv, time_path, "MUSwc"), 600, args.settle)
+    t = proc.read_timed(time_path, "MUSwc")
+    scanned = scanned_count(run["stdout"])
+    problems = []
+    if not t:
+        problems.append("no GNU time output")
+    if run["timed_out"]:
+        problems.append("timed out")
+    if scanned != records:
+        problems.append("scanned %s records of %s" % (scanned, records))
+    if run["exit"] != 1 or "succeeded" not in run["stderr"]:
+        problems.append("exit %s (expected 1, nothing connected)" % run["exit"])
+    run.update(argv=argv, stdout=run["stdout"][-3000:], stderr=run["stderr"][-2000:],
+               tool=name, format=fmt, round=rnd, bytes=size, records=records,
+               scanned=scanned, maxrss_kb=t.get("maxrss_kb"), problems=problems,
+               tag=tag)
+    return run
+
+
+def part_read(args, tmpdir, stack):
+    """Writes one recording a format (--read-mb each, and a 100-record one for
+    the fixed cost), then for --rounds rounds scans each with strain and
+    --baseline (order alternating; the baseline only on the formats it reads)."""
+    from driver.servers import free_port
+    port = free_port()  # bound and released: nothing listens on it
+    url = "http://127.0.0.1:%d/" % port
+    builds = [("strain", args.strain)] + ([("baseline", args.baseline)] if args.baseline else [])
+    files = {}
+    for fmt in args.read_formats:
+        big = os.path.join(args.read_dir, "strain-bench-read-%d.%s" % (os.getpid(), fmt))
+        tiny = big + ".tiny"
+        for p in (big, tiny):
+            stack.callback(lambda p=p: os.path.exists(p) and os.unlink(p))
+        t0 = time.monotonic()
+        size, records = READ_WRITERS[fmt](big, int(args.read_mb * 1e6), args.read_line_rate,
+                                          args.seed)
+        gen_s = time.monotonic() - t0
+        tsize, trecords = READ_WRITERS[fmt](tiny, 1, 100, args.seed)
+        files[fmt] = {"path": big, "bytes": size, "records": records, "generated_in_s": gen_s,
+                      "tiny_path": tiny, "tiny_bytes": tsize, "tiny_records": trecords,
+                      "sha256": sha256(big), "first_lines": first_lines(big, 2)}
+        log("read: %s %s bytes, %s records, written in %.1f s" % (fmt, f_num(size),
+                                                                  f_num(records), gen_s))
+    # Which builds read which format: a build that refuses a format's tiny file
+    # (not exit 1 after a whole scan) is left out of it, with its message.
+    refused = {}
+    for fmt, f in files.items():
+        for name, binary in builds:
+            r = read_run(binary, name, fmt, f["tiny_path"], f["tiny_records"], f["tiny_bytes"],
+                         0, args, url, tmpdir)
+            if r["problems"]:
+                refused[(fmt, name)] = {"exit": r["exit"], "problems": r["problems"],
+                                        "stderr": r["stderr"][-600:], "stdout": r["stdout"][-600:]}
+                log("read: %s cannot read %s: exit %s: %s" % (
+                    name, fmt, r["exit"], (r["stderr"].strip().splitlines() or ["-"])[-1]))
+    runs = []
+    for rnd in range(1, args.rounds + 1):
+        order = builds if rnd % 2 == 1 else list(reversed(builds))
+        for fmt, f in files.items():
+            for name, binary in order:
+                if (fmt, name) in refused:
+                    continue
+                tiny = read_run(binary, name, fmt, f["tiny_path"], f["tiny_records"],
+                                f["tiny_bytes"], rnd, args, url, tmpdir)
+                big = read_run(binary, name, fmt, f["path"], f["records"], f["bytes"], rnd,
+                               args, url, tmpdir)
+                net = big["cpu"] - tiny["cpu"]
+                big.update(fixed_cpu=tiny["cpu"], fixed_maxrss_kb=tiny["maxrss_kb"],
+                           fixed_problems=tiny["problems"], read_cpu=net,
+                           mb_per_s=f["bytes"] / 1e6 / net if net > 0 else None,
+                           mb_per_s_gross=f["bytes"] / 1e6 / big["cpu"] if big["cpu"] else None,
+                           ns_per_record=1e9 * net / f["records"] if net > 0 else None)
+                runs.append(big)
+                log("  round %d %-8s %-8s cpu %.2f s (user %.2f sys %.2f) - fixed %.3f s = "
+                    "%.2f s: %s MB/s (%s ns/record)  wall %.2f s  RSS %s%s" % (
+                        rnd, fmt, name, big["cpu"], big["utime"], big["stime"], tiny["cpu"], net,
+                        f_num(big["mb_per_s"], "{:.1f}"), f_num(big["ns_per_record"]),
+                        big["wall"], f_kib(big["maxrss_kb"]),
+                        report.flags(big) + report.flags(tiny)))
+    summary = {}
+    for fmt in files:
+        names = [n for n, _ in builds if (fmt, n) not in refused]
+        fr = [r for r in runs if r["format"] == fmt]
+        med = {n: {k: median([r[k] for r in fr if r["tool"] == n])
+                   for k in ("mb_per_s", "mb_per_s_gross", "read_cpu", "cpu", "fixed_cpu",
+                             "ns_per_record", "wall", "maxrss_kb")} for n in names}
+        s = {"medians": med}
+        if "baseline" in names and "strain" in names:
+            cmp = report.compare(fr, "tool", names, "mb_per_s", "baseline")
+            s.update(ratio_new_over_baseline=cmp["ratios"]["strain"],
+                     paired_ratios=cmp["paired"]["strain"])
+        summary[fmt] = s
+    return {"files": files, "url_port": port, "refused": {"%s/%s" % k: v
+                                                         for k, v in refused.items()},
+            "runs": runs, "summary": summary}
+
+
+def read_text(args, rd):
+    """The read part's tables."""
+    rep = report.Report()
+    rep.para("Part read: `replay -t1 -c1 -n 1 FILE URL` against a port nothing listens on (the "
+             "scan of the whole file, one refused connection retried ~2 s, the report; exit 1); "
+             "read CPU = user+sys of that run minus the same run's on a 100-record file of the "
+             "same format (the fixed cost), MB/s = bytes / read CPU:")
+    rep.table(["format", "bytes", "records", "build", "read CPU s per round", "MB/s per round",
+               "median MB/s", "median ns/record", "median MB/s (gross)", "median peak RSS",
+               "ratio vs baseline", "per-round ratios"],
+              [[fmt, f_num(f["bytes"]), f_num(f["records"]), n,
+                ", ".join("%.2f" % r["read_cpu"] for r in rd["runs"]
+                          if r["format"] == fmt and r["tool"] == n),
+                ", ".join(f_num(r["mb_per_s"], "{:.1f}") for r in rd["runs"]
+                          if r["format"] == fmt and r["tool"] == n),
+                f_num(m["mb_per_s"], "{:.1f}"), f_num(m["ns_per_record"]),
+                f_num(m["mb_per_s_gross"], "{:.1f}"), f_kib(m["maxrss_kb"]),
+                f_ratio(rd["summary"][fmt].get("ratio_new_over_baseline")) if n == "strain"
+                else "", ", ".join(f_ratio(x) for x in rd["summary"][fmt].get("paired_ratios", []))
+                if n == "strain" else ""]
+               for fmt, f in rd["files"].items()
+               for n, m in rd["summary"][fmt]["medians"].items()])
+    for k, v in rd["refused"].items():
+        rep.para("Not read: %s: exit %s, %s" % (k, v["exit"], " ".join(
+            (v["stderr"].strip().splitlines() or ["-"])[-1:])))
+    return rep.text()
+
+
+# ---------------------------------------------------------------------------
 # Part 3: GoReplay and timing error.
 
 def timing_errors(log_path, offsets):
@@ -753,7 +1028,15 @@ def main(stack):
     ap.add_argument("--paths", type=int, default=50, help="distinct paths in the recording")
     ap.add_argument("--seed", type=int, default=31, help="seed of the recording's times and paths")
     ap.add_argument("--strain-args", default="", help="extra arguments for every strain run")
-    ap.add_argument("--parts", default="1,2,3", help="which parts to run (comma-separated)")
+    ap.add_argument("--parts", default="1,2,3",
+                    help="which parts to run (comma-separated): 1, 2, 3, read")
+    ap.add_argument("--read-mb", type=float, default=300.0,
+                    help="size of each of the read part's recordings, MB (1e6)")
+    ap.add_argument("--read-dir", default="/tmp", help="where the read part's recordings go")
+    ap.add_argument("--read-line-rate", type=int, default=1000,
+                    help="records a recorded second in the read part's recordings")
+    ap.add_argument("--read-formats", default=",".join(READ_FORMATS),
+                    help="the read part's formats (comma-separated): " + ", ".join(READ_FORMATS))
     ap.add_argument("--big-gb", type=float, default=1.0, help="size of part 2's log, GB (1e9)")
     ap.add_argument("--big-dir", default="/tmp", help="where part 2's log is written")
     ap.add_argument("--big-line-rate", type=int, default=1000,
@@ -774,6 +1057,10 @@ def main(stack):
     args.strain_args = shlex.split(args.strain_args)
     cli.int_list(args, "timing_rates")
     parts = {p.strip() for p in args.parts.split(",") if p.strip()}
+    args.read_formats = [x.strip() for x in args.read_formats.split(",") if x.strip()]
+    if parts - {"1", "2", "3", "read"} or set(args.read_formats) - set(READ_FORMATS):
+        raise SetupError("--parts takes 1, 2, 3, read; --read-formats %s"
+                         % ", ".join(READ_FORMATS))
     if args.requests < 2 or args.rate <= 0 or args.connections <= 0:
         raise SetupError("--requests must be at least 2, --rate and --connections positive")
     cli.require(("nginx", "taskset", "/usr/bin/time"),
@@ -793,9 +1080,25 @@ def main(stack):
     info = cli.machine_info({"nginx": ["nginx", "-v"], "strain": [args.strain, "--version"]})
     info["rlimit_nofile"] = nofile
     info["strain_sha256"] = sha256(args.strain)
+    if args.baseline:
+        info["baseline"] = cli.tool_version([args.baseline, "--version"])
+        info["baseline_sha256"] = sha256(args.baseline)
+    tmpdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="strain-bench-replay-"))
+    rd = None
+    if "read" in parts:
+        log("part read: %g MB of %s, %d rounds%s" % (
+            args.read_mb, "/".join(args.read_formats), args.rounds,
+            ", against --baseline" if args.baseline else ""))
+        rd = part_read(args, tmpdir, stack)
+        rd["commands"] = [proc.display(r["argv"], {args.strain: "STRAIN", args.baseline:
+                                                   "BASELINE", r["argv"][-2]: "FILE"})
+                          for r in rd["runs"][:1]]
+    if not parts & {"1", "2", "3"}:
+        text = read_text(args, rd)
+        report.finish(args, info, text, {"read": rd, "notes": []})
+        return
     if args.gor:
         info["gor"] = "GoReplay %s (sha256 %s)" % (gor_version(args.gor), sha256(args.gor)[:16])
-    tmpdir = stack.enter_context(tempfile.TemporaryDirectory(prefix="strain-bench-replay-"))
     nginx, cmd = hello_nginx(stack, args.server_cpu, nofile)
     cmds, notes = [cmd], []
 
@@ -872,7 +1175,9 @@ def main(stack):
         notes.append("the strain binary changed during the run (sha256 at start %s)"
                      % info["strain_sha256"])
     text = summarize(args, info, runs, s1, big, timing, cmds, notes)
-    report.finish(args, info, text, {"recording": recording, "part1": {"summary": s1,
+    if rd is not None:
+        text += "\n" + read_text(args, rd)
+    report.finish(args, info, text, {"read": rd, "recording": recording, "part1": {"summary": s1,
                                                                        "runs": runs},
                                      "part2": big, "part3": timing, "commands": cmds,
                                      "notes": notes}, nginx)
