@@ -317,7 +317,14 @@ fn listen_only_counts_what_the_server_pushes_and_the_gaps() {
 #[test]
 fn listen_only_ends_at_its_duration_owing_nothing() {
     // A listening connection awaits a message it never asked for: at the end of the run it is
-    // let go, not waited for until --timeout and counted as a timeout.
+    // let go, not waited for until --timeout and counted as a timeout. gorilla's echo never
+    // speaks first, so every connection is still listening at the end.
+    let silent = Server::gorilla_echo();
+    let run = ws("-c 50 -t 1 -d 1s -T 10s --listen-only", &format!("ws://127.0.0.1:{}/echo", silent.port));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.elapsed < std::time::Duration::from_secs(4), "took {:?}", run.elapsed);
+    assert_eq!((run.num("/errors/timeout"), run.num("/sent"), run.num("/requests")), (0, 0, 0), "{}", run.stdout);
+    // And a server that pushes: what arrived is counted, and the run still ends at -d.
     let origin = Origin::start(&["--ws", "-t", "1", "--ws-broadcast", "5"]);
     let run = ws("-c 50 -t 1 -d 1s -T 10s --listen-only", &format!("ws://{}/", origin.addr));
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);

@@ -74,7 +74,14 @@ fn held_them_all(run: &Run) {
     assert_eq!(w["handshakes"].as_u64(), Some(HELD), "{}", run.stdout);
     assert_eq!(w["drops"], serde_json::json!({}), "{}", run.stdout);
     assert_eq!(w["closes"], serde_json::json!({}), "{}", run.stdout);
-    assert_eq!(run.num("/errors/connect"), 0, "{}", run.stdout);
+    // A connect that fails (Python's backlog of 100 overflowing on a loaded machine) is
+    // counted and retried: what must be exact is the upgrades made and the connections held.
+    assert_eq!(
+        (run.num("/errors/read"), run.num("/errors/write"), run.num("/errors/parse")),
+        (0, 0, 0),
+        "{}",
+        run.stdout
+    );
     // The upgrades take the first second or two (Python's are the slowest); from the first
     // row that holds them all, every row but the drain's holds them all.
     let rows: Vec<u64> = run.json.as_ref().unwrap()["intervals"]

@@ -292,6 +292,20 @@ impl Transport for WebSocket {
         }
     }
 
+    /// Listening only, a slot awaits the server's next message, which it never asked for: at
+    /// the end of the run it is let go, not counted as sent nor waited for until its timeout.
+    fn drain(&mut self, host: &mut impl Host) {
+        if self.load.mode != Mode::Listen {
+            return;
+        }
+        for i in 0..self.conns.len() {
+            if host.state(i) == State::Reading {
+                host.unsend(i);
+                self.close(host, i);
+            }
+        }
+    }
+
     /// The slots' states are left for the worker to count what was in flight.
     fn finish(&mut self, _host: &mut impl Host) {
         for c in &mut self.conns {
