@@ -101,6 +101,9 @@ pub fn rfc3339_us(s: &str) -> Option<i64> {
 /// log).
 pub fn clf_time(s: &str) -> Option<(i64, bool)> {
     let s = s.trim().trim_start_matches('[').trim_end_matches(']');
+    if let Some(us) = clf_exact(s.as_bytes()) {
+        return Some((us, true));
+    }
     let (stamp, zone) = s.split_once(' ').unwrap_or((s, "+0000"));
     let mut parts = stamp.splitn(4, [':', '/']);
     let day = num(parts.next()?)?;
@@ -115,6 +118,30 @@ pub fn clf_time(s: &str) -> Option<(i64, bool)> {
     }
     let us = epoch_us(i64::from(year), month, day, h, m, sec)? + frac - offset_s(zone)? * 1_000_000;
     Some((us, !seconds_text.contains('.')))
+}
+
+/// The time of `26/Nov/2026:10:52:58 +0100`, the shape nginx and Apache write on every line,
+/// read at fixed offsets: the general reading (split, parse) was a third of reading a combined
+/// log, and this shape is nearly every line there is. Anything else gives `None`.
+fn clf_exact(b: &[u8]) -> Option<i64> {
+    let &[d1, d2, b'/', m1, m2, m3, b'/', y1, y2, y3, y4, b':', h1, h2, b':', i1, i2, b':', s1, s2, b' ', sign, z1, z2, z3, z4] =
+        b
+    else {
+        return None;
+    };
+    let two = |a: u8, b: u8| {
+        (a.is_ascii_digit() && b.is_ascii_digit()).then(|| u32::from(a - b'0') * 10 + u32::from(b - b'0'))
+    };
+    let month = month_number(std::str::from_utf8(&[m1, m2, m3]).ok()?)?;
+    let year = two(y1, y2)? * 100 + two(y3, y4)?;
+    let zone = i64::from(two(z1, z2)? * 3600 + two(z3, z4)? * 60);
+    let zone = match sign {
+        b'+' => zone,
+        b'-' => -zone,
+        _ => return None,
+    };
+    let us = epoch_us(i64::from(year), month, two(d1, d2)?, two(h1, h2)?, two(i1, i2)?, two(s1, s2)?)?;
+    Some(us - zone * 1_000_000)
 }
 
 /// Seconds with an optional fraction (`58`, `58.655`): the whole seconds, and the fraction in µs.
@@ -199,6 +226,12 @@ mod tests {
             "2026-13-01T00:00:00Z",
             "2026-11-26T10:52:58",
             "26/Foo/2026:10:52:58 +0000",
+            "32/Nov/2026:10:52:58 +0000",
+            "26/Nov/2026:24:52:58 +0000",
+            "2a/Nov/2026:10:52:58 +0000",
+            "26/Nov/2026:10:52:58 *0000",
+            "26/Nov/2026:10:52:58 +00a0",
+            "26-Nov-2026:10:52:58 +0000",
             "12a.5",
             "2026-11-26T10:52:58+25:00",
         ] {

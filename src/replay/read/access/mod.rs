@@ -408,7 +408,12 @@ pub fn read(
             Err(BadRecord::unmatched(number, format!("line longer than {MAX_LINE_BYTES} bytes")))
         } else {
             // A client can put any bytes in a log: show them as U+FFFD rather than lose the line.
-            let text = String::from_utf8_lossy(&buf);
+            // `from_utf8` first: it checks ASCII a word at a time, the lossy walk a byte at a
+            // time (a tenth of reading a combined log), and nearly every log is valid.
+            let text = match std::str::from_utf8(&buf) {
+                Ok(text) => std::borrow::Cow::Borrowed(text),
+                Err(_) => String::from_utf8_lossy(&buf),
+            };
             let mut text = text.trim_end_matches(['\n', '\r']);
             if number == 1 {
                 text = text.strip_prefix('\u{feff}').unwrap_or(text);
