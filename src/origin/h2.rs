@@ -20,9 +20,11 @@
 //! but the counters' goes to the connection's gRPC [`Calls`], which the same release step pumps,
 //! so a call's replies wait for their time on the same timers as a held answer.
 
+use std::io::{self, Write};
 use std::mem;
 use std::time::Instant;
 
+use super::conn::{Got, Link, Next};
 use super::decision::{decide, Content, Kind, Request};
 use super::grpc::Calls;
 use super::requests::Upgrade;
@@ -110,6 +112,83 @@ impl H2Conn {
         let arrived = ctx.site.answers_wait().then(Instant::now);
         h2.take(ask, arrived, ctx);
         (upgrade.rest.is_empty() || h2.receive(&upgrade.rest, ctx)).then_some(h2)
+    }
+
+    /// Makes all the progress the socket and the clock allow on an HTTP/2 connection: submit the
+    /// answers that are due, write, read, answer, repeat. One loop, a line over the usual
+    /// length: writing and reading take turns until the socket or the session stops them, and
+    /// each half's exits are the other's.
+    pub(super) fn drive(&mut self, link: &mut Link, buf: &mut [u8], ctx: &mut Ctx<'_>) -> Next {
+        let h2 = self;
+        if link.stream.flush_pending().is_err() {
+            return Next::Close;
+        }
+        loop {
+            link.wake = h2.release(ctx);
+            if h2.pos == h2.out.len() {
+                h2.out.clear();
+                h2.pos = 0;
+                if h2.session.output_upto(&mut h2.out, OUT_LIMIT).is_err() {
+                    return Next::Close;
+                }
+            }
+            if h2.pos < h2.out.len() {
+                let mut limit = h2.out.len() - h2.pos;
+                if let Some(throttle) = &mut link.throttle {
+                    match throttle.allowance(Instant::now()) {
+                        Ok(n) => limit = limit.min(n),
+                        // Reading waits too, as for a full socket.
+                        Err(at) => {
+                            link.wake = Some(link.wake.map_or(at, |w| w.min(at)));
+                            return Next::Wait;
+                        }
+                    }
+                }
+                match link.stream.write(&h2.out[h2.pos..h2.pos + limit]) {
+                    Ok(0) => return Next::Close,
+                    Ok(n) => {
+                        link.write_stalled = None;
+                        ctx.counters.bytes_written.add(n as u64);
+                        h2.pos += n;
+                        if let Some(throttle) = &mut link.throttle {
+                            throttle.spend(n);
+                        }
+                        continue;
+                    }
+                    Err(e) => match e.kind() {
+                        // Reading waits too: a client that sends and never reads must not make
+                        // the session queue answers without bound. The writable edge resumes.
+                        io::ErrorKind::WouldBlock => {
+                            link.write_stalled.get_or_insert_with(Instant::now);
+                            return Next::Wait;
+                        }
+                        io::ErrorKind::Interrupted => continue,
+                        _ => return Next::Close,
+                    },
+                }
+            }
+            if h2.session.is_done() {
+                return Next::Close;
+            }
+            if !link.readable {
+                return Next::Wait;
+            }
+            match link.read_some(buf, ctx.counters) {
+                // The client has finished; streams it left open cannot be answered.
+                Got::Eof | Got::Failed => return Next::Close,
+                Got::Nothing => {}
+                Got::Data(n) => {
+                    if !h2.receive(&buf[..n], ctx) {
+                        // Send the GOAWAY nghttp2 queued for the error, if the socket takes it.
+                        let mut out = Vec::new();
+                        if h2.session.output(&mut out).is_ok() && h2.pos == h2.out.len() {
+                            let _ = link.stream.write(&out);
+                        }
+                        return Next::Close;
+                    }
+                }
+            }
+        }
     }
 
     /// Takes bytes read from the client and answers (or holds) the requests they complete;

@@ -12,6 +12,7 @@ use std::io;
 use std::time::Instant;
 
 use super::config::WsConfig;
+use super::conn::{Got, Link, Next};
 use super::live::Counters;
 use super::tls::ServerStream;
 use super::Ctx;
@@ -92,6 +93,30 @@ impl WsConn {
             closing: false,
             held: VecDeque::new(),
         })
+    }
+
+    /// Makes all the progress the socket allows on a WebSocket connection: write, read, echo
+    /// (held echoes go out when due: [`super::conn::Conn::wake`] says when).
+    pub(super) fn drive(&mut self, link: &mut Link, buf: &mut [u8], ctx: &mut Ctx<'_>) -> Next {
+        let ws = self;
+        loop {
+            link.wake = if ctx.site.delay.is_some() { ws.release(Instant::now()) } else { None };
+            if ws.flush(&mut link.stream, ctx.counters) == WsNext::Close {
+                return Next::Close;
+            }
+            if ws.backed_up() || !link.readable {
+                return Next::Wait;
+            }
+            match link.read_some(buf, ctx.counters) {
+                Got::Eof | Got::Failed => return Next::Close,
+                Got::Nothing => {}
+                Got::Data(n) => {
+                    if ws.receive(&mut buf[..n], ctx) == WsNext::Close {
+                        return Next::Close;
+                    }
+                }
+            }
+        }
     }
 
     /// Takes bytes read from the client: echoes its messages (or holds them for `--delay`),

@@ -1,0 +1,218 @@
+//! One accepted connection: its socket side ([`Link`]: the stream, readiness, the byte rate and
+//! the timers) and the protocol it speaks now ([`Proto`]), each protocol's driver in its own
+//! file: HTTP/1 in [`h1`], HTTP/2 in [`super::h2`], WebSocket in [`super::ws`]. Every
+//! connection starts as HTTP/1; its first bytes (the HTTP/2 preface) or an upgrade it asks for
+//! hand it to another driver for the rest of its life.
+
+mod h1;
+
+use std::io::{self, Read};
+use std::time::{Duration, Instant};
+
+use self::h1::{H1Conn, Switch};
+use super::h2::H2Conn;
+use super::live::Counters;
+use super::output::Throttle;
+use super::respond::Site;
+use super::tls::ServerStream;
+use super::ws::{WsConn, WsNext};
+use super::Ctx;
+
+/// Why [`Conn::expired`] says a connection is to be dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Expiry {
+    /// Lingering after our close took too long.
+    Linger,
+    /// A request head did not arrive whole within the header timeout.
+    Header,
+    /// The client read none of our output within the send timeout.
+    Send,
+}
+
+/// What the event loop should do with the connection after [`Conn::drive`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Next {
+    /// Keep it and wait for the next event (or its timer, see [`Conn::wake`]).
+    Wait,
+    /// Drop it.
+    Close,
+}
+
+/// The socket side of a connection, whatever protocol it speaks: what every driver reads,
+/// writes and arms timers through.
+pub(super) struct Link {
+    pub(super) stream: ServerStream,
+    /// The socket may have unread bytes. Edge-triggered readiness is reported once, so this
+    /// remembers it across the times reading is paused for output.
+    pub(super) readable: bool,
+    pub(super) throttle: Option<Throttle>,
+    /// When the output, now waiting for the clock, can move again.
+    pub(super) wake: Option<Instant>,
+    /// Since when the socket has taken none of the queued output (the client is not reading).
+    pub(super) write_stalled: Option<Instant>,
+}
+
+impl Link {
+    /// The send timeout has passed with none of our output taken.
+    fn send_expired(&self, now: Instant, site: &Site) -> bool {
+        over(self.write_stalled, site.send_timeout, now)
+    }
+}
+
+/// `since` is at least `limit` ago.
+fn over(since: Option<Instant>, limit: Option<Duration>, now: Instant) -> bool {
+    since.zip(limit).is_some_and(|(since, limit)| now.saturating_duration_since(since) >= limit)
+}
+
+/// The protocol a connection speaks now. HTTP/1 is inline (most connections stay so); the
+/// others are boxed, as few connections become them.
+#[allow(clippy::large_enum_variant)] // HTTP/1 is inline on purpose: no allocation per accept.
+enum Proto<'r> {
+    /// HTTP/1.x requests and responses.
+    H1(H1Conn<'r>),
+    /// HTTP/2, after the preface or an `Upgrade: h2c`.
+    H2(Box<H2Conn>),
+    /// WebSocket, after an upgrade (`--ws`).
+    Ws(Box<WsConn>),
+}
+
+/// One client connection owned by one worker thread.
+pub(super) struct Conn<'r> {
+    link: Link,
+    proto: Proto<'r>,
+    /// Identifies this connection in timers that outlive it (its slot may be reused).
+    pub(super) generation: u64,
+    /// The earliest timer the event loop has set for this connection and not yet fired.
+    pub(super) armed: Option<Instant>,
+}
+
+impl<'r> Conn<'r> {
+    /// A connection that has just been accepted and registered.
+    pub(super) fn new(stream: ServerStream, byte_rate: Option<u64>, generation: u64) -> Self {
+        let link = Link {
+            stream,
+            // The first event after registration reports what is there; assuming readable
+            // costs at most one read that would block.
+            readable: true,
+            throttle: byte_rate.map(Throttle::new),
+            wake: None,
+            write_stalled: None,
+        };
+        Conn { link, proto: Proto::H1(H1Conn::default()), generation, armed: None }
+    }
+
+    /// Records a readiness edge for reading.
+    pub(super) fn set_readable(&mut self) {
+        self.link.readable = true;
+    }
+
+    /// Why the connection should just be dropped now, if it should: it lingered too long, a
+    /// request head has been arriving for longer than the header timeout (slowloris), or the
+    /// client has taken none of our output for longer than the send timeout.
+    pub(super) fn expired(&self, now: Instant, site: &Site) -> Option<Expiry> {
+        match &self.proto {
+            Proto::H1(h1) => h1.expired(&self.link, now, site),
+            _ if self.link.send_expired(now, site) => Some(Expiry::Send),
+            _ => None,
+        }
+    }
+
+    /// When to drive this connection again even without an event: its output waits for a
+    /// response delay or the byte rate.
+    pub(super) fn wake(&self) -> Option<Instant> {
+        self.link.wake
+    }
+
+    /// Makes all the progress the socket and the clock allow: write, read, answer, repeat.
+    pub(super) fn drive(&mut self, buf: &mut [u8], ctx: &mut Ctx<'r>) -> Next {
+        let switch = match &mut self.proto {
+            Proto::H1(h1) => match h1.drive(&mut self.link, buf, ctx) {
+                Ok(next) => return next,
+                Err(switch) => switch,
+            },
+            Proto::H2(h2) => return h2.drive(&mut self.link, buf, ctx),
+            Proto::Ws(ws) => return ws.drive(&mut self.link, buf, ctx),
+        };
+        self.switch(switch, buf, ctx)
+    }
+
+    /// Hands the connection to the driver of the protocol it switched to, and drives it.
+    #[cold]
+    fn switch(&mut self, switch: Switch, buf: &mut [u8], ctx: &mut Ctx<'r>) -> Next {
+        let proto = match switch {
+            // The first `n` bytes of `buf` were read and are HTTP/2's preface.
+            Switch::Preface(n) => {
+                let Some(mut h2) = H2Conn::new(ctx.site) else { return Next::Close };
+                if !h2.receive(&buf[..n], ctx) {
+                    return Next::Close;
+                }
+                Proto::H2(h2)
+            }
+            // `101 Switching Protocols`, and the request is stream 1.
+            Switch::H2c(upgrade) => match H2Conn::upgraded(*upgrade, ctx) {
+                Some(h2) => Proto::H2(h2),
+                None => return Next::Close,
+            },
+            Switch::WebSocket(accepted) => {
+                let Some(config) = ctx.site.ws.as_ref() else { return Next::Close };
+                let mut ws = WsConn::new(&accepted, config);
+                let mut rest = accepted.rest;
+                if ws.receive(&mut rest, ctx) == WsNext::Close {
+                    return Next::Close;
+                }
+                Proto::Ws(ws)
+            }
+        };
+        self.proto = proto;
+        self.drive(buf, ctx)
+    }
+
+    /// Queues a broadcast on a WebSocket connection and writes it; `None` if it is not one.
+    pub(super) fn push_ws(&mut self, text: &[u8], buf: &mut [u8], ctx: &mut Ctx<'r>) -> Option<Next> {
+        let Proto::Ws(ws) = &mut self.proto else { return None };
+        ws.push(text);
+        ctx.counters.ws_broadcasts.add(1);
+        Some(ws.drive(&mut self.link, buf, ctx))
+    }
+}
+
+/// What one read of a client's socket gave.
+pub(super) enum Got {
+    /// Bytes, at the start of the buffer.
+    Data(usize),
+    /// Nothing now (the socket is drained, or the read was interrupted).
+    Nothing,
+    /// The client has finished sending.
+    Eof,
+    /// The socket failed.
+    Failed,
+}
+
+impl Link {
+    /// One read into `buf`, counted; `readable` is cleared once the socket is drained for now. A
+    /// short read means the socket buffer was emptied: it is taken as drained, saving the read
+    /// that would return WouldBlock (tokio does the same); bytes arriving later raise a new edge.
+    pub(super) fn read_some(&mut self, buf: &mut [u8], counters: &Counters) -> Got {
+        match self.stream.read(buf) {
+            Ok(0) => {
+                self.readable = false;
+                Got::Eof
+            }
+            Ok(n) => {
+                counters.bytes_read.add(n as u64);
+                if n < buf.len() && self.stream.short_read_drains() {
+                    self.readable = false;
+                }
+                Got::Data(n)
+            }
+            Err(e) => match e.kind() {
+                io::ErrorKind::WouldBlock => {
+                    self.readable = false;
+                    Got::Nothing
+                }
+                io::ErrorKind::Interrupted => Got::Nothing,
+                _ => Got::Failed,
+            },
+        }
+    }
+}
