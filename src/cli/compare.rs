@@ -13,7 +13,7 @@ use clap::ArgMatches;
 use super::flags::{CompareFlags, LengthFlags, ResultFiles, RunnerFlags};
 use super::units::RoundsArg;
 use super::{load, CliError, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION};
-use crate::compare::ab::{self, AbEvent, AbPlan, AbSide, Rounds};
+use crate::compare::ab::{self, AbEvent, AbSetup, AbSide, Rounds};
 use crate::compare::{self, render, runs, Comparison, Rule, Side};
 use crate::report::Output;
 use crate::result::RunDoc;
@@ -135,7 +135,7 @@ fn runner(f: &CompareFlags) -> Result<i32, CliError> {
         let workload = load::workload(&f.request, url, &f.new)?;
         Ok(AbSide { config, workload, prepare: prepare.clone() })
     };
-    let plan = ab_plan(
+    let plan = ab_setup(
         side(&f.base[0], &f.runner.prepare_a)?,
         side(&f.base[1], &f.runner.prepare_b)?,
         &f.runner,
@@ -159,8 +159,8 @@ pub fn ab_shape<'a>(length: &'a LengthFlags, runner: &RunnerFlags) -> Result<loa
 }
 
 /// The A/B plan of two sides, as the runner's flags ask.
-pub fn ab_plan(a: AbSide, b: AbSide, runner: &RunnerFlags, allowed_pct: f64) -> AbPlan {
-    AbPlan {
+pub fn ab_setup(a: AbSide, b: AbSide, runner: &RunnerFlags, allowed_pct: f64) -> AbSetup {
+    AbSetup {
         a,
         b,
         rounds: match runner.rounds {
@@ -173,7 +173,7 @@ pub fn ab_plan(a: AbSide, b: AbSide, runner: &RunnerFlags, allowed_pct: f64) -> 
 }
 
 /// Runs an A/B plan (the sides' loads settled), prints the verdict, writes what `files` ask.
-pub fn run_ab(plan: &AbPlan, runner: &RunnerFlags, files: &ResultFiles) -> Result<i32, CliError> {
+pub fn run_ab(plan: &AbSetup, runner: &RunnerFlags, files: &ResultFiles) -> Result<i32, CliError> {
     for path in [&files.json, &files.html].into_iter().flatten() {
         super::check_writable(path)?;
     }

@@ -42,7 +42,7 @@ fn demo_find_max() -> Result<i32, CliError> {
         step: Some(units::Dur(std::time::Duration::from_secs(2))),
         ..f.search
     };
-    let search = find_max::search_config(&flags, load, workload)?;
+    let search = find_max::find_max_config(&flags, load, workload)?;
     println!(
         "The origin serves each request with one of {} workers for {:?}: its capacity is {} requests/s.",
         service.workers,

@@ -18,7 +18,7 @@ use crate::verdict::Threshold;
 /// Runs `strain find-max`.
 pub fn run(f: &FindMaxFlags) -> Result<i32, CliError> {
     let (load, workload) = load(f)?;
-    let config = search_config(&f.search, load, workload)?;
+    let config = find_max_config(&f.search, load, workload)?;
     let stop = super::stop_flag()?;
     search_and_report(&config, &stop, f.files.json.as_deref(), f.files.html.as_deref(), &f.metrics.settings(None))
 }
@@ -40,7 +40,7 @@ pub fn load(f: &FindMaxFlags) -> Result<(Config, Workload), CliError> {
 }
 
 /// The search `flags` describe, over `load` and `workload`.
-pub fn search_config(f: &FindMaxOptions, load: Config, workload: Workload) -> Result<FindMaxConfig, CliError> {
+pub fn find_max_config(f: &FindMaxOptions, load: Config, workload: Workload) -> Result<FindMaxConfig, CliError> {
     if f.slo.is_empty() {
         return Err(CliError::Usage("find-max needs an SLO: --slo 'p99<100ms' (repeatable)".into()));
     }

@@ -10,7 +10,7 @@ use super::flags::{CallFlags, ConnectFlags, GrpcCompareFlags, GrpcFindMaxFlags, 
 use super::{load, run_and_report, stop_flag, CliError};
 use crate::compare::ab::AbSide;
 use crate::config::{Config, Target};
-use crate::grpc::call::{protocol_headers, CallPlan, StreamPlan};
+use crate::grpc::call::{protocol_headers, CallSetup, Streaming};
 use crate::grpc::message::Messages;
 use crate::grpc::schema::{self, Method, MethodKind};
 use crate::grpc::wire::Encoding;
@@ -41,7 +41,7 @@ pub fn run(f: &GrpcFlags) -> Result<i32, CliError> {
 fn find_max(f: &GrpcFindMaxFlags) -> Result<i32, CliError> {
     super::check_files(&f.files, None)?;
     let (config, workload) = grpc_load(&f.url, &f.call, &f.connect, None, crate::defaults::SEARCH_CONNECTIONS)?;
-    let search = super::find_max::search_config(&f.search, config, workload)?;
+    let search = super::find_max::find_max_config(&f.search, config, workload)?;
     let stop = stop_flag()?;
     let metrics = f.metrics.settings(None);
     super::find_max::search_and_report(&search, &stop, f.files.json.as_deref(), f.files.html.as_deref(), &metrics)
@@ -56,7 +56,7 @@ fn compare(f: &GrpcCompareFlags) -> Result<i32, CliError> {
         Ok(AbSide { config, workload, prepare: prepare.clone() })
     };
     let (a, b) = (side(&f.a, &f.runner.prepare_a)?, side(&f.b, &f.runner.prepare_b)?);
-    let plan = super::compare::ab_plan(a, b, &f.runner, f.fail_on_regression);
+    let plan = super::compare::ab_setup(a, b, &f.runner, f.fail_on_regression);
     super::compare::run_ab(&plan, &f.runner, &f.files)
 }
 
@@ -97,7 +97,7 @@ fn grpc_load(
 }
 
 /// The calls the flags describe, and the headers each carries; every failure is one line.
-fn calls(f: &CallFlags, target: &Target, config: &Config) -> Result<(CallPlan, Vec<Header>), CliError> {
+fn calls(f: &CallFlags, target: &Target, config: &Config) -> Result<(CallSetup, Vec<Header>), CliError> {
     let name =
         f.call.as_deref().ok_or_else(|| CliError::Usage("--call names the method: PKG.Service/Method".into()))?;
     let pool = match (&f.protoset, f.protos.is_empty()) {
@@ -137,9 +137,9 @@ fn calls(f: &CallFlags, target: &Target, config: &Config) -> Result<(CallPlan, V
         headers.push(Header { name, value: h.value });
     }
     let check = f.check.then(|| method.checked.clone());
-    let streaming = stream_plan(f, &method, &messages, encoding)?;
+    let streaming = streaming(f, &method, &messages, encoding)?;
     let server_streams = matches!(method.kind, MethodKind::ServerStreaming | MethodKind::Bidi);
-    let mut plan = CallPlan::new(&method.path, &target.host_header(), &headers, messages, check, encoding)
+    let mut plan = CallSetup::new(&method.path, &target.host_header(), &headers, messages, check, encoding)
         .server_streaming(server_streams)
         .deadline(f.deadline.map(|d| d.0));
     if let Some(s) = streaming {
@@ -172,12 +172,12 @@ fn usage(e: &dyn std::fmt::Display) -> CliError {
 
 /// How a client-streaming or bidi call sends its messages; `None` for a call whose request is
 /// one message. The stream flags on such a call are refused rather than ignored.
-fn stream_plan(
+fn streaming(
     f: &CallFlags,
     method: &Method,
     messages: &Messages,
     encoding: Encoding,
-) -> Result<Option<StreamPlan>, CliError> {
+) -> Result<Option<Streaming>, CliError> {
     let asked = f.stream_rate.is_some() || f.stream_messages.is_some() || f.stream_duration.is_some();
     let bidi = match method.kind {
         MethodKind::Bidi => true,
@@ -209,5 +209,5 @@ fn stream_plan(
     let every_us = f.stream_rate.map_or(0, |r| (1e6 / r).round().max(1.0) as u64);
     let duration_us = f.stream_duration.map(|d| d.0.as_micros() as u64);
     let count = f.stream_messages.map(|n| n as u64).or(if duration_us.is_none() { Some(10) } else { None });
-    Ok(Some(StreamPlan { framed, every_us, messages: count, duration_us, bidi }))
+    Ok(Some(Streaming { framed, every_us, messages: count, duration_us, bidi }))
 }

@@ -8,12 +8,12 @@ use std::sync::atomic::AtomicBool;
 
 use super::flags::{FormFlag, ProxyFlags};
 use super::{CliError, EXIT_OK};
-use crate::engine::proxy::{Form, ProxyPlan};
+use crate::engine::proxy::{Form, ProxySetup};
 use crate::run::{OriginPlacement, RunConfig, Workload};
 use crate::workload::gen::WorkloadConfig;
 
 /// The request settings of a proxy test.
-pub fn proxy_plan(f: &ProxyFlags, origin: &str) -> Result<ProxyPlan, CliError> {
+pub fn proxy_setup(f: &ProxyFlags, origin: &str) -> Result<ProxySetup, CliError> {
     let urls = match &f.urls {
         None => None,
         Some(path) => {
@@ -43,7 +43,7 @@ pub fn proxy_plan(f: &ProxyFlags, origin: &str) -> Result<ProxyPlan, CliError> {
     if !(f.evolve.is_finite() && f.evolve >= 0.0) {
         return Err(CliError::Usage("--evolve takes a rate of 0 or more per hour".into()));
     }
-    Ok(ProxyPlan {
+    Ok(ProxySetup {
         workload: WorkloadConfig {
             hit_rate: f.hit_rate,
             hotset: f.hotset as u64,
@@ -67,7 +67,7 @@ pub fn proxy_plan(f: &ProxyFlags, origin: &str) -> Result<ProxyPlan, CliError> {
 
 /// Writes the URLs a run would start with, for replay with --urls.
 fn dump_urls(f: &ProxyFlags, origin: &str, path: &std::path::Path) -> Result<i32, CliError> {
-    let plan = proxy_plan(f, origin)?;
+    let plan = proxy_setup(f, origin)?;
     let mut client = crate::engine::proxy::ProxyClient::new(&plan, 0);
     let mut out = String::new();
     let mut req = Vec::new();
@@ -141,7 +141,7 @@ fn client(f: &ProxyFlags, origin: &str, stop: &AtomicBool, placement: OriginPlac
     let mut outputs = super::load::outputs(&config, &f.run);
     // A proxy test prints its hit ratio as it goes (a line per interval, or per second).
     outputs.progress = true;
-    let mut plan = proxy_plan(f, origin)?;
+    let mut plan = proxy_setup(f, origin)?;
     plan.workload.share = (u64::from(config.segment.index), u64::from(config.segment.count));
     let test = RunConfig { load: config, workload: Workload::Proxy(plan), origin: placement, checks };
     super::run_and_report(test, &outputs, stop).map(|(code, _)| code)
@@ -157,7 +157,7 @@ fn find_max(
     placement: OriginPlacement,
 ) -> Result<i32, CliError> {
     let config = super::load::load(url, &f.connect, None, None, crate::defaults::CONNECTIONS)?;
-    let search = super::find_max::search_config(&f.search, config, Workload::Proxy(proxy_plan(f, origin)?))?;
+    let search = super::find_max::find_max_config(&f.search, config, Workload::Proxy(proxy_setup(f, origin)?))?;
     let (json, html) = (f.run.files.json.as_deref(), f.run.files.html.as_deref());
     let metrics = f.run.metrics.settings(None);
     match placement {

@@ -6,9 +6,9 @@ use std::time::Duration;
 use super::flags::{LengthFlags, ReplayFlags};
 use super::{load, run_and_report, stop_flag, CliError};
 use crate::config::Target;
-use crate::replay::feed::{self, ReplayError};
+use crate::replay::reader::{self, ReplayError};
 use crate::replay::render::Rewrite;
-use crate::replay::{BadLines, Format, Loops, Mark, Pace, ReplayNote, ReplayPlan, SessionKey};
+use crate::replay::{BadLines, Format, Loops, Mark, Pace, ReplayNote, ReplaySetup, SessionKey};
 use crate::run::{OriginPlacement, Replay, RunConfig, Workload};
 
 /// Runs `strain replay`.
@@ -23,11 +23,11 @@ pub fn run(f: &ReplayFlags) -> Result<i32, CliError> {
                 .into(),
         ));
     }
-    let plan = plan(f, files, url)?;
+    let replay = setup(f, files, url)?;
     // A report that cannot be written is said before the scan, which reads every recording.
     super::check_files(&f.run.files, f.run.live.hdr_log.as_deref())?;
-    let scan = feed::scan(&plan).map_err(replay_error)?;
-    let speed = scan.speed(plan.pace);
+    let scan = reader::scan(&replay).map_err(replay_error)?;
+    let speed = scan.speed(replay.pace);
     let servers = &scan.servers;
     if servers.len() > 1 {
         let names: Vec<String> = servers.iter().take(3).map(Target::origin).collect();
@@ -39,7 +39,7 @@ pub fn run(f: &ReplayFlags) -> Result<i32, CliError> {
         )));
     }
     let url = servers.first().map(|t| t.url.clone()).ok_or_else(|| CliError::Usage("a URL is required".into()))?;
-    let loops = match plan.loops {
+    let loops = match replay.loops {
         Loops::Times(n) => Some(n),
         Loops::Forever => None,
     };
@@ -63,7 +63,7 @@ pub fn run(f: &ReplayFlags) -> Result<i32, CliError> {
     let checks = load::checks(&f.run, &config, false)?;
     let outputs = load::outputs(&config, &f.run);
     let stop = stop_flag()?;
-    let workload = Workload::Replay(Box::new(Replay { plan, scan, speed }));
+    let workload = Workload::Replay(Box::new(Replay { setup: replay, scan, speed }));
     let test = RunConfig { load: config, workload, origin: OriginPlacement::Elsewhere, checks };
     let (code, _) = run_and_report(test, &outputs, &stop)?;
     Ok(code)
@@ -75,7 +75,7 @@ fn replay_error(e: ReplayError) -> CliError {
 }
 
 /// The replay the flags describe.
-fn plan(f: &ReplayFlags, files: Vec<std::path::PathBuf>, url: Option<&str>) -> Result<ReplayPlan, CliError> {
+fn setup(f: &ReplayFlags, files: Vec<std::path::PathBuf>, url: Option<&str>) -> Result<ReplaySetup, CliError> {
     let format = match (&f.format, &f.log_format) {
         (Some(name), _) => Some(Format::parse(name).map_err(CliError::Usage)?),
         (None, Some(layout)) => Some(Format::Log(
@@ -101,7 +101,7 @@ fn plan(f: &ReplayFlags, files: Vec<std::path::PathBuf>, url: Option<&str>) -> R
         _ => SessionKey::Session,
     });
     let methods = if f.methods.is_empty() {
-        feed::default_methods()
+        reader::default_methods()
     } else {
         f.methods.iter().map(|m| m.trim().to_ascii_uppercase()).filter(|m| !m.is_empty()).collect()
     };
@@ -113,7 +113,7 @@ fn plan(f: &ReplayFlags, files: Vec<std::path::PathBuf>, url: Option<&str>) -> R
         headers: f.headers.iter().map(|h| load::parse_header(h)).collect::<Result<_, _>>()?,
         drop: f.drop_headers.iter().map(|h| h.trim().to_ascii_lowercase()).collect(),
     };
-    Ok(ReplayPlan {
+    Ok(ReplaySetup {
         files,
         format,
         pace,

@@ -56,7 +56,7 @@ fn find_max(f: &WsFindMaxFlags) -> Result<i32, CliError> {
     super::check_files(&f.files, None)?;
     let (config, load) = ws_load(&f.url, &f.ws, &f.connect, None, crate::defaults::SEARCH_CONNECTIONS)?;
     probe(&config, &load)?;
-    let search = super::find_max::search_config(&f.search, config, Workload::WebSocket(load))?;
+    let search = super::find_max::find_max_config(&f.search, config, Workload::WebSocket(load))?;
     let stop = stop_flag()?;
     let metrics = f.metrics.settings(None);
     super::find_max::search_and_report(&search, &stop, f.files.json.as_deref(), f.files.html.as_deref(), &metrics)
@@ -75,7 +75,7 @@ fn compare(f: &WsCompareFlags) -> Result<i32, CliError> {
         Ok(AbSide { config, workload: Workload::WebSocket(load), prepare: prepare.clone() })
     };
     let (a, b) = (side(&f.a, &f.runner.prepare_a)?, side(&f.b, &f.runner.prepare_b)?);
-    let plan = super::compare::ab_plan(a, b, &f.runner, f.fail_on_regression);
+    let plan = super::compare::ab_setup(a, b, &f.runner, f.fail_on_regression);
     super::compare::run_ab(&plan, &f.runner, &f.files)
 }
 

@@ -114,7 +114,7 @@ pub struct AbOutcome {
 
 /// An A/B comparison to run.
 #[derive(Debug, Clone)]
-pub struct AbPlan {
+pub struct AbSetup {
     /// The base side.
     pub a: AbSide,
     /// The new side.
@@ -128,8 +128,8 @@ pub struct AbPlan {
 }
 
 /// Runs the plan's rounds of A and B and compares them; `on` hears each run start and end.
-pub fn run(plan: &AbPlan, stop: &AtomicBool, on: &mut dyn FnMut(AbEvent)) -> Result<AbOutcome, AbError> {
-    let AbPlan { a, b, rounds, allowed_pct, command } = plan;
+pub fn run(plan: &AbSetup, stop: &AtomicBool, on: &mut dyn FnMut(AbEvent)) -> Result<AbOutcome, AbError> {
+    let AbSetup { a, b, rounds, allowed_pct, command } = plan;
     let (rounds, allowed_pct) = (*rounds, *allowed_pct);
     let (most, rule) = rule(rounds, allowed_pct);
     let (mut docs_a, mut docs_b) = (Vec::new(), Vec::new());

@@ -4,7 +4,7 @@
 
 use std::sync::mpsc::{Receiver, TryRecvError};
 
-use crate::replay::feed::Batch;
+use crate::replay::reader::Batch;
 
 /// This thread's replayed requests.
 pub struct Feed {
@@ -64,7 +64,7 @@ impl Feed {
             .items
             .get(self.pos)
             .map(|i| i.slot)
-            .filter(|&s| s != crate::replay::feed::NO_SLOT)
+            .filter(|&s| s != crate::replay::reader::NO_SLOT)
             .map(|s| s as usize)
     }
 

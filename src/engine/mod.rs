@@ -82,7 +82,7 @@ const SPARE_FILES: u64 = 64;
 
 /// A script prepared for the workers: its text, the URL it sees, and what `setup` decided.
 #[derive(Debug, Clone)]
-pub struct ScriptPlan {
+pub struct PreparedScript {
     /// The script and its arguments.
     pub source: ScriptSource,
     /// The `wrk` table's URL fields.
@@ -116,7 +116,7 @@ pub struct RunOutput {
 
 /// A targets file's requests, rendered, and the order they go in.
 #[derive(Debug, Clone)]
-pub struct TargetsPlan {
+pub struct TargetList {
     /// Each target's request as HTTP/1 bytes.
     pub requests: Vec<Vec<u8>>,
     /// `--targets-order random`: drawn with this seed; `None`: round-robin.
@@ -128,23 +128,23 @@ pub struct TargetsPlan {
 }
 
 /// What each request is, settled before the threads start.
-pub enum SendPlan {
+pub enum RequestSource {
     /// The rendered request, the same every time.
     Fixed,
     /// A wrk Lua script: its hooks, and its requests when it builds them.
-    Script(ScriptPlan),
+    Script(PreparedScript),
     /// A proxy test: each request asks for a document its workload chooses.
-    Proxy(proxy::ProxyPlan),
+    Proxy(proxy::ProxySetup),
     /// A targets file's requests.
-    Targets(TargetsPlan),
+    Targets(TargetList),
     /// A replay's requests, each with its own bytes, from the replay's reader.
     Replay,
     /// gRPC calls: their messages in turn, their answers judged by `grpc-status`.
-    Grpc(std::sync::Arc<crate::grpc::call::CallPlan>),
+    Grpc(std::sync::Arc<crate::grpc::call::CallSetup>),
 }
 
 /// When requests are sent, settled before the threads start.
-pub enum WhenPlan {
+pub enum Timing {
     /// Each connection sends its next request as soon as a response completes.
     ClosedLoop,
     /// Requests come due on a schedule (wrk2's `-R`, stages); due sends within one tick go out
@@ -161,11 +161,11 @@ pub enum WhenPlan {
     /// Recorded requests come due at their replayed times, from the replay's reader.
     Replay {
         /// One queue per thread, each taken by its worker when it starts.
-        queues: Vec<std::sync::Mutex<Option<mpsc::Receiver<crate::replay::feed::Batch>>>>,
+        queues: Vec<std::sync::Mutex<Option<mpsc::Receiver<crate::replay::reader::Batch>>>>,
         /// The tick, in microseconds (0: each at its own time).
         tick_us: u64,
         /// Requests due per interval, counted by the reader: each row's target.
-        due: crate::replay::feed::DueCounts,
+        due: crate::replay::reader::DueCounts,
     },
 }
 
@@ -205,9 +205,9 @@ pub struct Plan {
     /// Rate mode: the schedule each interval's target comes from.
     pub(crate) target: Option<crate::schedule::Schedule>,
     pub(crate) source_addrs: Vec<std::net::IpAddr>,
-    pub(crate) send: SendPlan,
-    pub(crate) when: WhenPlan,
-    pub(crate) wire: WirePlan,
+    pub(crate) send: RequestSource,
+    pub(crate) when: Timing,
+    pub(crate) wire: Wire,
     /// This process's share of the test: its threads pace every `count`-th request.
     pub(crate) segment: crate::config::Segment,
 }
@@ -229,7 +229,7 @@ pub(crate) struct Span {
 }
 
 /// How requests travel, settled before the threads start.
-pub enum WirePlan {
+pub enum Wire {
     /// HTTP/1.1 on each connection.
     Http1,
     /// HTTP/2 streams: `streams` in flight per connection.
@@ -280,30 +280,30 @@ impl Plan {
 
     /// Makes this a proxy test: each request asks for a document chosen by `proxy`; with a
     /// new-connection rate, connections arrive on that schedule.
-    pub fn with_proxy(mut self, proxy: proxy::ProxyPlan) -> Plan {
+    pub fn with_proxy(mut self, proxy: proxy::ProxySetup) -> Plan {
         if let Some(rate) = proxy.new_conn_rate {
-            self.when = WhenPlan::Arrivals(crate::schedule::Schedule::constant(rate, self.span.duration));
+            self.when = Timing::Arrivals(crate::schedule::Schedule::constant(rate, self.span.duration));
         }
-        self.send = SendPlan::Proxy(proxy);
+        self.send = RequestSource::Proxy(proxy);
         self
     }
 
     /// Makes this a replay: thread `i` sends what `queues[i]` brings, each request when due.
     pub fn with_replay(
         mut self,
-        queues: Vec<mpsc::Receiver<crate::replay::feed::Batch>>,
+        queues: Vec<mpsc::Receiver<crate::replay::reader::Batch>>,
         tick: Duration,
-        due: crate::replay::feed::DueCounts,
+        due: crate::replay::reader::DueCounts,
     ) -> Plan {
         let queues = queues.into_iter().map(|q| std::sync::Mutex::new(Some(q))).collect();
-        self.when = WhenPlan::Replay { queues, tick_us: tick.as_micros() as u64, due };
-        self.send = SendPlan::Replay;
+        self.when = Timing::Replay { queues, tick_us: tick.as_micros() as u64, due };
+        self.send = RequestSource::Replay;
         self
     }
 
     /// Drops the replay queues no worker took, so the replay's reader never waits on them.
     pub fn close_replay(&self) {
-        if let WhenPlan::Replay { queues, .. } = &self.when {
+        if let Timing::Replay { queues, .. } = &self.when {
             for q in queues {
                 if let Ok(mut q) = q.lock() {
                     q.take();
@@ -314,11 +314,11 @@ impl Plan {
 
     /// Makes this a gRPC load: each request is a call of `calls`, and its answer is judged by
     /// its `grpc-status` and messages.
-    pub fn with_grpc(mut self, calls: std::sync::Arc<crate::grpc::call::CallPlan>) -> Result<Plan, EngineError> {
+    pub fn with_grpc(mut self, calls: std::sync::Arc<crate::grpc::call::CallSetup>) -> Result<Plan, EngineError> {
         if let Some(first) = calls.fixed(0) {
             self.request = first.to_vec();
             let scheme = if self.https() { "https" } else { "http" };
-            if let WirePlan::Http2 { fixed, .. } = &mut self.wire {
+            if let Wire::Http2 { fixed, .. } = &mut self.wire {
                 let authority = fixed
                     .fields
                     .iter()
@@ -332,20 +332,20 @@ impl Plan {
                 fixed.fields.retain(|(name, _)| name != b"content-length");
             }
         }
-        self.send = SendPlan::Grpc(calls);
+        self.send = RequestSource::Grpc(calls);
         Ok(self)
     }
 
     /// Makes this a WebSocket load: each connection is upgraded as `load` offers, and each
     /// request is one of its messages.
     pub fn with_websocket(mut self, load: std::sync::Arc<crate::ws::WsLoad>) -> Plan {
-        self.wire = WirePlan::WebSocket(load);
+        self.wire = Wire::WebSocket(load);
         self
     }
 
     /// Attaches a script (after its `setup` ran against [`Plan::addr`]).
-    pub fn with_script(mut self, script: ScriptPlan) -> Plan {
-        self.send = SendPlan::Script(script);
+    pub fn with_script(mut self, script: PreparedScript) -> Plan {
+        self.send = RequestSource::Script(script);
         self
     }
 }
@@ -389,18 +389,18 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
     let wire = match protocol {
         // The message and the upgrade come with the workload (`Plan::with_websocket`); until
         // then its connections are HTTP/1.1's.
-        Protocol::Http1 | Protocol::WebSocket => WirePlan::Http1,
+        Protocol::Http1 | Protocol::WebSocket => Wire::Http1,
         Protocol::Http2 { streams } => {
             let scheme = target.scheme.name();
             let fixed = crate::http::fields::from_http1(&request, scheme, &target.host_header())
                 .map_err(|why| EngineError::Script(ScriptError::Runtime { hook: "request", message: why }))?;
-            WirePlan::Http2 { streams: streams as usize, fixed }
+            Wire::Http2 { streams: streams as usize, fixed }
         }
         Protocol::Http3 { streams } => {
             let fixed = crate::http::fields::from_http1(&request, Scheme::Https.name(), &target.host_header())
                 .map_err(|why| EngineError::Script(ScriptError::Runtime { hook: "request", message: why }))?;
             let quic = QuicSetup { host: target.host.clone(), insecure: config.insecure };
-            WirePlan::Http3 { streams: streams as usize, fixed, quic }
+            Wire::Http3 { streams: streams as usize, fixed, quic }
         }
     };
     Ok(Plan {
@@ -424,8 +424,8 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
         target: config.schedule.clone(),
         source_addrs: config.source_addrs.clone(),
         send: match config.targets.is_empty() {
-            true => SendPlan::Fixed,
-            false => SendPlan::Targets(TargetsPlan {
+            true => RequestSource::Fixed,
+            false => RequestSource::Targets(TargetList {
                 requests: config
                     .targets
                     .iter()
@@ -442,8 +442,8 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
             }),
         },
         when: match &config.schedule {
-            None => WhenPlan::ClosedLoop,
-            Some(s) => WhenPlan::Paced { schedule: s.clone(), tick_us: config.tick.as_micros() as u64 },
+            None => Timing::ClosedLoop,
+            Some(s) => Timing::Paced { schedule: s.clone(), tick_us: config.tick.as_micros() as u64 },
         },
     })
 }
@@ -632,7 +632,7 @@ fn collect_intervals(
         });
         // A replay's reader counted its own share already.
         let target = match &plan.when {
-            WhenPlan::Replay { due, .. } => start.zip(end).map(|(a, b)| due.rate_between(a, b)),
+            Timing::Replay { due, .. } => start.zip(end).map(|(a, b)| due.rate_between(a, b)),
             _ => target,
         };
         let uncorrected = Snapshot::take_uncorrected(&mut parts);

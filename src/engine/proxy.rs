@@ -20,7 +20,7 @@ pub enum Form {
 
 /// A proxy test's request settings, shared by the threads.
 #[derive(Debug, Clone)]
-pub struct ProxyPlan {
+pub struct ProxySetup {
     /// URL choice.
     pub workload: WorkloadConfig,
     /// Request form.
@@ -55,7 +55,7 @@ pub struct Sent {
 /// A thread's request builder.
 #[derive(Debug)]
 pub struct ProxyClient<'a> {
-    plan: &'a ProxyPlan,
+    plan: &'a ProxySetup,
     gen: Generator,
     rng: Rng,
     next_url: usize,
@@ -67,7 +67,7 @@ const PREFIX: &str = "";
 
 impl<'a> ProxyClient<'a> {
     /// A builder for thread `stream` (distinct per thread and process).
-    pub fn new(plan: &'a ProxyPlan, stream: u64) -> ProxyClient<'a> {
+    pub fn new(plan: &'a ProxySetup, stream: u64) -> ProxyClient<'a> {
         ProxyClient {
             plan,
             gen: Generator::new(&plan.workload, stream),
@@ -152,8 +152,8 @@ impl<'a> ProxyClient<'a> {
 mod tests {
     use super::*;
 
-    fn plan(form: Form) -> ProxyPlan {
-        ProxyPlan {
+    fn setup(form: Form) -> ProxySetup {
+        ProxySetup {
             workload: WorkloadConfig { hit_rate: 1.0, hotset: 1, doc_size: Some(5), ..Default::default() },
             form,
             origin: "127.0.0.1:9".into(),
@@ -170,16 +170,16 @@ mod tests {
     #[test]
     fn requests_in_both_forms() {
         let mut out = Vec::new();
-        let p = plan(Form::Reverse);
+        let p = setup(Form::Reverse);
         ProxyClient::new(&p, 0).build(&mut out);
         assert_eq!(String::from_utf8(out.clone()).unwrap(), "GET /d/0/5 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n\r\n");
-        let p = plan(Form::Forward);
+        let p = setup(Form::Forward);
         ProxyClient::new(&p, 0).build(&mut out);
         assert_eq!(
             String::from_utf8(out.clone()).unwrap(),
             "GET http://127.0.0.1:9/d/0/5 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n\r\n"
         );
-        let mut p = plan(Form::Reverse);
+        let mut p = setup(Form::Reverse);
         (p.reload_rate, p.ims_rate) = (1.0, 1.0);
         ProxyClient::new(&p, 0).build(&mut out);
         assert_eq!(
@@ -191,7 +191,7 @@ mod tests {
 
     #[test]
     fn url_lists_cycle_and_bodies_are_checked() {
-        let mut p = plan(Form::Reverse);
+        let mut p = setup(Form::Reverse);
         p.urls = Some(vec!["http://x/d/1/3".into(), "/d/2/4".into(), "/other".into()]);
         let mut c = ProxyClient::new(&p, 0);
         let mut out = Vec::new();
@@ -209,7 +209,7 @@ mod tests {
 
     #[test]
     fn segments_take_their_lines_of_a_url_list() {
-        let mut p = plan(Form::Reverse);
+        let mut p = setup(Form::Reverse);
         p.urls = Some((0..7).map(|i| format!("/d/{i}/1")).collect());
         let mut seen = Vec::new();
         for index in 0..3 {

@@ -26,7 +26,7 @@ pub fn protocol_headers() -> Vec<Header> {
 /// absolute schedule from the call's start, each reply's latency measured from when its
 /// message was due.
 #[derive(Debug, Clone)]
-pub struct StreamPlan {
+pub struct Streaming {
     /// The request messages, framed, sent in turn.
     pub framed: Vec<Vec<u8>>,
     /// Microseconds between a stream's messages (`--stream-rate`); 0: a bidi stream sends its
@@ -40,7 +40,7 @@ pub struct StreamPlan {
     pub bidi: bool,
 }
 
-impl StreamPlan {
+impl Streaming {
     /// Whether a stream that sent `sent` messages, the next due at `next_us` after its start,
     /// is done sending.
     pub fn done(&self, sent: u64, next_us: u64) -> bool {
@@ -49,7 +49,7 @@ impl StreamPlan {
 }
 
 /// What a gRPC run sends and how it judges the answers.
-pub struct CallPlan {
+pub struct CallSetup {
     /// The request head without its length: method, path, Host, headers.
     head: Vec<u8>,
     /// The messages, sent in turn (call `k` sends message `k mod len`).
@@ -63,7 +63,7 @@ pub struct CallPlan {
     /// `--check`: answers must decode as this type (the method's output).
     pub check: Option<MessageDescriptor>,
     /// Client streaming and bidi: how each call's messages are sent.
-    pub streaming: Option<StreamPlan>,
+    pub streaming: Option<Streaming>,
     /// The server answers with a stream of messages: the first one's time is kept.
     pub server_streams: bool,
     /// `--deadline`, microseconds: a stream the server cancels after it is the deadline's.
@@ -72,13 +72,13 @@ pub struct CallPlan {
     pub path: String,
 }
 
-impl std::fmt::Debug for CallPlan {
+impl std::fmt::Debug for CallSetup {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CallPlan").field("messages", &self.fixed.len()).field("check", &self.check.is_some()).finish()
+        f.debug_struct("CallSetup").field("messages", &self.fixed.len()).field("check", &self.check.is_some()).finish()
     }
 }
 
-impl CallPlan {
+impl CallSetup {
     /// Calls to `path` at `host` with `headers` (the protocol's and the user's, with
     /// `grpc-encoding` when `encoding` compresses), sending `messages` in turn.
     pub fn new(
@@ -88,11 +88,11 @@ impl CallPlan {
         messages: Messages,
         check: Option<MessageDescriptor>,
         encoding: wire::Encoding,
-    ) -> CallPlan {
+    ) -> CallSetup {
         let mut head = crate::http::request::render("POST", path, host, headers, None);
         // render() ends the head; a call's length goes before the blank line.
         head.truncate(head.len() - 2);
-        let mut plan = CallPlan {
+        let mut plan = CallSetup {
             head,
             messages,
             fixed: Vec::new(),
@@ -118,19 +118,19 @@ impl CallPlan {
     }
 
     /// Sets the calls' deadline (sent as `grpc-timeout`).
-    pub fn deadline(mut self, deadline: Option<std::time::Duration>) -> CallPlan {
+    pub fn deadline(mut self, deadline: Option<std::time::Duration>) -> CallSetup {
         self.deadline_us = deadline.map(|d| d.as_micros() as u64);
         self
     }
 
     /// Says the server answers each call with a stream of messages.
-    pub fn server_streaming(mut self, on: bool) -> CallPlan {
+    pub fn server_streaming(mut self, on: bool) -> CallSetup {
         self.server_streams = on;
         self
     }
 
     /// Makes each call a stream of messages sent as `streaming` says.
-    pub fn streamed(mut self, streaming: StreamPlan) -> CallPlan {
+    pub fn streamed(mut self, streaming: Streaming) -> CallSetup {
         self.streaming = Some(streaming);
         self
     }
@@ -193,7 +193,7 @@ mod tests {
         let headers = protocol_headers();
         let input = crate::grpc::fixture::message("t.Req");
         let messages = Messages::from_json(&input, r#"{"name": "hi"}"#).unwrap();
-        let plan = CallPlan::new("/a.B/C", "h:1", &headers, messages, None, wire::Encoding::Identity);
+        let plan = CallSetup::new("/a.B/C", "h:1", &headers, messages, None, wire::Encoding::Identity);
         assert!(plan.single());
         let req = plan.fixed(7).unwrap();
         let text = String::from_utf8_lossy(req);

@@ -7,8 +7,8 @@
 //! each worker thread its share in batches. The workers send each request when it comes due,
 //! as in rate mode, and measure its latency from then.
 
-pub mod feed;
 pub mod read;
+pub mod reader;
 pub mod record;
 pub mod render;
 pub mod timing;
@@ -60,7 +60,7 @@ pub enum SessionKey {
 
 /// What `strain replay` replays and how, checked when built by the command line.
 #[derive(Debug, Clone)]
-pub struct ReplayPlan {
+pub struct ReplaySetup {
     /// The recordings, merged by time.
     pub files: Vec<PathBuf>,
     /// `--format`, or `None` to detect each file's from its content.

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::read::{self, Format, ReadError};
 use super::record::{BadKind, BadRecord, Record};
 use super::timing::{Clock, Placed, Reorder, Spread};
-use super::{BadLines, ReplayPlan, BAD_SHOWN};
+use super::{BadLines, ReplaySetup, BAD_SHOWN};
 
 /// Records a file's reader sends at once.
 const CHUNK: usize = 256;
@@ -272,7 +272,7 @@ impl Head {
 /// One pass over the recordings: every record in time order, whole seconds spread, placed by
 /// `clock`; `visit` gets each due record (with its file's index) until it breaks.
 pub(super) fn walk(
-    plan: &ReplayPlan,
+    plan: &ReplaySetup,
     formats: &[Format],
     clock: &mut Clock,
     counts: &mut Counts,
@@ -344,6 +344,6 @@ fn place_all(
 }
 
 /// The clock of one pass at `speed`.
-pub(super) fn clock(plan: &ReplayPlan, speed: f64) -> Clock {
+pub(super) fn clock(plan: &ReplaySetup, speed: f64) -> Clock {
     Clock::new(speed, plan.from, plan.to, plan.max_gap.map(|g| g.as_micros() as u64))
 }

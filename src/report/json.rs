@@ -66,7 +66,7 @@ pub fn document(result: &RunResult, config: &Config, command: &[String]) -> RunD
 pub const TOP_PATHS_JSON: usize = 50;
 
 /// A replay's `n` paths with the most requests (failures count too), most first.
-pub fn top_paths(summary: &Summary, fed: &crate::replay::feed::Fed, n: usize) -> Vec<crate::result::PathDoc> {
+pub fn top_paths(summary: &Summary, fed: &crate::replay::reader::Fed, n: usize) -> Vec<crate::result::PathDoc> {
     let mut paths: Vec<crate::result::PathDoc> = summary
         .total
         .targets

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::units::{grouped, time_us};
-use crate::replay::feed::Fed;
+use crate::replay::reader::Fed;
 use crate::replay::ReplayNote;
 use crate::stats::Summary;
 
@@ -31,7 +31,7 @@ pub fn header(note: &ReplayNote, url: &str, threads: usize, connections: usize) 
 
 /// Every cause a pass skipped records for, with its count (causes with none left out), in the
 /// order the report lists them.
-pub fn skipped_by_cause(c: &crate::replay::feed::Counts) -> Vec<(u64, &'static str)> {
+pub fn skipped_by_cause(c: &crate::replay::reader::Counts) -> Vec<(u64, &'static str)> {
     [
         (c.no_request, "with no request (\"-\")"),
         (c.not_http, "not an HTTP request (scanners, TLS to a plain port, binary)"),
@@ -114,7 +114,7 @@ pub fn block(note: &ReplayNote, fed: &Fed, summary: &Summary) -> String {
     }
     let paths = super::json::top_paths(summary, fed, TOP_PATHS_TEXT);
     if !paths.is_empty() {
-        let shown = fed.paths.len().min(crate::replay::feed::MAX_PATHS);
+        let shown = fed.paths.len().min(crate::replay::reader::MAX_PATHS);
         let title = format!("top paths (of {shown}):");
         let _ = writeln!(out, "    {title:<26}{:>12}{:>12}{:>12}{:>9}", "requests", "mean", "max", "errors");
         for p in &paths {

@@ -195,7 +195,7 @@ pub struct ReplayDoc {
     /// How long after its due time each request was written, microseconds.
     pub lag_us: LagDoc,
     /// What one pass skipped, and why, and records out of order beyond the window.
-    pub counts: crate::replay::feed::Counts,
+    pub counts: crate::replay::reader::Counts,
     /// The paths (without their query) with the most requests, most first.
     #[serde(default)]
     pub paths: Vec<PathDoc>,

@@ -15,8 +15,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::config::{Config, ConfigError, Protocol};
-use crate::engine::proxy::ProxyPlan;
-use crate::engine::{self, EngineError, Progress, ScriptPlan};
+use crate::engine::proxy::ProxySetup;
+use crate::engine::{self, EngineError, PreparedScript, Progress};
 use crate::net::host::{self, Listening, SharedCpus};
 use crate::origin::{self, OriginConfig, OriginError, OriginLive, OriginStats};
 use crate::script::{MainScript, ScriptError, ScriptSource, UrlParts};
@@ -50,11 +50,11 @@ pub enum Workload {
         args: Vec<String>,
     },
     /// A proxy test: documents chosen by the workload, the hit ratio measured at the origin.
-    Proxy(ProxyPlan),
+    Proxy(ProxySetup),
     /// Recorded requests, each at its replayed time (`strain replay`).
     Replay(Box<Replay>),
     /// gRPC calls (`strain grpc`).
-    Grpc(std::sync::Arc<crate::grpc::call::CallPlan>),
+    Grpc(std::sync::Arc<crate::grpc::call::CallSetup>),
     /// WebSocket messages (`strain ws`).
     WebSocket(std::sync::Arc<crate::ws::WsLoad>),
 }
@@ -63,9 +63,9 @@ pub enum Workload {
 #[derive(Debug, Clone)]
 pub struct Replay {
     /// The recordings and how they are replayed.
-    pub plan: crate::replay::ReplayPlan,
+    pub setup: crate::replay::ReplaySetup,
     /// What the scan before the load found.
-    pub scan: crate::replay::feed::Scan,
+    pub scan: crate::replay::reader::Scan,
     /// The speed the recording goes at.
     pub speed: f64,
 }
@@ -102,7 +102,7 @@ pub enum RunError {
     Origin(#[from] OriginError),
     /// The replay's recordings could not be read.
     #[error(transparent)]
-    Replay(#[from] crate::replay::feed::ReplayError),
+    Replay(#[from] crate::replay::reader::ReplayError),
 }
 
 /// Why a test that ran did not succeed.
@@ -145,7 +145,7 @@ pub struct RunResult {
     /// The server runs on this machine on CPUs strain's threads use too.
     pub shared_cpus: Option<SharedCpus>,
     /// A replay: what its reader did while the load ran.
-    pub replay: Option<crate::replay::feed::Fed>,
+    pub replay: Option<crate::replay::reader::Fed>,
 }
 
 /// Sees a run as it goes. Every method has a default that ignores it.
@@ -222,8 +222,8 @@ fn client(
     let mut queues = None;
     if let Workload::Replay(_) = &workload {
         let (tx, rx): (Vec<_>, Vec<_>) =
-            (0..load.threads).map(|_| std::sync::mpsc::sync_channel(crate::replay::feed::QUEUED)).unzip();
-        let due = crate::replay::feed::DueCounts::new(load.series_interval());
+            (0..load.threads).map(|_| std::sync::mpsc::sync_channel(crate::replay::reader::QUEUED)).unzip();
+        let due = crate::replay::reader::DueCounts::new(load.series_interval());
         plan = plan.with_replay(rx, load.tick, due.clone());
         queues = Some((tx, due));
     }
@@ -249,7 +249,7 @@ fn client(
     let mut main_script = None;
     if let Some((mut main, source, url)) = script {
         match main.setup(load.threads, plan.addr()) {
-            Ok(setups) => plan = plan.with_script(ScriptPlan { source, url, setups }),
+            Ok(setups) => plan = plan.with_script(PreparedScript { source, url, setups }),
             Err(e) => return Ok(unrun(&plan, Failure::Script(e))),
         }
         main_script = Some(main);
@@ -283,17 +283,17 @@ fn client(
 fn replayed(
     plan: &engine::Plan,
     replay: &Replay,
-    queues: Vec<std::sync::mpsc::SyncSender<crate::replay::feed::Batch>>,
-    due: crate::replay::feed::DueCounts,
+    queues: Vec<std::sync::mpsc::SyncSender<crate::replay::reader::Batch>>,
+    due: crate::replay::reader::DueCounts,
     load: &Config,
     stop: &AtomicBool,
     watch: &mut Watch,
-) -> Result<(engine::RunOutput, Option<crate::replay::feed::Fed>), RunError> {
-    use crate::replay::feed;
+) -> Result<(engine::RunOutput, Option<crate::replay::reader::Fed>), RunError> {
+    use crate::replay::reader;
     std::thread::scope(|scope| {
         let conns = (0..load.threads).map(|i| load.connections_for(i)).collect();
-        let split = feed::Split { segment: load.segment, queues, conns, due };
-        let feeder = feed::start(scope, &replay.plan, &replay.scan, replay.speed, split)?;
+        let split = reader::Split { segment: load.segment, queues, conns, due };
+        let feeder = reader::start(scope, &replay.setup, &replay.scan, replay.speed, split)?;
         let out = engine::run(plan, stop, &mut |progress| watch.progress(progress));
         // The workers have ended and dropped their queues (those of threads that never
         // started go now), so the reader ends too.

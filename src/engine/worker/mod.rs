@@ -31,7 +31,7 @@ use crate::engine::transport::h2::Http2;
 use crate::engine::transport::h3::Http3;
 use crate::engine::transport::ws::WebSocket;
 use crate::engine::transport::{Op, Readable, Transport};
-use crate::engine::{EngineError, Plan, SendPlan, WirePlan};
+use crate::engine::{EngineError, Plan, RequestSource, Wire};
 use crate::script::{ScriptError, ThreadScript};
 use crate::stats::ErrorKind;
 use crate::stats::Recorder;
@@ -106,24 +106,24 @@ pub fn run(
     script: Option<ThreadScript>,
 ) -> Result<WorkerOutput, EngineError> {
     match &plan.wire {
-        WirePlan::Http1 => {
+        Wire::Http1 => {
             let transport = Http1::new(share.conns);
             Worker::new(plan, stop, share, script, transport)?.run()
         }
-        WirePlan::Http2 { streams, fixed } => {
+        Wire::Http2 { streams, fixed } => {
             let mut transport = Http2::new(share.conns, *streams, fixed.clone());
-            if let crate::engine::SendPlan::Grpc(calls) = &plan.send {
+            if let crate::engine::RequestSource::Grpc(calls) = &plan.send {
                 if let Some(streaming) = &calls.streaming {
                     transport = transport.with_streams(streaming.clone());
                 }
             }
             Worker::new(plan, stop, share, script, transport)?.run()
         }
-        WirePlan::Http3 { streams, fixed, quic } => {
+        Wire::Http3 { streams, fixed, quic } => {
             let transport = Http3::new(share.conns, *streams, fixed, quic)?;
             Worker::new(plan, stop, share, script, transport)?.run()
         }
-        WirePlan::WebSocket(load) => {
+        Wire::WebSocket(load) => {
             let transport = WebSocket::new(share.conns, load.clone(), share.index, plan.threads);
             Worker::new(plan, stop, share, script, transport)?.run()
         }
@@ -333,7 +333,7 @@ impl<'a> Core<'a> {
         let clock = Clock::new(start);
         let poll = Poll::new().map_err(EngineError::Poll)?;
         let addrs = match &plan.send {
-            SendPlan::Script(s) => vec![s.setups.get(index).and_then(|s| s.addr).unwrap_or(plan.addr())],
+            RequestSource::Script(s) => vec![s.setups.get(index).and_then(|s| s.addr).unwrap_or(plan.addr())],
             _ => plan.origins.iter().map(|o| o.addr).collect(),
         };
         let (requests, pipeline) = Requests::new(plan, index, slots, script)?;

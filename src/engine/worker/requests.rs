@@ -11,7 +11,7 @@ use super::Core;
 use crate::engine::proxy::{ProxyClient, Sent};
 use crate::engine::slot::State;
 use crate::engine::transport::Op;
-use crate::engine::{EngineError, Plan, SendPlan};
+use crate::engine::{EngineError, Plan, RequestSource};
 use crate::http::response::Captured;
 use crate::net::pages::Pages;
 use crate::script::{ScriptError, ThreadScript};
@@ -38,7 +38,7 @@ pub(super) enum Requests<'a> {
 /// position `s + N t`, then every `N T`-th, as a targets file's requests are taken, so an
 /// array of messages is sent round-robin exactly over the run).
 pub(super) struct Called<'a> {
-    plan: &'a crate::grpc::call::CallPlan,
+    plan: &'a crate::grpc::call::CallSetup,
     /// Per slot: the position of its current call.
     position: Vec<u64>,
     /// Per slot: its current call's request, when its message has templates.
@@ -149,14 +149,14 @@ impl<'a> Requests<'a> {
         script: Option<ThreadScript>,
     ) -> Result<(Requests<'a>, u32), EngineError> {
         match (&plan.send, script) {
-            (SendPlan::Script(_), Some(lua)) => {
+            (RequestSource::Script(_), Some(lua)) => {
                 let fixed = lua.fixed_request().map_or_else(|| plan.request.clone(), <[u8]>::to_vec);
                 let (pipeline, first) = pipeline_depth(&lua, &fixed)?;
                 let built = if lua.builds_requests() { (0..slots).map(|_| Vec::new()).collect() } else { Vec::new() };
                 let pages = if lua.builds_requests() { None } else { pages_for(plan, &fixed) };
                 Ok((Requests::Script(Scripted { lua, fixed, pages, built, first }), pipeline))
             }
-            (SendPlan::Targets(t), _) => {
+            (RequestSource::Targets(t), _) => {
                 let n = plan.segment.count.max(1) as u64;
                 let mut by_origin = vec![Vec::new(); t.origins.max(1)];
                 for (k, &o) in t.origin.iter().enumerate() {
@@ -175,7 +175,7 @@ impl<'a> Requests<'a> {
                 };
                 Ok((Requests::Targets(targeted), 1))
             }
-            (SendPlan::Grpc(calls), _) => {
+            (RequestSource::Grpc(calls), _) => {
                 let n = plan.segment.count.max(1) as u64;
                 let called = Called {
                     plan: calls,
@@ -188,10 +188,10 @@ impl<'a> Requests<'a> {
                 };
                 Ok((Requests::Grpc(called), 1))
             }
-            (SendPlan::Replay, _) => {
+            (RequestSource::Replay, _) => {
                 Ok((Requests::Replay(Replayed { bytes: vec![Vec::new(); slots], path: vec![0; slots] }), 1))
             }
-            (SendPlan::Proxy(p), _) => {
+            (RequestSource::Proxy(p), _) => {
                 let client = ProxyClient::new(p, process_stream(index));
                 let built = (0..slots).map(|_| (Vec::new(), Sent::default())).collect();
                 Ok((Requests::Proxy(Proxied { client, built }), 1))
@@ -513,7 +513,7 @@ impl Core<'_> {
 /// Thread `index`'s script state, its `init` run (called on the worker's own thread: a Lua
 /// state stays on the thread that made it).
 pub fn thread_script(plan: &Plan, index: usize) -> Result<Option<ThreadScript>, ScriptError> {
-    let SendPlan::Script(s) = &plan.send else { return Ok(None) };
+    let RequestSource::Script(s) = &plan.send else { return Ok(None) };
     let setup = s.setups.get(index).cloned().unwrap_or_default();
     let addr = setup.addr.unwrap_or(plan.addr());
     ThreadScript::new(&s.source, &s.url, &setup, addr).map(Some)

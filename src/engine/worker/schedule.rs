@@ -10,7 +10,7 @@ use crate::engine::pacer::Pacer;
 use crate::engine::slot::{Slot, State};
 use crate::engine::timer::Timer;
 use crate::engine::transport::Op;
-use crate::engine::{EngineError, Plan, WhenPlan};
+use crate::engine::{EngineError, Plan, Timing};
 use crate::stats::Waited;
 
 /// When this thread sends, settled when the worker is made.
@@ -173,11 +173,11 @@ impl<'a> When<'a> {
     /// This thread's timing, with its timer registered on `poll` in rate mode.
     pub(super) fn new(plan: &'a Plan, index: usize, conns: usize, poll: &Poll) -> Result<When<'a>, EngineError> {
         Ok(match &plan.when {
-            WhenPlan::ClosedLoop if plan.origins.len() > 1 => {
+            Timing::ClosedLoop if plan.origins.len() > 1 => {
                 When::Ordered((0..plan.origins.len()).map(|_| Vec::with_capacity(conns)).collect())
             }
-            WhenPlan::ClosedLoop => When::ClosedLoop,
-            WhenPlan::Paced { schedule, tick_us } => {
+            Timing::ClosedLoop => When::ClosedLoop,
+            Timing::Paced { schedule, tick_us } => {
                 let timer = Timer::new().map_err(EngineError::Poll)?;
                 poll.registry()
                     .register(&mut mio::unix::SourceFd(&timer.raw_fd()), TIMER, Interest::READABLE)
@@ -185,7 +185,7 @@ impl<'a> When<'a> {
                 let pacer = Pacer::new(schedule, share_index(plan, index), share_stride(plan), *tick_us);
                 When::Paced(Paced::new(Source::Schedule(pacer), plan, conns, timer))
             }
-            WhenPlan::Replay { queues, tick_us, .. } => {
+            Timing::Replay { queues, tick_us, .. } => {
                 let timer = Timer::new().map_err(EngineError::Poll)?;
                 poll.registry()
                     .register(&mut mio::unix::SourceFd(&timer.raw_fd()), TIMER, Interest::READABLE)
@@ -200,7 +200,7 @@ impl<'a> When<'a> {
                     timer,
                 ))
             }
-            WhenPlan::Arrivals(schedule) => When::Arrivals(Arrivals {
+            Timing::Arrivals(schedule) => When::Arrivals(Arrivals {
                 pacer: Pacer::new(schedule, share_index(plan, index), share_stride(plan), 0),
                 free: (0..conns as u32).rev().collect(),
             }),

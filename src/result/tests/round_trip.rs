@@ -212,14 +212,14 @@ fn a_find_max_search_round_trips_to_the_steps_measured() {
 fn a_replay_round_trips_to_what_was_replayed() {
     let (summary, mut config) = fixed();
     let note = crate::replay::ReplayNote {
-        files: vec![crate::replay::feed::FileDoc { path: "access.log.gz".into(), format: "combined".into() }],
+        files: vec![crate::replay::reader::FileDoc { path: "access.log.gz".into(), format: "combined".into() }],
         requests: 12_480,
         span_us: 600_000_000,
         speed: 2.5,
         loops: Some(2),
     };
     config.replay = Some(note.clone());
-    let counts = crate::replay::feed::Counts {
+    let counts = crate::replay::reader::Counts {
         records: 13_000,
         bad: 3,
         outside: 0,
@@ -234,7 +234,7 @@ fn a_replay_round_trips_to_what_was_replayed() {
     };
     let mut result = measured(summary);
     let bad_lines = vec!["a.log:7: does not match the combined layout at \"x\"".to_string()];
-    result.replay = Some(crate::replay::feed::Fed {
+    result.replay = Some(crate::replay::reader::Fed {
         queued: 24_960,
         loops: 2,
         counts,

@@ -8,7 +8,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use crate::grpc::call::StreamPlan;
+use crate::grpc::call::Streaming;
 use crate::grpc::wire::{Decoder, Encoding, MAX_MESSAGE};
 
 /// One slot's call under way.
@@ -46,7 +46,7 @@ pub(super) struct Outcome {
 
 /// The streamed calls of a worker's slots, and when each next sends.
 pub(super) struct Streams {
-    pub(super) plan: StreamPlan,
+    pub(super) plan: Streaming,
     /// Per slot: its call, if one is under way.
     pub(super) calls: Vec<Option<Call>>,
     /// (due, slot, stream id): the next message of each paced call.
@@ -65,7 +65,7 @@ impl Call {
 
 impl Streams {
     /// Calls of `slots` slots, sending as `plan` says.
-    pub(super) fn new(plan: StreamPlan, slots: usize) -> Streams {
+    pub(super) fn new(plan: Streaming, slots: usize) -> Streams {
         Streams { plan, calls: (0..slots).map(|_| None).collect(), due: BinaryHeap::new(), turn: 0 }
     }
 

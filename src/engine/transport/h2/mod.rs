@@ -111,7 +111,7 @@ impl Http2 {
     }
 
     /// Makes each slot's request a gRPC call whose messages stream as `plan` says.
-    pub fn with_streams(mut self, plan: crate::grpc::call::StreamPlan) -> Http2 {
+    pub fn with_streams(mut self, plan: crate::grpc::call::Streaming) -> Http2 {
         // The body's length is the stream's, unknown when it starts: a Content-Length (the
         // one-message request's) would contradict the DATA that follows.
         self.fixed.fields.retain(|(name, _)| name != b"content-length");

@@ -18,7 +18,7 @@ use super::record::Record;
 use super::render::Skip;
 use super::walk::{clock, detect, walk};
 pub use super::walk::{Counts, ReplayError};
-use super::{BadLines, Loops, Pace, ReplayPlan, SessionKey, BAD_SHARE};
+use super::{BadLines, Loops, Pace, ReplaySetup, SessionKey, BAD_SHARE};
 pub use crate::config::replay::FileDoc;
 use crate::config::{Segment, Target};
 
@@ -115,7 +115,7 @@ impl Scan {
 }
 
 /// Walks the recordings once, sending nothing: formats, counts, span and servers.
-pub fn scan(plan: &ReplayPlan) -> Result<Scan, ReplayError> {
+pub fn scan(plan: &ReplaySetup) -> Result<Scan, ReplayError> {
     let formats = match &plan.format {
         Some(f) => vec![f.clone(); plan.files.len()],
         None => plan.files.iter().map(|p| detect(p)).collect::<Result<_, _>>()?,
@@ -327,7 +327,7 @@ pub struct Split {
 /// recordings are done), so the load starts with its requests at hand.
 pub fn start<'scope, 'env>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
-    plan: &'env ReplayPlan,
+    plan: &'env ReplaySetup,
     scan: &'env Scan,
     speed: f64,
     split: Split,
@@ -343,7 +343,7 @@ pub fn start<'scope, 'env>(
 
 /// The reader's loop (see [`start`]).
 fn feed(
-    plan: &ReplayPlan,
+    plan: &ReplaySetup,
     scan: &Scan,
     speed: f64,
     split: Split,
