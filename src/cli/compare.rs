@@ -131,7 +131,14 @@ fn runner(f: &CompareFlags) -> Result<i32, CliError> {
     let inputs = load::Inputs::read(&f.request)?;
     let request = load::RequestShape { flags: &f.request, inputs: &inputs };
     let side = |url: &str, prepare: &Option<String>| -> Result<AbSide, CliError> {
-        let config = load::load(url, &f.connect, Some(shape), Some(request), crate::defaults::CONNECTIONS)?;
+        let config = load::load(
+            url,
+            &f.connect,
+            load::protocol(&f.http)?,
+            Some(shape),
+            Some(request),
+            crate::defaults::CONNECTIONS,
+        )?;
         let workload = load::workload(&f.request, url, &f.new)?;
         Ok(AbSide { config, workload, prepare: prepare.clone() })
     };

@@ -34,7 +34,14 @@ pub fn load(f: &FindMaxFlags) -> Result<(Config, Workload), CliError> {
     }
     let inputs = super::load::Inputs::read(&f.request)?;
     let request = super::load::RequestShape { flags: &f.request, inputs: &inputs };
-    let config = super::load::load(&f.url, &f.connect, None, Some(request), crate::defaults::SEARCH_CONNECTIONS)?;
+    let config = super::load::load(
+        &f.url,
+        &f.connect,
+        super::load::protocol(&f.http)?,
+        None,
+        Some(request),
+        crate::defaults::SEARCH_CONNECTIONS,
+    )?;
     let workload = super::load::workload(&f.request, &f.url, &f.script_args)?;
     Ok((config, workload))
 }

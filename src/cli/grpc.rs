@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use super::flags::{CallFlags, ConnectFlags, GrpcCompareFlags, GrpcFindMaxFlags, GrpcFlags, GrpcMode};
+use super::flags::{CallFlags, ConnectFlags, GrpcCompareFlags, GrpcFindMaxFlags, GrpcFlags, GrpcMode, StreamsFlag};
 use super::{load, run_and_report, stop_flag, CliError};
 use crate::compare::ab::AbSide;
 use crate::config::{Config, Target};
@@ -27,8 +27,14 @@ pub fn run(f: &GrpcFlags) -> Result<i32, CliError> {
     let url = f.url.as_deref().ok_or_else(|| CliError::Usage("strain grpc needs the server's URL".into()))?;
     // A report that cannot be written is said before reflection asks the server anything.
     super::check_files(&f.run.files, f.run.live.hdr_log.as_deref())?;
-    let (config, workload) =
-        grpc_load(url, &f.call, &f.connect, Some(load::RunShape::of(&f.run)), crate::defaults::CONNECTIONS)?;
+    let (config, workload) = grpc_load(
+        url,
+        &f.call,
+        &f.connect,
+        &f.streams,
+        Some(load::RunShape::of(&f.run)),
+        crate::defaults::CONNECTIONS,
+    )?;
     let checks = load::checks(&f.run, &config, false)?;
     let outputs = load::outputs(&config, &f.run);
     let stop = stop_flag()?;
@@ -40,7 +46,8 @@ pub fn run(f: &GrpcFlags) -> Result<i32, CliError> {
 /// `strain grpc find-max`: the capacity search over the calls.
 fn find_max(f: &GrpcFindMaxFlags) -> Result<i32, CliError> {
     super::check_files(&f.files, None)?;
-    let (config, workload) = grpc_load(&f.url, &f.call, &f.connect, None, crate::defaults::SEARCH_CONNECTIONS)?;
+    let (config, workload) =
+        grpc_load(&f.url, &f.call, &f.connect, &f.streams, None, crate::defaults::SEARCH_CONNECTIONS)?;
     let search = super::find_max::find_max_config(&f.search, config, workload)?;
     let stop = stop_flag()?;
     let metrics = f.metrics.settings(None);
@@ -52,7 +59,8 @@ fn compare(f: &GrpcCompareFlags) -> Result<i32, CliError> {
     super::check_files(&f.files, None)?;
     let shape = super::compare::ab_shape(&f.length, &f.runner)?;
     let side = |url: &str, prepare: &Option<String>| -> Result<AbSide, CliError> {
-        let (config, workload) = grpc_load(url, &f.call, &f.connect, Some(shape), crate::defaults::CONNECTIONS)?;
+        let (config, workload) =
+            grpc_load(url, &f.call, &f.connect, &f.streams, Some(shape), crate::defaults::CONNECTIONS)?;
         Ok(AbSide { config, workload, prepare: prepare.clone() })
     };
     let (a, b) = (side(&f.a, &f.runner.prepare_a)?, side(&f.b, &f.runner.prepare_b)?);
@@ -66,15 +74,13 @@ fn grpc_load(
     url: &str,
     call: &CallFlags,
     connect: &ConnectFlags,
+    streams: &StreamsFlag,
     shape: Option<load::RunShape>,
     connections: usize,
 ) -> Result<(Config, Workload), CliError> {
-    if connect.http1 || connect.http3 {
-        return Err(CliError::Usage("gRPC travels over HTTP/2: drop --http1.1 and --http3".into()));
-    }
-    let mut connect = connect.clone();
-    connect.http2 = true;
-    let mut config = load::load(url, &connect, shape, None, connections)?;
+    // gRPC travels over HTTP/2 only: its command offers no other.
+    let protocol = crate::config::ProtocolChoice::Http2 { streams: load::streams(streams)? };
+    let mut config = load::load(url, connect, protocol, shape, None, connections)?;
     let target = config.target.clone();
     if target.path != "/" {
         return Err(CliError::Usage(format!(

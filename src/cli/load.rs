@@ -4,7 +4,7 @@
 //! thing wherever it is taken. Nothing here does I/O beyond reading the environment for
 //! `--segments`: resolving the host and choosing the protocol happen when the run starts.
 
-use super::flags::{ConnectFlags, LengthFlags, RequestFlags, RunFlags, SegmentFlags};
+use super::flags::{ConnectFlags, HttpFlags, LengthFlags, RequestFlags, RunFlags, SegmentFlags, StreamsFlag};
 use super::CliError;
 use crate::config::{Config, ProtocolChoice, Segment, Target};
 use crate::http::request::Header;
@@ -58,6 +58,7 @@ pub struct RequestShape<'a> {
 pub fn load(
     url: &str,
     f: &ConnectFlags,
+    protocol: ProtocolChoice,
     run: Option<RunShape>,
     request: Option<RequestShape>,
     default_connections: usize,
@@ -73,7 +74,7 @@ pub fn load(
     config.tick = f.tick.0;
     config.source_addrs = f.source_addrs.clone();
     config.unix_socket = f.unix_socket.clone();
-    config.protocol = protocol(f)?;
+    config.protocol = protocol;
     // Without --interval the config chooses one from the run's length once it is known.
     config.interval = run.and_then(|r| r.interval);
     if let Some(length) = run.map(|r| r.length) {
@@ -146,8 +147,8 @@ fn segment(f: &SegmentFlags) -> Result<Segment, CliError> {
 
 /// `--http2`, `--http3`, `--http1.1` and `-m` as the protocol asked for; `-m` without
 /// `--http2` or `--http3` is refused.
-fn protocol(f: &ConnectFlags) -> Result<ProtocolChoice, CliError> {
-    if f.max_streams.is_some() && !f.http2 && !f.http3 {
+pub fn protocol(f: &HttpFlags) -> Result<ProtocolChoice, CliError> {
+    if f.streams.max_streams.is_some() && !f.http2 && !f.http3 {
         return Err(CliError::Usage("-m (streams per connection) needs --http2 or --http3".into()));
     }
     if f.http1 {
@@ -156,12 +157,17 @@ fn protocol(f: &ConnectFlags) -> Result<ProtocolChoice, CliError> {
     if !f.http2 && !f.http3 {
         return Ok(ProtocolChoice::Negotiate);
     }
-    let streams = u32::try_from(f.max_streams.unwrap_or(1))
-        .map_err(|_| CliError::Usage("-m is larger than a connection's streams can be".into()))?;
+    let streams = streams(&f.streams)?;
     Ok(match f.http3 {
         true => ProtocolChoice::Http3 { streams },
         false => ProtocolChoice::Http2 { streams },
     })
+}
+
+/// `-m` as a count of streams (1 without it).
+pub fn streams(f: &StreamsFlag) -> Result<u32, CliError> {
+    u32::try_from(f.max_streams.unwrap_or(1))
+        .map_err(|_| CliError::Usage("-m is larger than a connection's streams can be".into()))
 }
 
 /// The files a test's requests come from (`--targets`, `--body-file`), each read once: a

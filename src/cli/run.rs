@@ -10,8 +10,14 @@ pub fn run(f: &LoadFlags, origin: OriginPlacement) -> Result<i32, CliError> {
     // With --targets, the first target names the host when no URL does.
     let url = f.url.as_deref().or(inputs.first_url()).ok_or_else(|| CliError::Usage("a URL is required".into()))?;
     let request = load::RequestShape { flags: &f.request, inputs: &inputs };
-    let config =
-        load::load(url, &f.connect, Some(load::RunShape::of(&f.run)), Some(request), crate::defaults::CONNECTIONS)?;
+    let config = load::load(
+        url,
+        &f.connect,
+        load::protocol(&f.http)?,
+        Some(load::RunShape::of(&f.run)),
+        Some(request),
+        crate::defaults::CONNECTIONS,
+    )?;
     let checks = load::checks(&f.run, &config, false)?;
     let workload = load::workload(&f.request, url, &f.script_args)?;
     let outputs = load::outputs(&config, &f.run);

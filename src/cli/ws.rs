@@ -92,15 +92,9 @@ fn ws_load(
     if !target.websocket {
         return Err(CliError::Usage(format!("{url}: a WebSocket URL starts with ws:// or wss://")));
     }
-    if connect.http2 || connect.http3 || connect.max_streams.is_some() {
-        return Err(CliError::Usage(
-            "a WebSocket is upgraded from HTTP/1.1, one message at a time: drop --http2, --http3 and -m".into(),
-        ));
-    }
     // The load's settings are read as for any URL; the target is then the WebSocket's.
     let http = format!("{}{}", target.origin(), target.path);
-    let mut config = load::load(&http, connect, shape, None, connections)?;
-    config.protocol = crate::config::ProtocolChoice::WebSocket;
+    let mut config = load::load(&http, connect, crate::config::ProtocolChoice::WebSocket, shape, None, connections)?;
     config.target = target;
     let (payload, binary) = match (&m.message, &m.message_file, m.message_size) {
         (Some(text), _, _) => (text.clone().into_bytes(), false),

@@ -49,6 +49,43 @@ fn help_and_version_exit_0() {
     assert_eq!((run.code, run.stdout.trim()), (0, want.as_str()));
 }
 
+/// A protocol's command offers only the flags that do something for it: gRPC is always HTTP/2,
+/// a WebSocket always upgraded HTTP/1.1 with one message at a time.
+#[test]
+fn a_protocol_command_offers_only_its_own_flags() {
+    let flags = |argv: &[&str]| {
+        let run = strain_raw(argv);
+        assert_eq!(run.code, 0, "{argv:?}: {}", run.stderr);
+        run.stdout
+            .split_whitespace()
+            .filter(|w| w.starts_with('-'))
+            .map(|w| w.trim_end_matches(',').to_owned())
+            .collect::<Vec<_>>()
+    };
+    for argv in [&["grpc", "--help"][..], &["grpc", "find-max", "--help"], &["grpc", "compare", "--help"]] {
+        let offered = flags(argv);
+        for gone in ["--http1.1", "--http2", "--http3"] {
+            assert!(!offered.iter().any(|f| f == gone), "{argv:?} offers {gone}");
+        }
+        for kept in ["--call", "--max-streams", "--unix-socket", "--connections"] {
+            assert!(offered.iter().any(|f| f == kept), "{argv:?} lacks {kept}");
+        }
+    }
+    for argv in [&["ws", "--help"][..], &["ws", "find-max", "--help"], &["ws", "compare", "--help"]] {
+        let offered = flags(argv);
+        for gone in ["--http1.1", "--http2", "--http3", "--max-streams", "-m"] {
+            assert!(!offered.iter().any(|f| f == gone), "{argv:?} offers {gone}");
+        }
+        assert!(offered.iter().any(|f| f == "--unix-socket"), "{argv:?}");
+    }
+    for argv in [&["--help"][..], &["find-max", "--help"], &["replay", "--help"], &["compare", "--help"]] {
+        let offered = flags(argv);
+        for kept in ["--http1.1", "--http2", "--http3", "--max-streams"] {
+            assert!(offered.iter().any(|f| f == kept), "{argv:?} lacks {kept}");
+        }
+    }
+}
+
 #[test]
 fn bare_strain_says_how_to_start() {
     let run = strain_raw::<&str>(&[]);

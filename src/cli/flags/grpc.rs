@@ -19,9 +19,12 @@ pub struct GrpcFlags {
     /// The method, its schema, and the messages sent.
     #[command(flatten)]
     pub call: CallFlags,
-    /// Connections, threads, timeout, -m streams per connection.
+    /// Connections, threads, timeout.
     #[command(flatten)]
     pub connect: ConnectFlags,
+    /// Calls in flight per connection.
+    #[command(flatten)]
+    pub streams: super::StreamsFlag,
     /// Duration, -n, -R, stages; segments, text, progress, thresholds, result files, metrics.
     #[command(flatten)]
     pub run: RunFlags,
@@ -49,9 +52,12 @@ pub struct GrpcFindMaxFlags {
     /// The SLO, the rates tried, each step's length.
     #[command(flatten)]
     pub search: super::FindMaxOptions,
-    /// Connections, threads, timeout, -m streams per connection.
+    /// Connections, threads, timeout.
     #[command(flatten)]
     pub connect: ConnectFlags,
+    /// Calls in flight per connection.
+    #[command(flatten)]
+    pub streams: super::StreamsFlag,
     /// JSON and HTML of the search.
     #[command(flatten)]
     pub files: super::ResultFiles,
@@ -72,9 +78,12 @@ pub struct GrpcCompareFlags {
     /// Rounds, warm-up, preparation commands.
     #[command(flatten)]
     pub runner: super::RunnerFlags,
-    /// Connections, threads, timeout, -m streams per connection.
+    /// Connections, threads, timeout.
     #[command(flatten)]
     pub connect: ConnectFlags,
+    /// Calls in flight per connection.
+    #[command(flatten)]
+    pub streams: super::StreamsFlag,
     /// Duration and rate of each run.
     #[command(flatten)]
     pub length: super::LengthFlags,

@@ -139,7 +139,7 @@ fn keep_about(cmd: clap::Command, augment: fn(clap::Command) -> clap::Command) -
     }
 }
 
-/// How the load connects and which HTTP it speaks: every command that sends load.
+/// How the load connects: every command that sends load, whatever its protocol.
 #[derive(Debug, Clone, Args)]
 pub struct ConnectFlags {
     /// Connections to keep open, split evenly across threads (default 10; find-max, replay: 100).
@@ -165,6 +165,12 @@ pub struct ConnectFlags {
     /// gives Host and path; http:// only).
     #[arg(long = "unix-socket", value_name = "PATH")]
     pub unix_socket: Option<PathBuf>,
+}
+
+/// Which HTTP the load speaks: the commands whose protocol is HTTP itself (gRPC is always
+/// HTTP/2, a WebSocket always upgraded HTTP/1.1: their commands do not offer these).
+#[derive(Debug, Clone, Default, Args)]
+pub struct HttpFlags {
     /// Speak HTTP/2: h2 by ALPN on https URLs, h2c with prior knowledge on http URLs.
     #[arg(long = "http2")]
     pub http2: bool,
@@ -175,6 +181,14 @@ pub struct ConnectFlags {
     /// Speak HTTP/3 over QUIC (UDP, ALPN h3) to an https URL.
     #[arg(long = "http3", conflicts_with = "http2")]
     pub http3: bool,
+    /// Requests in flight per connection.
+    #[command(flatten)]
+    pub streams: StreamsFlag,
+}
+
+/// `-m`: requests (or calls) in flight per connection, over HTTP/2 and HTTP/3.
+#[derive(Debug, Clone, Default, Args)]
+pub struct StreamsFlag {
     /// HTTP/2 and HTTP/3: requests in flight per connection (h2load's -m).
     #[arg(short = 'm', long = "max-streams", value_name = "N", value_parser = units::count)]
     pub max_streams: Option<usize>,
@@ -383,9 +397,12 @@ pub struct RunFlags {
 /// Flags of `strain <url>`.
 #[derive(Debug, Args)]
 pub struct LoadFlags {
-    /// Connections, threads, timeout, protocol.
+    /// Connections, threads, timeout.
     #[command(flatten)]
     pub connect: ConnectFlags,
+    /// HTTP/1.1, HTTP/2 or HTTP/3, and streams per connection.
+    #[command(flatten)]
+    pub http: HttpFlags,
     /// Headers and script.
     #[command(flatten)]
     pub request: RequestFlags,
@@ -435,9 +452,12 @@ pub struct FindMaxFlags {
     /// How steps are chosen and judged.
     #[command(flatten)]
     pub search: FindMaxOptions,
-    /// Connections, threads, timeout, protocol.
+    /// Connections, threads, timeout.
     #[command(flatten)]
     pub connect: ConnectFlags,
+    /// HTTP/1.1, HTTP/2 or HTTP/3, and streams per connection.
+    #[command(flatten)]
+    pub http: HttpFlags,
     /// Headers and script, in every step.
     #[command(flatten)]
     pub request: RequestFlags,

@@ -75,9 +75,12 @@ pub struct ReplayFlags {
     /// skipped and counted by cause).
     #[arg(long = "strict")]
     pub strict: bool,
-    /// Connections, threads, timeout, protocol.
+    /// Connections, threads, timeout.
     #[command(flatten)]
     pub connect: ConnectFlags,
+    /// HTTP/1.1, HTTP/2 or HTTP/3, and streams per connection.
+    #[command(flatten)]
+    pub http: super::HttpFlags,
     /// -d and -n bound the replay; -R sets its mean rate (the gaps scaled); segments, text,
     /// progress, thresholds, result files, metrics.
     #[command(flatten)]

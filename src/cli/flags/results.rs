@@ -36,9 +36,12 @@ pub struct CompareFlags {
     /// The A/B runner's rounds and what it runs.
     #[command(flatten)]
     pub runner: RunnerFlags,
-    /// Connections, threads, timeout, protocol of each run (A/B runner).
+    /// Connections, threads, timeout of each run (A/B runner).
     #[command(flatten)]
     pub connect: super::ConnectFlags,
+    /// HTTP/1.1, HTTP/2 or HTTP/3, and streams per connection.
+    #[command(flatten)]
+    pub http: super::HttpFlags,
     /// Headers, method, body, script, targets of each run (A/B runner).
     #[command(flatten)]
     pub request: super::RequestFlags,

@@ -419,9 +419,12 @@ pub struct ProxyFlags {
     /// How the in-process origin serves documents.
     #[command(flatten)]
     pub documents: DocumentFlags,
-    /// Connections, threads, timeout, protocol.
+    /// Connections, threads, timeout.
     #[command(flatten)]
     pub connect: ConnectFlags,
+    /// HTTP/1.1, HTTP/2 or HTTP/3, and streams per connection.
+    #[command(flatten)]
+    pub http: super::HttpFlags,
     /// Length, segments, text, progress, thresholds (none with --find-max), and the result
     /// files (with --find-max: every step and the answer).
     #[command(flatten)]
