@@ -27,6 +27,9 @@ pub struct RunShape<'a> {
     pub warmup: Duration,
     /// `strain replay`: what is replayed (the requests and their times come from it).
     pub replay: Option<&'a crate::replay::ReplayNote>,
+    /// Whether the run ends at its duration, when the length alone does not say (a replay's
+    /// duration is a guard past its recording's end, a bound only if `-d` gave it).
+    pub time_bound: Option<bool>,
 }
 
 impl<'a> RunShape<'a> {
@@ -38,6 +41,7 @@ impl<'a> RunShape<'a> {
             interval: run.live.interval,
             warmup: Duration::ZERO,
             replay: None,
+            time_bound: None,
         }
     }
 }
@@ -79,7 +83,9 @@ pub fn load(
     config.interval = run.and_then(|r| r.interval);
     if let Some(length) = run.map(|r| r.length) {
         config.requests = length.requests.map(|n| n as u64);
-        config.time_bound = length.requests.is_none() || length.duration.is_some() || length.stages.is_some();
+        config.time_bound = run
+            .and_then(|r| r.time_bound)
+            .unwrap_or(length.requests.is_none() || length.duration.is_some() || length.stages.is_some());
         config.duration = match (length.duration, length.requests, length.rate) {
             (Some(d), None, _) | (Some(d), _, None) => d.0,
             // At a rate, N requests are due in N / rate; one interval more lets the last come

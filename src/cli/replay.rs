@@ -57,10 +57,14 @@ pub fn run(f: &ReplayFlags) -> Result<i32, CliError> {
         rate: None,
         stages: None,
     };
-    let shape = load::RunShape { length: &length, replay: Some(&note), ..load::RunShape::of(&f.run) };
-    let mut config =
+    let shape = load::RunShape {
+        length: &length,
+        replay: Some(&note),
+        time_bound: Some(f.run.length.duration.is_some()),
+        ..load::RunShape::of(&f.run)
+    };
+    let config =
         load::load(&url, &f.connect, load::protocol(&f.http)?, Some(shape), None, crate::defaults::REPLAY_CONNECTIONS)?;
-    config.time_bound = f.run.length.duration.is_some();
     let checks = load::checks(&f.run, &config, false)?;
     let outputs = load::outputs(&config, &f.run);
     let stop = stop_flag()?;
