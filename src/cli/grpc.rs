@@ -6,66 +6,29 @@
 
 use std::sync::Arc;
 
-use super::flags::{CallFlags, ConnectFlags, GrpcCompareFlags, GrpcFindMaxFlags, GrpcFlags, GrpcMode, StreamsFlag};
-use super::{load, run_and_report, stop_flag, CliError};
-use crate::compare::ab::AbSide;
+use super::flags::{CallFlags, ConnectFlags};
+use super::protocol::Protocol;
+use super::{load, CliError};
 use crate::config::{Config, Target};
 use crate::grpc::call::{protocol_headers, CallSetup, Streaming};
 use crate::grpc::message::Messages;
 use crate::grpc::schema::{self, Method, MethodKind};
 use crate::grpc::wire::Encoding;
 use crate::http::request::Header;
-use crate::run::{OriginPlacement, RunConfig, Workload};
+use crate::run::Workload;
 
-/// Runs `strain grpc`.
-pub fn run(f: &GrpcFlags) -> Result<i32, CliError> {
-    match &f.mode {
-        Some(GrpcMode::FindMax(m)) => return find_max(m),
-        Some(GrpcMode::Compare(c)) => return compare(c),
-        None => {}
+impl Protocol for CallFlags {
+    const COMMAND: &'static str = "strain grpc";
+
+    fn load(
+        &self,
+        url: &str,
+        connect: &ConnectFlags,
+        shape: Option<load::RunShape>,
+        connections: usize,
+    ) -> Result<(Config, Workload), CliError> {
+        grpc_load(url, self, connect, shape, connections)
     }
-    let url = f.url.as_deref().ok_or_else(|| CliError::Usage("strain grpc needs the server's URL".into()))?;
-    // A report that cannot be written is said before reflection asks the server anything.
-    super::check_files(&f.run.files, f.run.live.hdr_log.as_deref())?;
-    let (config, workload) = grpc_load(
-        url,
-        &f.call,
-        &f.connect,
-        &f.streams,
-        Some(load::RunShape::of(&f.run)),
-        crate::defaults::CONNECTIONS,
-    )?;
-    let checks = load::checks(&f.run, &config, false)?;
-    let outputs = load::outputs(&config, &f.run);
-    let stop = stop_flag()?;
-    let test = RunConfig { load: config, workload, origin: OriginPlacement::Elsewhere, checks };
-    let (code, _) = run_and_report(test, &outputs, &stop)?;
-    Ok(code)
-}
-
-/// `strain grpc find-max`: the capacity search over the calls.
-fn find_max(f: &GrpcFindMaxFlags) -> Result<i32, CliError> {
-    super::check_files(&f.files, None)?;
-    let (config, workload) =
-        grpc_load(&f.url, &f.call, &f.connect, &f.streams, None, crate::defaults::SEARCH_CONNECTIONS)?;
-    let search = super::find_max::find_max_config(&f.search, config, workload)?;
-    let stop = stop_flag()?;
-    let metrics = f.metrics.settings(None);
-    super::find_max::search_and_report(&search, &stop, f.files.json.as_deref(), f.files.html.as_deref(), &metrics)
-}
-
-/// `strain grpc compare`: the A/B runner over the same calls to two servers.
-fn compare(f: &GrpcCompareFlags) -> Result<i32, CliError> {
-    super::check_files(&f.files, None)?;
-    let shape = super::compare::ab_shape(&f.length, &f.runner)?;
-    let side = |url: &str, prepare: &Option<String>| -> Result<AbSide, CliError> {
-        let (config, workload) =
-            grpc_load(url, &f.call, &f.connect, &f.streams, Some(shape), crate::defaults::CONNECTIONS)?;
-        Ok(AbSide { config, workload, prepare: prepare.clone() })
-    };
-    let (a, b) = (side(&f.a, &f.runner.prepare_a)?, side(&f.b, &f.runner.prepare_b)?);
-    let plan = super::compare::ab_setup(a, b, &f.runner, f.fail_on_regression);
-    super::compare::run_ab(&plan, &f.runner, &f.files)
 }
 
 /// The load of calls to `url`: HTTP/2 whatever the flags, the run's shape (`None` for a
@@ -74,12 +37,11 @@ fn grpc_load(
     url: &str,
     call: &CallFlags,
     connect: &ConnectFlags,
-    streams: &StreamsFlag,
     shape: Option<load::RunShape>,
     connections: usize,
 ) -> Result<(Config, Workload), CliError> {
     // gRPC travels over HTTP/2 only: its command offers no other.
-    let protocol = crate::config::ProtocolChoice::Http2 { streams: load::streams(streams)? };
+    let protocol = crate::config::ProtocolChoice::Http2 { streams: load::streams(&call.streams)? };
     let mut config = load::load(url, connect, protocol, shape, None, connections)?;
     let target = config.target.clone();
     if target.path != "/" {

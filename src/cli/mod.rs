@@ -14,6 +14,7 @@ pub mod load;
 pub mod merge;
 pub mod origin;
 pub mod print;
+pub mod protocol;
 pub mod proxy;
 pub mod replay;
 pub mod report;
@@ -68,8 +69,8 @@ where
         Some(Command::FindMax(f)) => find_max::run(&f.0),
         Some(Command::Merge(f)) => merge::run(&f.0),
         Some(Command::Replay(f)) => replay::run(&f.0),
-        Some(Command::Grpc(f)) => grpc::run(&f.0),
-        Some(Command::Ws(f)) => ws::run(&f.0),
+        Some(Command::Grpc(f)) => protocol::run(&f.0),
+        Some(Command::Ws(f)) => protocol::run(&f.0),
         Some(Command::K8sJob(f)) => k8s::run(&f.0),
         Some(Command::Completions { shell }) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();

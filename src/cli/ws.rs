@@ -6,77 +6,55 @@
 
 use std::sync::Arc;
 
-use super::flags::{ConnectFlags, WsCompareFlags, WsFindMaxFlags, WsFlags, WsMessageFlags, WsMode};
-use super::{load, run_and_report, stop_flag, CliError};
-use crate::compare::ab::AbSide;
+use super::flags::{ConnectFlags, LengthFlags, WsMessageFlags};
+use super::protocol::{Protocol, Purpose};
+use super::{load, CliError};
 use crate::config::{Config, Target};
-use crate::run::{OriginPlacement, RunConfig, Workload};
+use crate::run::Workload;
 use crate::ws::handshake::Offer;
 use crate::ws::{Mode, WsLoad};
 
 /// The message sent without `--message`, `--message-file` or `--message-size`.
 const DEFAULT_MESSAGE: &str = "strain";
 
-/// Runs `strain ws`.
-pub fn run(f: &WsFlags) -> Result<i32, CliError> {
-    match &f.mode {
-        Some(WsMode::FindMax(m)) => return find_max(m),
-        Some(WsMode::Compare(c)) => return compare(c),
-        None => {}
-    }
-    let url = f.url.as_deref().ok_or_else(|| CliError::Usage("strain ws needs the server's URL".into()))?;
-    super::check_files(&f.run.files, f.run.live.hdr_log.as_deref())?;
-    // --rate-per-conn is -R over the connections.
-    let mut length = f.run.length.clone();
-    if f.ws.rate_per_conn.is_some() && (length.rate.is_some() || length.stages.is_some()) {
-        return Err(CliError::Usage("give the rate once: --rate-per-conn, or -R or --stages in total".into()));
-    }
-    if let Some(r) = f.ws.rate_per_conn {
-        length.rate = Some(r * f.connect.connections.unwrap_or(crate::defaults::CONNECTIONS) as f64);
-    }
-    let shape = load::RunShape { length: &length, ..load::RunShape::of(&f.run) };
-    let (config, load) = ws_load(url, &f.ws, &f.connect, Some(shape), crate::defaults::CONNECTIONS)?;
-    let checks = load::checks(&f.run, &config, false)?;
-    let outputs = load::outputs(&config, &f.run);
-    probe(&config, &load)?;
-    let stop = stop_flag()?;
-    let test =
-        RunConfig { load: config, workload: Workload::WebSocket(load), origin: OriginPlacement::Elsewhere, checks };
-    let (code, _) = run_and_report(test, &outputs, &stop)?;
-    Ok(code)
-}
+impl Protocol for WsMessageFlags {
+    const COMMAND: &'static str = "strain ws";
 
-/// `strain ws find-max`: the capacity search over the message rate.
-fn find_max(f: &WsFindMaxFlags) -> Result<i32, CliError> {
-    if f.ws.rate_per_conn.is_some() || f.ws.listen_only {
-        return Err(CliError::Usage(
-            "find-max chooses the message rate: drop --rate-per-conn and --listen-only".into(),
-        ));
-    }
-    super::check_files(&f.files, None)?;
-    let (config, load) = ws_load(&f.url, &f.ws, &f.connect, None, crate::defaults::SEARCH_CONNECTIONS)?;
-    probe(&config, &load)?;
-    let search = super::find_max::find_max_config(&f.search, config, Workload::WebSocket(load))?;
-    let stop = stop_flag()?;
-    let metrics = f.metrics.settings(None);
-    super::find_max::search_and_report(&search, &stop, f.files.json.as_deref(), f.files.html.as_deref(), &metrics)
-}
-
-/// `strain ws compare`: the A/B runner over the same messages to two servers.
-fn compare(f: &WsCompareFlags) -> Result<i32, CliError> {
-    if f.ws.rate_per_conn.is_some() {
-        return Err(CliError::Usage("strain ws compare takes the rate as -R".into()));
-    }
-    super::check_files(&f.files, None)?;
-    let shape = super::compare::ab_shape(&f.length, &f.runner)?;
-    let side = |url: &str, prepare: &Option<String>| -> Result<AbSide, CliError> {
-        let (config, load) = ws_load(url, &f.ws, &f.connect, Some(shape), crate::defaults::CONNECTIONS)?;
+    fn load(
+        &self,
+        url: &str,
+        connect: &ConnectFlags,
+        shape: Option<load::RunShape>,
+        connections: usize,
+    ) -> Result<(Config, Workload), CliError> {
+        let (config, load) = ws_load(url, self, connect, shape, connections)?;
         probe(&config, &load)?;
-        Ok(AbSide { config, workload: Workload::WebSocket(load), prepare: prepare.clone() })
-    };
-    let (a, b) = (side(&f.a, &f.runner.prepare_a)?, side(&f.b, &f.runner.prepare_b)?);
-    let plan = super::compare::ab_setup(a, b, &f.runner, f.fail_on_regression);
-    super::compare::run_ab(&plan, &f.runner, &f.files)
+        Ok((config, Workload::WebSocket(load)))
+    }
+
+    /// `--rate-per-conn` is `-R` over the connections.
+    fn length(&self, length: &LengthFlags, connect: &ConnectFlags) -> Result<LengthFlags, CliError> {
+        let mut length = length.clone();
+        if let Some(r) = self.rate_per_conn {
+            if length.rate.is_some() || length.stages.is_some() {
+                return Err(CliError::Usage("give the rate once: --rate-per-conn, or -R or --stages in total".into()));
+            }
+            length.rate = Some(r * connect.connections.unwrap_or(crate::defaults::CONNECTIONS) as f64);
+        }
+        Ok(length)
+    }
+
+    fn fits(&self, purpose: Purpose) -> Result<(), CliError> {
+        match purpose {
+            Purpose::FindMax if self.rate_per_conn.is_some() || self.listen_only => {
+                Err(CliError::Usage("find-max chooses the message rate: drop --rate-per-conn and --listen-only".into()))
+            }
+            Purpose::Compare if self.rate_per_conn.is_some() => {
+                Err(CliError::Usage("strain ws compare takes the rate as -R".into()))
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The load of messages to `url`: HTTP/1.1 connections upgraded, the message the flags give,

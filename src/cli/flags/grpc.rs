@@ -1,104 +1,19 @@
 //! Flags of `strain grpc`: the method called, where its schema comes from, and the messages
-//! sent.
+//! sent. The rest of the command line is every protocol's ([`super::protocol`]).
 
 use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{ConnectFlags, RunFlags};
+use super::protocol::{ProtocolCmd, ProtocolFlags};
 use crate::cli::units::{self, Dur};
 
 /// Flags of `strain grpc`: a run, or (as a subcommand) a capacity search or an A/B
 /// comparison of the same calls.
-#[derive(Debug, Args)]
-#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
-pub struct GrpcFlags {
-    /// A capacity search or an A/B comparison instead of one run.
-    #[command(subcommand)]
-    pub mode: Option<GrpcMode>,
-    /// The method, its schema, and the messages sent.
-    #[command(flatten)]
-    pub call: CallFlags,
-    /// Connections, threads, timeout.
-    #[command(flatten)]
-    pub connect: ConnectFlags,
-    /// Calls in flight per connection.
-    #[command(flatten)]
-    pub streams: super::StreamsFlag,
-    /// Duration, -n, -R, stages; segments, text, progress, thresholds, result files, metrics.
-    #[command(flatten)]
-    pub run: RunFlags,
-    /// The server: http://host:port (h2c) or https://host:port (h2 over TLS).
-    #[arg(value_name = "URL", required = true)]
-    pub url: Option<String>,
-}
+pub type GrpcFlags = ProtocolCmd<CallFlags>;
 
-/// What `strain grpc` runs besides one load.
-#[derive(Debug, clap::Subcommand)]
-pub enum GrpcMode {
-    /// Find the highest call rate the service sustains under its SLO (a capacity search).
-    #[command(name = "find-max")]
-    FindMax(Box<GrpcFindMaxFlags>),
-    /// Is the new build slower? Run the same calls against URL_A and URL_B, interleaved.
-    Compare(Box<GrpcCompareFlags>),
-}
-
-/// Flags of `strain grpc find-max`.
-#[derive(Debug, Args)]
-pub struct GrpcFindMaxFlags {
-    /// The method, its schema, and the messages sent.
-    #[command(flatten)]
-    pub call: CallFlags,
-    /// The SLO, the rates tried, each step's length.
-    #[command(flatten)]
-    pub search: super::FindMaxOptions,
-    /// Connections, threads, timeout.
-    #[command(flatten)]
-    pub connect: ConnectFlags,
-    /// Calls in flight per connection.
-    #[command(flatten)]
-    pub streams: super::StreamsFlag,
-    /// JSON and HTML of the search.
-    #[command(flatten)]
-    pub files: super::ResultFiles,
-    /// Live metrics for Prometheus.
-    #[command(flatten)]
-    pub metrics: super::MetricsFlags,
-    /// The server.
-    #[arg(value_name = "URL")]
-    pub url: String,
-}
-
-/// Flags of `strain grpc compare`.
-#[derive(Debug, Args)]
-pub struct GrpcCompareFlags {
-    /// The method, its schema, and the messages sent.
-    #[command(flatten)]
-    pub call: CallFlags,
-    /// Rounds, warm-up, preparation commands.
-    #[command(flatten)]
-    pub runner: super::RunnerFlags,
-    /// Connections, threads, timeout.
-    #[command(flatten)]
-    pub connect: ConnectFlags,
-    /// Calls in flight per connection.
-    #[command(flatten)]
-    pub streams: super::StreamsFlag,
-    /// Duration and rate of each run.
-    #[command(flatten)]
-    pub length: super::LengthFlags,
-    /// JSON and HTML of the comparison.
-    #[command(flatten)]
-    pub files: super::ResultFiles,
-    /// Fail (exit 98) when B is slower than A by more than this many percent.
-    #[arg(long = "fail-on-regression", value_name = "PCT", default_value_t = crate::defaults::FAIL_ON_REGRESSION_PCT)]
-    pub fail_on_regression: f64,
-    /// The base build's server.
-    #[arg(value_name = "URL_A")]
-    pub a: String,
-    /// The new build's server.
-    #[arg(value_name = "URL_B")]
-    pub b: String,
+impl ProtocolFlags for CallFlags {
+    const URL_HELP: &'static str = "The server: http://host:port (h2c) or https://host:port (h2 over TLS)";
 }
 
 /// The called method, its schema and the messages: every `strain grpc` mode takes them.
@@ -152,6 +67,9 @@ pub struct CallFlags {
     /// without --stream-duration].
     #[arg(long = "stream-messages", value_name = "N", value_parser = units::count)]
     pub stream_messages: Option<usize>,
+    /// Calls in flight per connection.
+    #[command(flatten)]
+    pub streams: super::StreamsFlag,
     /// Client-streaming and bidi calls: how long each stream sends, then it ends.
     #[arg(long = "stream-duration", value_name = "T", value_parser = units::dur)]
     pub stream_duration: Option<Dur>,

@@ -10,6 +10,7 @@
 //! ([`ResultFiles`]).
 
 mod grpc;
+pub mod protocol;
 mod replay;
 mod results;
 mod server;
@@ -20,11 +21,12 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args, Parser, Subcommand};
 
-pub use grpc::{CallFlags, GrpcCompareFlags, GrpcFindMaxFlags, GrpcFlags, GrpcMode};
+pub use grpc::{CallFlags, GrpcFlags};
+pub use protocol::{CompareCmd, FindMaxCmd, ProtocolCmd, ProtocolFlags, ProtocolMode};
 pub use replay::{files as replay_files, ReplayFlags};
 pub use results::{CompareFlags, K8sJobFlags, MergeFlags, ReportFlags, RunnerFlags};
 pub use server::{is_probability, probability, DocumentFlags, FormFlag, OriginFlags, ProxyFlags, ServiceDistFlag};
-pub use ws::{WsCompareFlags, WsFindMaxFlags, WsFlags, WsMessageFlags, WsMode};
+pub use ws::{WsFlags, WsMessageFlags};
 
 use super::units::{self, Dur};
 use crate::defaults;

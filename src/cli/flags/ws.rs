@@ -1,95 +1,18 @@
 //! Flags of `strain ws`: the message sent, what the upgrade offers, and what happens to a lost
-//! connection.
+//! connection. The rest of the command line is every protocol's ([`super::protocol`]).
 
 use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{ConnectFlags, RunFlags};
+use super::protocol::{ProtocolCmd, ProtocolFlags};
 
 /// Flags of `strain ws`: one load of WebSocket messages, or (as a subcommand) a capacity
 /// search or an A/B comparison of the same messages.
-#[derive(Debug, Args)]
-#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
-pub struct WsFlags {
-    /// A capacity search or an A/B comparison instead of one run.
-    #[command(subcommand)]
-    pub mode: Option<WsMode>,
-    /// The message and the upgrade.
-    #[command(flatten)]
-    pub ws: WsMessageFlags,
-    /// Connections, threads, timeout.
-    #[command(flatten)]
-    pub connect: ConnectFlags,
-    /// Duration, -n, -R (messages per second in total), stages; text, progress, thresholds,
-    /// result files, metrics.
-    #[command(flatten)]
-    pub run: RunFlags,
-    /// The server: ws://host:port/path or wss://host:port/path.
-    #[arg(value_name = "URL", required = true)]
-    pub url: Option<String>,
-}
+pub type WsFlags = ProtocolCmd<WsMessageFlags>;
 
-/// What `strain ws` runs besides one load.
-#[derive(Debug, clap::Subcommand)]
-pub enum WsMode {
-    /// Find the highest message rate the server sustains under its SLO (a capacity search).
-    #[command(name = "find-max")]
-    FindMax(Box<WsFindMaxFlags>),
-    /// Is the new build slower? Send the same messages to URL_A and URL_B, interleaved.
-    Compare(Box<WsCompareFlags>),
-}
-
-/// Flags of `strain ws find-max`.
-#[derive(Debug, Args)]
-pub struct WsFindMaxFlags {
-    /// The message and the upgrade.
-    #[command(flatten)]
-    pub ws: WsMessageFlags,
-    /// The SLO, the rates tried, each step's length.
-    #[command(flatten)]
-    pub search: super::FindMaxOptions,
-    /// Connections, threads, timeout.
-    #[command(flatten)]
-    pub connect: ConnectFlags,
-    /// JSON and HTML of the search.
-    #[command(flatten)]
-    pub files: super::ResultFiles,
-    /// Live metrics for Prometheus.
-    #[command(flatten)]
-    pub metrics: super::MetricsFlags,
-    /// The server: ws://host:port/path or wss://host:port/path.
-    #[arg(value_name = "URL")]
-    pub url: String,
-}
-
-/// Flags of `strain ws compare`.
-#[derive(Debug, Args)]
-pub struct WsCompareFlags {
-    /// The message and the upgrade.
-    #[command(flatten)]
-    pub ws: WsMessageFlags,
-    /// Rounds, warm-up, preparation commands.
-    #[command(flatten)]
-    pub runner: super::RunnerFlags,
-    /// Connections, threads, timeout.
-    #[command(flatten)]
-    pub connect: ConnectFlags,
-    /// Duration and rate of each run.
-    #[command(flatten)]
-    pub length: super::LengthFlags,
-    /// JSON and HTML of the comparison.
-    #[command(flatten)]
-    pub files: super::ResultFiles,
-    /// Fail (exit 98) when B is slower than A by more than this many percent.
-    #[arg(long = "fail-on-regression", value_name = "PCT", default_value_t = crate::defaults::FAIL_ON_REGRESSION_PCT)]
-    pub fail_on_regression: f64,
-    /// The base build's server.
-    #[arg(value_name = "URL_A")]
-    pub a: String,
-    /// The new build's server.
-    #[arg(value_name = "URL_B")]
-    pub b: String,
+impl ProtocolFlags for WsMessageFlags {
+    const URL_HELP: &'static str = "The server: ws://host:port/path or wss://host:port/path";
 }
 
 /// What each connection's upgrade asks for and what each message is.
