@@ -9,7 +9,7 @@ use super::flags::{FindMaxFlags, FindMaxOptions};
 use super::{CliError, EXIT_FAILED, EXIT_OK, EXIT_THRESHOLDS, EXIT_USAGE};
 use crate::config::Config;
 use crate::find_max::step::Step;
-use crate::find_max::{self, FindMaxConfig, FindMaxError, FindMaxObserver, FindMaxResult};
+use crate::find_max::{self, FindMaxConfig, FindMaxError, FindMaxObserver, FindMaxResult, FindMaxSpec};
 use crate::report::find_max as text;
 use crate::report::Output;
 use crate::run::Workload;
@@ -56,9 +56,7 @@ pub fn find_max_config(f: &FindMaxOptions, load: Config, workload: Workload) -> 
         .iter()
         .map(|t| Threshold::parse(t).map_err(|e| CliError::Usage(e.to_string())))
         .collect::<Result<_, _>>()?;
-    let config = FindMaxConfig {
-        load,
-        workload,
+    let spec = FindMaxSpec {
         slo,
         start: f.start,
         max: f.max,
@@ -68,8 +66,7 @@ pub fn find_max_config(f: &FindMaxOptions, load: Config, workload: Workload) -> 
         probe: crate::defaults::SEARCH_PROBE,
         watch: f.watch.clone(),
     };
-    config.validate().map_err(|e| CliError::Usage(e.to_string()))?;
-    Ok(config)
+    FindMaxConfig::new(load, workload, spec).map_err(|e| CliError::Usage(e.to_string()))
 }
 
 /// [`search_and_report`] with the built-in origin serving from this process for the whole
@@ -176,17 +173,17 @@ pub fn search_and_report(
         super::check_writable(path)?;
     }
     // Steps' rows before their warm-up's end are not counted; the probe's rows are not either.
-    let metrics = super::print::start_metrics(metrics, config.warmup.as_secs_f64())?;
+    let metrics = super::print::start_metrics(metrics, config.spec().warmup.as_secs_f64())?;
     let json = json.map(|p| Output::of(p.to_path_buf()));
     let out = super::print::text_stream(json.as_ref());
     let mut printer = Printer {
         out,
-        connections: config.load.connections,
-        watch: &config.watch,
+        connections: config.load().connections,
+        watch: &config.spec().watch,
         table: false,
         metrics,
-        warmup_s: config.warmup.as_secs_f64(),
-        target: config.load.target.url.clone(),
+        warmup_s: config.spec().warmup.as_secs_f64(),
+        target: config.load().target.url.clone(),
         warned: false,
     };
     let _ = printer.out.write_all(text::header(config).as_bytes());
@@ -204,7 +201,7 @@ pub fn search_and_report(
         }
     };
     let _ = printer.out.write_all(b"\n");
-    let _ = printer.out.write_all(text::answer(&result.answer, config.load.connections).as_bytes());
+    let _ = printer.out.write_all(text::answer(&result.answer, config.load().connections).as_bytes());
     if let Some(shared) = result.steps.iter().find_map(|s| s.result.shared_cpus.as_ref()) {
         let _ = writeln!(printer.out, "{}", text::shared_note(shared));
     }

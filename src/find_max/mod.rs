@@ -44,9 +44,16 @@ fn cool_down(wait: Duration, stop: &AtomicBool) {
 pub struct FindMaxConfig {
     /// Target, connections, threads, timeout, headers, tick; the duration and rate are the
     /// search's.
-    pub load: Config,
+    load: Config,
     /// What each request is.
-    pub workload: Workload,
+    workload: Workload,
+    /// How the search goes.
+    spec: FindMaxSpec,
+}
+
+/// How a search goes: what [`FindMaxConfig::new`] checks.
+#[derive(Debug, Clone)]
+pub struct FindMaxSpec {
     /// The service level: every term must hold at a passing rate; at least one on latency.
     pub slo: Vec<Threshold>,
     /// The first rate; `None`: a closed-loop probe's rate / 4.
@@ -134,26 +141,49 @@ pub struct Quiet;
 impl FindMaxObserver for Quiet {}
 
 impl FindMaxConfig {
+    /// A search of `load` and `workload` as `spec` says, checked here once: a config that
+    /// exists is a search that can run.
+    pub fn new(load: Config, workload: Workload, spec: FindMaxSpec) -> Result<FindMaxConfig, FindMaxError> {
+        let config = FindMaxConfig { load, workload, spec };
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// The load every step is made from.
+    pub fn load(&self) -> &Config {
+        &self.load
+    }
+
+    /// What each request is.
+    pub fn workload(&self) -> &Workload {
+        &self.workload
+    }
+
+    /// How the search goes.
+    pub fn spec(&self) -> &FindMaxSpec {
+        &self.spec
+    }
+
     /// Checks the settings.
-    pub fn validate(&self) -> Result<(), FindMaxError> {
+    fn validate(&self) -> Result<(), FindMaxError> {
         let invalid = |s: String| Err(FindMaxError::Invalid(s));
-        if !self.slo.iter().any(is_latency_term) {
+        if !self.spec.slo.iter().any(is_latency_term) {
             return invalid("the SLO needs a latency term, e.g. --slo 'p99<100ms'".into());
         }
-        if let Some(t) = self.slo.iter().find(|t| t.needs() == Some(crate::verdict::Needs::ProxyTest)) {
+        if let Some(t) = self.spec.slo.iter().find(|t| t.needs() == Some(crate::verdict::Needs::ProxyTest)) {
             if !matches!(self.workload, Workload::Proxy(_)) {
                 return invalid(format!("SLO term '{}' needs a proxy test", t.text));
             }
         }
-        if !(self.precision > 0.0 && self.precision < 1.0) {
-            return invalid(format!("--precision must be between 0% and 100%, not {}%", self.precision * 100.0));
+        if !(self.spec.precision > 0.0 && self.spec.precision < 1.0) {
+            return invalid(format!("--precision must be between 0% and 100%, not {}%", self.spec.precision * 100.0));
         }
-        for (flag, rate) in [("--start", self.start), ("--max", self.max)] {
+        for (flag, rate) in [("--start", self.spec.start), ("--max", self.spec.max)] {
             if rate.is_some_and(|r| !(r.is_finite() && r >= bisect::FLOOR_PER_S)) {
                 return invalid(format!("{flag} must be a rate of at least {} request/s", bisect::FLOOR_PER_S));
             }
         }
-        if self.step.is_zero() {
+        if self.spec.step.is_zero() {
             return invalid("--step-duration must be above 0".into());
         }
         if let Workload::Proxy(p) = &self.workload {
@@ -167,8 +197,8 @@ impl FindMaxConfig {
     /// The load of one step at `rate`.
     pub fn step_load(&self, rate: f64) -> Config {
         let mut load = self.load.clone();
-        load.duration = self.warmup + self.step;
-        load.warmup = self.warmup;
+        load.duration = self.spec.warmup + self.spec.step;
+        load.warmup = self.spec.warmup;
         load.schedule = Some(Schedule::constant(rate, load.duration));
         load.interval = Some(crate::defaults::SEARCH_INTERVAL);
         load
@@ -198,12 +228,11 @@ pub fn run(
     stop: &AtomicBool,
     observer: &mut dyn FindMaxObserver,
 ) -> Result<FindMaxResult, FindMaxError> {
-    config.validate()?;
-    for pid in &config.watch {
+    for pid in &config.spec.watch {
         watch::sample(*pid)?;
     }
     let mut probe_per_s = None;
-    let start = match config.start {
+    let start = match config.spec.start {
         Some(s) => s,
         None => {
             let per_s = probe(config, stop, observer)?;
@@ -213,7 +242,7 @@ pub fn run(
             start
         }
     };
-    let mut bisection = Bisection::new(start, config.max, config.precision);
+    let mut bisection = Bisection::new(start, config.spec.max, config.spec.precision);
     let mut steps: Vec<Step> = Vec::new();
     while let Some(rate) = bisection.next() {
         if stop.load(Ordering::Relaxed) {
@@ -242,7 +271,7 @@ pub fn run(
             cool_down(wait, stop);
         }
     }
-    let answer = answer(&bisection, &steps, &config.slo);
+    let answer = answer(&bisection, &steps, &config.spec.slo);
     Ok(FindMaxResult { probe_per_s, steps, answer })
 }
 
@@ -258,7 +287,7 @@ impl Observer for Told<'_> {
 /// A short closed-loop run: how fast the service answers with every connection busy.
 fn probe(config: &FindMaxConfig, stop: &AtomicBool, observer: &mut dyn FindMaxObserver) -> Result<f64, FindMaxError> {
     let mut load = config.load.clone();
-    load.duration = config.probe;
+    load.duration = config.spec.probe;
     load.schedule = None;
     let test = RunConfig {
         load,
@@ -274,7 +303,7 @@ fn probe(config: &FindMaxConfig, stop: &AtomicBool, observer: &mut dyn FindMaxOb
     if per_s <= 0.0 {
         return Err(FindMaxError::Failed(format!(
             "the probe got no response in {:?}: give --start to search anyway",
-            config.probe
+            config.spec.probe
         )));
     }
     Ok(per_s)
@@ -306,7 +335,7 @@ fn run_step(
     };
     let result = crate::run::run(test, &step_stop, &mut early)?;
     let starts = std::mem::take(&mut early.watch_start);
-    let watched = config.watch.iter().zip(starts).map(|(pid, s)| watch::over(*pid, s)).collect();
+    let watched = config.spec.watch.iter().zip(starts).map(|(pid, s)| watch::over(*pid, s)).collect();
     if let Some(f) = &result.failure {
         return Err(FindMaxError::Failed(format!("the step at {rate:.0} requests/s failed: {}", failure_text(f))));
     }
@@ -314,7 +343,7 @@ fn run_step(
     // a later step as slow would then read as "as fast as before" (a -c limit that was not).
     let baseline =
         earlier.iter().filter(|s| s.verdict.passed()).map(Step::service_mean_us).filter(|m| *m > 0.0).reduce(f64::min);
-    Ok(Step::judge(rate, result, &config.slo, config.load.connections, baseline, watched))
+    Ok(Step::judge(rate, result, &config.spec.slo, config.load.connections, baseline, watched))
 }
 
 /// A step's observer: samples the watched processes when load starts, passes Ctrl-C on to the
@@ -345,14 +374,14 @@ impl<'a> Early<'a> {
         outer: &'a mut dyn FindMaxObserver,
     ) -> Early<'a> {
         let mut measured = load.clone();
-        measured.schedule = Some(Schedule::constant(rate, config.step));
+        measured.schedule = Some(Schedule::constant(rate, config.spec.step));
         Early {
-            slo: &config.slo,
-            watch: &config.watch,
+            slo: &config.spec.slo,
+            watch: &config.spec.watch,
             watch_start: Vec::new(),
             warm_s: load.warmup.as_secs_f64(),
-            planned: rate * config.step.as_secs_f64(),
-            above: vec![0; config.slo.len()],
+            planned: rate * config.spec.step.as_secs_f64(),
+            above: vec![0; config.spec.slo.len()],
             budget: Budget::new(&measured),
             stop,
             step_stop,

@@ -14,17 +14,17 @@ use super::units::{rate, time_us};
 
 /// What is searched, and how.
 pub fn header(c: &FindMaxConfig) -> String {
-    let slo: Vec<&str> = c.slo.iter().map(|t| t.text.as_str()).collect();
+    let slo: Vec<&str> = c.spec().slo.iter().map(|t| t.text.as_str()).collect();
     format!(
         "Searching {} for the highest rate with {}\n  {} connections, {} thread{}, steps of {:?} after {:?} of warm-up, precision {}%\n",
-        c.load.target.url,
+        c.load().target.url,
         slo.join(", "),
-        c.load.connections,
-        c.load.threads,
-        if c.load.threads == 1 { "" } else { "s" },
-        c.step,
-        c.warmup,
-        c.precision * 100.0
+        c.load().connections,
+        c.load().threads,
+        if c.load().threads == 1 { "" } else { "s" },
+        c.spec().step,
+        c.spec().warmup,
+        c.spec().precision * 100.0
     )
 }
 
@@ -177,16 +177,16 @@ pub fn document(c: &FindMaxConfig, r: &FindMaxResult, command: &[String]) -> Fin
         max_rate: r.answer.max_rate,
         answer: answer_doc(&r.answer),
         config: FindMaxSettings {
-            url: c.load.target.url.clone(),
-            connections: c.load.connections,
-            threads: c.load.threads,
-            slo: c.slo.iter().map(|t| t.text.clone()).collect(),
-            start: c.start,
-            max: c.max,
-            precision: c.precision,
-            warmup_s: c.warmup.as_secs_f64(),
-            step_s: c.step.as_secs_f64(),
-            watch_pids: c.watch.clone(),
+            url: c.load().target.url.clone(),
+            connections: c.load().connections,
+            threads: c.load().threads,
+            slo: c.spec().slo.iter().map(|t| t.text.clone()).collect(),
+            start: c.spec().start,
+            max: c.spec().max,
+            precision: c.spec().precision,
+            warmup_s: c.spec().warmup.as_secs_f64(),
+            step_s: c.spec().step.as_secs_f64(),
+            watch_pids: c.spec().watch.clone(),
         },
         probe_per_s: r.probe_per_s,
         steps,

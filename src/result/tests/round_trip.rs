@@ -10,7 +10,7 @@ use super::golden;
 use crate::compare::doc::CompareDoc;
 use crate::config::{Config, Protocol, Segment, Target};
 use crate::find_max::step::{Step, Verdict};
-use crate::find_max::{bisect::End, Answer, FindMaxConfig, FindMaxResult};
+use crate::find_max::{bisect::End, Answer, FindMaxConfig, FindMaxResult, FindMaxSpec};
 use crate::report::fixed;
 use crate::result::find_max::FindMaxDoc;
 use crate::result::{ResultError, RunDoc};
@@ -181,9 +181,7 @@ fn step(rate: f64, paced: bool, slo: &[Threshold], baseline_us: Option<f64>) -> 
 fn a_find_max_search_round_trips_to_the_steps_measured() {
     let slo: Vec<Threshold> = ["p99<100ms", "errors<1%"].iter().map(|t| Threshold::parse(t).unwrap()).collect();
     let steps = vec![step(100.0, false, &slo, None), step(200.0, true, &slo, Some(500.0))];
-    let config = FindMaxConfig {
-        load: fixed().1,
-        workload: crate::run::Workload::Url,
+    let spec = FindMaxSpec {
         slo,
         start: Some(100.0),
         max: None,
@@ -193,6 +191,7 @@ fn a_find_max_search_round_trips_to_the_steps_measured() {
         probe: Duration::from_secs(2),
         watch: vec![4242],
     };
+    let config = FindMaxConfig::new(fixed().1, crate::run::Workload::Url, spec).unwrap();
     let answer = Answer {
         end: End::Converged,
         max_rate: Some(100.0),
