@@ -136,7 +136,7 @@ fn runner(f: &CompareFlags) -> Result<i32, CliError> {
             &f.connect,
             load::protocol(&f.http)?,
             Some(shape),
-            Some(request),
+            load::Requests::Flags(request),
             crate::defaults::CONNECTIONS,
         )?;
         let workload = load::workload(&f.request, url, &f.new)?;

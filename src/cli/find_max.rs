@@ -39,7 +39,7 @@ pub fn load(f: &FindMaxFlags) -> Result<(Config, Workload), CliError> {
         &f.connect,
         super::load::protocol(&f.http)?,
         None,
-        Some(request),
+        super::load::Requests::Flags(request),
         crate::defaults::SEARCH_CONNECTIONS,
     )?;
     let workload = super::load::workload(&f.request, &f.url, &f.script_args)?;

@@ -42,36 +42,35 @@ fn grpc_load(
 ) -> Result<(Config, Workload), CliError> {
     // gRPC travels over HTTP/2 only: its command offers no other.
     let protocol = crate::config::ProtocolChoice::Http2 { streams: load::streams(&call.streams)? };
-    let mut config = load::load(url, connect, protocol, shape, None, connections)?;
-    let target = config.target.clone();
-    if target.path != "/" {
+    let target = Target::parse(url)?;
+    if target.websocket || target.path != "/" {
         return Err(CliError::Usage(format!(
             "{url}: a gRPC server's URL is http[s]://host:port; the method goes in --call"
         )));
     }
-    let (plan, headers) = calls(call, &target, &config)?;
-    config.method = "POST".into();
-    config.headers = headers;
-    // The method is the test's path: reports name it, and merge and compare tell the results
-    // of different methods apart as they do different paths.
-    let base = url.trim_end_matches('/');
-    config.target = Target::parse(&format!("{base}{}", plan.path))?;
+    let (plan, headers) = calls(call, &target, connect)?;
+    let mut connect = connect.clone();
     if let Some(s) = &plan.streaming {
         // --timeout bounds the wait for the answer once a stream has sent all it sends.
         let span_us = s.duration_us.unwrap_or(0).max(s.messages.unwrap_or(0).saturating_mul(s.every_us));
-        config.timeout += std::time::Duration::from_micros(span_us);
+        connect.timeout.0 += std::time::Duration::from_micros(span_us);
     }
+    // The method is the test's path: reports name it, and merge and compare tell the results
+    // of different methods apart as they do different paths.
+    let target = target.at_path(&plan.path);
+    let requests = load::Requests::Fixed { method: "POST", headers };
+    let config = load::load_at(target, &connect, protocol, shape, requests, connections)?;
     Ok((config, Workload::Grpc(Arc::new(plan))))
 }
 
 /// The calls the flags describe, and the headers each carries; every failure is one line.
-fn calls(f: &CallFlags, target: &Target, config: &Config) -> Result<(CallSetup, Vec<Header>), CliError> {
+fn calls(f: &CallFlags, target: &Target, connect: &ConnectFlags) -> Result<(CallSetup, Vec<Header>), CliError> {
     let name =
         f.call.as_deref().ok_or_else(|| CliError::Usage("--call names the method: PKG.Service/Method".into()))?;
     let pool = match (&f.protoset, f.protos.is_empty()) {
         (Some(path), _) => schema::from_protoset(path).map_err(|e| usage(&e))?,
         (None, false) => schema::compile(&f.protos, &f.import_paths).map_err(|e| usage(&e))?,
-        (None, true) => reflect(name, target, config)?,
+        (None, true) => reflect(name, target, connect)?,
     };
     let method: Method = schema::find_method(&pool, name).map_err(|e| usage(&e))?;
     let messages = match (&f.data, &f.data_file, &f.data_bin) {
@@ -118,18 +117,18 @@ fn calls(f: &CallFlags, target: &Target, config: &Config) -> Result<(CallSetup, 
 
 /// The schema the server's reflection gives for the called service (one connection, before
 /// any load).
-fn reflect(name: &str, target: &Target, config: &Config) -> Result<prost_reflect::DescriptorPool, CliError> {
+fn reflect(name: &str, target: &Target, connect: &ConnectFlags) -> Result<prost_reflect::DescriptorPool, CliError> {
     let (service, _) = schema::split_call(name).map_err(|e| usage(&e))?;
-    let addr = match &config.unix_socket {
+    let addr = match &connect.unix_socket {
         Some(_) => {
             return Err(CliError::Usage(
                 "reflection over a Unix socket is not asked: give --proto or --protoset".into(),
             ))
         }
-        None => crate::net::resolve(&target.host, target.port, config.timeout).map_err(|e| usage(&e))?,
+        None => crate::net::resolve(&target.host, target.port, connect.timeout.0).map_err(|e| usage(&e))?,
     };
-    let tls = target.tls(config.insecure, &[b"h2"]).map_err(|e| usage(&e))?;
-    crate::grpc::reflect::fetch(addr, &target.host_header(), tls.as_ref(), service, config.timeout)
+    let tls = target.tls(connect.insecure, &[b"h2"]).map_err(|e| usage(&e))?;
+    crate::grpc::reflect::fetch(addr, &target.host_header(), tls.as_ref(), service, connect.timeout.0)
         .map_err(|e| usage(&e))
 }
 

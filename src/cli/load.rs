@@ -55,22 +55,50 @@ pub struct RequestShape<'a> {
     pub inputs: &'a Inputs,
 }
 
+/// What each request of a load is.
+pub enum Requests<'a> {
+    /// The URL's, with what the HTTP flags and the files they name say.
+    Flags(RequestShape<'a>),
+    /// A protocol's own method and headers (gRPC's `POST` and its metadata).
+    Fixed {
+        /// The method.
+        method: &'a str,
+        /// The headers, in order.
+        headers: Vec<crate::http::request::Header>,
+    },
+    /// The workload makes each request (a proxy test, a replay, WebSocket messages).
+    Workload,
+}
+
 /// The load for `url`, built once and checked once: how it connects, for a single run
-/// (`None` for a search) its length, segment and interval, and what each request is (`None`
-/// for a proxy test). `-c` defaults to `default_connections` (find-max loads with more
-/// connections than wrk's 10).
+/// (`None` for a search) its length, segment and interval, and what each request is. `-c`
+/// defaults to `default_connections` (find-max loads with more connections than wrk's 10).
 pub fn load(
     url: &str,
     f: &ConnectFlags,
     protocol: ProtocolChoice,
     run: Option<RunShape>,
-    request: Option<RequestShape>,
+    request: Requests,
     default_connections: usize,
 ) -> Result<Config, CliError> {
-    let mut config = Config::new(Target::parse(url)?);
-    if config.target.websocket {
+    let target = Target::parse(url)?;
+    if target.websocket {
         return Err(CliError::Usage(format!("{url}: a WebSocket server is loaded with strain ws")));
     }
+    load_at(target, f, protocol, run, request, default_connections)
+}
+
+/// [`load`] of a target already parsed: a protocol's (a WebSocket's, a gRPC method's), with
+/// every piece the protocol adds given here, before the one check.
+pub fn load_at(
+    target: Target,
+    f: &ConnectFlags,
+    protocol: ProtocolChoice,
+    run: Option<RunShape>,
+    request: Requests,
+    default_connections: usize,
+) -> Result<Config, CliError> {
+    let mut config = Config::new(target);
     config.connections = f.connections.unwrap_or(default_connections);
     config.threads = f.threads;
     config.timeout = f.timeout.0;
@@ -116,8 +144,13 @@ pub fn load(
         config.segment = segment(s)?;
         config.start_at = s.start_at;
     }
-    if let Some(r) = request {
-        requests(&mut config, r)?;
+    match request {
+        Requests::Flags(r) => requests(&mut config, r)?,
+        Requests::Fixed { method, headers } => {
+            config.method = method.to_owned();
+            config.headers = headers;
+        }
+        Requests::Workload => {}
     }
     config.validate()?;
     if let Some(late) = config.start_at.and_then(|at| std::time::SystemTime::now().duration_since(at).ok()) {

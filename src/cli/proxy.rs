@@ -129,7 +129,7 @@ fn client(f: &ProxyFlags, origin: &str, stop: &AtomicBool, placement: OriginPlac
         &f.connect,
         super::load::protocol(&f.http)?,
         Some(super::load::RunShape::of(&f.run)),
-        None,
+        super::load::Requests::Workload,
         crate::defaults::CONNECTIONS,
     )?;
     if f.new_conn_rate.is_some() && config.schedule.is_some() {
@@ -157,8 +157,14 @@ fn find_max(
     stop: &AtomicBool,
     placement: OriginPlacement,
 ) -> Result<i32, CliError> {
-    let config =
-        super::load::load(url, &f.connect, super::load::protocol(&f.http)?, None, None, crate::defaults::CONNECTIONS)?;
+    let config = super::load::load(
+        url,
+        &f.connect,
+        super::load::protocol(&f.http)?,
+        None,
+        super::load::Requests::Workload,
+        crate::defaults::CONNECTIONS,
+    )?;
     let search = super::find_max::find_max_config(&f.search, config, Workload::Proxy(proxy_setup(f, origin)?))?;
     let (json, html) = (f.run.files.json.as_deref(), f.run.files.html.as_deref());
     let metrics = f.run.metrics.settings(None);

@@ -63,8 +63,14 @@ pub fn run(f: &ReplayFlags) -> Result<i32, CliError> {
         time_bound: Some(f.run.length.duration.is_some()),
         ..load::RunShape::of(&f.run)
     };
-    let config =
-        load::load(&url, &f.connect, load::protocol(&f.http)?, Some(shape), None, crate::defaults::REPLAY_CONNECTIONS)?;
+    let config = load::load(
+        &url,
+        &f.connect,
+        load::protocol(&f.http)?,
+        Some(shape),
+        load::Requests::Workload,
+        crate::defaults::REPLAY_CONNECTIONS,
+    )?;
     let checks = load::checks(&f.run, &config, false)?;
     let outputs = load::outputs(&config, &f.run);
     let stop = stop_flag()?;

@@ -15,7 +15,7 @@ pub fn run(f: &LoadFlags, origin: OriginPlacement) -> Result<i32, CliError> {
         &f.connect,
         load::protocol(&f.http)?,
         Some(load::RunShape::of(&f.run)),
-        Some(request),
+        load::Requests::Flags(request),
         crate::defaults::CONNECTIONS,
     )?;
     let checks = load::checks(&f.run, &config, false)?;

@@ -70,10 +70,8 @@ fn ws_load(
     if !target.websocket {
         return Err(CliError::Usage(format!("{url}: a WebSocket URL starts with ws:// or wss://")));
     }
-    // The load's settings are read as for any URL; the target is then the WebSocket's.
-    let http = format!("{}{}", target.origin(), target.path);
-    let mut config = load::load(&http, connect, crate::config::ProtocolChoice::WebSocket, shape, None, connections)?;
-    config.target = target;
+    let protocol = crate::config::ProtocolChoice::WebSocket;
+    let config = load::load_at(target, connect, protocol, shape, load::Requests::Workload, connections)?;
     let (payload, binary) = match (&m.message, &m.message_file, m.message_size) {
         (Some(text), _, _) => (text.clone().into_bytes(), false),
         (_, Some(path), _) => {

@@ -464,6 +464,22 @@ mod tests {
     }
 
     #[test]
+    fn a_target_at_another_path_is_the_url_a_user_would_write() {
+        for (url, path, want) in [
+            (
+                "http://127.0.0.1:50051",
+                "/helloworld.Greeter/SayHello",
+                "http://127.0.0.1:50051/helloworld.Greeter/SayHello",
+            ),
+            ("https://[::1]:8443/", "/a.B/C", "https://[::1]:8443/a.B/C"),
+            ("http://h/old?q", "/new", "http://h/new"),
+        ] {
+            let t = Target::parse(url).unwrap().at_path(path);
+            assert_eq!(t, Target::parse(want).unwrap(), "{url}");
+        }
+    }
+
+    #[test]
     fn bad_urls_say_why() {
         let rows = [
             ("localhost:8080", "it must start with http:// or https://"),

@@ -150,6 +150,12 @@ impl Target {
         format!("{scheme}://{host}:{}", self.port)
     }
 
+    /// The same server at `path` (a path and query, starting with `/`), its URL written so.
+    pub fn at_path(&self, path: &str) -> Target {
+        let base = self.url.strip_suffix(self.path.as_str()).unwrap_or(&self.url).trim_end_matches('/');
+        Target { url: format!("{base}{path}"), path: path.to_owned(), ..self.clone() }
+    }
+
     /// The `Host` header value wrk sends: brackets for IPv6, `:port` when the URL named one.
     pub fn host_header(&self) -> String {
         let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
