@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use super::flags::{CallFlags, ConnectFlags};
-use super::protocol::Protocol;
+use super::protocol::{Aim, Protocol};
 use super::{load, CliError};
 use crate::config::{Config, Target};
 use crate::grpc::call::{protocol_headers, CallSetup, Streaming};
@@ -20,26 +20,15 @@ use crate::run::Workload;
 impl Protocol for CallFlags {
     const COMMAND: &'static str = "strain grpc";
 
-    fn load(
-        &self,
-        url: &str,
-        connect: &ConnectFlags,
-        shape: Option<load::RunShape>,
-        connections: usize,
-    ) -> Result<(Config, Workload), CliError> {
-        grpc_load(url, self, connect, shape, connections)
+    fn load(&self, aim: Aim) -> Result<(Config, Workload), CliError> {
+        grpc_load(self, aim)
     }
 }
 
 /// The load of calls to `url`: HTTP/2 whatever the flags, the run's shape (`None` for a
 /// search), and the calls as its workload. `-c` defaults to `connections`.
-fn grpc_load(
-    url: &str,
-    call: &CallFlags,
-    connect: &ConnectFlags,
-    shape: Option<load::RunShape>,
-    connections: usize,
-) -> Result<(Config, Workload), CliError> {
+fn grpc_load(call: &CallFlags, aim: Aim) -> Result<(Config, Workload), CliError> {
+    let Aim { url, connect, shape, connections } = aim;
     // gRPC travels over HTTP/2 only: its command offers no other.
     let protocol = crate::config::ProtocolChoice::Http2 { streams: load::streams(&call.streams)? };
     let target = Target::parse(url)?;

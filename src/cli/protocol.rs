@@ -19,21 +19,26 @@ pub enum Purpose {
     Compare,
 }
 
+/// Where a protocol's load goes and how it connects.
+pub struct Aim<'a> {
+    /// The server's URL.
+    pub url: &'a str,
+    /// Connections, threads, timeout.
+    pub connect: &'a ConnectFlags,
+    /// The run's shape; `None` for a search, which sets each step's.
+    pub shape: Option<load::RunShape<'a>>,
+    /// `-c` when it is not given.
+    pub connections: usize,
+}
+
 /// What a protocol's flags make: its command's name and its load.
 pub trait Protocol: ProtocolFlags {
     /// The command, for messages (`strain grpc`).
     const COMMAND: &'static str;
 
-    /// The load of `url` these flags describe: the config (the run's `shape`, `None` for a
-    /// search), with `-c` defaulting to `connections`, and the workload. Everything the
-    /// protocol settles before any load (a schema, an upgrade probe) is settled here.
-    fn load(
-        &self,
-        url: &str,
-        connect: &ConnectFlags,
-        shape: Option<load::RunShape>,
-        connections: usize,
-    ) -> Result<(Config, Workload), CliError>;
+    /// The load these flags describe at `aim`, and its workload. Everything the protocol
+    /// settles before any load (a schema, an upgrade probe) is settled here.
+    fn load(&self, aim: Aim) -> Result<(Config, Workload), CliError>;
 
     /// The length of one run from its flags (a protocol may give the rate its own way).
     fn length(&self, length: &LengthFlags, _connect: &ConnectFlags) -> Result<LengthFlags, CliError> {
@@ -59,7 +64,8 @@ pub fn run<P: Protocol>(f: &ProtocolCmd<P>) -> Result<i32, CliError> {
     super::check_files(&f.run.files, f.run.live.hdr_log.as_deref())?;
     let length = f.own.length(&f.run.length, &f.connect)?;
     let shape = load::RunShape { length: &length, ..load::RunShape::of(&f.run) };
-    let (config, workload) = f.own.load(url, &f.connect, Some(shape), crate::defaults::CONNECTIONS)?;
+    let aim = Aim { url, connect: &f.connect, shape: Some(shape), connections: crate::defaults::CONNECTIONS };
+    let (config, workload) = f.own.load(aim)?;
     let checks = load::checks(&f.run, &config, false)?;
     let outputs = load::outputs(&config, &f.run);
     let stop = stop_flag()?;
@@ -72,7 +78,8 @@ pub fn run<P: Protocol>(f: &ProtocolCmd<P>) -> Result<i32, CliError> {
 fn find_max<P: Protocol>(f: &FindMaxCmd<P>) -> Result<i32, CliError> {
     f.own.fits(Purpose::FindMax)?;
     super::check_files(&f.files, None)?;
-    let (config, workload) = f.own.load(&f.url, &f.connect, None, crate::defaults::SEARCH_CONNECTIONS)?;
+    let aim = Aim { url: &f.url, connect: &f.connect, shape: None, connections: crate::defaults::SEARCH_CONNECTIONS };
+    let (config, workload) = f.own.load(aim)?;
     let search = super::find_max::find_max_config(&f.search, config, workload)?;
     let stop = stop_flag()?;
     let metrics = f.metrics.settings(None);
@@ -85,7 +92,8 @@ fn compare<P: Protocol>(f: &CompareCmd<P>) -> Result<i32, CliError> {
     super::check_files(&f.files, None)?;
     let shape = super::compare::ab_shape(&f.length, &f.runner)?;
     let side = |url: &str, prepare: &Option<String>| -> Result<AbSide, CliError> {
-        let (config, workload) = f.own.load(url, &f.connect, Some(shape), crate::defaults::CONNECTIONS)?;
+        let aim = Aim { url, connect: &f.connect, shape: Some(shape), connections: crate::defaults::CONNECTIONS };
+        let (config, workload) = f.own.load(aim)?;
         Ok(AbSide { config, workload, prepare: prepare.clone() })
     };
     let (a, b) = (side(&f.a, &f.runner.prepare_a)?, side(&f.b, &f.runner.prepare_b)?);

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use super::flags::{ConnectFlags, LengthFlags, WsMessageFlags};
-use super::protocol::{Protocol, Purpose};
+use super::protocol::{Aim, Protocol, Purpose};
 use super::{load, CliError};
 use crate::config::{Config, Target};
 use crate::run::Workload;
@@ -20,14 +20,8 @@ const DEFAULT_MESSAGE: &str = "strain";
 impl Protocol for WsMessageFlags {
     const COMMAND: &'static str = "strain ws";
 
-    fn load(
-        &self,
-        url: &str,
-        connect: &ConnectFlags,
-        shape: Option<load::RunShape>,
-        connections: usize,
-    ) -> Result<(Config, Workload), CliError> {
-        let (config, load) = ws_load(url, self, connect, shape, connections)?;
+    fn load(&self, aim: Aim) -> Result<(Config, Workload), CliError> {
+        let (config, load) = ws_load(self, aim)?;
         probe(&config, &load)?;
         Ok((config, Workload::WebSocket(load)))
     }
@@ -59,13 +53,8 @@ impl Protocol for WsMessageFlags {
 
 /// The load of messages to `url`: HTTP/1.1 connections upgraded, the message the flags give,
 /// the run's shape (`None` for a search). `-c` defaults to `connections`.
-fn ws_load(
-    url: &str,
-    m: &WsMessageFlags,
-    connect: &ConnectFlags,
-    shape: Option<load::RunShape>,
-    connections: usize,
-) -> Result<(Config, Arc<WsLoad>), CliError> {
+fn ws_load(m: &WsMessageFlags, aim: Aim) -> Result<(Config, Arc<WsLoad>), CliError> {
+    let Aim { url, connect, shape, connections } = aim;
     let target = Target::parse(url)?;
     if !target.websocket {
         return Err(CliError::Usage(format!("{url}: a WebSocket URL starts with ws:// or wss://")));
