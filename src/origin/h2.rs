@@ -24,9 +24,9 @@ use std::io::{self, Write};
 use std::mem;
 use std::time::Instant;
 
-use super::conn::{Got, Link, Next};
 use super::decision::{decide, Content, Kind, Request};
 use super::grpc::Calls;
+use super::link::{Got, Link, Next};
 use super::requests::Upgrade;
 use super::respond::{doc_path, Site};
 use super::{Ctx, STATS_PATH};

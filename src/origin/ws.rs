@@ -12,7 +12,7 @@ use std::io;
 use std::time::Instant;
 
 use super::config::WsConfig;
-use super::conn::{Got, Link, Next};
+use super::link::{Got, Link, Next};
 use super::live::Counters;
 use super::tls::ServerStream;
 use super::Ctx;

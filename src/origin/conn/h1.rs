@@ -20,8 +20,8 @@ use std::io::{self, IoSlice, Read, Write};
 use std::net::Shutdown;
 use std::time::{Duration, Instant};
 
-use super::{over, Expiry, Got, Link, Next};
 use crate::origin::h2;
+use crate::origin::link::{over, Expiry, Got, Link, Next};
 use crate::origin::live::Counters;
 use crate::origin::output::{Output, MAX_IOV, MAX_PENDING};
 use crate::origin::requests::{Answer, Flow, RequestParser, Upgrade};
