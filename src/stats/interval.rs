@@ -12,7 +12,7 @@ use serde::Serialize;
 
 /// Where a worker sends its interval snapshots, and takes spent histograms back from.
 #[derive(Debug, Clone)]
-pub struct Feed {
+pub struct SeriesSink {
     /// The interval's length.
     pub every: Duration,
     /// The coordinating thread's end.

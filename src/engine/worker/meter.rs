@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::engine::clock::Clock;
 use crate::engine::transport::Note;
-use crate::stats::interval::{Feed, Snapshot, Spares};
+use crate::stats::interval::{SeriesSink, Snapshot, Spares};
 use crate::stats::{latency_histogram, unused_histogram, Recorder, RATE_SAMPLE_MS, STATUS_SLOTS};
 
 /// Everything a worker counts.
@@ -31,7 +31,7 @@ pub(super) struct Meter {
 
 impl Meter {
     /// Counters for a worker whose warm-up ends at `warm`, cutting intervals into `series`.
-    pub(super) fn new(clock: &Clock, warm: Instant, series: Feed, paced: bool, first_bytes: bool) -> Meter {
+    pub(super) fn new(clock: &Clock, warm: Instant, series: SeriesSink, paced: bool, first_bytes: bool) -> Meter {
         Meter {
             rec: Recorder::for_run(paced, first_bytes),
             interval: Ival::new(series, first_bytes, paced),
@@ -195,8 +195,8 @@ pub(super) struct Ival {
 impl Ival {
     /// Intervals of `feed.every`, sent to `feed.tx`; `ttfb` when first bytes are timed (proxy
     /// tests), `paced` when latency is also kept from the actual send (rate mode).
-    fn new(feed: Feed, ttfb: bool, paced: bool) -> Ival {
-        let Feed { every, tx, spares } = feed;
+    fn new(feed: SeriesSink, ttfb: bool, paced: bool) -> Ival {
+        let SeriesSink { every, tx, spares } = feed;
         let every_us = every.as_micros().max(1) as u64;
         // A full-range histogram is ~190 KiB, copied into every snapshot: where nothing is ever
         // recorded in it, the smallest one does.
@@ -305,7 +305,7 @@ mod tests {
     #[test]
     fn a_cut_sends_the_status_counts_since_the_last_one() {
         let (tx, rx) = std::sync::mpsc::channel();
-        let feed = Feed { every: Duration::from_millis(100), tx, spares: Spares::default() };
+        let feed = SeriesSink { every: Duration::from_millis(100), tx, spares: Spares::default() };
         let mut ival = Ival::new(feed, false, false);
         let mut status = Box::new([0u64; STATUS_SLOTS]);
         status[200] = 5;

@@ -94,7 +94,7 @@ pub struct Share {
     /// When sending stops.
     pub end: Instant,
     /// Interval length and where its snapshots go.
-    pub series: crate::stats::interval::Feed,
+    pub series: crate::stats::interval::SeriesSink,
 }
 
 /// Runs thread `share.index`'s share of the load over the protocol the plan settled, with
