@@ -10,7 +10,7 @@ use super::flags::{CallFlags, ConnectFlags};
 use super::protocol::{Aim, Protocol};
 use super::{load, CliError};
 use crate::config::{Config, Target};
-use crate::grpc::call::{protocol_headers, CallSetup, Streaming};
+use crate::grpc::call::{protocol_headers, CallSetup, StreamAsk, Streaming};
 use crate::grpc::message::Messages;
 use crate::grpc::schema::{self, Method, MethodKind};
 use crate::grpc::wire::Encoding;
@@ -56,19 +56,6 @@ fn grpc_load(call: &CallFlags, aim: Aim) -> Result<(Config, Workload), CliError>
 fn calls(f: &CallFlags, target: &Target, connect: &ConnectFlags) -> Result<(CallSetup, Vec<Header>), CliError> {
     let name =
         f.call.as_deref().ok_or_else(|| CliError::Usage("--call names the method: PKG.Service/Method".into()))?;
-    let pool = match (&f.protoset, f.protos.is_empty()) {
-        (Some(path), _) => schema::from_protoset(path).map_err(|e| usage(&e))?,
-        (None, false) => schema::compile(&f.protos, &f.import_paths).map_err(|e| usage(&e))?,
-        (None, true) => reflect(name, target, connect)?,
-    };
-    let method: Method = schema::find_method(&pool, name).map_err(|e| usage(&e))?;
-    let messages = match (&f.data, &f.data_file, &f.data_bin) {
-        (Some(json), _, _) => Messages::from_json(&method.input, json),
-        (_, Some(path), _) => Messages::from_json_lines(&method.input, path),
-        (_, _, Some(path)) => Messages::from_binary(&method.input, path),
-        _ => Ok(Messages::empty(&method.input)),
-    }
-    .map_err(|e| usage(&e))?;
     let mut headers = protocol_headers();
     let encoding = match f.compress.as_deref() {
         Some("gzip") => Encoding::Gzip,
@@ -92,8 +79,22 @@ fn calls(f: &CallFlags, target: &Target, connect: &ConnectFlags) -> Result<(Call
         }
         headers.push(Header { name, value: h.value });
     }
+    let pool = match (&f.protoset, f.protos.is_empty()) {
+        (Some(path), _) => schema::from_protoset(path).map_err(|e| usage(&e))?,
+        (None, false) => schema::compile(&f.protos, &f.import_paths).map_err(|e| usage(&e))?,
+        (None, true) => reflect(name, target, connect)?,
+    };
+    let method: Method = schema::find_method(&pool, name).map_err(|e| usage(&e))?;
+    let messages = match (&f.data, &f.data_file, &f.data_bin) {
+        (Some(json), _, _) => Messages::from_json(&method.input, json),
+        (_, Some(path), _) => Messages::from_json_lines(&method.input, path),
+        (_, _, Some(path)) => Messages::from_binary(&method.input, path),
+        _ => Ok(Messages::empty(&method.input)),
+    }
+    .map_err(|e| usage(&e))?;
     let check = f.check.then(|| method.checked.clone());
-    let streaming = streaming(f, &method, &messages, encoding)?;
+    let ask = StreamAsk { rate: f.stream_rate, messages: f.stream_messages, duration: f.stream_duration.map(|d| d.0) };
+    let streaming = Streaming::for_method(&ask, &method, &messages, encoding).map_err(CliError::Usage)?;
     let server_streams = matches!(method.kind, MethodKind::ServerStreaming | MethodKind::Bidi);
     let mut plan = CallSetup::new(&method.path, &target.host_header(), &headers, messages, check, encoding)
         .server_streaming(server_streams)
@@ -124,46 +125,4 @@ fn reflect(name: &str, target: &Target, connect: &ConnectFlags) -> Result<prost_
 /// A schema, message or reflection error as the one line the binary prints (exit 2).
 fn usage(e: &dyn std::fmt::Display) -> CliError {
     CliError::Usage(e.to_string())
-}
-
-/// How a client-streaming or bidi call sends its messages; `None` for a call whose request is
-/// one message. The stream flags on such a call are refused rather than ignored.
-fn streaming(
-    f: &CallFlags,
-    method: &Method,
-    messages: &Messages,
-    encoding: Encoding,
-) -> Result<Option<Streaming>, CliError> {
-    let asked = f.stream_rate.is_some() || f.stream_messages.is_some() || f.stream_duration.is_some();
-    let bidi = match method.kind {
-        MethodKind::Bidi => true,
-        MethodKind::ClientStreaming => false,
-        MethodKind::Unary | MethodKind::ServerStreaming if asked => {
-            return Err(CliError::Usage(format!(
-                "--stream-rate, --stream-messages and --stream-duration are for calls whose requests stream; {} takes one request",
-                method.path
-            )))
-        }
-        MethodKind::Unary | MethodKind::ServerStreaming => return Ok(None),
-    };
-    if !messages.all_fixed() {
-        return Err(CliError::Usage("templates are not sent on streams yet: give fixed messages".into()));
-    }
-    let framed = (0..messages.len().max(1))
-        .filter_map(|k| messages.fixed(k))
-        .map(|m| {
-            let mut out = Vec::new();
-            crate::grpc::wire::frame_as(m, encoding, &mut out);
-            out
-        })
-        .collect();
-    if !bidi && f.stream_rate.is_none() && f.stream_messages.is_none() && f.stream_duration.is_some() {
-        return Err(CliError::Usage(
-            "an unpaced client stream sends all its messages at once: give --stream-messages, or --stream-rate with --stream-duration".into(),
-        ));
-    }
-    let every_us = f.stream_rate.map_or(0, |r| (1e6 / r).round().max(1.0) as u64);
-    let duration_us = f.stream_duration.map(|d| d.0.as_micros() as u64);
-    let count = f.stream_messages.map(|n| n as u64).or(if duration_us.is_none() { Some(10) } else { None });
-    Ok(Some(Streaming { framed, every_us, messages: count, duration_us, bidi }))
 }

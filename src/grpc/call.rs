@@ -7,6 +7,7 @@
 use prost_reflect::MessageDescriptor;
 
 use super::message::Messages;
+use super::schema::{Method, MethodKind};
 use super::wire;
 use crate::http::request::Header;
 
@@ -45,6 +46,60 @@ impl Streaming {
     /// is done sending.
     pub fn done(&self, sent: u64, next_us: u64) -> bool {
         self.messages.is_some_and(|n| sent >= n) || self.duration_us.is_some_and(|d| next_us >= d)
+    }
+}
+
+/// How a client-streaming or bidi call is asked to send (`--stream-rate`,
+/// `--stream-messages`, `--stream-duration`).
+#[derive(Debug, Clone, Default)]
+pub struct StreamAsk {
+    /// Messages per second each stream sends.
+    pub rate: Option<f64>,
+    /// Messages each stream sends, then it ends.
+    pub messages: Option<usize>,
+    /// How long each stream sends, then it ends.
+    pub duration: Option<std::time::Duration>,
+}
+
+impl Streaming {
+    /// How `method`'s streams send `messages` as `ask` says; `None` for a call whose request is
+    /// one message. Stream settings on such a call are refused rather than ignored.
+    pub fn for_method(
+        ask: &StreamAsk,
+        method: &Method,
+        messages: &Messages,
+        encoding: wire::Encoding,
+    ) -> Result<Option<Streaming>, String> {
+        let asked = ask.rate.is_some() || ask.messages.is_some() || ask.duration.is_some();
+        let bidi = match method.kind {
+            MethodKind::Bidi => true,
+            MethodKind::ClientStreaming => false,
+            MethodKind::Unary | MethodKind::ServerStreaming if asked => {
+                return Err(format!(
+                    "--stream-rate, --stream-messages and --stream-duration are for calls whose requests stream; {} takes one request",
+                    method.path
+                ))
+            }
+            MethodKind::Unary | MethodKind::ServerStreaming => return Ok(None),
+        };
+        if !messages.all_fixed() {
+            return Err("templates are not sent on streams yet: give fixed messages".into());
+        }
+        let framed = (0..messages.len().max(1))
+            .filter_map(|k| messages.fixed(k))
+            .map(|m| {
+                let mut out = Vec::new();
+                wire::frame_as(m, encoding, &mut out);
+                out
+            })
+            .collect();
+        if !bidi && ask.rate.is_none() && ask.messages.is_none() && ask.duration.is_some() {
+            return Err("an unpaced client stream sends all its messages at once: give --stream-messages, or --stream-rate with --stream-duration".into());
+        }
+        let every_us = ask.rate.map_or(0, |r| (1e6 / r).round().max(1.0) as u64);
+        let duration_us = ask.duration.map(|d| d.as_micros() as u64);
+        let count = ask.messages.map(|n| n as u64).or(if duration_us.is_none() { Some(10) } else { None });
+        Ok(Some(Streaming { framed, every_us, messages: count, duration_us, bidi }))
     }
 }
 
