@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::harness::{free_port, signal_group, strain, Origin, RecordingServer};
-use crate::roster::{listening, site_dir, spawn};
+use crate::roster::{listening, site_dir, start_apache, start_caddy, start_nginx};
 
 /// The requests each server is sent: several paths, queries, an escaped byte and a quote.
 fn pattern() -> Vec<String> {
@@ -88,6 +88,20 @@ fn replays_as_played(log: &Path, layout: &str, pattern: &[String], not_http: u64
     assert_eq!(seen, want, "{file}");
 }
 
+/// Once `port` listens, plays the pattern with the TLS bytes to it; then each of `logs` (a file
+/// in `dir` and the layout it should be detected as) replays as played, the handshake its one
+/// line that is no HTTP request.
+fn logs_replay_as_played(dir: &Path, port: u16, logs: &[(&str, &str)]) {
+    listening(&[port]);
+    let pattern = pattern();
+    play(port, &pattern, true);
+    for &(log, layout) in logs {
+        let log = dir.join(log);
+        wait_lines(&log, pattern.len() + 1);
+        replays_as_played(&log, layout, &pattern, 1);
+    }
+}
+
 /// A server process group, killed on drop.
 struct Running(Child);
 
@@ -101,95 +115,49 @@ impl Drop for Running {
 
 #[test]
 fn nginx_combined_and_packaged_main() {
-    let dir = site_dir();
-    let d = dir.path().display().to_string();
+    let (dir, d) = site_dir();
     let port = free_port();
     // `main` as nginx.org's packages define it in /etc/nginx/nginx.conf; `access_log` without
     // a format is combined.
-    let conf = format!(
-        "pid {d}/nginx.pid; error_log {d}/error.log;\n\
-         events {{ }}\n\
-         http {{\n\
-           client_body_temp_path {d}/b; proxy_temp_path {d}/p; fastcgi_temp_path {d}/f;\n\
-           uwsgi_temp_path {d}/u; scgi_temp_path {d}/s;\n\
-           log_format  main  '$remote_addr - $remote_user [$time_local] \"$request\" '\n\
+    let http = format!(
+        "log_format  main  '$remote_addr - $remote_user [$time_local] \"$request\" '\n\
                              '$status $body_bytes_sent \"$http_referer\" '\n\
                              '\"$http_user_agent\" \"$http_x_forwarded_for\"';\n\
            server {{ listen 127.0.0.1:{port}; access_log {d}/main.log main; access_log {d}/combined.log;\n\
-             location / {{ return 200 \"ok\\n\"; }} }}\n\
-         }}\n"
+             location / {{ return 200 \"ok\\n\"; }} }}\n"
     );
-    std::fs::write(dir.path().join("nginx.conf"), conf).unwrap();
-    let _nginx = Running(spawn(
-        Command::new("nginx").args(["-p", &format!("{d}/"), "-e", &format!("{d}/error.log"), "-c"]).args([
-            &format!("{d}/nginx.conf"),
-            "-g",
-            "daemon off;",
-        ]),
-        dir.path(),
-    ));
-    listening(&[port]);
-    let pattern = pattern();
-    play(port, &pattern, true);
-    for (log, layout) in [("combined.log", "combined"), ("main.log", "combined+")] {
-        let log = dir.path().join(log);
-        wait_lines(&log, pattern.len() + 1);
-        replays_as_played(&log, layout, &pattern, 1);
-    }
+    let _nginx = Running(start_nginx(dir.path(), &http));
+    logs_replay_as_played(dir.path(), port, &[("combined.log", "combined"), ("main.log", "combined+")]);
 }
 
 #[test]
 fn apache_combined_vhost_combined_and_common() {
-    let dir = site_dir();
-    let d = dir.path().display().to_string();
+    let (dir, d) = site_dir();
     let port = free_port();
-    let modules: String = ["mpm_event", "authz_core", "rewrite"]
-        .iter()
-        .map(|m| format!("LoadModule {m}_module /usr/lib/apache2/modules/mod_{m}.so\n"))
-        .collect();
     // The LogFormat lines of Debian's apache2.conf, as they are.
     let conf = format!(
-        "ServerRoot {d}\nServerName localhost\nPidFile {d}/httpd.pid\nErrorLog {d}/error.log\n\
-         Mutex file:{d}\nUser www-data\nGroup www-data\n{modules}\
-         Listen 127.0.0.1:{port}\nDocumentRoot {d}/www\n\
+        "Listen 127.0.0.1:{port}\nDocumentRoot {d}/www\n\
          RewriteEngine on\nRewriteRule ^ - [R=200]\n\
          LogFormat \"%v:%p %h %l %u %t \\\"%r\\\" %>s %O \\\"%{{Referer}}i\\\" \\\"%{{User-Agent}}i\\\"\" vhost_combined\n\
          LogFormat \"%h %l %u %t \\\"%r\\\" %>s %O \\\"%{{Referer}}i\\\" \\\"%{{User-Agent}}i\\\"\" combined\n\
          LogFormat \"%h %l %u %t \\\"%r\\\" %>s %O\" common\n\
          CustomLog {d}/vhost.log vhost_combined\nCustomLog {d}/combined.log combined\nCustomLog {d}/common.log common\n"
     );
-    std::fs::write(dir.path().join("httpd.conf"), conf).unwrap();
-    let _apache =
-        Running(spawn(Command::new("apache2").args(["-f", &format!("{d}/httpd.conf"), "-DFOREGROUND"]), dir.path()));
-    listening(&[port]);
-    let pattern = pattern();
-    play(port, &pattern, true);
-    for (log, layout) in [("combined.log", "combined"), ("vhost.log", "vhost_combined"), ("common.log", "common")] {
-        let log = dir.path().join(log);
-        wait_lines(&log, pattern.len() + 1);
-        replays_as_played(&log, layout, &pattern, 1);
-    }
+    let _apache = Running(start_apache(dir.path(), &["rewrite"], &conf));
+    let logs = [("combined.log", "combined"), ("vhost.log", "vhost_combined"), ("common.log", "common")];
+    logs_replay_as_played(dir.path(), port, &logs);
 }
 
 #[test]
 fn caddy_json_log() {
-    let dir = site_dir();
-    let d = dir.path().display().to_string();
+    let (dir, d) = site_dir();
     let port = free_port();
     // `log` with an output file and nothing else: Caddy's default encoder there is JSON.
     let config = format!(
         "{{\n\tadmin off\n\tauto_https off\n}}\n\
          http://:{port} {{\n\tbind 127.0.0.1\n\trespond \"ok\" 200\n\tlog {{\n\t\toutput file {d}/access.log\n\t}}\n}}\n"
     );
-    std::fs::write(dir.path().join("Caddyfile"), config).unwrap();
-    let _caddy = Running(spawn(
-        Command::new("caddy")
-            .args(["run", "--adapter", "caddyfile", "--config", &format!("{d}/Caddyfile")])
-            .env("HOME", dir.path())
-            .env("XDG_DATA_HOME", dir.path())
-            .env("XDG_CONFIG_HOME", dir.path()),
-        dir.path(),
-    ));
+    let _caddy = Running(start_caddy(dir.path(), &config));
     listening(&[port]);
     let pattern = pattern();
     // Go's server answers a TLS handshake on a plain port itself, without an access log entry.
@@ -201,8 +169,7 @@ fn caddy_json_log() {
 
 #[test]
 fn haproxy_httplog_on_stdout() {
-    let dir = site_dir();
-    let d = dir.path().display().to_string();
+    let (dir, d) = site_dir();
     let port = free_port();
     // `log stdout` writes RFC 3164 syslog lines (`<134>Nov 29 05:55:15 haproxy[31886]: …`);
     // without `dontlognull`, a connection that sent nothing (the probe that waits for the

@@ -117,8 +117,9 @@ struct Server {
 /// A new temporary directory the servers' unprivileged workers can read (nginx, Apache and h2o
 /// drop root), with the static site in `www`: `index.html` and `close` (13 bytes, modified at
 /// [`MODIFIED_S`]) and `chunked.txt` (64 KiB of hex digits: compressed, it still spans several
-/// of Apache's buffers, so none of the servers knows its length up front).
-pub(crate) fn site_dir() -> tempfile::TempDir {
+/// of Apache's buffers, so none of the servers knows its length up front); and its path as the
+/// servers' configurations name it.
+pub(crate) fn site_dir() -> (tempfile::TempDir, String) {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -141,7 +142,8 @@ pub(crate) fn site_dir() -> tempfile::TempDir {
         })
         .collect();
     std::fs::write(www.join("chunked.txt"), text).unwrap();
-    dir
+    let path = dir.path().display().to_string();
+    (dir, path)
 }
 
 /// Starts `command` in its own process group, its chatter into `server.out` in `dir`.
@@ -156,20 +158,97 @@ pub(crate) fn spawn(command: &mut Command, dir: &Path) -> Child {
         .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"))
 }
 
+/// Waits until something accepts on each of `ports` on loopback.
 pub(crate) fn listening(ports: &[u16]) {
     for &port in ports {
         wait_listening(([127, 0, 0, 1], port).into());
     }
 }
 
+/// Starts nginx from `dir` with `http` as the rest of its `http` block.
+pub(crate) fn start_nginx(dir: &Path, http: &str) -> Child {
+    let d = dir.display();
+    let conf = format!(
+        "pid {d}/nginx.pid; error_log {d}/error.log;\n\
+         events {{ }}\n\
+         http {{\n\
+           client_body_temp_path {d}/b; proxy_temp_path {d}/p; fastcgi_temp_path {d}/f;\n\
+           uwsgi_temp_path {d}/u; scgi_temp_path {d}/s;\n\
+           {http}\
+         }}\n"
+    );
+    std::fs::write(dir.join("nginx.conf"), conf).unwrap();
+    let (prefix, errors, file) = (format!("{d}/"), format!("{d}/error.log"), format!("{d}/nginx.conf"));
+    spawn(Command::new("nginx").args(["-p", &prefix, "-e", &errors, "-c", &file, "-g", "daemon off;"]), dir)
+}
+
+/// Starts Apache httpd (event MPM) from `dir` with `modules` loaded and `conf` after what every
+/// configuration here begins with.
+pub(crate) fn start_apache(dir: &Path, modules: &[&str], conf: &str) -> Child {
+    let d = dir.display();
+    let modules: String = ["mpm_event", "authz_core"]
+        .iter()
+        .chain(modules)
+        .map(|m| format!("LoadModule {m}_module /usr/lib/apache2/modules/mod_{m}.so\n"))
+        .collect();
+    let head = format!(
+        "ServerRoot {d}\nServerName localhost\nPidFile {d}/httpd.pid\nErrorLog {d}/error.log\n\
+         Mutex file:{d}\nUser www-data\nGroup www-data\n{modules}"
+    );
+    std::fs::write(dir.join("httpd.conf"), head + conf).unwrap();
+    spawn(Command::new("apache2").args(["-f", &format!("{d}/httpd.conf"), "-DFOREGROUND"]), dir)
+}
+
+/// Starts Caddy from `dir` with `config` as its Caddyfile.
+pub(crate) fn start_caddy(dir: &Path, config: &str) -> Child {
+    std::fs::write(dir.join("Caddyfile"), config).unwrap();
+    spawn(
+        Command::new("caddy")
+            .args(["run", "--adapter", "caddyfile", "--config", &format!("{}/Caddyfile", dir.display())])
+            .env("HOME", dir)
+            .env("XDG_DATA_HOME", dir)
+            .env("XDG_CONFIG_HOME", dir),
+        dir,
+    )
+}
+
 fn base(scheme: &str, port: u16) -> String {
     format!("{scheme}://127.0.0.1:{port}")
 }
 
+/// The base URLs of HTTP/1.1 on `h1`, h2 by ALPN on `tls` and h2c on `h2c` (often `h1`).
+fn bases(h1: u16, tls: u16, h2c: u16) -> Vec<(Proto, String)> {
+    vec![(Proto::H1, base("http", h1)), (Proto::H2, base("https", tls)), (Proto::H2c, base("http", h2c))]
+}
+
 impl Server {
+    /// `name`, started as `child` with its site in `dir`, once it listens on `ports`: the
+    /// defaults are an access log of [`LogFormat::Words`] in `dir` and no origin.
+    fn started(
+        name: &'static str,
+        child: Child,
+        dir: tempfile::TempDir,
+        ports: &[u16],
+        bases: Vec<(Proto, String)>,
+        site: Site,
+    ) -> Server {
+        // Built before the wait, so that a server that never listens is killed all the same.
+        let server = Server {
+            name,
+            child,
+            log: dir.path().join("access.log"),
+            dir,
+            format: LogFormat::Words,
+            bases,
+            site,
+            origin: None,
+        };
+        listening(ports);
+        server
+    }
+
     fn nginx() -> Server {
-        let dir = site_dir();
-        let d = dir.path().display().to_string();
+        let (dir, d) = site_dir();
         let (cert, key) = self_signed(dir.path(), &["127.0.0.1", "localhost"]);
         let [h1, tls, h2c, streams8] = [free_port(), free_port(), free_port(), free_port()];
         let site = "root www; \
@@ -177,58 +256,27 @@ impl Server {
              location = /post { return 200 \"posted\\n\"; } \
              location = /close { keepalive_timeout 0; } \
              location = /chunked.txt { gzip on; gzip_types text/plain; }";
-        let conf = format!(
-            "pid {d}/nginx.pid; error_log {d}/error.log;\n\
-             events {{ }}\n\
-             http {{\n\
-               client_body_temp_path {d}/b; proxy_temp_path {d}/p; fastcgi_temp_path {d}/f;\n\
-               uwsgi_temp_path {d}/u; scgi_temp_path {d}/s;\n\
-               types {{ text/html html; text/plain txt; }}\n\
-               log_format roster '$status $request_method $request_uri $server_protocol';\n\
-               access_log {d}/access.log roster;\n\
-               server {{ listen 127.0.0.1:{h1}; {site} }}\n\
-               server {{ listen 127.0.0.1:{tls} ssl http2; ssl_certificate {cert}; ssl_certificate_key {key}; {site} }}\n\
-               server {{ listen 127.0.0.1:{h2c} http2; {site} }}\n\
-               server {{ listen 127.0.0.1:{streams8} http2; http2_max_concurrent_streams 8; keepalive_requests 100; {site} }}\n\
-             }}\n"
+        let http = format!(
+            "types {{ text/html html; text/plain txt; }}\n\
+             log_format roster '$status $request_method $request_uri $server_protocol';\n\
+             access_log {d}/access.log roster;\n\
+             server {{ listen 127.0.0.1:{h1}; {site} }}\n\
+             server {{ listen 127.0.0.1:{tls} ssl http2; ssl_certificate {cert}; ssl_certificate_key {key}; {site} }}\n\
+             server {{ listen 127.0.0.1:{h2c} http2; {site} }}\n\
+             server {{ listen 127.0.0.1:{streams8} http2; http2_max_concurrent_streams 8; keepalive_requests 100; {site} }}\n"
         );
-        std::fs::write(dir.path().join("nginx.conf"), conf).unwrap();
-        let child = spawn(
-            Command::new("nginx").args(["-p", &format!("{d}/"), "-e", &format!("{d}/error.log")]).args([
-                "-c",
-                &format!("{d}/nginx.conf"),
-                "-g",
-                "daemon off;",
-            ]),
-            dir.path(),
-        );
-        listening(&[h1, tls, h2c, streams8]);
-        Server {
-            name: "nginx",
-            child,
-            log: dir.path().join("access.log"),
-            dir,
-            format: LogFormat::Words,
-            bases: vec![
-                (Proto::H1, base("http", h1)),
-                (Proto::H2, base("https", tls)),
-                (Proto::H2c, base("http", h2c)),
-                // The last allows 8 streams at once and 100 a connection (see the nginx test).
-                (Proto::H2c, base("http", streams8)),
-            ],
-            site: FILES,
-            origin: None,
-        }
+        let child = start_nginx(dir.path(), &http);
+        let mut bases = bases(h1, tls, h2c);
+        // The last allows 8 streams at once and 100 a connection (see the nginx test).
+        bases.push((Proto::H2c, base("http", streams8)));
+        Server::started("nginx", child, dir, &[h1, tls, h2c, streams8], bases, FILES)
     }
 
     fn apache() -> Server {
-        let dir = site_dir();
-        let d = dir.path().display().to_string();
+        let (dir, d) = site_dir();
         let (cert, key) = self_signed(dir.path(), &["127.0.0.1", "localhost"]);
         let [h1, tls] = [free_port(), free_port()];
-        let modules: String = [
-            "mpm_event",
-            "authz_core",
+        let modules = [
             "mime",
             "dir",
             "http2",
@@ -240,16 +288,11 @@ impl Server {
             "deflate",
             "reflector",
             "lua",
-        ]
-        .iter()
-        .map(|m| format!("LoadModule {m}_module /usr/lib/apache2/modules/mod_{m}.so\n"))
-        .collect();
+        ];
         // h2c and h2 are off unless named in Protocols; everything else is Apache's default
         // (KeepAlive On, MaxKeepAliveRequests 100, KeepAliveTimeout 5).
         let conf = format!(
-            "ServerRoot {d}\nServerName localhost\nPidFile {d}/httpd.pid\nErrorLog {d}/error.log\n\
-             Mutex file:{d}\nUser www-data\nGroup www-data\n{modules}\
-             TypesConfig /etc/mime.types\n\
+            "TypesConfig /etc/mime.types\n\
              Listen 127.0.0.1:{h1}\nListen 127.0.0.1:{tls}\n\
              DocumentRoot {d}/www\nProtocols h2c http/1.1\n\
              LogFormat \"%>s %m %U %H\" roster\nCustomLog {d}/access.log roster\n\
@@ -261,29 +304,18 @@ impl Server {
              SSLCertificateKeyFile {key}\n  Protocols h2 http/1.1\n  \
              RewriteEngine on\n  RewriteRule ^/nocontent$ - [R=204]\n</VirtualHost>\n"
         );
-        std::fs::write(dir.path().join("httpd.conf"), conf).unwrap();
         // A static file goes out with its length even compressed (mod_deflate's output is
         // measured whole); a handler that flushes midway is chunked.
         let lua = "function handle(r)\n  r.content_type = \"text/plain\"\n  r:puts(\"hello \")\n  r:flush()\n  \
                    r:puts(\"chunked\\n\")\n  return apache2.OK\nend\n";
         std::fs::write(dir.path().join("chunked.lua"), lua).unwrap();
-        let child = spawn(Command::new("apache2").args(["-f", &format!("{d}/httpd.conf"), "-DFOREGROUND"]), dir.path());
-        listening(&[h1, tls]);
-        Server {
-            name: "apache",
-            child,
-            log: dir.path().join("access.log"),
-            dir,
-            format: LogFormat::Words,
-            bases: vec![(Proto::H1, base("http", h1)), (Proto::H2, base("https", tls)), (Proto::H2c, base("http", h1))],
-            site: Site { chunked: ("/chunked", ""), ..FILES },
-            origin: None,
-        }
+        let child = start_apache(dir.path(), &modules, &conf);
+        let site = Site { chunked: ("/chunked", ""), ..FILES };
+        Server::started("apache", child, dir, &[h1, tls], bases(h1, tls, h1), site)
     }
 
     fn caddy() -> Server {
-        let dir = site_dir();
-        let d = dir.path().display().to_string();
+        let (dir, d) = site_dir();
         let (cert, key) = self_signed(dir.path(), &["localhost", "127.0.0.1"]);
         let [h1, tls] = [free_port(), free_port()];
         // h2c is off unless named; its QUIC side picks a certificate by SNI, which strain sends
@@ -296,45 +328,25 @@ impl Server {
              http://127.0.0.1:{h1} {{\n\timport site\n}}\n\
              https://localhost:{tls}, https://127.0.0.1:{tls} {{\n\ttls {cert} {key}\n\timport site\n}}\n"
         );
-        std::fs::write(dir.path().join("Caddyfile"), config).unwrap();
-        let child = spawn(
-            Command::new("caddy")
-                .args(["run", "--adapter", "caddyfile", "--config", &format!("{d}/Caddyfile")])
-                .env("HOME", dir.path())
-                .env("XDG_DATA_HOME", dir.path())
-                .env("XDG_CONFIG_HOME", dir.path()),
-            dir.path(),
-        );
-        listening(&[h1, tls]);
+        let child = start_caddy(dir.path(), &config);
+        let mut bases = bases(h1, tls, h1);
+        bases.push((Proto::H3, format!("https://localhost:{tls}")));
+        let mut caddy = Server::started("caddy", child, dir, &[h1, tls], bases, FILES);
+        caddy.format = LogFormat::CaddyJson;
         // HTTP/3 is served once the whole configuration is.
         let start = Instant::now();
-        let said = || std::fs::read_to_string(dir.path().join("server.out")).unwrap_or_default();
+        let said = || std::fs::read_to_string(caddy.dir.path().join("server.out")).unwrap_or_default();
         while !said().contains("serving initial configuration") {
             assert!(start.elapsed() < Duration::from_secs(10), "caddy did not start: {}", said());
             thread::sleep(Duration::from_millis(20));
         }
-        Server {
-            name: "caddy",
-            child,
-            log: dir.path().join("access.log"),
-            dir,
-            format: LogFormat::CaddyJson,
-            bases: vec![
-                (Proto::H1, base("http", h1)),
-                (Proto::H2, base("https", tls)),
-                (Proto::H2c, base("http", h1)),
-                (Proto::H3, format!("https://localhost:{tls}")),
-            ],
-            site: FILES,
-            origin: None,
-        }
+        caddy
     }
 
     fn haproxy() -> Server {
         // A conditional request for a document gets 304 half the time unless told always.
         let origin = Origin::start(&["-t", "1", "--ims-not-modified", "1"]);
-        let dir = site_dir();
-        let d = dir.path().display().to_string();
+        let (dir, d) = site_dir();
         let (cert, key) = self_signed(dir.path(), &["127.0.0.1", "localhost"]);
         let pem = format!("{d}/both.pem");
         let both = std::fs::read_to_string(&cert).unwrap() + &std::fs::read_to_string(&key).unwrap();
@@ -360,28 +372,21 @@ impl Server {
         );
         std::fs::write(dir.path().join("haproxy.cfg"), conf).unwrap();
         let child = spawn(Command::new("haproxy").args(["-f", &format!("{d}/haproxy.cfg"), "-db"]), dir.path());
-        listening(&[h1, tls]);
-        Server {
-            name: "haproxy",
-            child,
-            log: dir.path().join("server.out"),
-            dir,
-            format: LogFormat::Words,
-            bases: vec![(Proto::H1, base("http", h1)), (Proto::H2, base("https", tls)), (Proto::H2c, base("http", h1))],
-            site: Site {
-                index: "/",
-                // The origin's documents carry an ETag; `/close` and `/post` get its fixed body.
-                not_modified: ("/d/1/100", "If-None-Match: \"1-100\""),
-                chunked: ("/chunked", "Accept-Encoding: gzip"),
-                ..FILES
-            },
-            origin: Some(origin),
-        }
+        let site = Site {
+            index: "/",
+            // The origin's documents carry an ETag; `/close` and `/post` get its fixed body.
+            not_modified: ("/d/1/100", "If-None-Match: \"1-100\""),
+            chunked: ("/chunked", "Accept-Encoding: gzip"),
+            ..FILES
+        };
+        let mut haproxy = Server::started("haproxy", child, dir, &[h1, tls], bases(h1, tls, h1), site);
+        haproxy.log = haproxy.dir.path().join("server.out");
+        haproxy.origin = Some(origin);
+        haproxy
     }
 
     fn h2o() -> Server {
-        let dir = site_dir();
-        let d = dir.path().display().to_string();
+        let (dir, d) = site_dir();
         let (cert, key) = self_signed(dir.path(), &["127.0.0.1", "localhost"]);
         let [h1, tls] = [free_port(), free_port()];
         // h2o's file handler takes no POST and makes no 204: its mruby handlers do. No OCSP
@@ -399,22 +404,12 @@ impl Server {
         );
         std::fs::write(dir.path().join("h2o.conf"), conf).unwrap();
         let child = spawn(Command::new("h2o").args(["-c", &format!("{d}/h2o.conf")]), dir.path());
-        listening(&[h1, tls]);
-        Server {
-            name: "h2o",
-            child,
-            log: dir.path().join("access.log"),
-            dir,
-            format: LogFormat::Words,
-            bases: vec![(Proto::H1, base("http", h1)), (Proto::H2, base("https", tls)), (Proto::H2c, base("http", h1))],
-            site: Site { close: None, ..FILES },
-            origin: None,
-        }
+        let site = Site { close: None, ..FILES };
+        Server::started("h2o", child, dir, &[h1, tls], bases(h1, tls, h1), site)
     }
 
     fn node() -> Server {
-        let dir = site_dir();
-        let d = dir.path().display().to_string();
+        let (dir, d) = site_dir();
         let (cert, key) = self_signed(dir.path(), &["127.0.0.1", "localhost"]);
         let [h1, h2c, tls] = [free_port(), free_port(), free_port()];
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/node-http/server.js");
@@ -423,29 +418,15 @@ impl Server {
             Command::new("node").arg(script).args(&ports).args([&cert, &key, &format!("{d}/access.log")]),
             dir.path(),
         );
-        listening(&[h1, h2c, tls]);
-        Server {
-            name: "node",
-            child,
-            log: dir.path().join("access.log"),
-            dir,
-            format: LogFormat::Words,
-            bases: vec![
-                (Proto::H1, base("http", h1)),
-                (Proto::H2, base("https", tls)),
-                (Proto::H2c, base("http", h2c)),
-            ],
-            site: Site { chunked: ("/chunked", ""), ..FILES },
-            origin: None,
-        }
+        let site = Site { chunked: ("/chunked", ""), ..FILES };
+        Server::started("node", child, dir, &[h1, h2c, tls], bases(h1, tls, h2c), site)
     }
 
     fn go() -> Server {
         let bin = std::env::var("STRAIN_TEST_GO_HTTP").ok().filter(|p| Path::new(p).exists()).unwrap_or_else(|| {
             panic!("STRAIN_TEST_GO_HTTP does not name the Go server: run scripts/test.sh (scripts/roster-servers.sh builds it)")
         });
-        let dir = site_dir();
-        let d = dir.path().display().to_string();
+        let (dir, d) = site_dir();
         let (cert, key) = self_signed(dir.path(), &["127.0.0.1", "localhost"]);
         let [h1, tls] = [free_port(), free_port()];
         let child = spawn(
@@ -458,17 +439,8 @@ impl Server {
             ]),
             dir.path(),
         );
-        listening(&[h1, tls]);
-        Server {
-            name: "go",
-            child,
-            log: dir.path().join("access.log"),
-            dir,
-            format: LogFormat::Words,
-            bases: vec![(Proto::H1, base("http", h1)), (Proto::H2, base("https", tls)), (Proto::H2c, base("http", h1))],
-            site: Site { chunked: ("/chunked", ""), ..FILES },
-            origin: None,
-        }
+        let site = Site { chunked: ("/chunked", ""), ..FILES };
+        Server::started("go", child, dir, &[h1, tls], bases(h1, tls, h1), site)
     }
 
     /// The base URL of `proto` (the first, when the server has several).
@@ -553,6 +525,15 @@ impl Server {
         // The matrix's row, seen with --nocapture (docs/COMPATIBILITY.md).
         eprintln!("roster: {what}: {requests} requests = {logged} logged ({dropped} dropped), statuses {counted:?}");
         (run, entries)
+    }
+
+    /// [`Server::modes`] over each protocol the server speaks, in the order of its bases.
+    fn every_mode(&self) {
+        let mut protos: Vec<Proto> = self.bases.iter().map(|(proto, _)| *proto).collect();
+        protos.dedup();
+        for proto in protos {
+            self.modes(proto);
+        }
     }
 
     /// strain's main modes over `proto`: a closed loop, a rate, exactly N, and a targets file
@@ -708,9 +689,7 @@ fn parse(format: LogFormat, line: &str) -> Option<Entry> {
 #[test]
 fn nginx_counts_equal_its_access_log() {
     let nginx = Server::nginx();
-    for proto in [Proto::H1, Proto::H2, Proto::H2c] {
-        nginx.modes(proto);
-    }
+    nginx.every_mode();
     // keepalive_requests 1000 by default: a connection closed after its 1,000th answer.
     nginx.keepalive_limit(1000);
     // ... and over h2 a GOAWAY after the 1,000th stream; streams beyond it go again.
@@ -731,9 +710,7 @@ fn nginx_counts_equal_its_access_log() {
 #[test]
 fn apache_counts_equal_its_access_log() {
     let apache = Server::apache();
-    for proto in [Proto::H1, Proto::H2, Proto::H2c] {
-        apache.modes(proto);
-    }
+    apache.every_mode();
     // MaxKeepAliveRequests 100 by default.
     apache.keepalive_limit(100);
     apache.continues();
@@ -742,35 +719,27 @@ fn apache_counts_equal_its_access_log() {
 #[test]
 fn caddy_counts_equal_its_access_log() {
     let caddy = Server::caddy();
-    for proto in [Proto::H1, Proto::H2, Proto::H2c, Proto::H3] {
-        caddy.modes(proto);
-    }
+    caddy.every_mode();
 }
 
 #[test]
 fn haproxy_counts_equal_its_log() {
     let haproxy = Server::haproxy();
-    for proto in [Proto::H1, Proto::H2, Proto::H2c] {
-        haproxy.modes(proto);
-    }
+    haproxy.every_mode();
     haproxy.continues();
 }
 
 #[test]
 fn h2o_counts_equal_its_access_log() {
     let h2o = Server::h2o();
-    for proto in [Proto::H1, Proto::H2, Proto::H2c] {
-        h2o.modes(proto);
-    }
+    h2o.every_mode();
     h2o.continues();
 }
 
 #[test]
 fn node_counts_equal_its_log() {
     let node = Server::node();
-    for proto in [Proto::H1, Proto::H2, Proto::H2c] {
-        node.modes(proto);
-    }
+    node.every_mode();
     node.continues();
     // Node ends a kept connection idle for its keepAliveTimeout, 5 s (and the socket timeout
     // it arms, 1 s more): at 0.15 request/s over one connection the second request, at 6.67 s,
@@ -786,8 +755,6 @@ fn node_counts_equal_its_log() {
 #[test]
 fn go_counts_equal_its_log() {
     let go = Server::go();
-    for proto in [Proto::H1, Proto::H2, Proto::H2c] {
-        go.modes(proto);
-    }
+    go.every_mode();
     go.continues();
 }

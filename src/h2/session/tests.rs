@@ -2,6 +2,11 @@
 
 use super::*;
 
+/// A client and a server session, both with the default settings.
+fn sessions() -> (Session, Session) {
+    (Session::client(Settings::default()).unwrap(), Session::server(Settings::default()).unwrap())
+}
+
 /// Moves every byte each side has to send to the other until both are quiet.
 fn pump(a: &mut Session, b: &mut Session) {
     for _ in 0..20 {
@@ -18,8 +23,7 @@ fn pump(a: &mut Session, b: &mut Session) {
 
 #[test]
 fn a_client_and_a_server_exchange_requests_and_responses() {
-    let mut c = Session::client(Settings::default()).unwrap();
-    let mut s = Session::server(Settings::default()).unwrap();
+    let (mut c, mut s) = sessions();
     let req: [(&[u8], &[u8]); 5] =
         [(b":method", b"POST"), (b":scheme", b"http"), (b":authority", b"h"), (b":path", b"/a?b"), (b"x-k", b"v")];
     let id = c.submit_request(&req, Some(b"hello".to_vec())).unwrap();
@@ -61,8 +65,7 @@ impl Source for Counting {
 
 #[test]
 fn a_made_body_is_sent_whole_or_cut_with_a_reset() {
-    let mut c = Session::client(Settings::default()).unwrap();
-    let mut s = Session::server(Settings::default()).unwrap();
+    let (mut c, mut s) = sessions();
     let req: [(&[u8], &[u8]); 4] =
         [(b":method", b"GET"), (b":scheme", b"http"), (b":authority", b"h"), (b":path", b"/")];
     let (a, b) = (c.submit_request(&req, None).unwrap(), c.submit_request(&req, None).unwrap());
@@ -118,24 +121,24 @@ fn a_body_waiting_for_the_peers_window_is_counted_once() {
 
 #[test]
 fn a_reset_stream_closes_with_its_code_and_garbage_fails_the_session() {
-    let mut c = Session::client(Settings::default()).unwrap();
-    let mut s = Session::server(Settings::default()).unwrap();
+    let (mut c, mut s) = sessions();
     let req: [(&[u8], &[u8]); 4] =
         [(b":method", b"GET"), (b":scheme", b"http"), (b":authority", b"h"), (b":path", b"/")];
     let id = c.submit_request(&req, None).unwrap();
     pump(&mut c, &mut s);
     s.reset(id, 0x7);
     pump(&mut c, &mut s);
-    assert!(c.events().contains(&Event::Closed { stream: id, code: 0x7 }), "{:?}", c.events());
+    assert_closed(&mut c, id, 0x7);
     assert_eq!(code_name(0x7), "REFUSED_STREAM");
     let mut s2 = Session::server(Settings::default()).unwrap();
     assert!(s2.receive(b"GET / HTTP/1.1\r\n\r\n").is_err(), "not the HTTP/2 preface");
 }
 
-/// The events of `stream` among `events`.
-fn of(events: &[Event], id: i32) -> Vec<Event> {
-    events
-        .iter()
+/// Takes every event `session` holds, and gives those of stream `id`.
+fn take(session: &mut Session, id: i32) -> Vec<Event> {
+    session
+        .events()
+        .drain(..)
         .filter(|e| match e {
             Event::Status { stream, .. }
             | Event::Data { stream, .. }
@@ -147,8 +150,14 @@ fn of(events: &[Event], id: i32) -> Vec<Event> {
             | Event::End { stream } => *stream == id,
             Event::GoAway { .. } => false,
         })
-        .cloned()
         .collect()
+}
+
+/// Asserts that `session` holds the event of stream `id` closing with `code`.
+#[track_caller]
+fn assert_closed(session: &mut Session, id: i32, code: u32) {
+    let closed = Event::Closed { stream: id, code };
+    assert!(session.events().contains(&closed), "{:?}", session.events());
 }
 
 /// The bytes of every [`Event::Body`] among `events`, joined.
@@ -166,12 +175,11 @@ const POST: [(&[u8], &[u8]); 5] = [
 
 #[test]
 fn a_streamed_request_body_arrives_in_pieces_and_ends_later() {
-    let mut c = Session::client(Settings::default()).unwrap();
-    let mut s = Session::server(Settings::default()).unwrap();
+    let (mut c, mut s) = sessions();
     s.set_streamed(true);
     let id = c.submit_request_streamed(&POST).unwrap();
     pump(&mut c, &mut s);
-    let got = of(&s.events().drain(..).collect::<Vec<_>>(), id);
+    let got = take(&mut s, id);
     let [Event::Head { head, .. }] = got.as_slice() else { panic!("{got:?}") };
     assert_eq!(
         (head.path.as_slice(), head.header(b"content-type")),
@@ -183,7 +191,7 @@ fn a_streamed_request_body_arrives_in_pieces_and_ends_later() {
     c.push_body(id, b"wor").unwrap();
     c.push_body(id, b"ld").unwrap();
     pump(&mut c, &mut s);
-    let got = of(&s.events().drain(..).collect::<Vec<_>>(), id);
+    let got = take(&mut s, id);
     assert_eq!(body_of(&got), b"hello world");
     assert!(!got.contains(&Event::End { stream: id }), "{got:?}");
     assert_eq!(c.queued(id), 0);
@@ -192,34 +200,32 @@ fn a_streamed_request_body_arrives_in_pieces_and_ends_later() {
     c.end_body(id).unwrap();
     assert!(c.push_body(id, b"late").is_err(), "the body is ended");
     pump(&mut c, &mut s);
-    let got = of(&s.events().drain(..).collect::<Vec<_>>(), id);
+    let got = take(&mut s, id);
     assert_eq!(body_of(&got).len(), 40_000);
     assert_eq!(got.last(), Some(&Event::End { stream: id }), "{:?}", got.last());
     // The server answers; the stream closes on both sides.
     let fields: [(&[u8], &[u8]); 1] = [(b":status", b"200")];
     s.submit_response(id, &fields, b"ok".to_vec()).unwrap();
     pump(&mut c, &mut s);
-    assert!(c.events().contains(&Event::Closed { stream: id, code: 0 }), "{:?}", c.events());
+    assert_closed(&mut c, id, 0);
 }
 
 #[test]
 fn a_plain_server_still_gets_a_streamed_request_whole() {
-    let mut c = Session::client(Settings::default()).unwrap();
-    let mut s = Session::server(Settings::default()).unwrap();
+    let (mut c, mut s) = sessions();
     let id = c.submit_request_streamed(&POST).unwrap();
     c.push_body(id, b"abc").unwrap();
     pump(&mut c, &mut s);
     assert!(!s.events().iter().any(|e| matches!(e, Event::Request { .. })), "{:?}", s.events());
     c.end_body(id).unwrap();
     pump(&mut c, &mut s);
-    let got = of(&s.events().drain(..).collect::<Vec<_>>(), id);
+    let got = take(&mut s, id);
     assert!(matches!(got.as_slice(), [Event::Request { .. }]), "{got:?}");
 }
 
 #[test]
 fn a_streamed_response_sends_its_pieces_then_trailers() {
-    let mut c = Session::client(Settings::default()).unwrap();
-    let mut s = Session::server(Settings::default()).unwrap();
+    let (mut c, mut s) = sessions();
     c.set_streamed(true);
     s.set_streamed(true);
     let id = c.submit_request(&POST, Some(b"q".to_vec())).unwrap();
@@ -229,7 +235,7 @@ fn a_streamed_response_sends_its_pieces_then_trailers() {
     s.push_body(id, b"one").unwrap();
     pump(&mut c, &mut s);
     // Nothing queued: the body waits (deferred) without ending the stream.
-    let got = of(&c.events().drain(..).collect::<Vec<_>>(), id);
+    let got = take(&mut c, id);
     assert_eq!(
         got,
         [
@@ -244,7 +250,7 @@ fn a_streamed_response_sends_its_pieces_then_trailers() {
     s.end_with_trailers(id, &trailers).unwrap();
     assert!(s.end_body(id).is_err(), "already ended");
     pump(&mut c, &mut s);
-    let got = of(&c.events().drain(..).collect::<Vec<_>>(), id);
+    let got = take(&mut c, id);
     assert_eq!(body_of(&got).len(), 100_000);
     let tail = &got[got.len() - 3..];
     assert_eq!(
@@ -264,8 +270,7 @@ fn a_streamed_response_sends_its_pieces_then_trailers() {
 
 #[test]
 fn trailers_right_after_the_headers_follow_an_empty_data_frame() {
-    let mut c = Session::client(Settings::default()).unwrap();
-    let mut s = Session::server(Settings::default()).unwrap();
+    let (mut c, mut s) = sessions();
     c.set_streamed(true);
     let id = c.submit_request(&POST, None).unwrap();
     pump(&mut c, &mut s);
@@ -275,7 +280,7 @@ fn trailers_right_after_the_headers_follow_an_empty_data_frame() {
     let trailers: [(&[u8], &[u8]); 1] = [(b"grpc-status", b"5")];
     s.end_with_trailers(id, &trailers).unwrap();
     pump(&mut c, &mut s);
-    let got = of(&c.events().drain(..).collect::<Vec<_>>(), id);
+    let got = take(&mut c, id);
     assert_eq!(body_of(&got), b"");
     assert!(got.contains(&Event::Fields { stream: id, fields: vec![(b"grpc-status".to_vec(), b"5".to_vec())] }));
     assert_eq!(got.last(), Some(&Event::Closed { stream: id, code: 0 }), "{got:?}");
@@ -283,8 +288,7 @@ fn trailers_right_after_the_headers_follow_an_empty_data_frame() {
 
 #[test]
 fn a_trailers_only_response_is_one_header_block_that_ends_the_stream() {
-    let mut c = Session::client(Settings::default()).unwrap();
-    let mut s = Session::server(Settings::default()).unwrap();
+    let (mut c, mut s) = sessions();
     c.set_streamed(true);
     s.set_streamed(true);
     // The server answers before the client has finished sending.
@@ -303,7 +307,7 @@ fn a_trailers_only_response_is_one_header_block_that_ends_the_stream() {
     let len = u32::from_be_bytes([0, wire[0], wire[1], wire[2]]) as usize;
     assert_eq!((wire[3], wire[4], wire.len()), (1, 0x5, 9 + len));
     c.receive(&wire).unwrap();
-    let got = of(&c.events().drain(..).collect::<Vec<_>>(), id);
+    let got = take(&mut c, id);
     assert_eq!(
         got,
         [
@@ -322,13 +326,12 @@ fn a_trailers_only_response_is_one_header_block_that_ends_the_stream() {
     // The client ends its side; the stream closes.
     c.end_body(id).unwrap();
     pump(&mut c, &mut s);
-    assert!(c.events().contains(&Event::Closed { stream: id, code: 0 }), "{:?}", c.events());
+    assert_closed(&mut c, id, 0);
 }
 
 #[test]
 fn a_reset_stream_drops_its_pushed_body() {
-    let mut c = Session::client(Settings::default()).unwrap();
-    let mut s = Session::server(Settings::default()).unwrap();
+    let (mut c, mut s) = sessions();
     s.set_streamed(true);
     let id = c.submit_request_streamed(&POST).unwrap();
     c.push_body(id, b"abc").unwrap();
@@ -338,7 +341,7 @@ fn a_reset_stream_drops_its_pushed_body() {
     s.push_body(id, b"def").unwrap();
     c.reset(id, 0x8);
     pump(&mut c, &mut s);
-    assert!(s.events().contains(&Event::Closed { stream: id, code: 0x8 }), "{:?}", s.events());
+    assert_closed(&mut s, id, 0x8);
     assert!(s.push_body(id, b"more").is_err());
     assert_eq!(s.queued(id), 0);
 }
@@ -359,7 +362,7 @@ fn a_pushed_body_waits_for_the_peers_window() {
     c.receive(&wire).unwrap();
     s.end_body(id).unwrap();
     pump(&mut c, &mut s);
-    let got = of(&c.events().drain(..).collect::<Vec<_>>(), id);
+    let got = take(&mut c, id);
     assert_eq!(body_of(&got).len(), 300_000);
     assert_eq!(got.last(), Some(&Event::Closed { stream: id, code: 0 }), "{:?}", got.last());
 }

@@ -2,10 +2,11 @@
 //! gives them; lines that hold no request skipped by cause; a cut-off last line; junk that
 //! must not panic.
 
+use super::tests::{logged, response};
 use super::{detect, LogFormat, PRESETS};
 use crate::replay::read::testing::{h, items, AT_US as AT};
 use crate::replay::read::{Format, Item};
-use crate::replay::record::{BadKind, Body, Record, Response};
+use crate::replay::record::{BadKind, Body, Record};
 
 /// The layout detected for `text` and what it reads from it.
 fn detected(text: &str) -> (String, Vec<Item>) {
@@ -26,10 +27,6 @@ fn one(text: &str) -> (String, Record) {
 fn kinds(format: &LogFormat, text: &str) -> Vec<Option<BadKind>> {
     let read = items(&Format::Log(format.clone()), text.as_bytes()).unwrap();
     read.into_iter().map(|item| item.err().map(|bad| bad.kind)).collect()
-}
-
-fn response(status: u16, body: Body) -> Option<Response> {
-    Some(Response { status, headers: vec![], body })
 }
 
 const COMBINED: &str = r#"203.0.113.7 - - [26/Nov/2026:10:52:58 +0000] "GET /index.html?q=1 HTTP/1.1" 200 612 "https://example.com/" "Mozilla/5.0 (X11)""#;
@@ -102,20 +99,9 @@ fn caddy_json() {
     let line = r#"{"level":"info","ts":1795690378.625,"logger":"http.log.access","msg":"handled request","request":{"remote_ip":"127.0.0.1","remote_port":"41342","client_ip":"127.0.0.1","proto":"HTTP/2.0","method":"GET","host":"localhost","uri":"/a?b=1","headers":{"User-Agent":["curl/7.82.0-DEV"],"Accept":["*/*"],"Cookie":["REDACTED"]},"tls":{"resumed":false,"version":772,"cipher_suite":4865,"proto":"h2","server_name":"example.com"}},"bytes_read":0,"user_id":"","duration":0.5,"size":10900,"status":200,"resp_headers":{"Server":["Caddy"]}}"#;
     let (name, record) = one(line);
     assert_eq!(name, "caddy");
-    assert_eq!(
-        record,
-        Record {
-            start_us: AT + 125_000,
-            whole_second: false,
-            method: "GET".into(),
-            target: "/a?b=1".into(),
-            headers: vec![h("Host", "localhost"), h("User-Agent", "curl/7.82.0-DEV"), h("Accept", "*/*")],
-            client: Some("127.0.0.1".into()),
-            response: response(200, Body::Size(10900)),
-            line: 1,
-            ..Record::default()
-        }
-    );
+    let want = logged(AT + 125_000, false, "GET /a?b=1", Some("127.0.0.1"), response(200, Body::Size(10900)));
+    let headers = vec![h("Host", "localhost"), h("User-Agent", "curl/7.82.0-DEV"), h("Accept", "*/*")];
+    assert_eq!(record, Record { headers, ..want });
     // Caddy's own messages in the same output hold no request.
     let startup = r#"{"level":"info","ts":1795690378.1,"logger":"http","msg":"server running","name":"srv0"}"#;
     let text = format!("{startup}\n{line}\n");
@@ -138,19 +124,8 @@ fn haproxy_httplog_with_or_without_syslog_header() {
     let syslog = r#"Feb  6 12:14:14 localhost haproxy[14389]: 10.0.1.2:33317 [26/Nov/2026:10:52:58.655] http-in static/srv1 10/0/30/69/109 200 2750 - - ---- 1/1/1/1/0 0/0 {1wt.eu} {} "GET /index.html HTTP/1.1""#;
     let (name, record) = one(syslog);
     assert_eq!(name, "haproxy");
-    assert_eq!(
-        record,
-        Record {
-            start_us: AT + 655_000,
-            whole_second: false,
-            method: "GET".into(),
-            target: "/index.html".into(),
-            client: Some("10.0.1.2".into()),
-            response: response(200, Body::Size(2750)),
-            line: 1,
-            ..Record::default()
-        }
-    );
+    let want = logged(AT + 655_000, false, "GET /index.html", Some("10.0.1.2"), response(200, Body::Size(2750)));
+    assert_eq!(record, want);
     let raw = r#"10.0.1.2:33317 [26/Nov/2026:10:52:58.655] http-in static/srv1 10/0/30/69/109 200 2750 - - ---- 1/1/1/1/0 0/0 "GET /a?b=#22#23 HTTP/1.1""#;
     let (name, record) = one(raw);
     assert_eq!((name.as_str(), record.target.as_str()), ("haproxy", "/a?b=\"#"));
@@ -222,20 +197,9 @@ fn w3c_iis_and_cloudfront() {
     let (name, record) = one(iis);
     assert_eq!(name, "w3c");
     // The time is the end; IIS's time-taken is in milliseconds.
-    assert_eq!(
-        record,
-        Record {
-            start_us: AT,
-            whole_second: true,
-            method: "GET".into(),
-            target: "/index.html?q=1".into(),
-            headers: vec![h("User-Agent", "Mozilla/5.0 (Windows NT 10.0)")],
-            client: Some("203.0.113.9".into()),
-            response: response(200, Body::None),
-            line: 5,
-            ..Record::default()
-        }
-    );
+    let want = logged(AT, true, "GET /index.html?q=1", Some("203.0.113.9"), response(200, Body::None));
+    let headers = vec![h("User-Agent", "Mozilla/5.0 (Windows NT 10.0)")];
+    assert_eq!(record, Record { headers, line: 5, ..want });
     // IIS writes its directives again when it restarts, maybe with other fields.
     let restarted = format!(
         "{iis}#Software: Microsoft Internet Information Services 10.0\n#Fields: time cs-method cs-uri-stem\n#Date: 2026-11-26 11:00:00\n10:53:00 HEAD /x\n"

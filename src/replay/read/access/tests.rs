@@ -35,8 +35,31 @@ fn headers(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect()
 }
 
-fn response(status: u16, body: Body) -> Option<Response> {
+/// A response as a log records it: a status and perhaps a body's size, no header.
+pub(super) fn response(status: u16, body: Body) -> Option<Response> {
     Some(Response { status, headers: vec![], body })
+}
+
+/// The record the first line gives for `request` (`METHOD target`) at `start_us`, from `client`,
+/// answered `response`.
+pub(super) fn logged(
+    start_us: i64,
+    whole_second: bool,
+    request: &str,
+    client: Option<&str>,
+    response: Option<Response>,
+) -> Record {
+    let (method, target) = request.split_once(' ').unwrap_or_else(|| panic!("no target in {request:?}"));
+    Record {
+        start_us,
+        whole_second,
+        method: method.into(),
+        target: target.into(),
+        client: client.map(Into::into),
+        response,
+        line: 1,
+        ..Record::default()
+    }
 }
 
 /// nginx writes a quote in a value as `\x22`.
@@ -44,17 +67,8 @@ const NGINX_COMBINED_LINE: &str = r#"203.0.113.7 - - [26/Nov/2026:10:52:58 +0000
 
 fn nginx_combined_record() -> Record {
     Record {
-        start_us: AT,
-        whole_second: true,
-        method: "GET".into(),
-        target: "/index.html?q=1".into(),
         headers: headers(&[("Referer", "https://example.com/"), ("User-Agent", "Mozilla/5.0 \"quoted\" (X11)")]),
-        body: Body::None,
-        client: Some("203.0.113.7".into()),
-        connection: None,
-        session: None,
-        response: response(200, Body::Size(612)),
-        line: 1,
+        ..logged(AT, true, "GET /index.html?q=1", Some("203.0.113.7"), response(200, Body::Size(612)))
     }
 }
 
@@ -75,38 +89,17 @@ fn apache_combined_line_unescapes_and_drops_dashes() {
     let line =
         r#"192.0.2.1 - frank [26/Nov/2026:11:52:58 +0100] "GET /a%20b HTTP/1.0" 304 - "-" "curl/8.5 \"x\" \\ y""#;
     let record = one(&LogFormat::combined(), line);
-    assert_eq!(
-        record,
-        Record {
-            start_us: AT,
-            whole_second: true,
-            method: "GET".into(),
-            target: "/a%20b".into(),
-            headers: headers(&[("User-Agent", r#"curl/8.5 "x" \ y"#)]),
-            client: Some("192.0.2.1".into()),
-            response: response(304, Body::None),
-            line: 1,
-            ..Record::default()
-        }
-    );
+    let user_agent = headers(&[("User-Agent", r#"curl/8.5 "x" \ y"#)]);
+    let want = logged(AT, true, "GET /a%20b", Some("192.0.2.1"), response(304, Body::None));
+    assert_eq!(record, Record { headers: user_agent, ..want });
 }
 
 #[test]
 fn nginx_msec_is_the_end_and_request_time_gives_the_start() {
     let layout = LogFormat::parse(r#"$msec $request_time $connection "$request""#).unwrap();
     let record = one(&layout, r#"1795690378.250 0.125 42 "POST /api/v1/items HTTP/1.1""#);
-    assert_eq!(
-        record,
-        Record {
-            start_us: AT + 125_000,
-            whole_second: false,
-            method: "POST".into(),
-            target: "/api/v1/items".into(),
-            connection: Some("42".into()),
-            line: 1,
-            ..Record::default()
-        }
-    );
+    let want = logged(AT + 125_000, false, "POST /api/v1/items", None, None);
+    assert_eq!(record, Record { connection: Some("42".into()), ..want });
 }
 
 #[test]
@@ -126,19 +119,7 @@ fn apache_t_is_the_start_and_d_is_not_taken_off() {
     assert_eq!(layout.describe(), "Apache LogFormat");
     let record =
         one(&layout, r#"198.51.100.4 - - [26/Nov/2026:10:52:58 +0000] "GET /search?q=x HTTP/1.1" 200 1024 1534"#);
-    assert_eq!(
-        record,
-        Record {
-            start_us: AT,
-            whole_second: true,
-            method: "GET".into(),
-            target: "/search?q=x".into(),
-            client: Some("198.51.100.4".into()),
-            response: response(200, Body::Size(1024)),
-            line: 1,
-            ..Record::default()
-        }
-    );
+    assert_eq!(record, logged(AT, true, "GET /search?q=x", Some("198.51.100.4"), response(200, Body::Size(1024))));
 }
 
 #[test]
@@ -160,19 +141,9 @@ fn apache_end_times_and_fractions() {
 fn ats_squid_lines_start_at_cqtq() {
     // cqtq is "the time at which the client request was received": ttms is not taken off.
     let miss = "1795690378.123 45 192.0.2.9 TCP_MISS/200 1432 GET http://example.com/img.png?v=2 - DIRECT/203.0.113.5 image/png";
-    assert_eq!(
-        one(&LogFormat::squid(), miss),
-        Record {
-            start_us: AT + 123_000,
-            whole_second: false,
-            method: "GET".into(),
-            target: "http://example.com/img.png?v=2".into(),
-            client: Some("192.0.2.9".into()),
-            response: response(200, Body::Size(1432)),
-            line: 1,
-            ..Record::default()
-        }
-    );
+    let answered = response(200, Body::Size(1432));
+    let want = logged(AT + 123_000, false, "GET http://example.com/img.png?v=2", Some("192.0.2.9"), answered);
+    assert_eq!(one(&LogFormat::squid(), miss), want);
     let hit =
         "1795690379.000 0 192.0.2.9 TCP_MEM_HIT/304 212 GET http://example.com/ - NONE/- text/html; charset=utf-8";
     let record = one(&LogFormat::squid(), hit);
@@ -184,18 +155,8 @@ fn ats_custom_layout_with_a_header() {
     let layout = LogFormat::parse("%<cqtq> %<ttms> %<cqhm> %<pquc> %<{Host}cqh>").unwrap();
     assert_eq!(layout.describe(), "ATS log format");
     let record = one(&layout, "1795690378.500 20 HEAD http://origin.internal/x?y=1 www.example.com");
-    assert_eq!(
-        record,
-        Record {
-            start_us: AT + 500_000,
-            whole_second: false,
-            method: "HEAD".into(),
-            target: "http://origin.internal/x?y=1".into(),
-            headers: headers(&[("Host", "www.example.com")]),
-            line: 1,
-            ..Record::default()
-        }
-    );
+    let want = logged(AT + 500_000, false, "HEAD http://origin.internal/x?y=1", None, None);
+    assert_eq!(record, Record { headers: headers(&[("Host", "www.example.com")]), ..want });
     // A path recorded with the URL makes the target origin-form; ATS writes it without its `/`.
     let layout = LogFormat::parse(r#"%<cqts> %<cqup> "%<{User-Agent}cqh>" %<{Content-Length}cqh>"#).unwrap();
     let record = one(&layout, r#"1795690378 img/a.png "Mozilla "x"" 10"#);
@@ -259,20 +220,9 @@ fn bad_values_say_which() {
 fn request_bodies_are_their_content_length() {
     let layout = LogFormat::parse(r#"$time_iso8601 "$request" $status $content_length "$http_content_type""#).unwrap();
     let record = one(&layout, r#"2026-11-26T10:52:58+00:00 "POST /upload HTTP/1.1" 201 5120 "application/json""#);
-    assert_eq!(
-        record,
-        Record {
-            start_us: AT,
-            whole_second: true,
-            method: "POST".into(),
-            target: "/upload".into(),
-            headers: headers(&[("Content-Type", "application/json")]),
-            body: Body::Size(5120),
-            response: response(201, Body::None),
-            line: 1,
-            ..Record::default()
-        }
-    );
+    let want = logged(AT, true, "POST /upload", None, response(201, Body::None));
+    let content_type = headers(&[("Content-Type", "application/json")]);
+    assert_eq!(record, Record { headers: content_type, body: Body::Size(5120), ..want });
     let layout = LogFormat::parse(r#"%t "%r" %>s %b "%{Content-Length}i""#).unwrap();
     let head = one(&layout, r#"[26/Nov/2026:10:52:58 +0000] "HEAD /big HTTP/1.1" 200 0 "-""#);
     assert_eq!((head.method.as_str(), head.body, head.response), ("HEAD", Body::None, response(200, Body::None)));
