@@ -50,6 +50,17 @@ pub enum RequestSource {
     Grpc(std::sync::Arc<crate::grpc::call::CallSetup>),
 }
 
+impl RequestSource {
+    /// How each exchange streams its requests, for a workload whose requests stream (gRPC's
+    /// client-streaming and bidi calls).
+    pub fn streaming(&self) -> Option<&crate::grpc::call::Streaming> {
+        match self {
+            RequestSource::Grpc(calls) => calls.streaming.as_ref(),
+            _ => None,
+        }
+    }
+}
+
 /// When requests are sent, settled before the threads start.
 pub enum Timing {
     /// Each connection sends its next request as soon as a response completes.

@@ -3,7 +3,7 @@
 
 use std::io;
 
-use super::{connect_cause, Dialed, Host, PerSlot, Readable, Transport};
+use super::{connect_cause, Dialed, Host, Part, PerSlot, Readable, Transport};
 use crate::engine::slot::State;
 use crate::http::response::ResponseParser;
 use crate::stats::{ConnectCause, ErrorKind};
@@ -245,7 +245,7 @@ impl Http1 {
                     return false;
                 }
             }
-            host.first_byte(i);
+            host.first_bytes(i, Part::Head);
             let c = &mut self.conns[i];
             let Ok(fed) = c.parser.feed(data) else {
                 self.fail(host, i, ErrorKind::Parse);

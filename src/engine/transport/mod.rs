@@ -137,6 +137,15 @@ pub enum Note {
     },
 }
 
+/// A part of a response whose first bytes a transport reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The status line or HEADERS.
+    Head,
+    /// The body (a streamed call's first message).
+    Body,
+}
+
 /// The worker as a protocol sees it: everything a protocol may ask or say. Implemented once,
 /// by the worker; a protocol takes it by name and sees nothing else of the worker.
 pub trait Host {
@@ -216,10 +225,9 @@ pub trait Host {
 
     /// Bytes read from a connection.
     fn read_bytes(&mut self, n: usize);
-    /// The first byte of slot `i`'s response arrived.
-    fn first_byte(&mut self, i: usize);
-    /// The first body bytes of slot `i`'s response arrived (a gRPC call's first message).
-    fn first_data(&mut self, i: usize);
+    /// The first bytes of `part` of slot `i`'s response arrived (the workload says which part
+    /// it times).
+    fn first_bytes(&mut self, i: usize, part: Part);
     /// Slot `i`'s response (the last of its write) is complete, `captured` when kept whole:
     /// recorded, hooks run; the slot goes on when `keep` (else [`Op::Reopen`]). False when the
     /// slot did not go on.
@@ -228,19 +236,20 @@ pub trait Host {
     /// caller completes it); else it is counted and hooks run, and the answer is whether the
     /// thread goes on sending.
     fn pipelined(&mut self, i: usize, status: u16, captured: Option<&Captured>) -> Option<bool>;
-    /// gRPC streams: a reply on slot `i`'s call arrived for the message due at `due_us` and
+    /// Streamed exchanges: an answer on slot `i` arrived for the message due at `due_us` and
     /// written at `sent_us`: recorded as a response, its latency from when it was due.
     fn stream_reply(&mut self, i: usize, due_us: u64, sent_us: u64);
-    /// gRPC streams: slot `i`'s call ended with HTTP `status` and `trailers` (its headers and
-    /// trailers): judged by its `grpc-status` and counted; the slot goes on.
+    /// Streamed exchanges: slot `i`'s ended with HTTP `status` and `trailers` (its headers and
+    /// trailers), its answers recorded one by one: judged as its workload judges and counted;
+    /// the slot goes on.
     fn stream_ended(&mut self, i: usize, status: u16, trailers: &Captured);
     /// Slot `i`'s response ended with its connection: recorded, without hooks.
     fn record(&mut self, i: usize, status: u16);
     /// Slot `i`'s request failed as `kind`.
     fn failed(&mut self, i: usize, kind: ErrorKind);
     /// The server reset slot `i`'s stream with HTTP/2 or HTTP/3 error `code` (counted as the
-    /// protocol's `note`): a failed request, or a gRPC call that ended with the status the
-    /// reset stands for. The slot goes on.
+    /// protocol's `note`): a failed request, or an answer where the workload takes a reset as
+    /// one (a gRPC call's status). The slot goes on.
     fn server_reset(&mut self, i: usize, code: u32, note: Note);
     /// A response was walked away from (`--client-abort-rate`).
     fn aborted(&mut self);

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::io::{self, Write as _};
 use std::sync::Arc;
 
-use super::{connect_cause, Dialed, Host, Note, PerSlot, Readable, Transport};
+use super::{connect_cause, Dialed, Host, Note, Part, PerSlot, Readable, Transport};
 use crate::engine::slot::State;
 use crate::rng::Rng;
 use crate::stats::{ConnectCause, ErrorKind, WsDrop};
@@ -544,7 +544,7 @@ impl WebSocket {
                         c.compressed.extend_from_slice(&data[at..at + n]);
                     }
                     if host.state(i) == State::Reading {
-                        host.first_byte(i);
+                        host.first_bytes(i, Part::Head);
                     }
                 }
                 Item::End { compressed, len, .. } => {

@@ -10,7 +10,7 @@ use mio::{Interest, Token};
 use super::schedule::When;
 use super::Core;
 use crate::engine::slot::State;
-use crate::engine::transport::{Host, Note, Op};
+use crate::engine::transport::{Host, Note, Op, Part};
 use crate::http::response::Captured;
 use crate::net::stream::{ConnectError, Stream};
 use crate::script::ScriptError;
@@ -182,15 +182,8 @@ impl Host for Core<'_> {
         self.meter.rec.bytes += n as u64;
     }
 
-    fn first_byte(&mut self, i: usize) {
-        // A gRPC call's headers may come long before its first message: that one is timed.
-        if !self.requests.is_grpc() {
-            self.time_first_byte(i);
-        }
-    }
-
-    fn first_data(&mut self, i: usize) {
-        if self.requests.is_grpc() {
+    fn first_bytes(&mut self, i: usize, part: Part) {
+        if self.requests.first_timed() == Some(part) {
             self.time_first_byte(i);
         }
     }
@@ -200,8 +193,7 @@ impl Host for Core<'_> {
         if !self.run_response_hook(i, status, captured) {
             return false;
         }
-        self.check_content(i, status, captured);
-        self.judge_call(i, status, captured);
+        self.requests.judge(i, status, captured, &mut self.meter.rec);
         if !keep {
             self.ask(Op::Reopen(i as u32));
             return false;
@@ -228,10 +220,7 @@ impl Host for Core<'_> {
     }
 
     fn stream_ended(&mut self, i: usize, status: u16, trailers: &Captured) {
-        let verdict = crate::grpc::answer::judge(status, Some(trailers), None, &mut self.meter.rec.grpc);
-        if !verdict.ok() {
-            self.meter.rec.status_errors += 1;
-        }
+        self.requests.judge_stream(status, trailers, &mut self.meter.rec);
         self.next_request(i);
     }
 
@@ -248,7 +237,7 @@ impl Host for Core<'_> {
 
     fn server_reset(&mut self, i: usize, code: u32, note: Note) {
         self.meter.note(note);
-        if !self.reset_call(i, code) {
+        if !self.reset_answered(i, code) {
             self.failed(i, ErrorKind::Reset);
         }
         self.next_request(i);

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use mio::{Events, Poll, Token};
 
+mod calls;
 mod connect;
 mod host;
 mod meter;
@@ -112,10 +113,8 @@ pub fn run(
         }
         Wire::Http2 { streams, fixed } => {
             let mut transport = Http2::new(share.conns, *streams, fixed.clone());
-            if let crate::engine::RequestSource::Grpc(calls) = &plan.send {
-                if let Some(streaming) = &calls.streaming {
-                    transport = transport.with_streams(streaming.clone());
-                }
+            if let Some(streaming) = plan.send.streaming() {
+                transport = transport.with_streams(streaming.clone());
             }
             Worker::new(plan, stop, share, script, transport)?.run()
         }
@@ -339,7 +338,7 @@ impl<'a> Core<'a> {
         let (requests, pipeline) = Requests::new(plan, index, slots, script)?;
         let when = When::new(plan, index, slots, &poll)?;
         let paced = matches!(when, When::Paced(_));
-        let meter = Meter::new(&clock, warm, series, paced, requests.times_first_bytes());
+        let meter = Meter::new(&clock, warm, series, paced, requests.first_timed().is_some());
         Ok(Core {
             plan,
             stop,

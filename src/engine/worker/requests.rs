@@ -6,15 +6,17 @@
 use std::cmp::Reverse;
 use std::sync::atomic::Ordering;
 
+use super::calls::Called;
 use super::schedule::When;
 use super::Core;
 use crate::engine::proxy::{ProxyClient, Sent};
 use crate::engine::slot::State;
-use crate::engine::transport::Op;
+use crate::engine::transport::{Op, Part};
 use crate::engine::{EngineError, Plan, RequestSource};
 use crate::http::response::Captured;
 use crate::net::pages::Pages;
 use crate::script::{ScriptError, ThreadScript};
+use crate::stats::Recorder;
 
 /// What this thread sends, and the hooks that come with it.
 pub(super) enum Requests<'a> {
@@ -31,34 +33,6 @@ pub(super) enum Requests<'a> {
     Replay(Replayed),
     /// gRPC calls.
     Grpc(Called<'a>),
-}
-
-/// gRPC calls: the message each slot's call sends now, and this thread's place in the
-/// sequence of calls (position `j` sends message `j mod len`; thread `t` of segment `s` takes
-/// position `s + N t`, then every `N T`-th, as a targets file's requests are taken, so an
-/// array of messages is sent round-robin exactly over the run).
-pub(super) struct Called<'a> {
-    plan: &'a crate::grpc::call::CallSetup,
-    /// Per slot: the position of its current call.
-    position: Vec<u64>,
-    /// Per slot: its current call's request, when its message has templates.
-    bytes: Vec<Vec<u8>>,
-    /// Per slot: its current call's message size.
-    sizes: Vec<u64>,
-    next: u64,
-    stride: u64,
-    rng: crate::rng::Rng,
-}
-
-impl Called<'_> {
-    /// Slot `i`'s current request when it is not the one every call sends.
-    fn built(&self, i: usize) -> Option<&[u8]> {
-        if self.plan.single() {
-            return None;
-        }
-        let k = *self.position.get(i)? as usize;
-        self.plan.fixed(k).or_else(|| self.bytes.get(i).map(Vec::as_slice))
-    }
 }
 
 /// A replay's requests: per slot, the bytes of the one it sends now (copied from the feed's
@@ -175,19 +149,7 @@ impl<'a> Requests<'a> {
                 };
                 Ok((Requests::Targets(targeted), 1))
             }
-            (RequestSource::Grpc(calls), _) => {
-                let n = plan.segment.count.max(1) as u64;
-                let called = Called {
-                    plan: calls,
-                    position: vec![0; slots],
-                    bytes: vec![Vec::new(); slots],
-                    sizes: vec![calls.size(0); slots],
-                    next: u64::from(plan.segment.index) + n * index as u64,
-                    stride: n * plan.threads.max(1) as u64,
-                    rng: crate::rng::Rng::for_thread(u64::from(plan.segment.index).wrapping_mul(0x9e37_79b9), index),
-                };
-                Ok((Requests::Grpc(called), 1))
-            }
+            (RequestSource::Grpc(calls), _) => Ok((Requests::Grpc(Called::new(calls, plan, index, slots)), 1)),
             (RequestSource::Replay, _) => {
                 Ok((Requests::Replay(Replayed { bytes: vec![Vec::new(); slots], path: vec![0; slots] }), 1))
             }
@@ -294,18 +256,37 @@ impl<'a> Requests<'a> {
         }
     }
 
-    /// Whether first bytes are timed (proxy tests; a server-streaming call's first message).
-    pub(super) fn times_first_bytes(&self) -> bool {
+    /// Which part of an answer's arrival is timed as its first bytes, if any: a proxy test's
+    /// head; a server-streaming call's first message (its headers may come long before).
+    pub(super) fn first_timed(&self) -> Option<Part> {
         match self {
-            Requests::Proxy(_) => true,
-            Requests::Grpc(g) => g.plan.server_streams,
-            _ => false,
+            Requests::Proxy(_) => Some(Part::Head),
+            Requests::Grpc(g) => g.streams_replies().then_some(Part::Body),
+            _ => None,
         }
     }
 
-    /// Whether the requests are gRPC calls.
-    pub(super) fn is_grpc(&self) -> bool {
-        matches!(self, Requests::Grpc(_))
+    /// Slot `i`'s complete answer judged as its workload judges one (a proxy test by its
+    /// content, a gRPC call by its status and messages), and counted in `rec`.
+    pub(super) fn judge(&self, i: usize, status: u16, captured: Option<&Captured>, rec: &mut Recorder) {
+        match self {
+            Requests::Proxy(p) => {
+                let Some((_, sent)) = p.built.get(i) else { return };
+                if let Some(why) = p.client.check(sent, status, captured) {
+                    rec.content_error(why);
+                }
+            }
+            Requests::Grpc(g) => g.judge(i, status, captured, rec),
+            _ => {}
+        }
+    }
+
+    /// Slot `i`'s exchange, whose answers were recorded one by one, ended with `status` and
+    /// `trailers`: judged and counted in `rec`.
+    pub(super) fn judge_stream(&self, status: u16, trailers: &Captured, rec: &mut Recorder) {
+        if let Requests::Grpc(g) = self {
+            g.judge_stream(status, trailers, rec);
+        }
     }
 
     /// Builds slot `i`'s next request; returns whether it is a HEAD.
@@ -321,21 +302,7 @@ impl<'a> Requests<'a> {
             }
             Requests::Replay(r) => Ok(r.bytes.get(i).is_some_and(|b| b.starts_with(b"HEAD "))),
             Requests::Grpc(g) => {
-                let j = g.next;
-                g.next += g.stride;
-                if let Some(p) = g.position.get_mut(i) {
-                    *p = j;
-                }
-                if g.plan.single() {
-                    return Ok(false);
-                }
-                let size = match (g.plan.fixed(j as usize), g.bytes.get_mut(i)) {
-                    (None, Some(buf)) => g.plan.render(j as usize, j, &mut g.rng, buf),
-                    _ => g.plan.size(j as usize),
-                };
-                if let Some(s) = g.sizes.get_mut(i) {
-                    *s = size;
-                }
+                g.build(i);
                 Ok(false)
             }
             Requests::Proxy(p) => {
@@ -429,7 +396,7 @@ impl Core<'_> {
     /// The first byte of slot `i`'s response arrived: timed in proxy tests.
     pub(super) fn time_first_byte(&mut self, i: usize) {
         let s = &mut self.slots[i];
-        if s.first_byte || !self.requests.times_first_bytes() {
+        if s.first_byte || self.requests.first_timed().is_none() {
             return;
         }
         s.first_byte = true;
@@ -453,53 +420,17 @@ impl Core<'_> {
         true
     }
 
-    /// A proxy test's check of a complete response's content.
-    pub(super) fn check_content(&mut self, i: usize, status: u16, captured: Option<&Captured>) {
-        let Requests::Proxy(p) = &self.requests else { return };
-        let Some((_, sent)) = p.built.get(i) else { return };
-        if let Some(why) = p.client.check(sent, status, captured) {
-            self.meter.rec.content_error(why);
-        }
-    }
-
-    /// A gRPC call's answer on slot `i`, judged and counted (a failed call counts with the
-    /// responses whose status is an error, for intervals and thresholds).
-    pub(super) fn judge_call(&mut self, i: usize, status: u16, captured: Option<&Captured>) {
-        let Requests::Grpc(g) = &self.requests else { return };
-        let rec = &mut self.meter.rec;
-        let sent = g.sizes.get(i).copied().unwrap_or(0);
-        rec.grpc.messages_sent += 1;
-        rec.grpc.message_bytes_sent += sent;
-        let verdict = crate::grpc::answer::judge(status, captured, g.plan.check.as_ref(), &mut rec.grpc);
-        // An HTTP status above 399 was counted as an error when the response was recorded.
-        if !verdict.ok() && status < 400 {
-            rec.status_errors += 1;
-        }
-    }
-
-    /// A gRPC call whose stream the server reset with `code`: it ended with the status the
-    /// reset stands for, its latency recorded (no HTTP status counted). False when the
-    /// requests are not gRPC calls.
-    pub(super) fn reset_call(&mut self, i: usize, code: u32) -> bool {
+    /// Slot `i`'s stream was reset by the server with `code`: when its workload takes a reset
+    /// as an answer (a gRPC call ends with the status the reset stands for), it is recorded
+    /// and counted so, with its latency; false when the reset is a failed request.
+    pub(super) fn reset_answered(&mut self, i: usize, code: u32) -> bool {
         let Requests::Grpc(g) = &self.requests else { return false };
         let now = self.clock.now_us();
         let s = &self.slots[i];
-        let passed = g.plan.deadline_us.is_some_and(|d| now.saturating_sub(s.sent_us) >= d);
         let latency = now.saturating_sub(s.intended_us);
         let uncorrected = matches!(self.when, When::Paced(_)).then(|| now.saturating_sub(s.sent_us));
-        let sent = g.sizes.get(i).copied().unwrap_or(0);
-        let streamed = g.plan.streaming.is_some();
-        let status = crate::grpc::status::Code::of_reset(code, passed);
+        g.reset(i, code, now.saturating_sub(s.sent_us), &mut self.meter.rec);
         self.record_answer(None, latency, uncorrected);
-        let rec = &mut self.meter.rec;
-        if !streamed {
-            rec.grpc.messages_sent += 1;
-            rec.grpc.message_bytes_sent += sent;
-        }
-        rec.grpc.codes[status] += 1;
-        if status != crate::grpc::status::Code::Ok {
-            rec.status_errors += 1;
-        }
         true
     }
 

@@ -3,7 +3,7 @@
 
 use super::{Http2, CANCEL, REFUSED_STREAM};
 use crate::engine::transport::mux::Multiplexed;
-use crate::engine::transport::{Host, Note, Transport};
+use crate::engine::transport::{Host, Note, Part, Transport};
 use crate::h2::Event;
 use crate::stats::ErrorKind;
 
@@ -29,13 +29,13 @@ impl Http2 {
                 Event::Status { stream, status } => {
                     if let Some(&i) = self.links[l].by_stream.get(&stream) {
                         self.slots[i as usize].status = status;
-                        host.first_byte(i as usize);
+                        host.first_bytes(i as usize, Part::Head);
                     }
                 }
                 Event::Data { stream, .. } => {
                     // --client-abort-rate: walk away once the body starts.
                     let Some(&i) = self.links[l].by_stream.get(&stream) else { continue };
-                    host.first_data(i as usize);
+                    host.first_bytes(i as usize, Part::Body);
                     if host.aborts(i as usize) {
                         host.aborted();
                         self.abandon(host, l, i as usize);
@@ -116,7 +116,7 @@ impl Http2 {
     fn stream_reply(&mut self, host: &mut impl Host, l: usize, stream: i32, data: &[u8]) {
         let Some(&i) = self.links[l].by_stream.get(&stream) else { return };
         let i = i as usize;
-        host.first_data(i);
+        host.first_bytes(i, Part::Body);
         let Some(streams) = self.grpc.as_mut() else { return };
         match streams.reply(i, data, host.now()) {
             Ok((replies, outcome)) => {

@@ -187,7 +187,7 @@ impl Http3 {
                 return self.h3_fail(host, i, ErrorKind::Parse);
             }
             if read.status {
-                host.first_byte(i);
+                host.first_bytes(i, crate::engine::transport::Part::Head);
             }
             if read.data && host.aborts(i) {
                 // --client-abort-rate: walk away once the body starts.

@@ -1,0 +1,115 @@
+//! gRPC calls as a worker's requests: which message each slot's call sends, and how a call's
+//! answer is judged and counted (its `grpc-status`, its messages, a reset's status). The
+//! worker asks its [`Requests`](super::requests::Requests) for these as it asks any workload;
+//! nothing here is reached but through them.
+
+use crate::grpc::call::CallSetup;
+use crate::grpc::status::Code;
+use crate::http::response::Captured;
+use crate::stats::Recorder;
+
+/// gRPC calls: the message each slot's call sends now, and this thread's place in the
+/// sequence of calls (position `j` sends message `j mod len`; thread `t` of segment `s` takes
+/// position `s + N t`, then every `N T`-th, as a targets file's requests are taken, so an
+/// array of messages is sent round-robin exactly over the run).
+pub(super) struct Called<'a> {
+    plan: &'a CallSetup,
+    /// Per slot: the position of its current call.
+    position: Vec<u64>,
+    /// Per slot: its current call's request, when its message has templates.
+    bytes: Vec<Vec<u8>>,
+    /// Per slot: its current call's message size.
+    sizes: Vec<u64>,
+    next: u64,
+    stride: u64,
+    rng: crate::rng::Rng,
+}
+
+impl<'a> Called<'a> {
+    /// Thread `index`'s calls of `calls` over `slots` slots.
+    pub(super) fn new(calls: &'a CallSetup, plan: &crate::engine::Plan, index: usize, slots: usize) -> Called<'a> {
+        let n = plan.segment.count.max(1) as u64;
+        Called {
+            plan: calls,
+            position: vec![0; slots],
+            bytes: vec![Vec::new(); slots],
+            sizes: vec![calls.size(0); slots],
+            next: u64::from(plan.segment.index) + n * index as u64,
+            stride: n * plan.threads.max(1) as u64,
+            rng: crate::rng::Rng::for_thread(u64::from(plan.segment.index).wrapping_mul(0x9e37_79b9), index),
+        }
+    }
+
+    /// Slot `i`'s current request when it is not the one every call sends.
+    pub(super) fn built(&self, i: usize) -> Option<&[u8]> {
+        if self.plan.single() {
+            return None;
+        }
+        let k = *self.position.get(i)? as usize;
+        self.plan.fixed(k).or_else(|| self.bytes.get(i).map(Vec::as_slice))
+    }
+
+    /// The server answers with a stream of messages (server-streaming and bidi calls).
+    pub(super) fn streams_replies(&self) -> bool {
+        self.plan.server_streams
+    }
+
+    /// Takes slot `i`'s next call: its position, and its message rendered when it has
+    /// templates.
+    pub(super) fn build(&mut self, i: usize) {
+        let j = self.next;
+        self.next += self.stride;
+        if let Some(p) = self.position.get_mut(i) {
+            *p = j;
+        }
+        if self.plan.single() {
+            return;
+        }
+        let size = match (self.plan.fixed(j as usize), self.bytes.get_mut(i)) {
+            (None, Some(buf)) => self.plan.render(j as usize, j, &mut self.rng, buf),
+            _ => self.plan.size(j as usize),
+        };
+        if let Some(s) = self.sizes.get_mut(i) {
+            *s = size;
+        }
+    }
+
+    /// Slot `i`'s call answered with HTTP `status` and `captured`: its message counted as sent
+    /// and the call judged (a failed call counts with the responses whose status is an error,
+    /// for intervals and thresholds).
+    pub(super) fn judge(&self, i: usize, status: u16, captured: Option<&Captured>, rec: &mut Recorder) {
+        rec.grpc.messages_sent += 1;
+        rec.grpc.message_bytes_sent += self.sizes.get(i).copied().unwrap_or(0);
+        let verdict = crate::grpc::answer::judge(status, captured, self.plan.check.as_ref(), &mut rec.grpc);
+        // An HTTP status above 399 was counted as an error when the response was recorded.
+        if !verdict.ok() && status < 400 {
+            rec.status_errors += 1;
+        }
+    }
+
+    /// A streamed call ended with HTTP `status` and `trailers` (its messages were counted as
+    /// they went and came).
+    pub(super) fn judge_stream(&self, status: u16, trailers: &Captured, rec: &mut Recorder) {
+        let verdict = crate::grpc::answer::judge(status, Some(trailers), None, &mut rec.grpc);
+        if !verdict.ok() {
+            rec.status_errors += 1;
+        }
+    }
+
+    /// Slot `i`'s call, `elapsed_us` after it was sent, was reset by the server with HTTP/2
+    /// error `code`: it ended with the status the reset stands for (DEADLINE_EXCEEDED once its
+    /// deadline passed), counted.
+    pub(super) fn reset(&self, i: usize, code: u32, elapsed_us: u64, rec: &mut Recorder) {
+        let passed = self.plan.deadline_us.is_some_and(|d| elapsed_us >= d);
+        let status = Code::of_reset(code, passed);
+        // A streamed call's messages were counted as they were sent.
+        if self.plan.streaming.is_none() {
+            rec.grpc.messages_sent += 1;
+            rec.grpc.message_bytes_sent += self.sizes.get(i).copied().unwrap_or(0);
+        }
+        rec.grpc.codes[status] += 1;
+        if status != Code::Ok {
+            rec.status_errors += 1;
+        }
+    }
+}
