@@ -111,9 +111,10 @@ const ECHO_AND_PING: &str = "-c 10000 -t 2 -d 6s -R 1000 --ping 1s --interval 1s
 /// strain's 512 connections opening at once some SYNs wait for the kernel's 1 s retry and
 /// then their upgrade, past the default 2 s connect deadline (counted as connect timeouts, and
 /// retried). A user holding 10,000 on such a server gives the upgrades longer, as here, and
-/// the run too: its 10,000 upgrades take 4-5 s.
-const PYTHON_LISTEN: &str = "-c 10000 -t 2 -d 9s --listen-only --interval 1s -T 5s";
-const PYTHON_ECHO_AND_PING: &str = "-c 10000 -t 2 -d 9s -R 1000 --ping 1s --interval 1s -T 5s";
+/// the run too: its 10,000 upgrades take 4-5 s on a quiet machine, 8 s while other tests
+/// load both cores (CI), so the run is long enough to hold them all for several rows after.
+const PYTHON_LISTEN: &str = "-c 10000 -t 2 -d 15s --listen-only --interval 1s -T 5s";
+const PYTHON_ECHO_AND_PING: &str = "-c 10000 -t 2 -d 15s -R 1000 --ping 1s --interval 1s -T 5s";
 
 /// Asserts the echo run's messages and pings: every message sent was echoed, and `echoed` (the
 /// server's count, when it keeps one) is strain's count.
