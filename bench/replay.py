@@ -182,6 +182,13 @@ def epoch_text(us):
     return "%d.%06d" % (EPOCH + s, frac)
 
 
+def clf_stamp(seconds):
+    """The CLF time (`26/Nov/2026:10:00:00 +0000`) `seconds` after EPOCH."""
+    tm = time.gmtime(EPOCH + seconds)
+    return "%02d/%s/%d:%02d:%02d:%02d +0000" % (tm.tm_mday, MONTHS[tm.tm_mon - 1], tm.tm_year,
+                                                tm.tm_hour, tm.tm_min, tm.tm_sec)
+
+
 def write_lines(path, lines):
     """Writes an iterable of text lines in bulk; returns the size in bytes."""
     with open(path, "w", buffering=1 << 20) as f:
@@ -233,10 +240,7 @@ def write_big_log(path, size, per_second, seed):
     written = lines = seconds = 0
     with open(path, "w", buffering=1 << 22) as f:
         while written < size:
-            tm = time.gmtime(EPOCH + seconds)
-            stamp = "%02d/%s/%d:%02d:%02d:%02d +0000" % (tm.tm_mday, MONTHS[tm.tm_mon - 1],
-                                                         tm.tm_year, tm.tm_hour, tm.tm_min,
-                                                         tm.tm_sec)
+            stamp = clf_stamp(seconds)
             chunk = "".join(a + stamp + b for a, b in zip(pre, post))
             f.write(chunk)
             written += len(chunk)
@@ -554,10 +558,7 @@ def write_read_combined(path, size, per_second, seed):
     k = 0
     with open(path, "w", buffering=1 << 22) as f:
         while written < size:
-            tm = time.gmtime(EPOCH + seconds)
-            stamp = "%02d/%s/%d:%02d:%02d:%02d +0000" % (tm.tm_mday, MONTHS[tm.tm_mon - 1],
-                                                         tm.tm_year, tm.tm_hour, tm.tm_min,
-                                                         tm.tm_sec)
+            stamp = clf_stamp(seconds)
             chunk = "".join(posts[(k + j) % len(posts)] % stamp for j in range(per_second))
             k = (k + per_second * 7 + 3) % len(posts)
             f.write(chunk)

@@ -132,7 +132,7 @@ fn runner(f: &CompareFlags) -> Result<i32, CliError> {
     let request = load::RequestShape { flags: &f.request, inputs: &inputs };
     let side = |url: &str, prepare: &Option<String>| -> Result<AbSide, CliError> {
         let config = load::load(
-            url,
+            load::http_target(url)?,
             &f.connect,
             load::protocol(&f.http)?,
             Some(shape),

@@ -35,7 +35,7 @@ pub fn load(f: &FindMaxFlags) -> Result<(Config, Workload), CliError> {
     let inputs = super::load::Inputs::read(&f.request)?;
     let request = super::load::RequestShape { flags: &f.request, inputs: &inputs };
     let config = super::load::load(
-        &f.url,
+        super::load::http_target(&f.url)?,
         &f.connect,
         super::load::protocol(&f.http)?,
         None,

@@ -48,7 +48,7 @@ fn grpc_load(call: &CallFlags, aim: Aim) -> Result<(Config, Workload), CliError>
     // of different methods apart as they do different paths.
     let target = target.at_path(&plan.path);
     let requests = load::Requests::Fixed { method: "POST", headers };
-    let config = load::load_at(target, &connect, protocol, shape, requests, connections)?;
+    let config = load::load(target, &connect, protocol, shape, requests, connections)?;
     Ok((config, Workload::Grpc(Arc::new(plan))))
 }
 

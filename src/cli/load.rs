@@ -70,27 +70,20 @@ pub enum Requests<'a> {
     Workload,
 }
 
-/// The load for `url`, built once and checked once: how it connects, for a single run
-/// (`None` for a search) its length, segment and interval, and what each request is. `-c`
-/// defaults to `default_connections` (find-max loads with more connections than wrk's 10).
-pub fn load(
-    url: &str,
-    f: &ConnectFlags,
-    protocol: ProtocolChoice,
-    run: Option<RunShape>,
-    request: Requests,
-    default_connections: usize,
-) -> Result<Config, CliError> {
+/// The target of an HTTP command's `url` (a WebSocket's is `strain ws`'s).
+pub fn http_target(url: &str) -> Result<Target, CliError> {
     let target = Target::parse(url)?;
     if target.websocket {
         return Err(CliError::Usage(format!("{url}: a WebSocket server is loaded with strain ws")));
     }
-    load_at(target, f, protocol, run, request, default_connections)
+    Ok(target)
 }
 
-/// [`load`] of a target already parsed: a protocol's (a WebSocket's, a gRPC method's), with
-/// every piece the protocol adds given here, before the one check.
-pub fn load_at(
+/// The load of `target`, built once and checked once: how it connects, for a single run
+/// (`None` for a search) its length, segment and interval, and what each request is; every
+/// piece a protocol adds is given here, before the one check. `-c` defaults to
+/// `default_connections` (find-max loads with more connections than wrk's 10).
+pub fn load(
     target: Target,
     f: &ConnectFlags,
     protocol: ProtocolChoice,

@@ -125,7 +125,7 @@ fn client(f: &ProxyFlags, origin: &str, stop: &AtomicBool, placement: OriginPlac
         return Err(CliError::Usage(format!("{flag} is the capacity search's: add --find-max (or use --threshold)")));
     }
     let config = super::load::load(
-        &url,
+        super::load::http_target(&url)?,
         &f.connect,
         super::load::protocol(&f.http)?,
         Some(super::load::RunShape::of(&f.run)),
@@ -158,7 +158,7 @@ fn find_max(
     placement: OriginPlacement,
 ) -> Result<i32, CliError> {
     let config = super::load::load(
-        url,
+        super::load::http_target(url)?,
         &f.connect,
         super::load::protocol(&f.http)?,
         None,

@@ -64,7 +64,7 @@ pub fn run(f: &ReplayFlags) -> Result<i32, CliError> {
         ..load::RunShape::of(&f.run)
     };
     let config = load::load(
-        &url,
+        load::http_target(&url)?,
         &f.connect,
         load::protocol(&f.http)?,
         Some(shape),

@@ -11,7 +11,7 @@ pub fn run(f: &LoadFlags, origin: OriginPlacement) -> Result<i32, CliError> {
     let url = f.url.as_deref().or(inputs.first_url()).ok_or_else(|| CliError::Usage("a URL is required".into()))?;
     let request = load::RequestShape { flags: &f.request, inputs: &inputs };
     let config = load::load(
-        url,
+        load::http_target(url)?,
         &f.connect,
         load::protocol(&f.http)?,
         Some(load::RunShape::of(&f.run)),

@@ -60,7 +60,7 @@ fn ws_load(m: &WsMessageFlags, aim: Aim) -> Result<(Config, Arc<WsLoad>), CliErr
         return Err(CliError::Usage(format!("{url}: a WebSocket URL starts with ws:// or wss://")));
     }
     let protocol = crate::config::ProtocolChoice::WebSocket;
-    let config = load::load_at(target, connect, protocol, shape, load::Requests::Workload, connections)?;
+    let config = load::load(target, connect, protocol, shape, load::Requests::Workload, connections)?;
     let (payload, binary) = match (&m.message, &m.message_file, m.message_size) {
         (Some(text), _, _) => (text.clone().into_bytes(), false),
         (_, Some(path), _) => {
