@@ -24,8 +24,8 @@
 //!   `--metrics-push`), fed from the interval rows the observer already sees.
 //! - [`replay`] reads recorded traffic and feeds it to the engine at its recorded pace
 //!   (`strain replay`); [`grpc`] is gRPC over the HTTP/2 engine (`strain grpc`): schemas, messages, framing and statuses.
-//! - [`ws`] is WebSocket's wire (frames, the upgrade, permessage-deflate) for `strain ws`, whose
-//!   connections are one more engine transport, and for `strain origin --ws`.
+//! - [`proto`] holds the protocols that are units of their own, a folder each ([`proto::ws`]:
+//!   WebSocket's wire, client transport and counts), and the one list of them.
 //! - [`rng`] and [`b64`] are small leaves shared by the rest.
 
 pub mod b64;
@@ -43,6 +43,7 @@ pub mod merge;
 pub mod metrics;
 pub mod net;
 pub mod origin;
+pub mod proto;
 pub mod replay;
 pub mod report;
 pub mod result;
@@ -53,4 +54,3 @@ pub mod script;
 pub mod stats;
 pub mod verdict;
 pub mod workload;
-pub mod ws;

@@ -2,6 +2,7 @@
 
 fn main() {
     fixed_mmap_threshold();
+    strain::proto::install();
     let code = match strain::cli::run(std::env::args_os()) {
         Ok(code) => code,
         Err(e) => {

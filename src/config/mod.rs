@@ -83,8 +83,17 @@ pub enum ProtocolChoice {
         /// Requests in flight per connection (`-m`).
         streams: u32,
     },
-    /// WebSocket (`strain ws`): HTTP/1.1 upgraded, ws:// over http and wss:// over https.
-    WebSocket,
+    /// A unit's own protocol over HTTP/1.1 connections (`strain ws`: ws:// and wss://).
+    Unit(Speech),
+}
+
+/// How a unit's protocol is named: over plain TCP, and over TLS (`ws`, `wss`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Speech {
+    /// Over plain TCP.
+    pub plain: &'static str,
+    /// Over TLS.
+    pub tls: &'static str,
 }
 
 impl ProtocolChoice {
@@ -92,7 +101,7 @@ impl ProtocolChoice {
     pub fn streams(self) -> Option<u32> {
         match self {
             ProtocolChoice::Http2 { streams } | ProtocolChoice::Http3 { streams } => Some(streams),
-            ProtocolChoice::Negotiate | ProtocolChoice::Http1 | ProtocolChoice::WebSocket => None,
+            ProtocolChoice::Negotiate | ProtocolChoice::Http1 | ProtocolChoice::Unit(_) => None,
         }
     }
 }
@@ -114,7 +123,8 @@ pub enum Protocol {
         streams: u32,
     },
     /// WebSocket (`strain ws`): each connection upgraded from HTTP/1.1, a message in flight.
-    WebSocket,
+    /// A unit's own protocol over HTTP/1.1 connections.
+    Unit(Speech),
 }
 
 impl Protocol {
@@ -126,15 +136,15 @@ impl Protocol {
             (Protocol::Http2 { .. }, Scheme::Https) => "h2",
             (Protocol::Http2 { .. }, Scheme::Http) => "h2c",
             (Protocol::Http3 { .. }, _) => "h3",
-            (Protocol::WebSocket, Scheme::Https) => "wss",
-            (Protocol::WebSocket, Scheme::Http) => "ws",
+            (Protocol::Unit(speech), Scheme::Https) => speech.tls,
+            (Protocol::Unit(speech), Scheme::Http) => speech.plain,
         }
     }
 
     /// Requests in flight per connection: 1 over HTTP/1.1, `-m` over HTTP/2 and HTTP/3.
     pub fn streams(self) -> u32 {
         match self {
-            Protocol::Http1 | Protocol::WebSocket => 1,
+            Protocol::Http1 | Protocol::Unit(_) => 1,
             Protocol::Http2 { streams } | Protocol::Http3 { streams } => streams.max(1),
         }
     }

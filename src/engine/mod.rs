@@ -29,9 +29,11 @@ mod timer;
 mod transport;
 mod worker;
 
+pub use plan::{Launch, Plan, PreparedScript, QuicSetup, RequestSource, TargetList, Timing, Wire};
 pub(crate) use plan::{Origin, Span};
-pub use plan::{Plan, PreparedScript, QuicSetup, RequestSource, TargetList, Timing, Wire};
-use worker::WorkerOutput;
+pub use slot::State;
+pub use transport::{connect_cause, Dialed, Host, Part, PerSlot, Readable, Transport};
+pub use worker::{drive, Share, WorkerOutput};
 
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
@@ -136,7 +138,7 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
     let protocol = settle(config, addrs[0]);
     let alpn: &[&[u8]] = match protocol {
         // A WebSocket is upgraded from HTTP/1.1 (RFC 8441's HTTP/2 way is not spoken).
-        Protocol::Http1 | Protocol::WebSocket => &[b"http/1.1"],
+        Protocol::Http1 | Protocol::Unit(_) => &[b"http/1.1"],
         Protocol::Http2 { .. } => &[b"h2"],
         Protocol::Http3 { .. } => &[b"h3"],
     };
@@ -151,9 +153,9 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
     let request =
         request::render(&config.method, &target.path, &target.host_header(), &config.headers, config.body.as_deref());
     let wire = match protocol {
-        // The message and the upgrade come with the workload (`Plan::with_websocket`); until
-        // then its connections are HTTP/1.1's.
-        Protocol::Http1 | Protocol::WebSocket => Wire::Http1,
+        // A unit's transport comes with the workload (`Plan::with_unit`); until then its
+        // connections are HTTP/1.1's.
+        Protocol::Http1 | Protocol::Unit(_) => Wire::Http1,
         Protocol::Http2 { streams } => {
             let scheme = target.scheme.name();
             let fixed = crate::http::fields::from_http1(&request, scheme, &target.host_header())
@@ -220,7 +222,7 @@ fn settle(config: &Config, addr: std::net::SocketAddr) -> Protocol {
     match (config.protocol, t.scheme) {
         (ProtocolChoice::Http2 { streams }, _) => Protocol::Http2 { streams },
         (ProtocolChoice::Http3 { streams }, _) => Protocol::Http3 { streams },
-        (ProtocolChoice::WebSocket, _) => Protocol::WebSocket,
+        (ProtocolChoice::Unit(speech), _) => Protocol::Unit(speech),
         (ProtocolChoice::Http1, _) | (ProtocolChoice::Negotiate, Scheme::Http) => Protocol::Http1,
         (ProtocolChoice::Negotiate, Scheme::Https) => {
             let chose_h2 = TlsSetup::new(&t.host, config.insecure, &[b"h2", b"http/1.1"])

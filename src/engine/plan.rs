@@ -158,8 +158,8 @@ pub enum Wire {
         /// How each thread sets up its QUIC connections.
         quic: QuicSetup,
     },
-    /// WebSocket: each connection upgraded, then messages.
-    WebSocket(std::sync::Arc<crate::ws::WsLoad>),
+    /// A unit's own transport (WebSocket's): each connection is its, the worker the same.
+    Unit(std::sync::Arc<dyn Launch>),
 }
 
 /// What a thread needs to make its QUIC client configuration (each thread makes its own:
@@ -246,10 +246,9 @@ impl Plan {
         Ok(self)
     }
 
-    /// Makes this a WebSocket load: each connection is upgraded as `load` offers, and each
-    /// request is one of its messages.
-    pub fn with_websocket(mut self, load: std::sync::Arc<crate::ws::WsLoad>) -> Plan {
-        self.wire = Wire::WebSocket(load);
+    /// Makes this a unit's load: its connections are its own transport's.
+    pub fn with_unit(mut self, unit: std::sync::Arc<dyn Launch>) -> Plan {
+        self.wire = Wire::Unit(unit);
         self
     }
 
@@ -258,4 +257,17 @@ impl Plan {
         self.send = RequestSource::Script(script);
         self
     }
+}
+
+/// A unit's transport, settled before the threads start: it runs each thread's share of the
+/// load over a transport of its own, through [`crate::engine::drive`].
+pub trait Launch: Send + Sync + std::fmt::Debug {
+    /// Runs thread `share.index`'s share.
+    fn run(
+        &self,
+        plan: &Plan,
+        stop: &std::sync::atomic::AtomicBool,
+        share: super::Share,
+        script: Option<crate::script::ThreadScript>,
+    ) -> Result<super::WorkerOutput, super::EngineError>;
 }

@@ -330,7 +330,7 @@ pub fn merge(docs: Vec<(String, Value)>, force: bool) -> Result<Merged, MergeErr
     let protocol = match config.protocol {
         ProtocolChoice::Http2 { streams } => Protocol::Http2 { streams },
         ProtocolChoice::Http3 { streams } => Protocol::Http3 { streams },
-        ProtocolChoice::WebSocket => Protocol::WebSocket,
+        ProtocolChoice::Unit(speech) => Protocol::Unit(speech),
         _ => Protocol::Http1,
     };
     let shared_cpus = parts.iter().find_map(|p| p.doc.shared_cpus.clone());
@@ -399,8 +399,8 @@ fn whole_config(parts: &[Part], interval: Duration) -> Result<Config, MergeError
     if let Some(h3) = &doc.http3 {
         config.protocol = ProtocolChoice::Http3 { streams: h3.streams_per_connection };
     }
-    if doc.websocket.is_some() {
-        config.protocol = ProtocolChoice::WebSocket;
+    if let Some(speech) = crate::stats::section::speech(&doc.protocol) {
+        config.protocol = ProtocolChoice::Unit(speech);
     }
     config.start_at = doc.start_at.as_deref().and_then(|s| humantime::parse_rfc3339_weak(s).ok());
     if let Some(target) = doc.rate.as_ref().map(|r| r.target_per_s) {

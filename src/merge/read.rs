@@ -223,9 +223,7 @@ fn recorder(n: &str, doc: &RunDoc) -> Result<Recorder, MergeError> {
     if let Some(g) = &doc.grpc {
         r.grpc = g.counts;
     }
-    if let Some(w) = &doc.websocket {
-        r.ws = w.counts.clone();
-    }
+    r.sections = doc.sections.sections();
     Ok(r)
 }
 

@@ -17,7 +17,7 @@ use super::live::Counters;
 use super::tls::ServerStream;
 use super::Ctx;
 use crate::http::request_head::WsAsk;
-use crate::ws::frame::{self, Item, Limits, Parser};
+use crate::proto::ws::frame::{self, Item, Limits, Parser};
 
 /// Largest message echoed; a bigger one closes the connection with 1009 (message too big).
 const MAX_MESSAGE: u64 = 16 * 1024 * 1024;
@@ -36,7 +36,7 @@ impl Accepted {
     pub(super) fn new(ask: &WsAsk<'_>, config: &WsConfig, rest: &[u8]) -> Accepted {
         let mut head = format!(
             "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {}\r\n",
-            crate::ws::handshake::accept(ask.key)
+            crate::proto::ws::handshake::accept(ask.key)
         );
         let offered = ask.protocols.map(|p| String::from_utf8_lossy(p).into_owned()).unwrap_or_default();
         if let Some(p) = offered.split(',').map(str::trim).find(|p| config.subprotocols.iter().any(|s| s == p)) {

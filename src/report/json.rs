@@ -6,11 +6,12 @@
 use crate::config::{Config, Protocol};
 use crate::result::{
     ConfigDoc, Errors, GrpcDoc, Http2Doc, Http3Doc, Latency, ProxyDoc, Rate, RunDoc, SegmentDoc, Spread, TargetDoc,
-    ThresholdDoc, WebSocketDoc,
+    ThresholdDoc,
 };
 use crate::run::proxy::ProxyResult;
 use crate::run::RunResult;
 use crate::stats::interval::IntervalRow;
+use crate::stats::section::Written;
 use crate::stats::{ConnectCause, Distribution, ErrorKind, Summary};
 use crate::verdict::Outcome;
 
@@ -148,7 +149,7 @@ fn document_with(
         protocol: protocol.name(config.target.scheme).to_string(),
         http2: http2(summary, config, protocol),
         http3: http3(summary, protocol),
-        websocket: websocket(summary, config, protocol),
+        sections: Written::of(&summary.total.sections, |_| crate::report::text::spoken(protocol, config)),
         grpc: (summary.total.grpc.judged() > 0).then(|| GrpcDoc {
             counts: summary.total.grpc,
             first_message_us: (!t.ttfb_us.is_empty() && proxy.is_none()).then(|| latency(&t.ttfb_us)),
@@ -249,14 +250,6 @@ fn http2(summary: &Summary, config: &Config, protocol: Protocol) -> Option<Http2
     let Protocol::Http2 { streams } = protocol else { return None };
     let protocol = protocol.name(config.target.scheme).to_string();
     Some(Http2Doc { protocol, streams_per_connection: streams, counts: summary.total.h2 })
-}
-
-fn websocket(summary: &Summary, config: &Config, protocol: Protocol) -> Option<WebSocketDoc> {
-    (protocol == Protocol::WebSocket).then(|| WebSocketDoc {
-        protocol: protocol.name(config.target.scheme).to_string(),
-        streams_per_connection: 1,
-        counts: summary.total.ws.clone(),
-    })
 }
 
 fn http3(summary: &Summary, protocol: Protocol) -> Option<Http3Doc> {

@@ -13,7 +13,7 @@ pub mod live;
 pub mod proxy;
 pub mod replay;
 pub mod text;
-pub mod units;
+pub use crate::stats::units;
 pub mod wrk2;
 
 /// Where a report goes.

@@ -2,9 +2,10 @@
 
 use std::fmt::Write;
 
-use super::units::{binary, metric, padded, time_s, time_us, time_us_exact};
+use super::units::{binary, mean_max, metric, padded, time_s, time_us, time_us_exact};
 use super::{wrk2, TextOptions};
 use crate::config::{Config, Protocol};
+use crate::stats::section::Spoken;
 use crate::stats::{ConnectCause, Distribution, ErrorKind, Summary};
 
 /// Percentiles of wrk's `--latency` block.
@@ -89,11 +90,9 @@ pub fn body(summary: &Summary, config: &Config, protocol: Protocol, show: TextOp
         }
     }
     let t = &summary.total;
-    // A WebSocket run's requests are its messages, and its responses their echoes.
-    let (noun, per) = match protocol {
-        Protocol::WebSocket => ("messages", "Messages/sec"),
-        _ => ("requests", "Requests/sec"),
-    };
+    // A unit's answers may be other than responses (WebSocket's messages).
+    let answers = t.sections.answers();
+    let (noun, per) = (answers.plural, format!("{}/sec", answers.title));
     let _ = writeln!(
         out,
         "  {} {noun} in {}, {}B read",
@@ -147,8 +146,8 @@ pub fn body(summary: &Summary, config: &Config, protocol: Protocol, show: TextOp
     if let Protocol::Http3 { streams } = protocol {
         h3_lines(&mut out, &summary.total.h3, streams);
     }
-    if protocol == Protocol::WebSocket {
-        ws_lines(&mut out, &summary.total.ws, protocol.name(config.target.scheme));
+    for section in summary.total.sections.iter() {
+        section.text(&spoken(protocol, config), &mut out);
     }
     if grpc.judged() > 0 {
         grpc_lines(&mut out, grpc);
@@ -225,56 +224,6 @@ fn h3_lines(out: &mut String, h: &crate::stats::H3Counts, streams: u32) {
             h.idle_timeouts,
             h.protocol_errors,
             if failed.is_empty() { "none".to_string() } else { failed.join(", ") }
-        );
-    }
-}
-
-/// Times kept as a count, a sum and a maximum, as the reports say them: `1.20ms mean, 3.00ms max`.
-fn mean_max(h: &crate::stats::Handshakes) -> String {
-    format!("{} mean, {} max", time_us(h.mean_us()), time_us(h.us_max as f64))
-}
-
-/// WebSocket's lines, after wrk's: upgrades and their time, messages and payload bytes each way;
-/// then, when anything went wrong, refused upgrades by status, closes by code and lost
-/// connections by cause.
-fn ws_lines(out: &mut String, w: &crate::stats::WsCounts, proto: &str) {
-    let upgrades = match w.handshakes.count {
-        0 => "no upgrade completed".to_string(),
-        n => format!("{n} upgrades, {}", mean_max(&w.handshakes)),
-    };
-    let _ = writeln!(
-        out,
-        "WebSocket ({proto}): {upgrades}; messages {} sent ({}B), {} received ({}B), {} unsolicited; pings answered {}",
-        w.messages_sent,
-        binary(w.bytes_sent as f64),
-        w.messages_received,
-        binary(w.bytes_received as f64),
-        w.unsolicited,
-        w.pings_answered
-    );
-    let listed = |m: &std::collections::BTreeMap<u16, u64>| match m.is_empty() {
-        true => "none".to_string(),
-        false => m.iter().map(|(c, n)| format!("{c} \u{d7}{n}")).collect::<Vec<_>>().join(", "),
-    };
-    if w.messages_sent == 0 && w.messages_received > 0 {
-        let _ = writeln!(
-            out,
-            "WebSocket listening only: each message's latency is the gap since the one before it on its connection (the first: since the upgrade)"
-        );
-    }
-    if w.pings_sent > 0 {
-        let p = &w.pongs.0;
-        let _ =
-            writeln!(out, "WebSocket pings: {} sent, {} answered; round trip {}", w.pings_sent, p.count, mean_max(p));
-    }
-    let drops: Vec<String> = w.drops.seen().map(|(why, n)| format!("{} {n}", why.name())).collect();
-    if !w.upgrades_refused.is_empty() || !w.closes.is_empty() || !drops.is_empty() {
-        let _ = writeln!(
-            out,
-            "WebSocket upgrades refused: {}; closed by the server: {}; connections lost: {}",
-            listed(&w.upgrades_refused),
-            listed(&w.closes),
-            if drops.is_empty() { "none".to_string() } else { drops.join(", ") }
         );
     }
 }
@@ -424,7 +373,7 @@ fn busy(summary: &Summary, config: &Config, protocol: Protocol) -> String {
     let max_s = if h.is_empty() { 0.0 } else { h.max() as f64 / 1e6 };
     if (slots as f64) < needed * 1.2 {
         let more = match protocol {
-            Protocol::Http1 | Protocol::WebSocket => "add connections with -c",
+            Protocol::Http1 | Protocol::Unit(_) => "add connections with -c",
             Protocol::Http2 { .. } | Protocol::Http3 { .. } => "add connections with -c or streams with -m",
         };
         format!(
@@ -478,6 +427,11 @@ pub fn threshold_value(metric: crate::verdict::Metric, v: f64) -> String {
         Metric::Rps => format!("{v:.2}"),
         Metric::HitRatio => format!("{v:.3}"),
     }
+}
+
+/// How a run spoke its protocol, as a unit's section is headed.
+pub(crate) fn spoken(protocol: Protocol, config: &Config) -> Spoken {
+    Spoken { protocol: protocol.name(config.target.scheme).to_string(), streams_per_connection: protocol.streams() }
 }
 
 #[cfg(test)]

@@ -162,9 +162,10 @@ pub struct RunDoc {
     /// gRPC runs: calls by status, answers that were not gRPC, messages each way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grpc: Option<GrpcDoc>,
-    /// WebSocket runs: upgrades, closes by code, lost connections, messages each way.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub websocket: Option<WebSocketDoc>,
+    /// The units' sections (`websocket`: upgrades, closes by code, lost connections, messages
+    /// each way), each under its key.
+    #[serde(flatten)]
+    pub sections: crate::stats::section::Written,
     /// CPU seconds each worker thread used while measuring.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thread_cpu_s: Vec<f64>,
@@ -514,9 +515,6 @@ pub type Http2Doc = ProtocolDoc<crate::stats::H2Counts>;
 
 /// What HTTP/3 counted.
 pub type Http3Doc = ProtocolDoc<crate::stats::H3Counts>;
-
-/// What WebSocket counted (one message in flight per connection).
-pub type WebSocketDoc = ProtocolDoc<crate::stats::WsCounts>;
 
 #[cfg(test)]
 mod tests;

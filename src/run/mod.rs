@@ -55,8 +55,8 @@ pub enum Workload {
     Replay(Box<Replay>),
     /// gRPC calls (`strain grpc`).
     Grpc(std::sync::Arc<crate::grpc::call::CallSetup>),
-    /// WebSocket messages (`strain ws`).
-    WebSocket(std::sync::Arc<crate::ws::WsLoad>),
+    /// A unit's own load over its own transport (`strain ws`).
+    Unit(std::sync::Arc<dyn crate::engine::Launch>),
 }
 
 /// A replay, scanned: what to read, what the scan found, and the speed.
@@ -230,8 +230,8 @@ fn client(
     if let Workload::Grpc(calls) = &workload {
         plan = plan.with_grpc(calls.clone())?;
     }
-    if let Workload::WebSocket(ws) = &workload {
-        plan = plan.with_websocket(ws.clone());
+    if let Workload::Unit(unit) = &workload {
+        plan = plan.with_unit(unit.clone());
     }
     let (replay, proxy) = match workload {
         Workload::Replay(r) => (Some(r), None),

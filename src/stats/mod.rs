@@ -14,9 +14,10 @@ mod h2;
 mod h3;
 pub mod interval;
 mod recorder;
+pub mod section;
 pub mod series;
 mod summary;
-mod ws;
+pub mod units;
 
 pub use grpc::{GrpcCode, GrpcCodes, GrpcCounts};
 pub use h2::{named_resets as h2_named_resets, H2Counts, RESET_SLOTS as H2_RESET_SLOTS};
@@ -28,8 +29,8 @@ pub use recorder::{
     MAX_CONTENT_FAILURES, STATUS_SLOTS,
 };
 pub use summary::{Distribution, Summary};
+pub(crate) use tally::counts;
 pub use tally::Tally;
-pub use ws::{WsCounts, WsDrop, WsDrops};
 
 /// Highest latency the histograms track: one hour, in microseconds.
 pub const MAX_LATENCY_US: u64 = 3_600_000_000;

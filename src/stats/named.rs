@@ -113,6 +113,9 @@ macro_rules! by_name {
     };
 }
 
+/// The macro by path, for counts outside `stats` (a unit's own).
+pub(crate) use by_name;
+
 /// How long identifier `camel` is in snake case: a byte more per word after the first.
 pub(crate) const fn snake_len(camel: &str) -> usize {
     let b = camel.as_bytes();

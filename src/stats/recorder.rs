@@ -54,8 +54,8 @@ pub struct Recorder {
     pub h3: super::H3Counts,
     /// gRPC: calls by status, messages each way.
     pub grpc: super::GrpcCounts,
-    /// WebSocket counts (zero in other runs).
-    pub ws: super::WsCounts,
+    /// The units' own counts (WebSocket's), a section each.
+    pub sections: super::section::Sections,
     /// `--targets`: responses and latency per target, in the file's order.
     pub targets: Vec<TargetCount>,
 }
@@ -155,7 +155,7 @@ impl Recorder {
             h2: H2Counts::default(),
             h3: super::H3Counts::default(),
             grpc: super::GrpcCounts::default(),
-            ws: super::WsCounts::default(),
+            sections: super::section::Sections::default(),
             targets: Vec::new(),
         }
     }
@@ -293,7 +293,7 @@ impl Recorder {
         self.h2.tally(&other.h2);
         self.h3.tally(&other.h3);
         self.grpc.tally(&other.grpc);
-        self.ws.tally(&other.ws);
+        self.sections.tally(&other.sections);
         if self.targets.len() < other.targets.len() {
             self.targets.resize(other.targets.len(), TargetCount::default());
         }

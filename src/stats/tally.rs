@@ -47,3 +47,6 @@ macro_rules! counts {
         }
     };
 }
+
+/// The macro by path, for counts outside `stats` (a unit's own).
+pub(crate) use counts;

@@ -19,7 +19,6 @@ pub mod h1;
 pub mod h2;
 pub mod h3;
 pub mod mux;
-pub mod ws;
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -103,29 +102,6 @@ pub enum Note {
     H3Closed(u64),
     /// HTTP/3: a connection heard nothing for its idle timeout.
     H3IdleTimeout,
-    /// WebSocket: an upgrade completed after this many microseconds.
-    WsHandshake(u64),
-    /// WebSocket: the server answered an upgrade with this status.
-    WsRefused(u16),
-    /// WebSocket: the server closed with this code (1005: none given).
-    WsClosed(u16),
-    /// WebSocket: a connection was lost for this cause.
-    WsDropped(crate::stats::WsDrop),
-    /// WebSocket: a message of this many payload bytes went out.
-    WsSent(u64),
-    /// WebSocket: a message of this many payload bytes arrived; `awaited` when it answered one.
-    WsReceived {
-        /// Payload bytes.
-        bytes: u64,
-        /// It answered a message sent.
-        awaited: bool,
-    },
-    /// WebSocket: a ping from the server was answered.
-    WsPing,
-    /// WebSocket: strain pinged (`--ping`).
-    WsPingSent,
-    /// WebSocket: a pong came back after this many microseconds.
-    WsPong(u64),
     /// HTTP/3: a connection's packets (sent, declared lost, sent again).
     H3Packets {
         /// Sent.
@@ -296,6 +272,13 @@ pub trait Transport: Sized {
     fn expire(&mut self, host: &mut impl Host, now: u64);
     /// The run is over: counts what the connections still open hold.
     fn finish(&mut self, host: &mut impl Host);
+    /// A unit's own counts (its section of the result), handed over when the run is over; a
+    /// protocol whose counts are the worker's has none.
+    fn counts(&mut self) -> Option<Box<dyn crate::stats::section::Section>> {
+        None
+    }
+    /// Measuring starts (the warm-up is over): a unit's own counts start again.
+    fn restart_counts(&mut self) {}
     /// The loop turn is about to wait: what the protocol held back to send in one go goes out.
     fn flush(&mut self, _host: &mut impl Host) {}
     /// The run began to drain: a protocol whose slots wait for nothing they asked for (a

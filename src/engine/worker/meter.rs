@@ -75,22 +75,6 @@ impl Meter {
             Note::H3HandshakeFailed(why) => h3.handshake_failures[why] += 1,
             Note::H3Closed(code) => h3.closed(code),
             Note::H3IdleTimeout => h3.idle_timeouts += 1,
-            Note::WsHandshake(us) => self.rec.ws.handshakes.add(us),
-            Note::WsRefused(status) => *self.rec.ws.upgrades_refused.entry(status).or_default() += 1,
-            Note::WsClosed(code) => *self.rec.ws.closes.entry(code).or_default() += 1,
-            Note::WsDropped(why) => self.rec.ws.drops[why] += 1,
-            Note::WsSent(bytes) => {
-                self.rec.ws.messages_sent += 1;
-                self.rec.ws.bytes_sent += bytes;
-            }
-            Note::WsReceived { bytes, awaited } => {
-                self.rec.ws.messages_received += 1;
-                self.rec.ws.bytes_received += bytes;
-                self.rec.ws.unsolicited += u64::from(!awaited);
-            }
-            Note::WsPing => self.rec.ws.pings_answered += 1,
-            Note::WsPingSent => self.rec.ws.pings_sent += 1,
-            Note::WsPong(us) => self.rec.ws.pongs.0.add(us),
             Note::H3Packets { sent, lost, retransmitted } => {
                 h3.packets_sent += sent;
                 h3.packets_lost += lost;

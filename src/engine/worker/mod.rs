@@ -30,7 +30,6 @@ use crate::engine::slot::{Slot, State};
 use crate::engine::transport::h1::Http1;
 use crate::engine::transport::h2::Http2;
 use crate::engine::transport::h3::Http3;
-use crate::engine::transport::ws::WebSocket;
 use crate::engine::transport::{Op, Readable, Transport};
 use crate::engine::{EngineError, Plan, RequestSource, Wire};
 use crate::script::{ScriptError, ThreadScript};
@@ -122,11 +121,22 @@ pub fn run(
             let transport = Http3::new(share.conns, *streams, fixed, quic)?;
             Worker::new(plan, stop, share, script, transport)?.run()
         }
-        Wire::WebSocket(load) => {
-            let transport = WebSocket::new(share.conns, load.clone(), share.index, plan.threads);
-            Worker::new(plan, stop, share, script, transport)?.run()
-        }
+        Wire::Unit(unit) => unit.run(plan, stop, share, script),
     }
+}
+
+/// Runs thread `share.index`'s share of the load over `transport`: how a unit's [`Launch`]
+/// runs its own.
+///
+/// [`Launch`]: crate::engine::Launch
+pub fn drive<T: Transport>(
+    plan: &Plan,
+    stop: &AtomicBool,
+    share: Share,
+    script: Option<ThreadScript>,
+    transport: T,
+) -> Result<WorkerOutput, EngineError> {
+    Worker::new(plan, stop, share, script, transport)?.run()
 }
 
 impl<'a, T: Transport> Worker<'a, T> {
@@ -234,6 +244,7 @@ impl<'a, T: Transport> Worker<'a, T> {
         if c.warm_due(now) {
             let open = t.open_connections(c);
             c.end_warmup(now, open);
+            t.restart_counts();
         }
         c.arrive(now);
         t.settle(c);
@@ -260,6 +271,9 @@ impl<'a, T: Transport> Worker<'a, T> {
         let open = self.transport.open_connections(&self.core);
         self.core.cut_interval(now, open);
         self.transport.finish(&mut self.core);
+        if let Some(counts) = self.transport.counts() {
+            self.core.meter.rec.sections.add(counts);
+        }
         self.core.finish(now)
     }
 }

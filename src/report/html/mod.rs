@@ -13,6 +13,7 @@
 use std::fmt::Write;
 
 use crate::result::RunDoc;
+use crate::stats::section::Answers;
 
 pub mod axis;
 pub mod chart;
@@ -72,49 +73,13 @@ impl<'a> Overlay<'a> {
         self.results.len() == 1
     }
 
-    /// What every result counts: messages when all are WebSocket runs, else requests.
-    pub(crate) fn counted(&self) -> Counted {
-        if !self.results.is_empty() && self.results.iter().all(|(_, d)| d.websocket.is_some()) {
-            Counted::Messages
-        } else {
-            Counted::Requests
-        }
-    }
-}
-
-/// What a run's count counts, as its page names it: a WebSocket run's are the messages
-/// answered (its status 200 is strain's own mark of an answer, not a server's status).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Counted {
-    /// HTTP responses (and gRPC calls, each one HTTP/2 request).
-    Requests,
-    /// WebSocket messages.
-    Messages,
-}
-
-impl Counted {
-    /// What one result counts.
-    pub(crate) fn of(d: &RunDoc) -> Counted {
-        if d.websocket.is_some() {
-            Counted::Messages
-        } else {
-            Counted::Requests
-        }
-    }
-
-    /// The plural noun, lower case.
-    pub(crate) fn plural(self) -> &'static str {
-        match self {
-            Counted::Requests => "requests",
-            Counted::Messages => "messages",
-        }
-    }
-
-    /// The throughput axis's title.
-    pub(crate) fn per_second(self) -> &'static str {
-        match self {
-            Counted::Requests => "Requests per second",
-            Counted::Messages => "Messages per second",
+    /// What every result counts: a unit's answers when all results count the same (a
+    /// WebSocket run's messages), else requests.
+    pub(crate) fn counted(&self) -> &'static Answers {
+        let mut each = self.results.iter().map(|(_, d)| d.sections.answers());
+        match each.next() {
+            Some(first) if each.all(|a| a == first) => first,
+            _ => &Answers::REQUESTS,
         }
     }
 }

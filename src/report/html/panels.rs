@@ -9,10 +9,11 @@ use std::fmt::Write;
 use super::axis::{latency, latency_unit, per_second, time_unit, Axis};
 use super::chart::{self, colour, Column, Frame, Layer, Line};
 use super::series::{buckets, edge, PageRows};
-use super::{esc, Counted, Overlay};
+use super::{esc, Overlay};
 use crate::report::units::grouped;
 use crate::stats::codec::decode_histogram;
 use crate::stats::interval::IntervalRow;
+use crate::stats::section::Answers;
 
 /// What every over-time panel shares: the rows, the time axis and the stage marks.
 struct Timeline {
@@ -123,9 +124,7 @@ pub fn panels(o: &Overlay) -> String {
     if o.results.iter().any(|(_, d)| d.grpc.is_some()) {
         out.push_str(&super::protocol::grpc(o));
     }
-    if o.results.iter().any(|(_, d)| d.websocket.is_some()) {
-        out.push_str(&super::protocol::websocket(o));
-    }
+    out.push_str(&super::protocol::units(o));
     out.push_str(&super::replay::replay(o));
     out.push_str("</div>\n");
     out
@@ -185,7 +184,7 @@ fn throughput(o: &Overlay, tl: &Timeline, note: &str) -> String {
     let f = Frame {
         title: "Throughput",
         x: tl.axis(),
-        y: Axis::linear(0.0, top(&lines), o.counted().per_second(), 1.0),
+        y: Axis::linear(0.0, top(&lines), &format!("{} per second", o.counted().title), 1.0),
         marks: tl.marks.clone(),
         x_tip: &at_time,
         y_tip: &per_second,
@@ -359,16 +358,14 @@ fn spectrum(o: &Overlay, hs: &[Whole]) -> String {
         x_tip: &|x| format!("p{}", (100_000.0 * (1.0 - 10f64.powf(-x))).round() / 1000.0),
         y_tip: &latency,
     };
-    let caption = match (hs.iter().any(|h| h.1 == "uncorrected"), o.counted()) {
-        (false, _) => "",
-        (true, Counted::Requests) => {
-            "Corrected: from when each request was due (coordinated omission); uncorrected: from when it was sent."
-        }
-        (true, Counted::Messages) => {
-            "Corrected: from when each message was due (coordinated omission); uncorrected: from when it was sent."
-        }
+    let caption = match hs.iter().any(|h| h.1 == "uncorrected") {
+        false => String::new(),
+        true => format!(
+            "Corrected: from when each {} was due (coordinated omission); uncorrected: from when it was sent.",
+            o.counted().singular
+        ),
     };
-    panel(&chart::lines(&f, &lines), caption)
+    panel(&chart::lines(&f, &lines), &caption)
 }
 
 /// Status codes in the order drawn, each with its colour: 2xx greens and blues, 3xx sky, 4xx
@@ -385,9 +382,9 @@ fn status_colour(code: &str, nth_in_class: usize) -> &'static str {
 }
 
 fn status(o: &Overlay, tl: &Timeline, i: usize, label: &str) -> String {
-    // A WebSocket run's status is strain's own mark of an answered message: its upgrades and
-    // closes by code are in the WebSocket table.
-    if o.results[i].1.websocket.is_some() {
+    // A unit's answers other than responses (WebSocket's messages) have strain's own mark for
+    // a status: what the server said is in the unit's table.
+    if o.results[i].1.sections.answers() != &Answers::REQUESTS {
         return String::new();
     }
     let rows = &tl.rows[i].rows;
@@ -464,13 +461,8 @@ fn errors(o: &Overlay, tl: &Timeline) -> String {
         };
         // A gRPC run counts its calls that did not end OK as its status errors; a WebSocket
         // run has no status, and its timeouts are echoes (or, listening, messages) not had.
-        let status = if doc.grpc.is_some() {
-            "status: calls that did not end OK."
-        } else if doc.websocket.is_some() {
-            "timeout: no echo (listening only: no message) within --timeout; read: a connection lost."
-        } else {
-            "status: responses above 399."
-        };
+        let status =
+            if doc.grpc.is_some() { "status: calls that did not end OK." } else { doc.sections.answers().errors };
         out.push_str(&panel(&chart::stacked(&f, &xs, &layers), status));
     }
     out

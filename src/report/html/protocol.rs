@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::{esc, Overlay};
-use crate::report::units::grouped;
-use crate::result::{Http2Doc, Http3Doc, WebSocketDoc};
+use crate::report::units::{by_name, grouped, messages};
+use crate::result::{Http2Doc, Http3Doc, RunDoc};
+use crate::stats::section::Figure;
 use crate::stats::{h2_named_resets, h3_named_codes, GrpcCounts};
 
 /// The HTTP/2 table: a row per figure, a column per result.
@@ -86,48 +87,43 @@ pub(super) fn grpc(o: &Overlay) -> String {
     )
 }
 
-/// The WebSocket table: a row per figure, a column per result.
-pub(super) fn websocket(o: &Overlay) -> String {
-    let docs: Vec<(&String, &WebSocketDoc)> =
-        o.results.iter().filter_map(|(l, d)| Some((l, d.websocket.as_ref()?))).collect();
-    type Figure = fn(&WebSocketDoc) -> String;
-    let rows: [(&str, &str, Figure); 9] = [
-        ("protocol", "ws_protocol", |w| w.protocol.clone()),
-        ("upgrades (mean, max)", "ws_handshakes", |w| {
-            let (h, ms) = (&w.counts.handshakes, |us: f64| format!("{:.2} ms", us / 1000.0));
-            format!("{} ({}, {})", grouped(h.count as f64, 0), ms(h.mean_us()), ms(h.us_max as f64))
-        }),
-        ("upgrades refused, by status", "ws_refused", |w| by_name(&w.counts.upgrades_refused)),
-        ("closed by the server, by code", "ws_closes", |w| by_name(&w.counts.closes)),
-        ("connections lost, by cause", "ws_drops", |w| by_name(&w.counts.drops.named())),
-        ("messages sent (mean size)", "ws_sent", |w| messages(w.counts.messages_sent, w.counts.bytes_sent)),
-        ("messages received (mean size)", "ws_received", |w| {
-            messages(w.counts.messages_received, w.counts.bytes_received)
-        }),
-        ("unsolicited messages", "ws_unsolicited", |w| grouped(w.counts.unsolicited as f64, 0)),
-        ("pongs (mean, max round trip)", "ws_pongs", |w| {
-            let p = &w.counts.pongs.0;
-            format!(
-                "{} ({:.2} ms, {:.2} ms)",
-                grouped(p.count as f64, 0),
-                p.mean_us() / 1000.0,
-                p.us_max as f64 / 1000.0
-            )
-        }),
-    ];
-    table(
-        "websocket",
-        "WebSocket",
-        &docs,
-        &rows,
-        "Messages lost with their connection also appear over time among the errors.",
-    )
-}
-
-/// A count of messages and their mean size.
-fn messages(n: u64, bytes: u64) -> String {
-    let mean = if n > 0 { bytes as f64 / n as f64 } else { 0.0 };
-    format!("{} ({} B)", grouped(n as f64, 0), grouped(mean, 0))
+/// The units' tables (WebSocket's): one per section any result has, a row per figure.
+pub(super) fn units<'a>(o: &Overlay<'a>) -> String {
+    let mut keys: Vec<&str> = Vec::new();
+    for (_, d) in o.results {
+        for (_, s) in d.sections.iter() {
+            if !keys.contains(&s.key()) {
+                keys.push(s.key());
+            }
+        }
+    }
+    let mut out = String::new();
+    for key in keys {
+        let of = |d: &'a RunDoc| d.sections.iter().find(|(_, s)| s.key() == key);
+        let docs: Vec<(&String, Vec<Figure>)> =
+            o.results.iter().filter_map(|(l, d)| of(d).map(|(p, s)| (l, s.figures(p)))).collect();
+        let Some((_, first)) = o.results.iter().find_map(|(_, d)| of(d)) else { continue };
+        let _ = write!(
+            out,
+            "<figure class=\"panel\" data-panel=\"{}\"><h3>{}</h3><table><tr><th></th>",
+            esc(key),
+            esc(first.title())
+        );
+        for (label, _) in &docs {
+            let _ = write!(out, "<th>{}</th>", esc(label));
+        }
+        out.push_str("</tr>");
+        for (r, (name, metric, _)) in docs.first().map_or(&[][..], |(_, f)| f.as_slice()).iter().enumerate() {
+            let _ = write!(out, "<tr><td>{name}</td>");
+            for (_, figures) in &docs {
+                let value = figures.get(r).map_or("-", |f| f.2.as_str());
+                let _ = write!(out, "<td data-metric=\"{metric}\">{}</td>", esc(value));
+            }
+            out.push_str("</tr>");
+        }
+        let _ = writeln!(out, "</table><figcaption>{}</figcaption></figure>", esc(first.caption()));
+    }
+    out
 }
 
 /// A table's row: its figure's name, the metric it is tagged with, how it is written.
@@ -150,12 +146,4 @@ pub(super) fn table<T>(panel: &str, title: &str, docs: &[(&String, &T)], rows: &
     }
     let _ = writeln!(out, "</table><figcaption>{caption}</figcaption></figure>");
     out
-}
-
-/// Counts by name, "none" when there are none.
-fn by_name<K: std::fmt::Display>(m: &BTreeMap<K, u64>) -> String {
-    match m.is_empty() {
-        true => "none".to_string(),
-        false => m.iter().map(|(k, v)| format!("{k} {}", grouped(*v as f64, 0))).collect::<Vec<_>>().join(", "),
-    }
 }

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::axis::{latency, per_second};
-use super::{esc, Counted, Overlay};
+use super::{esc, Overlay};
 use crate::report::text::threshold_value;
 use crate::report::units::grouped;
 use crate::result::RunDoc;
@@ -73,7 +73,7 @@ fn one_line(d: &RunDoc) -> String {
     let mut s = format!(
         "{} {} in {:.1} s: {}",
         grouped(d.requests as f64, 0),
-        Counted::of(d).plural(),
+        d.sections.answers().plural,
         d.duration_s,
         per_second(d.requests_per_s)
     );
@@ -98,7 +98,7 @@ fn one_line(d: &RunDoc) -> String {
 pub fn summary(o: &Overlay) -> String {
     let rate_mode = o.results.iter().any(|(_, d)| d.rate.is_some());
     let proxy = o.results.iter().any(|(_, d)| d.proxy.is_some());
-    let noun = o.counted().plural();
+    let noun = o.counted().plural;
     let mut out = format!("<table class=\"summary\"><tr><th>result</th><th>{noun}</th><th>{noun}/s</th>");
     if rate_mode {
         out.push_str("<th>target/s</th><th>late</th><th>unsent</th>");
@@ -107,10 +107,7 @@ pub fn summary(o: &Overlay) -> String {
     if proxy {
         out.push_str("<th>hit ratio</th>");
     }
-    let answers = match o.counted() {
-        Counted::Messages => "upgrades, closes by code",
-        Counted::Requests => "status codes",
-    };
+    let answers = o.counted().status;
     let _ = writeln!(out, "<th class=\"l\">{answers}</th><th>protocol</th></tr>");
     for (i, (label, d)) in o.results.iter().enumerate() {
         let p = |k: &str| d.latency_us.at(k).map_or_else(|| "-".into(), |v| latency(v as f64));
@@ -152,15 +149,10 @@ pub fn summary(o: &Overlay) -> String {
             let hit = d.proxy.as_ref().and_then(|p| p.hit_ratio).map_or_else(|| "-".into(), |h| format!("{h:.3}"));
             let _ = write!(out, "<td data-metric=\"hit_ratio\">{hit}</td>");
         }
-        let status = match &d.websocket {
-            // A WebSocket run's answers are messages: what the server said is its upgrades
-            // and its close codes.
-            Some(w) => {
-                let closes = w.counts.closes.iter().map(|(k, v)| format!("{k}: {}", grouped(*v as f64, 0)));
-                let closes = closes.collect::<Vec<_>>().join(", ");
-                let closes = if closes.is_empty() { "none".to_string() } else { closes };
-                format!("{} upgrades; closes {closes}", grouped(w.counts.handshakes.count as f64, 0))
-            }
+        // A unit's answers other than responses (WebSocket's messages): what the server said
+        // is the unit's to tell (its upgrades and close codes).
+        let status = match d.sections.iter().find_map(|(_, s)| s.said()) {
+            Some(said) => said,
             None => {
                 d.status.iter().map(|(k, v)| format!("{k}: {}", grouped(*v as f64, 0))).collect::<Vec<_>>().join(", ")
             }

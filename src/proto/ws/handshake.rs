@@ -197,9 +197,9 @@ pub fn probe(
         head.extend_from_slice(&buf[..n]);
         if let Some((agreed, _)) = answer(&head, &key, offer)? {
             let mut bye = Vec::new();
-            crate::ws::frame::write_frame(
+            crate::proto::ws::frame::write_frame(
                 &mut bye,
-                crate::ws::frame::CLOSE,
+                crate::proto::ws::frame::CLOSE,
                 false,
                 &1000u16.to_be_bytes(),
                 Some([0; 4]),

@@ -1,11 +1,18 @@
-//! WebSocket (RFC 6455): frames read and written in place, the opening handshake, and
-//! permessage-deflate (RFC 7692). The engine's WebSocket transport and the origin's echo
-//! server both speak it through this module.
+//! WebSocket (RFC 6455) as a unit: its wire (frames read and written in place, the opening
+//! handshake, permessage-deflate, RFC 7692), its client transport, and its counts. The
+//! origin's echo server speaks the same wire.
 
+pub mod client;
+pub mod counts;
 pub mod deflate;
 pub mod frame;
 pub mod handshake;
 
+use std::sync::atomic::AtomicBool;
+
+use crate::config::Speech;
+use crate::engine::{EngineError, Launch, Plan, Share, WorkerOutput};
+use crate::script::ThreadScript;
 use handshake::Offer;
 
 /// A WebSocket load, settled before the threads start: the upgrade offered and the message
@@ -44,6 +51,9 @@ pub enum Mode {
     Listen,
 }
 
+/// WebSocket's names: `ws` over TCP, `wss` over TLS.
+pub const SPEECH: Speech = Speech { plain: "ws", tls: "wss" };
+
 /// Bytes of a `--match` id at the head of a message: 16 hex digits.
 pub const ID_LEN: usize = 16;
 
@@ -55,5 +65,19 @@ impl WsLoad {
             deflate::Deflater::default().message(&payload, &mut deflated);
         }
         WsLoad { offer, payload, deflated, binary, reconnect, connect_rate: None, ping_us: None, mode: Mode::Echo }
+    }
+}
+
+impl Launch for WsLoad {
+    fn run(
+        &self,
+        plan: &Plan,
+        stop: &AtomicBool,
+        share: Share,
+        script: Option<ThreadScript>,
+    ) -> Result<WorkerOutput, EngineError> {
+        let load = std::sync::Arc::new(self.clone());
+        let transport = client::WebSocket::new(share.conns, load, share.index, plan.threads);
+        crate::engine::drive(plan, stop, share, script, transport)
     }
 }

@@ -8,14 +8,14 @@ use std::collections::VecDeque;
 use std::io::{self, Write as _};
 use std::sync::Arc;
 
-use super::{connect_cause, Dialed, Host, Note, Part, PerSlot, Readable, Transport};
-use crate::engine::slot::State;
+use super::counts::{WsCounts, WsDrop};
+use super::deflate::Inflater;
+use super::frame::{self, Item, Limits, Parser};
+use super::handshake::{self, HandshakeError};
+use super::{Mode, WsLoad, ID_LEN};
+use crate::engine::{connect_cause, Dialed, Host, Part, PerSlot, Readable, State, Transport};
 use crate::rng::Rng;
-use crate::stats::{ConnectCause, ErrorKind, WsDrop};
-use crate::ws::deflate::Inflater;
-use crate::ws::frame::{self, Item, Limits, Parser};
-use crate::ws::handshake::{self, HandshakeError};
-use crate::ws::{Mode, WsLoad, ID_LEN};
+use crate::stats::{ConnectCause, ErrorKind};
 
 /// Bytes read per `read` call; one buffer serves every connection of the thread.
 const READ_BUFFER: usize = 64 * 1024;
@@ -46,6 +46,8 @@ pub struct WebSocket {
     /// the count that makes the low half.
     id_base: u64,
     ids: u64,
+    /// What the connections counted since measuring started.
+    counts: WsCounts,
 }
 
 /// Where a connection is in its life.
@@ -138,6 +140,7 @@ impl WebSocket {
             pings: VecDeque::new(),
             ids: 0,
             id_base: 0,
+            counts: WsCounts::default(),
             conns: (0..conns).map(|_| Conn::new()).collect(),
             load,
             buf: vec![0; READ_BUFFER],
@@ -211,7 +214,8 @@ impl Transport for WebSocket {
             (_, None) => &self.load.payload,
         };
         frame::write_frame(&mut c.out, opcode, c.inflater.is_some(), payload, Some(mask));
-        host.note(Note::WsSent(payload.len() as u64));
+        self.counts.messages_sent += 1;
+        self.counts.bytes_sent += payload.len() as u64;
         self.write(host, i);
     }
 
@@ -225,7 +229,7 @@ impl Transport for WebSocket {
             self.settle(host);
         } else {
             // A late echo would answer the next message: the connection goes.
-            host.note(Note::WsDropped(WsDrop::Timeout));
+            self.counts.drops[WsDrop::Timeout] += 1;
             host.failed(i, ErrorKind::Timeout);
             self.reopen(host, i);
         }
@@ -312,6 +316,14 @@ impl Transport for WebSocket {
             c.goodbye();
         }
     }
+
+    fn counts(&mut self) -> Option<Box<dyn crate::stats::section::Section>> {
+        Some(Box::new(std::mem::take(&mut self.counts)))
+    }
+
+    fn restart_counts(&mut self) {
+        self.counts = WsCounts::default();
+    }
 }
 
 impl PerSlot for WebSocket {
@@ -353,7 +365,7 @@ impl WebSocket {
             c.written = 0;
         }
         frame::write_frame(&mut c.out, frame::PING, false, &now.to_be_bytes(), Some(mask));
-        host.note(Note::WsPingSent);
+        self.counts.pings_sent += 1;
         if !self.flush_out(i) {
             self.drop_conn(host, i, WsDrop::Reset, ErrorKind::Write);
         }
@@ -362,7 +374,7 @@ impl WebSocket {
     /// Loses connection `i` for `why`: the message in flight (if any) fails as `kind`, and the
     /// connection is replaced unless `--no-reconnect`.
     fn drop_conn(&mut self, host: &mut impl Host, i: usize, why: WsDrop, kind: ErrorKind) {
-        host.note(Note::WsDropped(why));
+        self.counts.drops[why] += 1;
         if host.state(i).in_flight() {
             host.failed(i, kind);
         }
@@ -423,7 +435,7 @@ impl WebSocket {
             match handshake::answer(&c.head, key, &self.load.offer) {
                 Ok(None) => continue,
                 Ok(Some((agreed, len))) => {
-                    host.note(Note::WsHandshake(host.now().saturating_sub(*since_us)));
+                    self.counts.handshakes.add(host.now().saturating_sub(*since_us));
                     c.phase = Phase::Open;
                     c.dial.failures = 0;
                     if let Some(every) = self.load.ping_us {
@@ -453,7 +465,7 @@ impl WebSocket {
                 }
                 Err(e) => {
                     if let HandshakeError::Refused(status) = e {
-                        host.note(Note::WsRefused(status));
+                        *self.counts.upgrades_refused.entry(status).or_default() += 1;
                     }
                     self.connect_failed(host, i, ConnectCause::Other, e.to_string());
                     break;
@@ -567,7 +579,9 @@ impl WebSocket {
                     let answers = self.load.mode != Mode::Match || c.head_of_message == c.awaiting;
                     c.head_of_message.clear();
                     let awaited = answers && host.state(i) == State::Reading;
-                    host.note(Note::WsReceived { bytes, awaited });
+                    self.counts.messages_received += 1;
+                    self.counts.bytes_received += bytes;
+                    self.counts.unsolicited += u64::from(!awaited);
                     if awaited {
                         let went_on = host.completed(i, 200, true, None);
                         self.settle(host);
@@ -587,7 +601,7 @@ impl WebSocket {
                                 c.written = 0;
                             }
                             frame::write_frame(&mut c.out, frame::PONG, false, &payload, Some(mask));
-                            host.note(Note::WsPing);
+                            self.counts.pings_answered += 1;
                             if !self.flush_out(i) {
                                 self.drop_conn(host, i, WsDrop::Reset, ErrorKind::Write);
                                 return false;
@@ -599,11 +613,11 @@ impl WebSocket {
                             let c = &mut self.conns[i];
                             if let Some(sent) = c.ping_sent_us.filter(|s| payload == s.to_be_bytes()) {
                                 c.ping_sent_us = None;
-                                host.note(Note::WsPong(host.now().saturating_sub(sent)));
+                                self.counts.pongs.0.add(host.now().saturating_sub(sent));
                             }
                         }
                         frame::CLOSE => {
-                            host.note(Note::WsClosed(frame::close_code(&payload)));
+                            *self.counts.closes.entry(frame::close_code(&payload)).or_default() += 1;
                             // The close is answered by `close`'s goodbye as the connection goes.
                             self.drop_conn(host, i, WsDrop::Closed, ErrorKind::Read);
                             return false;

@@ -151,6 +151,30 @@ pub fn rate(r: f64) -> String {
     grouped(r.max(0.0), 0)
 }
 
+/// Times kept as a count, a sum and a maximum, as the reports say them: `1.20ms mean, 3.00ms max`.
+pub fn mean_max(h: &crate::stats::Handshakes) -> String {
+    format!("{} mean, {} max", time_us(h.mean_us()), time_us(h.us_max as f64))
+}
+
+/// The same in an HTML table's cell: `1,204 (1.20 ms, 3.00 ms)`.
+pub fn count_mean_max(h: &crate::stats::Handshakes) -> String {
+    format!("{} ({:.2} ms, {:.2} ms)", grouped(h.count as f64, 0), h.mean_us() / 1000.0, h.us_max as f64 / 1000.0)
+}
+
+/// A count of messages and their mean size: `1,000 (64 B)`.
+pub fn messages(n: u64, bytes: u64) -> String {
+    let mean = if n > 0 { bytes as f64 / n as f64 } else { 0.0 };
+    format!("{} ({} B)", grouped(n as f64, 0), grouped(mean, 0))
+}
+
+/// Counts by name, `none` when there are none: `1000 12, 1001 3`.
+pub fn by_name<K: std::fmt::Display>(m: &std::collections::BTreeMap<K, u64>) -> String {
+    match m.is_empty() {
+        true => "none".to_string(),
+        false => m.iter().map(|(k, v)| format!("{k} {}", grouped(*v as f64, 0))).collect::<Vec<_>>().join(", "),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
