@@ -3,7 +3,7 @@
 fn main() {
     fixed_mmap_threshold();
     strain::proto::install();
-    let code = match strain::cli::run(std::env::args_os()) {
+    let code = match strain::cli::run(std::env::args_os(), strain::proto::COMMANDS) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("strain: {e}");

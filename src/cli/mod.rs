@@ -19,8 +19,8 @@ pub mod proxy;
 pub mod replay;
 pub mod report;
 pub mod run;
+pub mod unit;
 pub mod units;
-pub mod ws;
 
 pub(crate) use print::{check_files, check_writable, run_and_report, write_file, write_result};
 
@@ -36,8 +36,9 @@ use std::sync::Arc;
 
 use flags::{Cli, Command};
 
-/// Runs strain with these arguments (the first is the program name); returns the exit code.
-pub fn run<I, T>(args: I) -> Result<i32, CliError>
+/// Runs strain with these arguments (the first is the program name) and these units'
+/// commands ([`crate::proto::COMMANDS`]); returns the exit code.
+pub fn run<I, T>(args: I, units: &[&dyn unit::Unit]) -> Result<i32, CliError>
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
@@ -48,9 +49,13 @@ where
         return Ok(EXIT_USAGE);
     }
     // The matches are kept too: `compare` asks which flags were given, not just their values.
-    let parsed = <Cli as clap::CommandFactory>::command()
-        .try_get_matches_from(args)
-        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m).map(|cli| (cli, m)));
+    let matches = command(units).try_get_matches_from(args);
+    if let Some((name, sub)) = matches.as_ref().ok().and_then(|m| m.subcommand()) {
+        if let Some(u) = units.iter().find(|u| u.name() == name) {
+            return u.run(sub);
+        }
+    }
+    let parsed = matches.and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m).map(|cli| (cli, m)));
     let (cli, matches) = match parsed {
         Ok(parsed) => parsed,
         Err(e) if !e.use_stderr() => {
@@ -61,7 +66,13 @@ where
         Err(e) => return Err(CliError::Usage(one_line(&e.render().to_string()))),
     };
     match cli.command {
-        Some(Command::Origin(f)) => origin::run(&f.0),
+        Some(Command::Origin(f)) => {
+            let mut served = Vec::new();
+            for (u, given) in units.iter().zip(std::iter::repeat(matches.subcommand_matches("origin"))) {
+                served.extend(given.map(|m| u.origin(m)).transpose()?.flatten());
+            }
+            origin::run(&f.0, served)
+        }
         Some(Command::Demo(f)) => demo::run(&f.0),
         Some(Command::Proxy(f)) => proxy::run(&f.0),
         Some(Command::Report(f)) => report::run(&f.0),
@@ -70,16 +81,15 @@ where
         Some(Command::Merge(f)) => merge::run(&f.0),
         Some(Command::Replay(f)) => replay::run(&f.0),
         Some(Command::Grpc(f)) => protocol::run(&f.0),
-        Some(Command::Ws(f)) => protocol::run(&f.0),
         Some(Command::K8sJob(f)) => k8s::run(&f.0),
         Some(Command::Completions { shell }) => {
-            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut cmd = command(units);
             clap_complete::generate(shell, &mut cmd, "strain", &mut std::io::stdout());
             Ok(EXIT_OK)
         }
         Some(Command::Man) => {
             // Every command's flags defined (they are deferred until a command runs).
-            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut cmd = command(units);
             cmd.build();
             let page = clap_mangen::Man::new(cmd);
             let mut out = Vec::new();
@@ -90,6 +100,15 @@ where
         }
         None => run::run(&cli.load, crate::run::OriginPlacement::Elsewhere),
     }
+}
+
+/// Every command: strain's own, then the units', whose flags `strain origin` takes too.
+fn command(units: &[&dyn unit::Unit]) -> clap::Command {
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    for u in units {
+        cmd = cmd.subcommand(u.command()).mut_subcommand("origin", |origin| u.origin_args(origin));
+    }
+    cmd
 }
 
 /// The version, with the commit it was built from when the build knew it.

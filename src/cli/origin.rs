@@ -8,8 +8,8 @@ use super::flags::OriginFlags;
 use super::{stop_flag, units, CliError, EXIT_OK};
 use crate::origin::{self, OriginConfig};
 
-/// Runs `strain origin`.
-pub fn run(f: &OriginFlags) -> Result<i32, CliError> {
+/// Runs `strain origin`, serving `units` beside HTTP (what the units' flags asked for).
+pub fn run(f: &OriginFlags, units: Vec<std::sync::Arc<dyn origin::unit::Unit>>) -> Result<i32, CliError> {
     let mut config = OriginConfig {
         body_size: f.body_size,
         status: f.http_status()?,
@@ -26,7 +26,7 @@ pub fn run(f: &OriginFlags) -> Result<i32, CliError> {
     config.tls = f.tls().map(Box::new);
     config.http3 = f.http3;
     config.grpc = f.grpc()?.map(Box::new);
-    config.ws = f.ws().map(Box::new);
+    config.units = units;
     if let Some(tls) = &config.tls {
         tls.check()?;
     }
@@ -75,11 +75,13 @@ pub fn run(f: &OriginFlags) -> Result<i32, CliError> {
     // On stderr: the test harness reads exactly four numbers from stdout after the first line.
     if let Some(grpc) = &stats.grpc {
         eprintln!("strain origin: {}", grpc_line(grpc));
-    } else if config.ws.is_some() {
-        eprintln!(
-            "strain origin: WebSocket upgrades {}, messages echoed {}, broadcasts {}; 200 {}",
-            stats.ws_upgrades, stats.ws_messages, stats.ws_broadcasts, stats.ok
-        );
+    } else if !config.units.is_empty() {
+        let said: Vec<String> = config
+            .units
+            .iter()
+            .map(|u| u.summary(&u.counters().iter().map(|n| stats.units.get(n).unwrap_or(0)).collect::<Vec<_>>()))
+            .collect();
+        eprintln!("strain origin: {}; 200 {}", said.join("; "), stats.ok);
     } else if config.replay.is_some() {
         eprintln!(
             "strain origin: recorded {}, unmatched {} (answered 404), 200 {}, 304 {}",

@@ -38,19 +38,10 @@ pub struct RequestHead<'a> {
     pub conditional: bool,
     /// The `HTTP2-Settings` value (base64url) of an `Upgrade: h2c` request (HTTP/1.1 only).
     pub h2c_settings: Option<&'a [u8]>,
-    /// What an `Upgrade: websocket` GET asks for (HTTP/1.1 only).
-    pub websocket: Option<WsAsk<'a>>,
-}
-
-/// A WebSocket upgrade request's key, subprotocols and extensions, as sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WsAsk<'a> {
-    /// `Sec-WebSocket-Key`.
-    pub key: &'a [u8],
-    /// `Sec-WebSocket-Protocol` (the first such field), if any.
-    pub protocols: Option<&'a [u8]>,
-    /// permessage-deflate is offered.
-    pub deflate: bool,
+    /// The method.
+    pub method: &'a str,
+    /// It is HTTP/1.0.
+    pub http10: bool,
 }
 
 /// Parses one request head from the start of `input`; `None` when more bytes are needed.
@@ -89,19 +80,26 @@ pub fn parse(input: &[u8]) -> Result<Option<RequestHead<'_>>, ParseError> {
         target: req.path.unwrap_or("/"),
         conditional: has("if-modified-since") || has("if-none-match"),
         h2c_settings: if http10 { None } else { upgrade_h2c(req.headers) },
-        websocket: if http10 || req.method != Some("GET") { None } else { upgrade_ws(req.headers) },
+        method: req.method.unwrap_or("GET"),
+        http10,
     }))
 }
 
 /// The value of the first field called `name` (ASCII, lowercase) in a complete request head,
 /// trimmed; `None` if there is none. A scan of the head's lines, for the rare caller that needs
 /// a field [`parse`] does not keep (the origin's `--replay` looks for `uuid`).
-pub fn header<'a>(head: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+pub fn header<'a>(head: &'a [u8], name: &'a [u8]) -> Option<&'a [u8]> {
+    fields(head, name).next()
+}
+
+/// The values of every field called `name` (ASCII, lowercase) in a complete request head, in
+/// order, trimmed: for a unit that reads fields [`parse`] does not keep.
+pub fn fields<'a>(head: &'a [u8], name: &'a [u8]) -> impl Iterator<Item = &'a [u8]> + 'a {
     head.split(|&b| b == b'\n')
         .skip(1)
         .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
         .take_while(|l| !l.is_empty())
-        .find_map(|line| {
+        .filter_map(move |line| {
             let colon = line.iter().position(|&b| b == b':')?;
             line[..colon].eq_ignore_ascii_case(name).then(|| line[colon + 1..].trim_ascii())
         })
@@ -113,24 +111,6 @@ fn upgrade_h2c<'a>(headers: &[httparse::Header<'a>]) -> Option<&'a [u8]> {
     let settings = headers.iter().find(|h| h.name.eq_ignore_ascii_case("http2-settings"))?.value;
     let upgrade = headers.iter().find(|h| h.name.eq_ignore_ascii_case("upgrade"))?.value;
     upgrade.split(|&b| b == b',').any(|p| p.trim_ascii().eq_ignore_ascii_case(b"h2c")).then_some(settings.trim_ascii())
-}
-
-/// What a request asking to upgrade to WebSocket carries (RFC 6455, section 4.2.1).
-fn upgrade_ws<'a>(headers: &[httparse::Header<'a>]) -> Option<WsAsk<'a>> {
-    // Looked for first, as for h2c: almost no request has it.
-    let key = headers.iter().find(|h| h.name.eq_ignore_ascii_case("sec-websocket-key"))?.value.trim_ascii();
-    let upgrade = headers.iter().find(|h| h.name.eq_ignore_ascii_case("upgrade"))?.value;
-    if !upgrade.split(|&b| b == b',').any(|p| p.trim_ascii().eq_ignore_ascii_case(b"websocket")) {
-        return None;
-    }
-    let protocols =
-        headers.iter().find(|h| h.name.eq_ignore_ascii_case("sec-websocket-protocol")).map(|h| h.value.trim_ascii());
-    let deflate = headers.iter().filter(|h| h.name.eq_ignore_ascii_case("sec-websocket-extensions")).any(|h| {
-        h.value
-            .split(|&b| b == b',')
-            .any(|e| e.split(|&b| b == b';').next().is_some_and(|n| n.trim_ascii() == b"permessage-deflate"))
-    });
-    Some(WsAsk { key, protocols, deflate })
 }
 
 #[cfg(test)]
@@ -166,12 +146,7 @@ mod tests {
         let h = parse(b"GET / HTTP/1.1\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n");
         assert_eq!(h.unwrap().unwrap().h2c_settings, Some(&b"AAMAAABkAAQAAP__"[..]));
         let h = parse(b"GET / HTTP/1.1\r\nUpgrade: websocket\r\nHTTP2-Settings: AAMA\r\n\r\n").unwrap().unwrap();
-        assert_eq!(h.h2c_settings, None, "not h2c");
-        assert_eq!(h.websocket, None, "no key");
-        let h = parse(b"GET /ws HTTP/1.1\r\nUpgrade: WebSocket\r\nSec-WebSocket-Key: k==\r\nSec-WebSocket-Protocol: a, b\r\nSec-WebSocket-Extensions: x, permessage-deflate; client_max_window_bits\r\n\r\n");
-        assert_eq!(h.unwrap().unwrap().websocket, Some(WsAsk { key: b"k==", protocols: Some(b"a, b"), deflate: true }));
-        let h = parse(b"POST /ws HTTP/1.1\r\nUpgrade: websocket\r\nSec-WebSocket-Key: k==\r\n\r\n").unwrap().unwrap();
-        assert_eq!(h.websocket, None, "not a GET");
+        assert_eq!((h.h2c_settings, h.method), (None, "GET"), "not h2c");
         assert_eq!(parse(b"GET / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n"), Err(ParseError::TransferEncoding));
     }
 }

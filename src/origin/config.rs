@@ -65,23 +65,9 @@ pub struct OriginConfig {
     /// Serve the gRPC echo service over HTTP/2 (every HTTP/2 request but `/_strain/stats` is
     /// taken for a gRPC call); `None` serves HTTP. (Boxed, as `tls`.)
     pub grpc: Option<Box<GrpcConfig>>,
-    /// Serve WebSocket echo (`--ws`): a GET asking to upgrade is answered `101` and its
-    /// messages echoed; `None` answers it as any other request. (Boxed, as `tls`.)
-    pub ws: Option<Box<WsConfig>>,
-}
-
-/// The origin's WebSocket echo (`strain origin --ws`).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct WsConfig {
-    /// Close each connection with 1000 after echoing this many messages (0: never).
-    pub close_after: u64,
-    /// Subprotocols accepted; the first the client offers that is here is chosen.
-    pub subprotocols: Vec<String>,
-    /// Messages per second sent to every connection (0: none), beside the echoes.
-    pub broadcast_per_s: f64,
-    /// Probability (0 to 1) that a message, instead of its echo, makes the server drop the
-    /// connection without a close frame.
-    pub drop_rate: f64,
+    /// The units served beside HTTP (`--ws`: a GET asking to upgrade is answered `101` and
+    /// its messages echoed); a request none takes is answered as any other.
+    pub units: Vec<Arc<dyn super::unit::Unit>>,
 }
 
 /// The origin's gRPC service (`strain origin --grpc`).
@@ -125,7 +111,7 @@ impl Default for OriginConfig {
             http3: false,
             replay: None,
             grpc: None,
-            ws: None,
+            units: Vec::new(),
         }
     }
 }

@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 
 use super::live::Counters;
 use super::output::Throttle;
-use super::respond::Site;
 use super::tls::ServerStream;
 
 /// Why `Conn::expired` says a connection is to be dropped.
@@ -23,7 +22,7 @@ pub(super) enum Expiry {
 
 /// What the event loop should do with the connection after `Conn::drive`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Next {
+pub enum Next {
     /// Keep it and wait for the next event (or its timer, see `Conn::wake`).
     Wait,
     /// Drop it.
@@ -46,8 +45,8 @@ pub(super) struct Link {
 
 impl Link {
     /// The send timeout has passed with none of our output taken.
-    pub(super) fn send_expired(&self, now: Instant, site: &Site) -> bool {
-        over(self.write_stalled, site.send_timeout, now)
+    pub(super) fn send_expired(&self, now: Instant, timeout: Option<Duration>) -> bool {
+        over(self.write_stalled, timeout, now)
     }
 }
 

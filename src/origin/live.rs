@@ -34,12 +34,8 @@ pub(super) struct Counters {
     pub(super) recorded: Counter,
     /// `404`s to requests no record matched (`--replay`).
     pub(super) unmatched: Counter,
-    /// WebSocket upgrades accepted (`--ws`).
-    pub(super) ws_upgrades: Counter,
-    /// WebSocket messages echoed (`--ws`).
-    pub(super) ws_messages: Counter,
-    /// WebSocket broadcasts sent, one per connection each time (`--ws-broadcast`).
-    pub(super) ws_broadcasts: Counter,
+    /// The units' counters (WebSocket's upgrades, echoes, broadcasts), in the units' order.
+    pub(super) units: [Counter; UNIT_COUNTERS],
     /// The gRPC service's (`--grpc`); after the others, off the lines the HTTP paths touch.
     pub(super) grpc: GrpcCounters,
 }
@@ -47,7 +43,7 @@ pub(super) struct Counters {
 impl Counters {
     /// This thread's totals; `fixed_ok` says whether fixed responses count as `ok`, `grpc`
     /// whether the gRPC service is served.
-    fn snapshot(&self, fixed_ok: bool, grpc: bool) -> OriginStats {
+    fn snapshot(&self, fixed_ok: bool, grpc: bool, units: &[&'static str]) -> OriginStats {
         // A document's status is counted before the request, so while the thread runs the
         // difference can only be too small, never wrap.
         let requests = self.requests.get();
@@ -68,9 +64,7 @@ impl Counters {
             send_timeouts: self.send_timeouts.get(),
             recorded: self.recorded.get(),
             unmatched: self.unmatched.get(),
-            ws_upgrades: self.ws_upgrades.get(),
-            ws_messages: self.ws_messages.get(),
-            ws_broadcasts: self.ws_broadcasts.get(),
+            units: UnitCounts::new(units, |i| self.units[i].get()),
             grpc: grpc.then(|| self.grpc.snapshot()),
         }
     }
@@ -88,6 +82,8 @@ pub struct OriginLive {
     fixed_ok: AtomicBool,
     /// The server serves gRPC, so the totals have its counts.
     grpc: AtomicBool,
+    /// The names of the units' counters.
+    units: OnceLock<Vec<&'static str>>,
 }
 
 impl OriginLive {
@@ -101,19 +97,76 @@ impl OriginLive {
         let mut total = OriginStats::default();
         for counters in self.threads.get().map(|t| &t[..]).unwrap_or_default() {
             let (fixed_ok, grpc) = (self.fixed_ok.load(Ordering::Relaxed), self.grpc.load(Ordering::Relaxed));
-            total.merge(&counters.snapshot(fixed_ok, grpc));
+            let units = self.units.get().map_or(&[][..], |u| &u[..]);
+            total.merge(&counters.snapshot(fixed_ok, grpc, units));
         }
         total
     }
 
     /// Makes the blocks for a server with `threads` threads whose fixed responses are (or are
     /// not) `200 OK`, and which serves gRPC or not; fails if a server already has them.
-    pub(super) fn claim(&self, threads: usize, fixed_ok: bool, grpc: bool) -> Result<&[Counters], OriginError> {
+    pub(super) fn claim(
+        &self,
+        threads: usize,
+        fixed_ok: bool,
+        grpc: bool,
+        units: Vec<&'static str>,
+    ) -> Result<&[Counters], OriginError> {
         if self.claimed.swap(true, Ordering::Relaxed) {
             return Err(OriginError::LiveInUse);
         }
+        let _ = self.units.set(units);
         self.fixed_ok.store(fixed_ok, Ordering::Relaxed);
         self.grpc.store(grpc, Ordering::Relaxed);
         Ok(self.threads.get_or_init(|| (0..threads).map(|_| Counters::default()).collect()))
+    }
+}
+
+/// Counters the units of one origin share (a unit uses as many as it names, in turn).
+pub(super) const UNIT_COUNTERS: usize = 8;
+
+/// The units' counters of one origin, by the names they gave (written flat, beside the
+/// server's own, in the stats answer).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UnitCounts {
+    names: [&'static str; UNIT_COUNTERS],
+    counts: [u64; UNIT_COUNTERS],
+}
+
+impl UnitCounts {
+    /// The counters `names` (in the units' order) with these counts.
+    pub(super) fn new(names: &[&'static str], counts: impl Fn(usize) -> u64) -> UnitCounts {
+        let mut c = UnitCounts::default();
+        for (i, name) in names.iter().take(UNIT_COUNTERS).enumerate() {
+            c.names[i] = name;
+            c.counts[i] = counts(i);
+        }
+        c
+    }
+
+    /// The count called `name`, if a unit keeps it.
+    pub fn get(&self, name: &str) -> Option<u64> {
+        self.names.iter().position(|n| !n.is_empty() && *n == name).map(|i| self.counts[i])
+    }
+
+    /// Adds another thread's.
+    pub(super) fn merge(&mut self, other: &UnitCounts) {
+        for i in 0..UNIT_COUNTERS {
+            if self.names[i].is_empty() {
+                self.names[i] = other.names[i];
+            }
+            self.counts[i] += other.counts[i];
+        }
+    }
+}
+
+impl serde::Serialize for UnitCounts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        for (name, n) in self.names.iter().zip(self.counts).filter(|(name, _)| !name.is_empty()) {
+            map.serialize_entry(name, &n)?;
+        }
+        map.end()
     }
 }

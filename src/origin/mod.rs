@@ -66,7 +66,7 @@ mod service;
 #[cfg(test)]
 mod tests;
 mod tls;
-mod ws;
+pub mod unit;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -79,16 +79,17 @@ use mio::{Events, Poll, Token};
 
 use crate::http::request_head::Persist;
 use crate::rng::Rng;
-pub use config::{ContentType, GrpcConfig, OriginConfig, Service, ServiceDist, WsConfig};
+pub use config::{ContentType, GrpcConfig, OriginConfig, Service, ServiceDist};
 use conn::Conn;
 use decision::Kind;
 use grpc::deck::Deck;
 pub use grpc::stats::{ByMethod, ByStatus, GrpcStats, Method};
-use link::{Expiry, Next};
+use link::Expiry;
+pub use link::Next;
 pub use listen::Listener;
 use listen::ThreadListener;
 use live::Counters;
-pub use live::OriginLive;
+pub use live::{OriginLive, UnitCounts};
 pub use recording::{MatchKey, Recording, RecordingError, MAX_FILLER};
 use respond::Site;
 pub use tls::TlsSource;
@@ -121,12 +122,9 @@ pub struct OriginStats {
     pub recorded: u64,
     /// Requests no recorded response matched, answered `404` (`--replay`).
     pub unmatched: u64,
-    /// WebSocket upgrades accepted (`--ws`).
-    pub ws_upgrades: u64,
-    /// WebSocket messages echoed (`--ws`).
-    pub ws_messages: u64,
-    /// WebSocket broadcasts sent, one per connection each time (`--ws-broadcast`).
-    pub ws_broadcasts: u64,
+    /// The units' counters (`ws_upgrades`, `ws_messages`, `ws_broadcasts` with `--ws`).
+    #[serde(flatten)]
+    pub units: live::UnitCounts,
     /// With `--grpc`: calls by method and status, and messages (a call counts in `requests`
     /// once its status has gone out).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -147,9 +145,7 @@ impl OriginStats {
         self.send_timeouts += other.send_timeouts;
         self.recorded += other.recorded;
         self.unmatched += other.unmatched;
-        self.ws_upgrades += other.ws_upgrades;
-        self.ws_messages += other.ws_messages;
-        self.ws_broadcasts += other.ws_broadcasts;
+        self.units.merge(&other.units);
         match (&mut self.grpc, &other.grpc) {
             (Some(mine), Some(theirs)) => mine.merge(theirs),
             (None, Some(theirs)) => self.grpc = Some(*theirs),
@@ -225,7 +221,8 @@ pub fn run_live(
     }
     let mut quic = if config.http3 { Some(h3::Quic::start(&listener, udp, &mut site, config)?) } else { None };
     listener.set_nonblocking().map_err(OriginError::Nonblocking)?;
-    let counters = live.claim(threads, site.fixed_ok, site.grpc.is_some())?;
+    let names = site.units.iter().flat_map(|(u, _)| u.counters().iter().copied()).collect();
+    let counters = live.claim(threads, site.fixed_ok, site.grpc.is_some(), names)?;
     // Everything that can fail at start is done here, before any thread runs, so a failure
     // returns at once instead of after the caller's shutdown.
     let mut workers = Vec::new();
@@ -385,8 +382,8 @@ struct Worker<'r> {
     stall: Option<Stall>,
     /// HTTP/3's socket and connections, on the one thread that serves them.
     quic: Option<h3::Quic>,
-    /// `--ws-broadcast`: when every WebSocket connection next gets a message, how often, and
-    /// the message's number.
+    /// A unit's pushes (`--ws-broadcast`): when every connection of the unit next gets a
+    /// message, how often, and the message's number.
     broadcast: Option<(Instant, Duration, u64)>,
 }
 
@@ -411,9 +408,7 @@ impl<'r> Worker<'r> {
         let mut events = Events::with_capacity(EVENTS);
         let mut buf = vec![0u8; READ_BUF];
         let mut last_sweep = Instant::now();
-        let per_s = self.ctx.site.ws.as_ref().map_or(0.0, |w| w.broadcast_per_s);
-        if per_s > 0.0 {
-            let every = Duration::from_secs_f64(1.0 / per_s).max(Duration::from_micros(1));
+        if let Some(every) = self.ctx.site.units.iter().find_map(|(u, _)| u.push_every()) {
             self.broadcast = Some((last_sweep + every, every, 0));
         }
         while !shutdown.load(Ordering::Relaxed) && !failed.load(Ordering::Relaxed) {
@@ -522,16 +517,15 @@ impl<'r> Worker<'r> {
         false
     }
 
-    /// Sends every WebSocket connection of the thread the next broadcast; a thread that fell
-    /// behind sends one and goes on from now, rather than a burst.
+    /// Pushes every unit connection of the thread the next message (a WebSocket broadcast); a
+    /// thread that fell behind sends one and goes on from now, rather than a burst.
     fn broadcast(&mut self, buf: &mut [u8]) {
         let Some((at, every, seq)) = self.broadcast else { return };
         let now = Instant::now();
         self.broadcast = Some(((at + every).max(now), every, seq + 1));
-        let text = format!("broadcast {seq}");
         for idx in 0..self.conns.len() {
             let Some(conn) = self.conns[idx].as_mut() else { continue };
-            if let Some(next) = conn.push_ws(text.as_bytes(), buf, &mut self.ctx) {
+            if let Some(next) = conn.push(seq, buf, &mut self.ctx) {
                 self.settle(idx, next);
             }
         }

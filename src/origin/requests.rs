@@ -29,9 +29,9 @@ pub(super) enum Flow {
     /// A request asked to continue as h2c and nothing is queued before it: the connection
     /// switches ([`RequestParser::upgrade`] holds the request and the bytes after it).
     Upgrade,
-    /// A GET asked to continue as a WebSocket and the origin serves them: the connection
-    /// switches ([`RequestParser::websocket`] holds the answer and the bytes after it).
-    WebSocket,
+    /// A unit the origin serves took the request (WebSocket's upgrade): the connection is
+    /// its ([`RequestParser::claimed`] holds its driver).
+    Unit,
 }
 
 /// A request that upgrades its connection to h2c, answered over HTTP/2 as stream 1.
@@ -149,8 +149,8 @@ pub(super) struct RequestParser {
     pub(super) head_since: Option<Instant>,
     /// The request that ended HTTP/1 ([`Flow::Upgrade`]).
     pub(super) upgrade: Option<Box<Upgrade>>,
-    /// The WebSocket upgrade that ended HTTP/1 ([`Flow::WebSocket`]).
-    pub(super) websocket: Option<Box<super::ws::Accepted>>,
+    /// The unit's driver that ended HTTP/1 ([`Flow::Unit`]), and where its counters start.
+    pub(super) claimed: Option<(Box<dyn super::unit::Driver>, usize)>,
 }
 
 /// A parsed request head.
@@ -163,8 +163,10 @@ struct Head<'a> {
     path: &'a str,
     /// See [`request_head::RequestHead::h2c_settings`].
     h2c: Option<&'a [u8]>,
-    /// See [`request_head::RequestHead::websocket`].
-    websocket: Option<request_head::WsAsk<'a>>,
+    /// The method, the target and HTTP/1.0, for a unit to claim the request by.
+    method: &'a str,
+    target: &'a str,
+    http10: bool,
 }
 
 impl RequestParser {
@@ -282,12 +284,20 @@ impl RequestParser {
                     return Ok((input.len(), Flow::Upgrade));
                 }
             }
-            if let (Some(ask), Some(config)) = (&head.websocket, &answer.ctx.site.ws) {
-                // As for h2c: only a request with nothing queued before it switches.
-                if body.is_done() && answer.out.is_empty() {
-                    answer.ctx.counters.ws_upgrades.add(1);
-                    self.websocket = Some(Box::new(super::ws::Accepted::new(ask, config, &input[i..])));
-                    return Ok((input.len(), Flow::WebSocket));
+            // As for h2c: only a request with nothing queued before it switches.
+            if !answer.ctx.site.units.is_empty() && body.is_done() && answer.out.is_empty() {
+                let asked = super::unit::Asked {
+                    head: &input[i - head.len..i],
+                    method: head.method,
+                    target: head.target,
+                    http10: head.http10,
+                    rest: &input[i..],
+                };
+                if let Some(claimed) =
+                    answer.ctx.site.units.iter().find_map(|(u, base)| Some((u.claim(&asked)?, *base)))
+                {
+                    self.claimed = Some(claimed);
+                    return Ok((input.len(), Flow::Unit));
                 }
             }
             if body.is_done() {
@@ -331,7 +341,9 @@ fn parse_head<'a>(input: &'a [u8], site: &Site) -> Result<Option<Head<'a>>, Pars
         expect_continue: h.expect_continue,
         path,
         h2c: h.h2c_settings,
-        websocket: h.websocket,
+        method: h.method,
+        target: h.target,
+        http10: h.http10,
     }))
 }
 

@@ -60,8 +60,8 @@ pub(super) struct Site {
     pub(super) recording: Option<Arc<Recording>>,
     /// With `--grpc`: the service HTTP/2 requests are calls to.
     pub(super) grpc: Option<super::grpc::GrpcSite>,
-    /// With `--ws`: WebSocket upgrades are accepted and their messages echoed.
-    pub(super) ws: Option<super::config::WsConfig>,
+    /// The units served beside HTTP (WebSocket's echo), each with where its counters start.
+    pub(super) units: Vec<Served>,
 }
 
 impl Site {
@@ -103,7 +103,7 @@ impl Site {
             alt_svc: Vec::new(),
             recording: config.replay.clone(),
             grpc: config.grpc.as_deref().map(super::grpc::GrpcSite::new).transpose()?,
-            ws: config.ws.as_deref().cloned(),
+            units: units(config)?,
         })
     }
 
@@ -300,3 +300,24 @@ pub(super) fn document(path: &str) -> Option<Doc> {
     }
     Doc::parse(path)
 }
+
+/// The units `config` serves, each with where its counters start; refused if they keep more
+/// counters than there are.
+fn units(config: &OriginConfig) -> Result<Vec<Served>, OriginError> {
+    let mut base = 0;
+    let mut out = Vec::new();
+    for u in &config.units {
+        out.push((u.clone(), base));
+        base += u.counters().len();
+    }
+    if base > super::live::UNIT_COUNTERS {
+        return Err(OriginError::Invalid(format!(
+            "the units served keep {base} counters, at most {}",
+            super::live::UNIT_COUNTERS
+        )));
+    }
+    Ok(out)
+}
+
+/// A unit served, and where its counters start.
+pub(super) type Served = (std::sync::Arc<dyn super::unit::Unit>, usize);

@@ -14,7 +14,6 @@ pub mod protocol;
 mod replay;
 mod results;
 mod server;
-mod ws;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -26,7 +25,6 @@ pub use protocol::{CompareCmd, FindMaxCmd, ProtocolCmd, ProtocolFlags, ProtocolM
 pub use replay::{files as replay_files, ReplayFlags};
 pub use results::{CompareFlags, K8sJobFlags, MergeFlags, ReportFlags, RunnerFlags};
 pub use server::{is_probability, probability, DocumentFlags, FormFlag, OriginFlags, ProxyFlags, ServiceDistFlag};
-pub use ws::{WsFlags, WsMessageFlags};
 
 use super::units::{self, Dur};
 use crate::defaults;
@@ -79,10 +77,6 @@ pub enum Command {
     /// Load a gRPC service: unary and streaming calls, results by gRPC status, latency
     /// corrected in rate mode (--call pkg.Service/Method URL).
     Grpc(Deferred<Box<GrpcFlags>>),
-    /// Load a WebSocket server: -c upgraded connections, each sending a message and awaiting
-    /// its echo (or at -R messages/s in total), echo latency corrected in rate mode (ws:// or
-    /// wss:// URL).
-    Ws(Deferred<Box<WsFlags>>),
     /// Print a Kubernetes Indexed Job that runs a load as N segments on different nodes.
     #[command(name = "k8s-job")]
     K8sJob(Deferred<K8sJobFlags>),
@@ -129,7 +123,7 @@ impl<T: clap::FromArgMatches> clap::FromArgMatches for Deferred<T> {
 
 /// `cmd` with `augment`'s flags and the command's own description: the flags' struct would put
 /// its doc comment in its place, where the command's (the enum variant's) was set first.
-fn keep_about(cmd: clap::Command, augment: fn(clap::Command) -> clap::Command) -> clap::Command {
+pub(crate) fn keep_about(cmd: clap::Command, augment: fn(clap::Command) -> clap::Command) -> clap::Command {
     let (about, long) = (cmd.get_about().cloned(), cmd.get_long_about().cloned());
     let mut cmd = augment(cmd);
     if let Some(about) = about {

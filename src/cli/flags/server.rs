@@ -147,26 +147,6 @@ pub struct OriginFlags {
     /// With --grpc: serve no reflection (its calls get UNIMPLEMENTED, as for an unknown method).
     #[arg(long = "no-reflection", requires = "grpc")]
     pub no_reflection: bool,
-    /// Serve WebSocket echo: a GET asking to upgrade (ws://, wss:// with --tls) is answered 101
-    /// and every message comes back as it came; pings are answered, closes returned, and
-    /// permessage-deflate is agreed when offered. Other requests are served as without it.
-    #[arg(long = "ws", conflicts_with_all = ["grpc", "replay"])]
-    pub ws: bool,
-    /// With --ws: close each connection with 1000 after echoing N messages.
-    #[arg(long = "ws-close-after", value_name = "N", requires = "ws")]
-    pub ws_close_after: Option<u64>,
-    /// With --ws: a subprotocol the server accepts (repeatable); the first the client offers
-    /// that is accepted is chosen, and without one the server chooses none.
-    #[arg(long = "ws-subprotocol", value_name = "NAME", requires = "ws")]
-    pub ws_subprotocols: Vec<String>,
-    /// With --ws: send every connection N messages per second ("broadcast SEQ"), beside the
-    /// echoes (server push, fan-out).
-    #[arg(long = "ws-broadcast", value_name = "N", value_parser = units::rate, requires = "ws")]
-    pub ws_broadcast: Option<f64>,
-    /// With --ws: the percentage of messages (e.g. 1%) that, instead of an echo, make the server
-    /// drop the connection without a close frame.
-    #[arg(long = "ws-drop-rate", value_name = "PCT", value_parser = units::percent, requires = "ws")]
-    pub ws_drop_rate: Option<f64>,
     /// How documents are served.
     #[command(flatten)]
     pub documents: DocumentFlags,
@@ -245,16 +225,6 @@ impl OriginFlags {
             }
             [StatusFlag::Grpc(..), ..] => usage("--status CODE:SHARE needs --grpc".into()),
         }
-    }
-
-    /// The WebSocket echo the flags ask for: none without --ws.
-    pub fn ws(&self) -> Option<crate::origin::WsConfig> {
-        self.ws.then(|| crate::origin::WsConfig {
-            close_after: self.ws_close_after.unwrap_or(0),
-            subprotocols: self.ws_subprotocols.clone(),
-            broadcast_per_s: self.ws_broadcast.unwrap_or(0.0),
-            drop_rate: self.ws_drop_rate.unwrap_or(0.0),
-        })
     }
 
     /// The gRPC service the flags ask for, checked: none without --grpc.

@@ -26,7 +26,6 @@ use crate::origin::live::Counters;
 use crate::origin::output::{Output, MAX_IOV, MAX_PENDING};
 use crate::origin::requests::{Answer, Flow, RequestParser, Upgrade};
 use crate::origin::respond::Site;
-use crate::origin::ws::Accepted;
 use crate::origin::Ctx;
 
 /// How long a closing connection waits for the client to finish sending.
@@ -40,8 +39,8 @@ pub(super) enum Switch {
     Preface(usize),
     /// The request asked `Upgrade: h2c`.
     H2c(Box<Upgrade>),
-    /// The request asked for a WebSocket and was accepted.
-    WebSocket(Box<Accepted>),
+    /// A unit took the request: its driver, and where its counters start.
+    Unit(Box<dyn crate::origin::unit::Driver>, usize),
 }
 
 /// Whether a closing connection drains what the client may still send before closing.
@@ -99,7 +98,7 @@ impl<'r> H1Conn<'r> {
         match self.state {
             State::Lingering { until, .. } if now >= until => Some(Expiry::Linger),
             State::Lingering { .. } => None,
-            _ if link.send_expired(now, site) => Some(Expiry::Send),
+            _ if link.send_expired(now, site.send_timeout) => Some(Expiry::Send),
             State::Open if over(self.parser.head_since, site.header_timeout, now) => Some(Expiry::Header),
             _ => None,
         }
@@ -156,8 +155,8 @@ impl<'r> H1Conn<'r> {
                 Some(upgrade) => return Err(Switch::H2c(upgrade)),
                 None => self.state = State::Closing { linger: Linger::No },
             },
-            Flow::WebSocket => match self.parser.websocket.take() {
-                Some(accepted) => return Err(Switch::WebSocket(accepted)),
+            Flow::Unit => match self.parser.claimed.take() {
+                Some((driver, base)) => return Err(Switch::Unit(driver, base)),
                 None => self.state = State::Closing { linger: Linger::No },
             },
             flow => {
@@ -308,7 +307,7 @@ impl Flow {
             Flow::Close => Some(Linger::IfUnread),
             Flow::Reject => Some(Linger::Always),
             // Handled before asking.
-            Flow::Upgrade | Flow::WebSocket => None,
+            Flow::Upgrade | Flow::Unit => None,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! One accepted connection: its socket side ([`Link`]: the stream, readiness, the byte rate and
 //! the timers) and the protocol it speaks now ([`Proto`]), each protocol's driver in its own
-//! file: HTTP/1 in [`h1`], HTTP/2 in [`super::h2`], WebSocket in [`super::ws`]. Every
+//! file: HTTP/1 in [`h1`], HTTP/2 in [`super::h2`], a unit's (WebSocket's) in its own folder ([`super::unit`]). Every
 //! connection starts as HTTP/1; its first bytes (the HTTP/2 preface) or an upgrade it asks for
 //! hand it to another driver for the rest of its life.
 
@@ -14,7 +14,7 @@ use super::link::{Expiry, Link, Next};
 use super::output::Throttle;
 use super::respond::Site;
 use super::tls::ServerStream;
-use super::ws::{WsConn, WsNext};
+use super::unit::{Driver, Io};
 use super::Ctx;
 
 /// The protocol a connection speaks now. HTTP/1 is inline (most connections stay so); the
@@ -25,8 +25,8 @@ enum Proto<'r> {
     H1(H1Conn<'r>),
     /// HTTP/2, after the preface or an `Upgrade: h2c`.
     H2(Box<H2Conn>),
-    /// WebSocket, after an upgrade (`--ws`).
-    Ws(Box<WsConn>),
+    /// A unit's (WebSocket's, after an upgrade), and where its counters start.
+    Unit(Box<dyn Driver>, usize),
 }
 
 /// One client connection owned by one worker thread.
@@ -65,7 +65,7 @@ impl<'r> Conn<'r> {
     pub(super) fn expired(&self, now: Instant, site: &Site) -> Option<Expiry> {
         match &self.proto {
             Proto::H1(h1) => h1.expired(&self.link, now, site),
-            _ if self.link.send_expired(now, site) => Some(Expiry::Send),
+            _ if self.link.send_expired(now, site.send_timeout) => Some(Expiry::Send),
             _ => None,
         }
     }
@@ -84,7 +84,7 @@ impl<'r> Conn<'r> {
                 Err(switch) => switch,
             },
             Proto::H2(h2) => return h2.drive(&mut self.link, buf, ctx),
-            Proto::Ws(ws) => return ws.drive(&mut self.link, buf, ctx),
+            Proto::Unit(driver, base) => return driver.drive(&mut Io::new(&mut self.link, buf, ctx, *base)),
         };
         self.switch(switch, buf, ctx)
     }
@@ -106,25 +106,18 @@ impl<'r> Conn<'r> {
                 Some(h2) => Proto::H2(h2),
                 None => return Next::Close,
             },
-            Switch::WebSocket(accepted) => {
-                let Some(config) = ctx.site.ws.as_ref() else { return Next::Close };
-                let mut ws = WsConn::new(&accepted, config);
-                let mut rest = accepted.rest;
-                if ws.receive(&mut rest, ctx) == WsNext::Close {
-                    return Next::Close;
-                }
-                Proto::Ws(ws)
-            }
+            Switch::Unit(driver, base) => Proto::Unit(driver, base),
         };
         self.proto = proto;
         self.drive(buf, ctx)
     }
 
-    /// Queues a broadcast on a WebSocket connection and writes it; `None` if it is not one.
-    pub(super) fn push_ws(&mut self, text: &[u8], buf: &mut [u8], ctx: &mut Ctx<'r>) -> Option<Next> {
-        let Proto::Ws(ws) = &mut self.proto else { return None };
-        ws.push(text);
-        ctx.counters.ws_broadcasts.add(1);
-        Some(ws.drive(&mut self.link, buf, ctx))
+    /// Queues the server's own message `seq` on a unit's connection and writes it; `None` if
+    /// it is not one.
+    pub(super) fn push(&mut self, seq: u64, buf: &mut [u8], ctx: &mut Ctx<'r>) -> Option<Next> {
+        let Proto::Unit(driver, base) = &mut self.proto else { return None };
+        let mut io = Io::new(&mut self.link, buf, ctx, *base);
+        driver.push(seq, &mut io.serve);
+        Some(driver.drive(&mut io))
     }
 }

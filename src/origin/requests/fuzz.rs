@@ -90,7 +90,7 @@ fn with_server<R>(seed: u64, f: impl FnOnce(&mut Ctx<'_>) -> R) -> R {
     let config = OriginConfig { threads: 1, ..OriginConfig::default() };
     let site = Site::new(&config).expect("default config");
     let live = OriginLive::new();
-    let counters = live.claim(1, site.fixed_ok, false).expect("fresh counters");
+    let counters = live.claim(1, site.fixed_ok, false, Vec::new()).expect("fresh counters");
     f(&mut Ctx {
         site: &site,
         counters: &counters[0],

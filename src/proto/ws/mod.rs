@@ -2,11 +2,14 @@
 //! handshake, permessage-deflate, RFC 7692), its client transport, and its counts. The
 //! origin's echo server speaks the same wire.
 
+pub mod cli;
 pub mod client;
 pub mod counts;
 pub mod deflate;
+pub mod flags;
 pub mod frame;
 pub mod handshake;
+pub mod origin;
 
 use std::sync::atomic::AtomicBool;
 
@@ -50,6 +53,15 @@ pub enum Mode {
     /// its connection (`--listen-only`).
     Listen,
 }
+
+/// `strain ws`, and `strain origin --ws`.
+pub static COMMAND: crate::cli::unit::Command<flags::WsMessageFlags, flags::WsOriginFlags> = crate::cli::unit::Command::new(
+    "ws",
+    "Load a WebSocket server: -c upgraded connections, each sending a message and awaiting its echo (or at -R messages/s in total), echo latency corrected in rate mode (ws:// or wss:// URL)",
+);
+
+/// WebSocket's section of a result.
+pub const KIND: crate::stats::section::Kind = crate::stats::section::Kind::of::<counts::WsCounts>();
 
 /// WebSocket's names: `ws` over TCP, `wss` over TLS.
 pub const SPEECH: Speech = Speech { plain: "ws", tls: "wss" };

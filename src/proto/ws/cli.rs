@@ -6,12 +6,14 @@
 
 use std::sync::Arc;
 
-use super::flags::{ConnectFlags, LengthFlags, WsMessageFlags};
-use super::protocol::{Aim, Protocol, Purpose};
-use super::{load, CliError};
+use super::flags::WsMessageFlags;
+use super::handshake::Offer;
+use super::{Mode, WsLoad};
+use crate::cli::flags::{ConnectFlags, LengthFlags};
+use crate::cli::load;
+use crate::cli::protocol::{Aim, Protocol, Purpose};
+use crate::cli::CliError;
 use crate::config::{Config, Target};
-use crate::proto::ws::handshake::Offer;
-use crate::proto::ws::{Mode, WsLoad};
 use crate::run::Workload;
 
 /// The message sent without `--message`, `--message-file` or `--message-size`.
@@ -59,7 +61,7 @@ fn ws_load(m: &WsMessageFlags, aim: Aim) -> Result<(Config, Arc<WsLoad>), CliErr
     if !target.websocket {
         return Err(CliError::Usage(format!("{url}: a WebSocket URL starts with ws:// or wss://")));
     }
-    let protocol = crate::config::ProtocolChoice::Unit(crate::proto::ws::SPEECH);
+    let protocol = crate::config::ProtocolChoice::Unit(super::SPEECH);
     let config = load::load(target, connect, protocol, shape, load::Requests::Workload, connections)?;
     let (payload, binary) = match (&m.message, &m.message_file, m.message_size) {
         (Some(text), _, _) => (text.clone().into_bytes(), false),
@@ -103,8 +105,8 @@ fn probe(config: &Config, load: &WsLoad) -> Result<(), CliError> {
     let target = &config.target;
     let Ok(addr) = crate::net::resolve(&target.host, target.port, config.timeout) else { return Ok(()) };
     let tls = target.tls(config.insecure, &[b"http/1.1"]).map_err(|e| CliError::Usage(e.to_string()))?;
-    match crate::proto::ws::handshake::probe(addr, tls.as_ref(), &load.offer, config.timeout) {
-        Ok(_) | Err(crate::proto::ws::handshake::ProbeError::Connect { .. }) => Ok(()),
+    match super::handshake::probe(addr, tls.as_ref(), &load.offer, config.timeout) {
+        Ok(_) | Err(super::handshake::ProbeError::Connect { .. }) => Ok(()),
         Err(e) => Err(CliError::Usage(e.to_string())),
     }
 }
