@@ -118,7 +118,8 @@ impl Site {
 
     /// Some output may have to wait for the clock, so connections need timers.
     pub(super) fn timed(&self) -> bool {
-        self.answers_wait() || self.byte_rate.is_some()
+        // A unit's driver may wake by the clock (an event stream's next event).
+        self.answers_wait() || self.byte_rate.is_some() || !self.units.is_empty()
     }
 
     /// Answers wait after their request arrives (a delay or a service time), so arrivals are

@@ -226,3 +226,36 @@ pub fn code_of(name: &str) -> Option<u64> {
         None => CODE_NAMES.iter().find(|(_, n)| *n == name).map(|(c, _)| *c),
     }
 }
+
+/// Times (round trips, the waits for a first event) as [`Handshakes`] keeps them; a result
+/// writes the count, the mean and the largest.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "PongTimes", from = "PongTimes")]
+pub struct Times(pub Handshakes);
+
+impl super::Tally for Times {
+    fn tally(&mut self, other: &Times) {
+        self.0.tally(&other.0);
+    }
+}
+
+/// [`Times`] as a result writes them.
+#[derive(Serialize, Deserialize)]
+struct PongTimes {
+    count: u64,
+    mean_us: f64,
+    max_us: u64,
+}
+
+impl From<Times> for PongTimes {
+    fn from(r: Times) -> PongTimes {
+        PongTimes { count: r.0.count, mean_us: r.0.mean_us(), max_us: r.0.us_max }
+    }
+}
+
+impl From<PongTimes> for Times {
+    fn from(t: PongTimes) -> Times {
+        let us_sum = (t.mean_us * t.count as f64).round() as u64;
+        Times(Handshakes { count: t.count, us_sum, us_max: t.max_us })
+    }
+}

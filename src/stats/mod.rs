@@ -22,7 +22,8 @@ pub mod units;
 pub use grpc::{GrpcCode, GrpcCodes, GrpcCounts};
 pub use h2::{named_resets as h2_named_resets, H2Counts, RESET_SLOTS as H2_RESET_SLOTS};
 pub use h3::{
-    code_name as h3_code_name, named_codes as h3_named_codes, H3Counts, HandshakeFailure, HandshakeFailures, Handshakes,
+    code_name as h3_code_name, named_codes as h3_named_codes, H3Counts, HandshakeFailure, HandshakeFailures,
+    Handshakes, Times,
 };
 pub use recorder::{
     latency_histogram, unused_histogram, ConnectCause, Pacing, Recorder, TargetCount, Waited, LATE_SEND_US,

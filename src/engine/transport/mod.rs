@@ -279,6 +279,11 @@ pub trait Transport: Sized {
     }
     /// Measuring starts (the warm-up is over): a unit's own counts start again.
     fn restart_counts(&mut self) {}
+    /// A unit's own count is done (Server-Sent Events' `-n` streams, all over): the run may
+    /// drain.
+    fn done(&self) -> bool {
+        false
+    }
     /// The loop turn is about to wait: what the protocol held back to send in one go goes out.
     fn flush(&mut self, _host: &mut impl Host) {}
     /// The run began to drain: a protocol whose slots wait for nothing they asked for (a

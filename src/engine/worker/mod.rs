@@ -164,8 +164,9 @@ impl<'a, T: Transport> Worker<'a, T> {
             }
             // The end of the duration, or the last of -n's requests answered (one refused
             // unprocessed goes again first, on a new connection if need be), or -n's server gone.
-            let counted =
-                (self.core.budget_spent() || self.core.replay_done()) && self.transport.count_done(&self.core);
+            let counted = ((self.core.budget_spent() || self.core.replay_done())
+                && self.transport.count_done(&self.core))
+                || self.transport.done();
             let stuck = self.core.stuck(now);
             if stuck {
                 // Deadlines that passed while this thread was not running fire first, so the

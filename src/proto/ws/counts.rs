@@ -12,7 +12,7 @@ use crate::config::Speech;
 use crate::stats::named::{by_name, named};
 use crate::stats::section::{Answers, Counts, Figure, Spoken};
 use crate::stats::units::{binary, by_name, count_mean_max, grouped, mean_max, messages};
-use crate::stats::{counts, Handshakes};
+use crate::stats::{counts, Handshakes, Times};
 
 named! {
     /// How a WebSocket connection was lost (other than by the client, at the end of the run).
@@ -33,39 +33,6 @@ named! {
 by_name! {
     /// Connections lost, a count per cause.
     pub struct WsDrops(WsDrop, fallback WsDrop::Reset);
-}
-
-/// Round trips completed and their time, as [`Handshakes`] keeps them; a result writes the
-/// count, the mean and the largest.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(into = "PongTimes", from = "PongTimes")]
-pub struct RoundTrips(pub Handshakes);
-
-impl crate::stats::Tally for RoundTrips {
-    fn tally(&mut self, other: &RoundTrips) {
-        self.0.tally(&other.0);
-    }
-}
-
-/// [`RoundTrips`] as a result writes them.
-#[derive(Serialize, Deserialize)]
-struct PongTimes {
-    count: u64,
-    mean_us: f64,
-    max_us: u64,
-}
-
-impl From<RoundTrips> for PongTimes {
-    fn from(r: RoundTrips) -> PongTimes {
-        PongTimes { count: r.0.count, mean_us: r.0.mean_us(), max_us: r.0.us_max }
-    }
-}
-
-impl From<PongTimes> for RoundTrips {
-    fn from(t: PongTimes) -> RoundTrips {
-        let us_sum = (t.mean_us * t.count as f64).round() as u64;
-        RoundTrips(Handshakes { count: t.count, us_sum, us_max: t.max_us })
-    }
 }
 
 counts! {
@@ -97,7 +64,7 @@ counts! {
         /// `--ping`: pings sent.
         pub pings_sent: u64,
         /// `--ping`: their pongs, and the round trips' time.
-        pub pongs: RoundTrips,
+        pub pongs: Times,
     }
 }
 
