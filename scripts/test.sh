@@ -63,6 +63,11 @@ if ! "$grpc_venv/bin/python3" -c 'import websockets' >/dev/null 2>&1; then
     echo "test.sh: installing websockets into $grpc_venv (needed by the WebSocket tests)"
     "$grpc_venv/bin/pip" install -q --disable-pip-version-check 'websockets==17.4'
 fi
+# tests/integration/sse.rs loads tests/servers/python-sse/sse_aiohttp.py, an aiohttp server.
+if ! "$grpc_venv/bin/python3" -c 'import aiohttp' >/dev/null 2>&1; then
+    echo "test.sh: installing aiohttp into $grpc_venv (needed by the Server-Sent Events tests)"
+    "$grpc_venv/bin/pip" install -q --disable-pip-version-check 'aiohttp==3.14.5'
+fi
 export STRAIN_TEST_PY_GRPC="$PWD/$grpc_venv/bin/python3"
 # Node servers (tests/servers/node) run with the npm packages tests/servers/node/package.json
 # pins, installed into target/node when that file changes.

@@ -27,6 +27,7 @@ macro_rules! units {
 
 units! {
     ws,
+    sse,
 }
 
 /// Makes every unit's section readable from results (called once, at start).

@@ -48,6 +48,7 @@ mod script;
 mod segments;
 mod series;
 mod signals;
+mod sse;
 mod thresholds;
 mod tls;
 mod websocket;

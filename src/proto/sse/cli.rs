@@ -1,0 +1,80 @@
+//! `strain sse URL`: `-c` held Server-Sent Events streams. Each stream's request goes out as
+//! the flags say; each event is an answer, timed from the one before it on its stream. `-n`
+//! counts streams and `-R` starts that many per second (the unit's own pace, not the engine's:
+//! an event is not sent, so nothing is due).
+
+use std::sync::Arc;
+
+use super::flags::SseFlags;
+use super::SseLoad;
+use crate::cli::load::{self, RunShape};
+use crate::cli::protocol::{Aim, Protocol, Purpose};
+use crate::cli::CliError;
+use crate::config::{Config, Target};
+use crate::run::Workload;
+
+impl Protocol for SseFlags {
+    const COMMAND: &'static str = "strain sse";
+
+    fn load(&self, aim: Aim) -> Result<(Config, Workload), CliError> {
+        let Aim { url, connect, shape, connections } = aim;
+        let target = load::http_target(url)?;
+        // `-n` and `-R` count and pace streams, which the unit starts; the run itself is one
+        // of held streams, ended by its duration or by the last stream's end.
+        let mut length = shape.as_ref().map(|s| s.length.clone());
+        let (streams, stream_rate) = match length.as_mut() {
+            Some(l) if l.stages.is_some() => {
+                return Err(CliError::Usage("strain sse starts streams at -R per second: drop --stages".into()))
+            }
+            // The run ends when `-n`'s last stream does, or at its duration.
+            Some(l) => (l.requests.take(), l.rate.take()),
+            None => (None, None),
+        };
+        let shape = shape.zip(length.as_ref()).map(|(s, length)| RunShape { length, ..s });
+        let protocol = crate::config::ProtocolChoice::Unit(super::SPEECH);
+        let config = load::load(target.clone(), connect, protocol, shape, load::Requests::Workload, connections)?;
+        Ok((config, Workload::Unit(Arc::new(self.sse_load(&target, streams, stream_rate)?))))
+    }
+
+    fn fits(&self, purpose: Purpose) -> Result<(), CliError> {
+        match purpose {
+            Purpose::FindMax => Err(CliError::Usage(
+                "strain sse has no find-max yet: its rate is of streams started, and find-max searches answers per second"
+                    .into(),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl SseFlags {
+    /// The load the flags describe on `target`.
+    fn sse_load(&self, target: &Target, streams: Option<usize>, stream_rate: Option<f64>) -> Result<SseLoad, CliError> {
+        let headers = self
+            .headers
+            .iter()
+            .map(|h| load::parse_header(h).map(|h| (h.name, h.value)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let body = match (&self.body, &self.body_file) {
+            (Some(text), _) => Some(text.clone().into_bytes()),
+            (_, Some(path)) => {
+                Some(std::fs::read(path).map_err(|e| CliError::Usage(format!("cannot read {}: {e}", path.display())))?)
+            }
+            _ => None,
+        };
+        let method = self.method.to_ascii_uppercase();
+        if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic()) {
+            return Err(CliError::Usage(format!("-X {}: not a method", self.method)));
+        }
+        Ok(SseLoad {
+            method,
+            path: target.path.clone(),
+            host: target.host_header(),
+            headers,
+            body,
+            reconnect: !self.no_reconnect,
+            stream_rate,
+            streams: streams.map(|n| n as u64),
+        })
+    }
+}

@@ -1,0 +1,208 @@
+//! Issue 42, point 7: `strain sse` against `strain origin --sse` and a real Server-Sent Events
+//! server (Python's aiohttp, tests/servers/python-sse/sse_aiohttp.py): events counted exactly,
+//! streams ended and started again with `Last-Event-ID` after `retry:`, `-n` counting streams,
+//! `-R` starting them, an OpenAI-style POST ending in `[DONE]`, every output, and bad input
+//! refused in one line.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use crate::harness::{args, signal, strain, strain_raw, Origin};
+use crate::origin_grpc::stats;
+
+/// The aiohttp server: `per_s` events a second, `count` a stream (0: endless); stopped on drop.
+struct Aiohttp {
+    child: Child,
+    port: u16,
+}
+
+impl Aiohttp {
+    fn start(per_s: u32, count: u32) -> Aiohttp {
+        let python = std::env::var("STRAIN_TEST_PY_GRPC").ok().filter(|p| Path::new(p).exists()).unwrap_or_else(|| {
+            panic!("STRAIN_TEST_PY_GRPC does not name the venv's Python: run scripts/test.sh (it installs aiohttp)")
+        });
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/python-sse/sse_aiohttp.py");
+        let port = crate::harness::free_port();
+        let mut child = Command::new(python)
+            .args([script, &port.to_string(), &per_s.to_string(), &count.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn the aiohttp server");
+        let mut first = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut first).unwrap();
+        assert_eq!(first.trim(), "ready", "the server said {first:?}");
+        Aiohttp { child, port }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// Stops it; what it counted: (streams, events).
+    fn stop(mut self) -> (u64, u64) {
+        signal(self.child.id(), "TERM");
+        let mut line = String::new();
+        BufReader::new(self.child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let _ = self.child.wait();
+        let n: Vec<u64> = line.split_whitespace().filter_map(|w| w.parse().ok()).collect();
+        assert_eq!(n.len(), 2, "the server said {line:?}");
+        (n[0], n[1])
+    }
+}
+
+impl Drop for Aiohttp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn streams_end_and_resume_with_last_event_id_and_n_counts_streams() {
+    // Five events a stream, then the stream ends; the client waits retry: 50 ms and asks again
+    // with the last id, and the origin goes on from it.
+    let origin = Origin::start(&args("--sse 200 --sse-events 5 --sse-retry 50"));
+    let run = strain(&args(&format!("sse -c 4 -n 12 {}", origin.url_of("/events"))));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("\n  60 events in "), "{}", run.stdout);
+    assert!(run.stdout.contains("\nEvents/sec: "), "{}", run.stdout);
+    run.assert_nums(&[
+        ("/requests", 60),
+        ("/sse/streams", 12),
+        ("/sse/ended", 12),
+        // Each slot's first stream starts fresh; its next two resume.
+        ("/sse/resumed", 8),
+        ("/sse/events", 60),
+        ("/sse/first_event/count", 12),
+        ("/errors/timeout", 0),
+    ]);
+    assert_eq!(run.json.as_ref().unwrap()["protocol"], "sse");
+    let s = stats(origin.addr);
+    // Resumed streams went on from the id they named: the origin's ids reached 5 x 3 per slot
+    // (its events are the client's exactly).
+    assert_eq!((s["sse_streams"].as_u64(), s["sse_events"].as_u64()), (Some(12), Some(60)), "{s}");
+    crate::websocket::follows_the_schema(&run);
+}
+
+#[test]
+fn events_arrive_at_the_origins_rate_and_their_gaps_are_the_latency() {
+    let origin = Origin::start(&args("--sse 20"));
+    let run = strain(&args(&format!("sse -c 5 -d 2s --latency {}", origin.url_of("/events"))));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let events = run.num("/requests");
+    // 5 streams x 20 a second x 2 s, give or take each stream's first and last.
+    assert!((190..=210).contains(&events), "{events} events\n{}", run.stdout);
+    // Every gap but each stream's first (its time to first event) is the origin's 50 ms.
+    let p50 = run.num("/latency_us/percentiles/50");
+    assert!((45_000..=55_000).contains(&p50), "p50 {p50} us");
+    assert!(run.stdout.contains("SSE latency: each event's is the gap since the one before it"), "{}", run.stdout);
+    assert_eq!(run.num("/sse/streams"), 5);
+    assert_eq!(run.num("/sse/ended"), 0);
+}
+
+#[test]
+fn r_starts_streams_at_its_rate() {
+    // One event a stream: each stream ends at once, and -R 40 starts the next when due.
+    let origin = Origin::start(&args("--sse 100 --sse-events 1"));
+    let run = strain(&args(&format!("sse -c 20 -R 40 -d 2s {}", origin.url_of("/events"))));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let streams = run.num("/sse/streams");
+    assert!((70..=90).contains(&streams), "{streams} streams in 2 s at 40/s");
+    assert_eq!(run.num("/requests"), run.num("/sse/events"));
+}
+
+#[test]
+fn a_real_aiohttp_server_streams_and_an_openai_style_post_ends_in_done() {
+    let server = Aiohttp::start(200, 20);
+    let run = strain(&args(&format!("sse -c 3 -n 3 {}", server.url("/events"))));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.assert_nums(&[("/requests", 60), ("/sse/streams", 3), ("/sse/ended", 3), ("/sse/events", 60)]);
+    let body = r#"{"model":"strain-test","stream":true,"messages":[{"role":"user","content":"hi"}]}"#;
+    let post = strain(&["sse", "-c", "2", "-n", "4", "-X", "POST", "--body", body, &server.url("/chat")]);
+    assert_eq!(post.code, 0, "{}", post.stderr);
+    post.assert_nums(&[("/requests", 32), ("/sse/streams", 4), ("/sse/done", 4), ("/sse/events", 32)]);
+    // The server counts what it wrote: every event was read.
+    assert_eq!(server.stop(), (7, 92));
+}
+
+#[test]
+fn a_stream_the_server_has_finished_stops_at_204_as_an_eventsource_does() {
+    // Twenty events, then the stream ends; asked again with the last id, the server has nothing
+    // more and answers 204 No Content: the stream is not asked again, and the run ends.
+    let server = Aiohttp::start(0, 20);
+    let run = strain(&args(&format!("sse -c 2 -d 5s {}", server.url("/events"))));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.assert_nums(&[("/requests", 40), ("/sse/streams", 2), ("/sse/resumed", 2), ("/sse/refused/204", 2)]);
+    assert!(run.elapsed.as_secs_f64() < 4.0, "ended when every stream stopped, not at -d: {:?}", run.elapsed);
+    assert!(run.stdout.contains("SSE streams refused: 204 2"), "{}", run.stdout);
+}
+
+#[test]
+fn what_is_not_an_event_stream_is_counted_and_said() {
+    // strain's origin without --sse answers 200 text/plain; with --status 404, 404.
+    let plain = Origin::start(&[]);
+    let run = strain(&args(&format!("sse -c 2 -d 1s {}", plain.url())));
+    assert!(run.num("/sse/not_event_stream") >= 2, "{}", run.stdout);
+    assert_eq!(run.num("/requests"), 0);
+    assert!(run.stdout.contains("not text/event-stream: "), "{}", run.stdout);
+    let missing = Origin::start(&args("--status 404"));
+    let run = strain(&args(&format!("sse -c 2 -d 1s {}", missing.url())));
+    assert!(run.num("/sse/refused/404") >= 2, "{}", run.stdout);
+    assert!(run.stdout.contains("Status codes: 404"), "{}", run.stdout);
+}
+
+#[test]
+fn bad_input_is_one_line_exit_2_and_nothing_sent() {
+    let origin = Origin::start(&args("--sse 10"));
+    let url = origin.url_of("/events");
+    let cases: [(&[&str], &str); 5] = [
+        (&["sse"], "required arguments were not provided"),
+        (&["sse", "ws://127.0.0.1:1/"], "a WebSocket server is loaded with strain ws"),
+        (&["sse", "-X", "G T", &url], "-X G T: not a method"),
+        (&["sse", "--stages", "1s:10", &url], "drop --stages"),
+        (&["sse", "find-max", "--slo", "p99<1s", &url], "strain sse has no find-max yet"),
+    ];
+    for (line, said) in cases {
+        let run = strain_raw(line);
+        assert_eq!(run.code, 2, "{line:?}: {}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{line:?}: {}", run.stderr);
+        assert!(run.stderr.contains(said), "{line:?}: {}", run.stderr);
+    }
+    assert_eq!(stats(origin.addr)["sse_streams"].as_u64(), Some(0), "nothing was sent");
+    let run = strain_raw(&["origin", "--sse-events", "3"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("--sse"), "{}", run.stderr);
+}
+
+#[test]
+fn the_html_page_merge_and_compare_carry_an_sse_run() {
+    let origin = Origin::start(&args("--sse 50"));
+    let dir = tempfile::tempdir().unwrap();
+    let part = |i: u32| {
+        let json = dir.path().join(format!("p{i}.json"));
+        let run = strain(&args(&format!("sse -c 4 -d 1s --segment {i}/2 {}", origin.url_of("/events"))));
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        std::fs::write(&json, serde_json::to_vec(run.json.as_ref().unwrap()).unwrap()).unwrap();
+        (json, run.num("/sse/events"))
+    };
+    let ((a, na), (b, nb)) = (part(0), part(1));
+    let merged = dir.path().join("m.json");
+    let run = strain_raw(&["merge", a.to_str().unwrap(), b.to_str().unwrap(), "--json", merged.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&merged).unwrap()).unwrap();
+    assert_eq!(m["sse"]["events"].as_u64(), Some(na + nb), "{}", m["sse"]);
+    assert_eq!(m["protocol"], "sse");
+    assert!(run.stdout.contains(" events in "), "{}", run.stdout);
+    let html = dir.path().join("r.html");
+    let run = strain_raw(&["report", a.to_str().unwrap(), "-o", html.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let page = std::fs::read_to_string(&html).unwrap();
+    for said in ["Server-Sent Events", "data-metric=\"sse_events\"", "events/s", "Events per second"] {
+        assert!(page.contains(said), "the page lacks {said:?}");
+    }
+    let run = strain_raw(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(run.code == 0 || run.code == 98 || run.code == 97, "{}", run.stderr);
+}
