@@ -49,8 +49,7 @@ pub fn judge(
     let mut decoder = Decoder::new(MAX_MESSAGE);
     decoder.encoding(Encoding::of_fields(&captured.headers));
     let framed = decoder.feed(&captured.body, &mut |message| {
-        counts.messages_received += 1;
-        counts.message_bytes_received += message.len() as u64;
+        counts.received(message.len() as u64);
         if let Some(output) = check {
             well_formed &= DynamicMessage::decode(output.clone(), message).is_ok();
         }

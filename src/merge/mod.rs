@@ -393,11 +393,11 @@ fn whole_config(parts: &[Part], interval: Duration) -> Result<Config, MergeError
         .filter_map(|h| h.split_once(": "))
         .map(|(name, value)| crate::http::request::Header { name: name.into(), value: value.into() })
         .collect();
-    if let Some(h2) = &doc.http2 {
-        config.protocol = ProtocolChoice::Http2 { streams: h2.streams_per_connection };
+    if let Some((spoken, _)) = doc.sections.get::<crate::stats::H2Counts>() {
+        config.protocol = ProtocolChoice::Http2 { streams: spoken.streams_per_connection };
     }
-    if let Some(h3) = &doc.http3 {
-        config.protocol = ProtocolChoice::Http3 { streams: h3.streams_per_connection };
+    if let Some((spoken, _)) = doc.sections.get::<crate::stats::H3Counts>() {
+        config.protocol = ProtocolChoice::Http3 { streams: spoken.streams_per_connection };
     }
     if let Some(speech) = crate::stats::section::speech(&doc.protocol) {
         config.protocol = ProtocolChoice::Unit(speech);

@@ -214,12 +214,6 @@ fn recorder(n: &str, doc: &RunDoc) -> Result<Recorder, MergeError> {
         p.late_sum_us = ((rate.late_mean_us * p.late as f64).round() as u64).min(MAX_COUNT << 10);
     }
     // The protocols' counts are read by their own types, and checked in `Part::read`.
-    if let Some(h2) = &doc.http2 {
-        r.h2 = h2.counts;
-    }
-    if let Some(h3) = &doc.http3 {
-        r.h3 = h3.counts.clone();
-    }
     if let Some(g) = &doc.grpc {
         r.grpc = g.counts;
     }

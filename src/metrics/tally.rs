@@ -202,8 +202,13 @@ impl Tally {
     pub fn finish(&mut self, result: &RunResult) {
         let t = &result.summary.total;
         self.unsent += t.pacing.unsent;
-        for (code, n) in t.h2.resets.iter().enumerate().filter(|(_, n)| **n > 0) {
-            *self.resets.entry(crate::h2::code_name(code as u32).to_string()).or_default() += n;
+        for (code, n) in t
+            .sections
+            .get::<crate::stats::H2Counts>()
+            .map(|h| crate::stats::h2_named_resets(&h.resets))
+            .unwrap_or_default()
+        {
+            *self.resets.entry(code.to_string()).or_default() += n;
         }
         self.open = 0;
         self.target_per_s = None;

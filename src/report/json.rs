@@ -5,8 +5,7 @@
 
 use crate::config::{Config, Protocol};
 use crate::result::{
-    ConfigDoc, Errors, GrpcDoc, Http2Doc, Http3Doc, Latency, ProxyDoc, Rate, RunDoc, SegmentDoc, Spread, TargetDoc,
-    ThresholdDoc,
+    ConfigDoc, Errors, GrpcDoc, Latency, ProxyDoc, Rate, RunDoc, SegmentDoc, Spread, TargetDoc, ThresholdDoc,
 };
 use crate::run::proxy::ProxyResult;
 use crate::run::RunResult;
@@ -147,8 +146,6 @@ fn document_with(
             .then_some(SegmentDoc { index: config.segment.index, count: config.segment.count }),
         start_at: config.start_at.map(|t| humantime::format_rfc3339_millis(t).to_string()),
         protocol: protocol.name(config.target.scheme).to_string(),
-        http2: http2(summary, config, protocol),
-        http3: http3(summary, protocol),
         sections: Written::of(&summary.total.sections, |_| crate::report::text::spoken(protocol, config)),
         grpc: (summary.total.grpc.judged() > 0).then(|| GrpcDoc {
             counts: summary.total.grpc,
@@ -244,21 +241,6 @@ fn proxy_doc(summary: &Summary, p: &ProxyResult) -> ProxyDoc {
         first_byte_us: latency(&t.ttfb_us),
         intervals: p.rows.clone(),
     }
-}
-
-fn http2(summary: &Summary, config: &Config, protocol: Protocol) -> Option<Http2Doc> {
-    let Protocol::Http2 { streams } = protocol else { return None };
-    let protocol = protocol.name(config.target.scheme).to_string();
-    Some(Http2Doc { protocol, streams_per_connection: streams, counts: summary.total.h2 })
-}
-
-fn http3(summary: &Summary, protocol: Protocol) -> Option<Http3Doc> {
-    let Protocol::Http3 { streams } = protocol else { return None };
-    Some(Http3Doc {
-        protocol: "h3".to_string(),
-        streams_per_connection: streams.max(1),
-        counts: summary.total.h3.clone(),
-    })
 }
 
 #[cfg(test)]

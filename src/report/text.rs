@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::units::{binary, mean_max, metric, padded, time_s, time_us, time_us_exact};
+use super::units::{binary, metric, padded, time_s, time_us, time_us_exact};
 use super::{wrk2, TextOptions};
 use crate::config::{Config, Protocol};
 use crate::stats::section::Spoken;
@@ -140,12 +140,6 @@ pub fn body(summary: &Summary, config: &Config, protocol: Protocol, show: TextOp
     if !config.targets.is_empty() {
         target_lines(&mut out, summary, config);
     }
-    if let Protocol::Http2 { streams } = protocol {
-        h2_lines(&mut out, summary, protocol.name(config.target.scheme), streams);
-    }
-    if let Protocol::Http3 { streams } = protocol {
-        h3_lines(&mut out, &summary.total.h3, streams);
-    }
     for section in summary.total.sections.iter() {
         section.text(&spoken(protocol, config), &mut out);
     }
@@ -187,79 +181,6 @@ fn grpc_lines(out: &mut String, g: &crate::stats::GrpcCounts) {
             out,
             "gRPC errors: HTTP status not 200 {}, no grpc-status {}, bad messages {}",
             g.http_errors, g.missing_status, g.bad_messages
-        );
-    }
-}
-
-/// HTTP/3's lines, after wrk's: streams per connection, handshake time, packets lost and sent
-/// again; then, when anything went wrong, resets and closes by code, GOAWAYs, idle timeouts
-/// and failed handshakes by cause.
-fn h3_lines(out: &mut String, h: &crate::stats::H3Counts, streams: u32) {
-    let handshake = match h.handshakes.count {
-        0 => "no handshake completed".to_string(),
-        n => format!("handshake {} ({n})", mean_max(&h.handshakes)),
-    };
-    let _ = writeln!(
-        out,
-        "HTTP/3 (h3): {streams} streams per connection; {handshake}; packets {} sent, {} lost, {} retransmitted",
-        h.packets_sent, h.packets_lost, h.packets_retransmitted
-    );
-    let named = |m: &std::collections::BTreeMap<u64, u64>| match m.is_empty() {
-        true => "none".to_string(),
-        false => {
-            m.iter().map(|(c, n)| format!("{} {n}", crate::stats::h3_code_name(*c))).collect::<Vec<_>>().join(", ")
-        }
-    };
-    let failed: Vec<String> =
-        h.handshake_failures.seen().map(|(cause, n)| format!("{} {n}", cause.name().replace('_', " "))).collect();
-    let troubled = !h.resets.is_empty() || !h.closes.is_empty() || h.goaways > 0 || h.idle_timeouts > 0;
-    if troubled || !failed.is_empty() || h.protocol_errors > 0 {
-        let _ = writeln!(
-            out,
-            "HTTP/3 resets: {}; closes: {}; GOAWAY {} ({} requests sent again); idle timeouts {}; protocol errors {}; failed handshakes: {}",
-            named(&h.resets),
-            named(&h.closes),
-            h.goaways,
-            h.retried,
-            h.idle_timeouts,
-            h.protocol_errors,
-            if failed.is_empty() { "none".to_string() } else { failed.join(", ") }
-        );
-    }
-}
-
-/// HTTP/2's lines, after wrk's (so scripts that parse wrk's text still find theirs): the
-/// protocol, streams per connection, header compression as h2load reports it, and what the
-/// server reset or refused.
-fn h2_lines(out: &mut String, summary: &Summary, proto: &str, streams: u32) {
-    let h = &summary.total.h2;
-    let savings = if h.header_bytes > 0 {
-        format!(
-            "; headers {}B received as {}B (space savings {:.2}%)",
-            binary(h.header_bytes as f64),
-            binary(h.header_frame_bytes as f64),
-            (1.0 - h.header_frame_bytes as f64 / h.header_bytes as f64) * 100.0
-        )
-    } else {
-        String::new()
-    };
-    let _ = writeln!(out, "HTTP/2 ({proto}): {streams} streams per connection{savings}");
-    let resets: Vec<String> = h
-        .resets
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| **n > 0)
-        .map(|(code, n)| format!("{} {n}", crate::h2::code_name(code as u32)))
-        .collect();
-    if !resets.is_empty() || h.goaways > 0 || h.protocol_errors > 0 || h.flow_control_stalls > 0 {
-        let _ = writeln!(
-            out,
-            "HTTP/2 resets: {}; GOAWAY {} ({} requests sent again); protocol errors {}; flow-control stalls {}",
-            if resets.is_empty() { "none".to_string() } else { resets.join(", ") },
-            h.goaways,
-            h.retried,
-            h.protocol_errors,
-            h.flow_control_stalls
         );
     }
 }

@@ -153,17 +153,12 @@ pub struct RunDoc {
     /// The protocol spoken: `http/1.1`, `h2` (TLS), `h2c`, `h3`, `ws` or `wss`.
     #[serde(default = "http1")]
     pub protocol: String,
-    /// HTTP/2 runs: what the protocol counted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub http2: Option<Http2Doc>,
-    /// HTTP/3 runs: what the protocol counted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub http3: Option<Http3Doc>,
     /// gRPC runs: calls by status, answers that were not gRPC, messages each way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grpc: Option<GrpcDoc>,
-    /// The units' sections (`websocket`: upgrades, closes by code, lost connections, messages
-    /// each way), each under its key.
+    /// The protocols' sections, each under its key: `http2` and `http3` (resets, GOAWAYs,
+    /// handshakes, packets), a unit's (`websocket`: upgrades, closes by code, messages each
+    /// way; `sse`: streams and events), each how it was spoken and then its counts.
     #[serde(flatten)]
     pub sections: crate::stats::section::Written,
     /// CPU seconds each worker thread used while measuring.
@@ -496,25 +491,6 @@ pub struct SegmentDoc {
     /// Of how many.
     pub count: u32,
 }
-
-/// A protocol's section of a result: how it was spoken and what it counted, the counts being
-/// the recorder's own type (its serde form is the section's).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProtocolDoc<C> {
-    /// `h2` (TLS, ALPN), `h2c` (prior knowledge), `h3`, `ws` or `wss`.
-    pub protocol: String,
-    /// Requests in flight per connection (`-m`).
-    pub streams_per_connection: u32,
-    /// What it counted.
-    #[serde(flatten)]
-    pub counts: C,
-}
-
-/// What HTTP/2 counted.
-pub type Http2Doc = ProtocolDoc<crate::stats::H2Counts>;
-
-/// What HTTP/3 counted.
-pub type Http3Doc = ProtocolDoc<crate::stats::H3Counts>;
 
 #[cfg(test)]
 mod tests;

@@ -77,6 +77,19 @@ counts! {
 }
 
 impl GrpcCounts {
+    /// A request message of `bytes` (without its prefix) went out: every message sent, a
+    /// unary call's or a stream's, is counted here.
+    pub fn sent(&mut self, bytes: u64) {
+        self.messages_sent += 1;
+        self.message_bytes_sent += bytes;
+    }
+
+    /// A reply message of `bytes` arrived: every message received is counted here.
+    pub fn received(&mut self, bytes: u64) {
+        self.messages_received += 1;
+        self.message_bytes_received += bytes;
+    }
+
     /// Calls that did not succeed: a status other than OK, an HTTP error, a missing status, or
     /// a bad message.
     pub fn failed(&self) -> u64 {

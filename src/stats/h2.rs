@@ -6,6 +6,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use std::fmt::Write as _;
+
+use super::section::{Counts, Figure, Spoken};
+use super::units::{binary, grouped};
 use crate::h2::code_name;
 
 counts! {
@@ -67,5 +71,66 @@ mod reset_names {
             resets[slot].tally(&n);
         }
         Ok(resets)
+    }
+}
+
+/// HTTP/2's section: its lines after wrk's (so scripts that parse wrk's text still find
+/// theirs) and its table.
+impl Counts for H2Counts {
+    const KEY: &'static str = "http2";
+    const TITLE: &'static str = "HTTP/2";
+    const CAPTION: &'static str = "Stream resets also appear over time among the errors (kind reset).";
+
+    /// The protocol, streams per connection, header compression as h2load reports it, and what
+    /// the server reset or refused.
+    fn text(&self, spoken: &Spoken, out: &mut String) {
+        let h = self;
+        let savings = if h.header_bytes > 0 {
+            format!(
+                "; headers {}B received as {}B (space savings {:.2}%)",
+                binary(h.header_bytes as f64),
+                binary(h.header_frame_bytes as f64),
+                (1.0 - h.header_frame_bytes as f64 / h.header_bytes as f64) * 100.0
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "HTTP/2 ({}): {} streams per connection{savings}",
+            spoken.protocol, spoken.streams_per_connection
+        );
+        let resets: Vec<String> = named_resets(&h.resets).iter().map(|(code, n)| format!("{code} {n}")).collect();
+        if !resets.is_empty() || h.goaways > 0 || h.protocol_errors > 0 || h.flow_control_stalls > 0 {
+            let _ = writeln!(
+                out,
+                "HTTP/2 resets: {}; GOAWAY {} ({} requests sent again); protocol errors {}; flow-control stalls {}",
+                if resets.is_empty() { "none".to_string() } else { resets.join(", ") },
+                h.goaways,
+                h.retried,
+                h.protocol_errors,
+                h.flow_control_stalls
+            );
+        }
+    }
+
+    fn figures(&self, spoken: &Spoken) -> Vec<Figure> {
+        let h = self;
+        let count = |n: u64| grouped(n as f64, 0);
+        let compression = if h.header_bytes > 0 {
+            format!("{:.0}% saved", 100.0 * (1.0 - h.header_frame_bytes as f64 / h.header_bytes as f64))
+        } else {
+            "-".into()
+        };
+        vec![
+            ("protocol", "h2_protocol", spoken.protocol.clone()),
+            ("streams per connection", "streams", spoken.streams_per_connection.to_string()),
+            ("GOAWAYs received", "goaways", count(h.goaways)),
+            ("requests sent again after a GOAWAY", "retried", count(h.retried)),
+            ("connections ended by protocol errors", "protocol_errors", count(h.protocol_errors)),
+            ("bodies that waited for flow control", "stalls", count(h.flow_control_stalls)),
+            ("streams reset, by code", "resets", super::units::by_name(&named_resets(&h.resets))),
+            ("header compression", "compression", compression),
+        ]
     }
 }

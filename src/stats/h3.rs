@@ -259,3 +259,79 @@ impl From<PongTimes> for Times {
         Times(Handshakes { count: t.count, us_sum, us_max: t.max_us })
     }
 }
+
+/// HTTP/3's section: its lines after wrk's and its table.
+impl super::section::Counts for H3Counts {
+    const KEY: &'static str = "http3";
+    const TITLE: &'static str = "HTTP/3";
+    const CAPTION: &'static str = "Packets lost are QUIC's count; their frames were sent again.";
+
+    /// Streams per connection, handshake time, packets lost and sent again; then, when anything
+    /// went wrong, resets and closes by code, GOAWAYs, idle timeouts and failed handshakes by
+    /// cause.
+    fn text(&self, spoken: &super::section::Spoken, out: &mut String) {
+        use std::fmt::Write as _;
+        let h = self;
+        let handshake = match h.handshakes.count {
+            0 => "no handshake completed".to_string(),
+            n => format!("handshake {} ({n})", super::units::mean_max(&h.handshakes)),
+        };
+        let _ = writeln!(
+            out,
+            "HTTP/3 (h3): {} streams per connection; {handshake}; packets {} sent, {} lost, {} retransmitted",
+            spoken.streams_per_connection, h.packets_sent, h.packets_lost, h.packets_retransmitted
+        );
+        let named = |m: &BTreeMap<u64, u64>| match m.is_empty() {
+            true => "none".to_string(),
+            false => m.iter().map(|(c, n)| format!("{} {n}", code_name(*c))).collect::<Vec<_>>().join(", "),
+        };
+        let failed: Vec<String> =
+            h.handshake_failures.seen().map(|(cause, n)| format!("{} {n}", cause.name().replace('_', " "))).collect();
+        let troubled = !h.resets.is_empty() || !h.closes.is_empty() || h.goaways > 0 || h.idle_timeouts > 0;
+        if troubled || !failed.is_empty() || h.protocol_errors > 0 {
+            let _ = writeln!(
+                out,
+                "HTTP/3 resets: {}; closes: {}; GOAWAY {} ({} requests sent again); idle timeouts {}; protocol errors {}; failed handshakes: {}",
+                named(&h.resets),
+                named(&h.closes),
+                h.goaways,
+                h.retried,
+                h.idle_timeouts,
+                h.protocol_errors,
+                if failed.is_empty() { "none".to_string() } else { failed.join(", ") }
+            );
+        }
+    }
+
+    fn figures(&self, spoken: &super::section::Spoken) -> Vec<super::section::Figure> {
+        use super::units::{by_name, grouped};
+        let h = self;
+        let count = |n: u64| grouped(n as f64, 0);
+        let ms = |us: f64| format!("{:.2} ms", us / 1000.0);
+        vec![
+            ("streams per connection", "streams", spoken.streams_per_connection.to_string()),
+            (
+                "handshakes (mean, max)",
+                "handshakes",
+                format!(
+                    "{} ({}, {})",
+                    count(h.handshakes.count),
+                    ms(h.handshakes.mean_us()),
+                    ms(h.handshakes.us_max as f64)
+                ),
+            ),
+            ("failed handshakes, by cause", "handshake_failures", by_name(&h.handshake_failures.named())),
+            ("packets sent", "packets_sent", count(h.packets_sent)),
+            (
+                "packets lost (retransmitted)",
+                "packets_lost",
+                format!("{} ({})", count(h.packets_lost), count(h.packets_retransmitted)),
+            ),
+            ("streams reset, by code", "resets", by_name(&named_codes(&h.resets))),
+            ("connections closed, by code", "closes", by_name(&named_codes(&h.closes))),
+            ("idle timeouts", "idle_timeouts", count(h.idle_timeouts)),
+            ("GOAWAYs (requests sent again)", "goaways", format!("{} ({})", count(h.goaways), count(h.retried))),
+            ("protocol errors", "h3_protocol_errors", count(h.protocol_errors)),
+        ]
+    }
+}

@@ -2,7 +2,7 @@
 
 use hdrhistogram::Histogram;
 
-use super::{ErrorKind, H2Counts, Tally, MAX_LATENCY_US, SIGNIFICANT_DIGITS};
+use super::{ErrorKind, Tally, MAX_LATENCY_US, SIGNIFICANT_DIGITS};
 
 /// Status codes are three digits, so a flat array indexes them without hashing.
 pub const STATUS_SLOTS: usize = 1000;
@@ -48,13 +48,9 @@ pub struct Recorder {
     pub first_connect_error: Option<String>,
     /// Connect failures by cause (in [`ConnectCause::ALL`] order); they sum to the connect errors.
     pub connect_causes: [u64; ConnectCause::COUNT],
-    /// HTTP/2: resets by code, GOAWAYs, retried streams, header compression.
-    pub h2: H2Counts,
-    /// HTTP/3: handshakes, packets, resets and closes by code, GOAWAYs, retries.
-    pub h3: super::H3Counts,
     /// gRPC: calls by status, messages each way.
     pub grpc: super::GrpcCounts,
-    /// The units' own counts (WebSocket's), a section each.
+    /// The protocols' own counts (HTTP/2's, HTTP/3's, a unit's), a section each.
     pub sections: super::section::Sections,
     /// `--targets`: responses and latency per target, in the file's order.
     pub targets: Vec<TargetCount>,
@@ -152,8 +148,6 @@ impl Recorder {
             connections: 0,
             first_connect_error: None,
             connect_causes: [0; ConnectCause::COUNT],
-            h2: H2Counts::default(),
-            h3: super::H3Counts::default(),
             grpc: super::GrpcCounts::default(),
             sections: super::section::Sections::default(),
             targets: Vec::new(),
@@ -290,8 +284,6 @@ impl Recorder {
         for (a, b) in self.connect_causes.iter_mut().zip(other.connect_causes) {
             *a += b;
         }
-        self.h2.tally(&other.h2);
-        self.h3.tally(&other.h3);
         self.grpc.tally(&other.grpc);
         self.sections.tally(&other.sections);
         if self.targets.len() < other.targets.len() {

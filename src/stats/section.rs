@@ -64,8 +64,9 @@ pub trait Counts:
     const TITLE: &'static str;
     /// The HTML table's caption.
     const CAPTION: &'static str;
-    /// The protocol's names.
-    const SPEECH: Speech;
+    /// A unit's names for its protocol (`ws`, `wss`), by which a result's `protocol` is read
+    /// back; `None` for HTTP's own versions.
+    const SPEECH: Option<Speech> = None;
 
     /// What a run of this protocol counts as its answers, if not HTTP responses.
     fn answers() -> Option<&'static Answers> {
@@ -210,8 +211,8 @@ impl Section for Unread {
 pub struct Kind {
     /// The result's key.
     pub key: &'static str,
-    /// The protocol's names.
-    pub speech: Speech,
+    /// A unit's names for its protocol.
+    pub speech: Option<Speech>,
     read: fn(serde_json::Value) -> Result<Box<dyn Section>, serde_json::Error>,
 }
 
@@ -236,12 +237,16 @@ pub fn known(key: &str) -> bool {
 
 /// The installed unit spoken as `name` (`ws`, `wss`), if any.
 pub fn speech(name: &str) -> Option<Speech> {
-    KINDS.get()?.iter().map(|k| k.speech).find(|s| s.plain == name || s.tls == name)
+    KINDS.get()?.iter().filter_map(|k| k.speech).find(|s| s.plain == name || s.tls == name)
 }
+
+/// HTTP's own versions' sections, which every result may have.
+static HTTP: [Kind; 2] = [Kind::of::<super::H2Counts>(), Kind::of::<super::H3Counts>()];
 
 /// Reads the section written under `key`; one no installed kind knows is kept as written.
 pub fn read(key: &str, json: serde_json::Value) -> Result<Box<dyn Section>, serde_json::Error> {
-    match KINDS.get().and_then(|k| k.iter().find(|k| k.key == key)) {
+    let installed = KINDS.get().map_or(&[][..], |k| &k[..]);
+    match HTTP.iter().chain(installed).find(|k| k.key == key) {
         Some(kind) => (kind.read)(json),
         None => Ok(Box::new(Unread { key: key.to_string(), json })),
     }

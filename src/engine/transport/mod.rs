@@ -6,7 +6,7 @@
 //! A protocol owns its connections and what it keeps per connection. It sees the worker only
 //! through [`Host`], a narrow handle: the clock and the few settings it needs, its slots'
 //! requests, and calls that say what happened (connected, written, answered, failed by kind, a
-//! protocol's own event as a [`Note`]). It never reaches into the worker's state, and the
+//! nothing of a protocol's own: it keeps its own counts). It never reaches into the worker's state, and the
 //! worker's loop never asks which protocol it drives; adding a protocol is one more
 //! implementation of this module's traits.
 //!
@@ -60,57 +60,13 @@ pub enum Op {
     OpenQueued,
 }
 
-/// A protocol's own event, counted by the worker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Note {
-    /// HTTP/2: a GOAWAY frame arrived.
-    H2GoAway,
-    /// HTTP/2: a stream refused unprocessed goes again.
-    H2Retried,
-    /// HTTP/2: the server reset a stream with this code.
-    H2Reset(u32),
-    /// HTTP/2: the server broke the protocol.
-    H2ProtocolError,
-    /// HTTP/2: a connection's header bytes (as framed, decoded) and flow-control stalls.
-    H2Session {
-        /// HPACK-compressed header bytes received.
-        compressed: u64,
-        /// The same headers, decoded.
-        decoded: u64,
-        /// Bodies that waited for the peer's window.
-        stalls: u64,
-    },
-    /// gRPC streams: a request message of this many bytes (without its prefix) went out.
-    GrpcSent(u64),
-    /// gRPC streams: a reply message of this many bytes arrived.
-    GrpcReceived(u64),
-    /// gRPC streams: a call's replies were not well-framed gRPC messages.
-    GrpcBadFraming,
-    /// HTTP/3: a GOAWAY arrived.
-    H3GoAway,
-    /// HTTP/3: a stream refused unprocessed goes again.
-    H3Retried,
-    /// HTTP/3: the server reset a stream with this code.
-    H3Reset(u64),
-    /// HTTP/3: the server broke the protocol.
-    H3ProtocolError,
-    /// HTTP/3: a handshake finished after this many microseconds.
-    H3Handshake(u64),
-    /// HTTP/3: a handshake failed for this cause.
-    H3HandshakeFailed(h3::HandshakeFailure),
-    /// HTTP/3: a connection closed with this code.
-    H3Closed(u64),
-    /// HTTP/3: a connection heard nothing for its idle timeout.
-    H3IdleTimeout,
-    /// HTTP/3: a connection's packets (sent, declared lost, sent again).
-    H3Packets {
-        /// Sent.
-        sent: u64,
-        /// Declared lost.
-        lost: u64,
-        /// Sent again.
-        retransmitted: u64,
-    },
+/// What a protocol's own counts show in each interval, while the run goes (so far).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Live {
+    /// GOAWAYs received.
+    pub goaways: u64,
+    /// Requests the server refused unprocessed, sent again.
+    pub retried: u64,
 }
 
 /// A part of a response whose first bytes a transport reports.
@@ -212,9 +168,16 @@ pub trait Host {
     /// caller completes it); else it is counted and hooks run, and the answer is whether the
     /// thread goes on sending.
     fn pipelined(&mut self, i: usize, status: u16, captured: Option<&Captured>) -> Option<bool>;
-    /// Streamed exchanges: an answer on slot `i` arrived for the message due at `due_us` and
-    /// written at `sent_us`: recorded as a response, its latency from when it was due.
-    fn stream_reply(&mut self, i: usize, due_us: u64, sent_us: u64);
+    /// Streamed exchanges: a message of `bytes` of slot `i`'s request went out: counted as its
+    /// workload counts messages.
+    fn stream_sent(&mut self, i: usize, bytes: u64);
+    /// Streamed exchanges: an answer of `bytes` on slot `i` arrived for the message due at
+    /// `due_us` and written at `sent_us`: recorded as a response, its latency from when it was
+    /// due, and counted as its workload counts messages.
+    fn stream_reply(&mut self, i: usize, due_us: u64, sent_us: u64, bytes: u64);
+    /// Streamed exchanges: slot `i`'s answers were not well framed: counted as its workload
+    /// counts a broken exchange (its one failure).
+    fn stream_broken(&mut self, i: usize);
     /// Streamed exchanges: slot `i`'s ended with HTTP `status` and `trailers` (its headers and
     /// trailers), its answers recorded one by one: judged as its workload judges and counted;
     /// the slot goes on.
@@ -223,16 +186,14 @@ pub trait Host {
     fn record(&mut self, i: usize, status: u16);
     /// Slot `i`'s request failed as `kind`.
     fn failed(&mut self, i: usize, kind: ErrorKind);
-    /// The server reset slot `i`'s stream with HTTP/2 or HTTP/3 error `code` (counted as the
-    /// protocol's `note`): a failed request, or an answer where the workload takes a reset as
-    /// one (a gRPC call's status). The slot goes on.
-    fn server_reset(&mut self, i: usize, code: u32, note: Note);
+    /// The server reset slot `i`'s stream with HTTP/2 or HTTP/3 error `code` (the protocol
+    /// counted it): a failed request, or an answer where the workload takes a reset as one (a
+    /// gRPC call's status). The slot goes on.
+    fn server_reset(&mut self, i: usize, code: u32);
     /// A response was walked away from (`--client-abort-rate`).
     fn aborted(&mut self);
     /// Slot `i` is ready for another request.
     fn next_request(&mut self, i: usize);
-    /// A protocol's own event.
-    fn note(&mut self, note: Note);
 
     /// The next thing the worker asked of the protocol, if any.
     fn take_op(&mut self) -> Option<Op>;
@@ -279,6 +240,10 @@ pub trait Transport: Sized {
     }
     /// Measuring starts (the warm-up is over): a unit's own counts start again.
     fn restart_counts(&mut self) {}
+    /// What the protocol's own counts show in each interval, while the run goes.
+    fn live(&self) -> Live {
+        Live::default()
+    }
     /// A unit's own count is done (Server-Sent Events' `-n` streams, all over): the run may
     /// drain.
     fn done(&self) -> bool {

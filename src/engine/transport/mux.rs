@@ -137,6 +137,12 @@ pub trait Multiplexed: Sized {
     fn next_timer(&mut self) -> Option<u64> {
         None
     }
+    /// What the protocol counted (its section of the result), handed over at the end.
+    fn counts(&mut self) -> Option<Box<dyn crate::stats::section::Section>>;
+    /// Measuring starts: its counts start again.
+    fn restart_counts(&mut self);
+    /// Its GOAWAYs and retries so far.
+    fn live(&self) -> super::Live;
     /// Runs the protocol's own timers that came due.
     fn expire_timers(&mut self, _host: &mut impl Host, _now: u64) {}
 
@@ -393,6 +399,18 @@ impl<P: Multiplexed> Transport for P {
 
     fn finish(&mut self, host: &mut impl Host) {
         self.finish_links(host);
+    }
+
+    fn counts(&mut self) -> Option<Box<dyn crate::stats::section::Section>> {
+        Multiplexed::counts(self)
+    }
+
+    fn restart_counts(&mut self) {
+        Multiplexed::restart_counts(self);
+    }
+
+    fn live(&self) -> super::Live {
+        Multiplexed::live(self)
     }
 
     fn flush(&mut self, host: &mut impl Host) {

@@ -74,12 +74,27 @@ impl<'a> Called<'a> {
         }
     }
 
+    /// A message of `bytes` went out (without its prefix): every call's messages are counted
+    /// here, a unary call's when it is answered, a streamed call's as it goes.
+    pub(super) fn sent(&self, bytes: u64, rec: &mut Recorder) {
+        rec.grpc.sent(bytes);
+    }
+
+    /// A streamed call's reply message of `bytes` arrived.
+    pub(super) fn received(&self, bytes: u64, rec: &mut Recorder) {
+        rec.grpc.received(bytes);
+    }
+
+    /// A streamed call's replies were not well-framed gRPC messages.
+    pub(super) fn broken(&self, rec: &mut Recorder) {
+        rec.grpc.bad_messages += 1;
+    }
+
     /// Slot `i`'s call answered with HTTP `status` and `captured`: its message counted as sent
     /// and the call judged (a failed call counts with the responses whose status is an error,
     /// for intervals and thresholds).
     pub(super) fn judge(&self, i: usize, status: u16, captured: Option<&Captured>, rec: &mut Recorder) {
-        rec.grpc.messages_sent += 1;
-        rec.grpc.message_bytes_sent += self.sizes.get(i).copied().unwrap_or(0);
+        self.sent(self.sizes.get(i).copied().unwrap_or(0), rec);
         let verdict = crate::grpc::answer::judge(status, captured, self.plan.check.as_ref(), &mut rec.grpc);
         // An HTTP status above 399 was counted as an error when the response was recorded.
         if !verdict.ok() && status < 400 {
@@ -104,8 +119,7 @@ impl<'a> Called<'a> {
         let status = Code::of_reset(code, passed);
         // A streamed call's messages were counted as they were sent.
         if self.plan.streaming.is_none() {
-            rec.grpc.messages_sent += 1;
-            rec.grpc.message_bytes_sent += self.sizes.get(i).copied().unwrap_or(0);
+            self.sent(self.sizes.get(i).copied().unwrap_or(0), rec);
         }
         rec.grpc.codes[status] += 1;
         if status != Code::Ok {

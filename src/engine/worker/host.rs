@@ -10,7 +10,7 @@ use mio::{Interest, Token};
 use super::schedule::When;
 use super::Core;
 use crate::engine::slot::State;
-use crate::engine::transport::{Host, Note, Op, Part};
+use crate::engine::transport::{Host, Op, Part};
 use crate::http::response::Captured;
 use crate::net::stream::{ConnectError, Stream};
 use crate::script::ScriptError;
@@ -212,7 +212,16 @@ impl Host for Core<'_> {
         Some(self.run_response_hook(i, status, captured))
     }
 
-    fn stream_reply(&mut self, _i: usize, due_us: u64, sent_us: u64) {
+    fn stream_sent(&mut self, _i: usize, bytes: u64) {
+        self.requests.stream_sent(bytes, &mut self.meter.rec);
+    }
+
+    fn stream_broken(&mut self, _i: usize) {
+        self.requests.stream_broken(&mut self.meter.rec);
+    }
+
+    fn stream_reply(&mut self, _i: usize, due_us: u64, sent_us: u64, bytes: u64) {
+        self.requests.stream_received(bytes, &mut self.meter.rec);
         let now = self.clock.now_us();
         // From its message's due time whatever the mode; from its send only in rate mode.
         let uncorrected = matches!(self.when, When::Paced(_)).then(|| now.saturating_sub(sent_us));
@@ -235,8 +244,7 @@ impl Host for Core<'_> {
         }
     }
 
-    fn server_reset(&mut self, i: usize, code: u32, note: Note) {
-        self.meter.note(note);
+    fn server_reset(&mut self, i: usize, code: u32) {
         if !self.reset_answered(i, code) {
             self.failed(i, ErrorKind::Reset);
         }
@@ -249,10 +257,6 @@ impl Host for Core<'_> {
 
     fn next_request(&mut self, i: usize) {
         self.request_next(i);
-    }
-
-    fn note(&mut self, note: Note) {
-        self.meter.note(note);
     }
 
     fn take_op(&mut self) -> Option<Op> {

@@ -5,7 +5,7 @@ use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 use crate::engine::clock::Clock;
-use crate::engine::transport::Note;
+use crate::engine::transport::Live;
 use crate::stats::interval::{SeriesSink, Snapshot, Spares};
 use crate::stats::{latency_histogram, unused_histogram, Recorder, RATE_SAMPLE_MS, STATUS_SLOTS};
 
@@ -45,44 +45,6 @@ impl Meter {
         }
     }
 
-    /// Counts a protocol's own event.
-    pub(super) fn note(&mut self, note: Note) {
-        let (h2, h3) = (&mut self.rec.h2, &mut self.rec.h3);
-        match note {
-            Note::H2GoAway => h2.goaways += 1,
-            Note::H2Retried => h2.retried += 1,
-            Note::H2Reset(code) => h2.resets[(code as usize).min(crate::stats::H2_RESET_SLOTS - 1)] += 1,
-            Note::H2ProtocolError => h2.protocol_errors += 1,
-            Note::H2Session { compressed, decoded, stalls } => {
-                h2.header_frame_bytes += compressed;
-                h2.header_bytes += decoded;
-                h2.flow_control_stalls += stalls;
-            }
-            Note::GrpcSent(bytes) => {
-                self.rec.grpc.messages_sent += 1;
-                self.rec.grpc.message_bytes_sent += bytes;
-            }
-            Note::GrpcReceived(bytes) => {
-                self.rec.grpc.messages_received += 1;
-                self.rec.grpc.message_bytes_received += bytes;
-            }
-            Note::GrpcBadFraming => self.rec.grpc.bad_messages += 1,
-            Note::H3GoAway => h3.goaways += 1,
-            Note::H3Retried => h3.retried += 1,
-            Note::H3Reset(code) => h3.reset(code),
-            Note::H3ProtocolError => h3.protocol_errors += 1,
-            Note::H3Handshake(us) => h3.handshake(us),
-            Note::H3HandshakeFailed(why) => h3.handshake_failures[why] += 1,
-            Note::H3Closed(code) => h3.closed(code),
-            Note::H3IdleTimeout => h3.idle_timeouts += 1,
-            Note::H3Packets { sent, lost, retransmitted } => {
-                h3.packets_sent += sent;
-                h3.packets_lost += lost;
-                h3.packets_retransmitted += retransmitted;
-            }
-        }
-    }
-
     /// CPU time used and run-queue wait since measuring started.
     pub(super) fn used(&self) -> (Duration, Duration) {
         (thread_cpu().saturating_sub(self.cpu_at_start), thread_waited().saturating_sub(self.waited_at_start))
@@ -99,8 +61,8 @@ impl Meter {
     }
 
     /// Sends the interval ending `now`, with `open` connections, and starts the next one.
-    pub(super) fn cut(&mut self, now: u64, open: u64) {
-        let now_totals = Totals::of(&self.rec);
+    pub(super) fn cut(&mut self, now: u64, open: u64, live: Live) {
+        let now_totals = Totals::of(&self.rec, live);
         self.interval.cut(now, open, now_totals, &self.rec.status);
     }
 
@@ -114,7 +76,8 @@ impl Meter {
         fresh.first_connect_error = self.rec.first_connect_error.take();
         fresh.sent = in_flight;
         self.rec = fresh;
-        self.interval.base = Totals::of(&self.rec);
+        // The protocol's own counts start again with the recorder's.
+        self.interval.base = Totals::of(&self.rec, Live::default());
         self.interval.status_base.fill(0);
         self.sample_requests = 0;
         self.sample_at_us = now + RATE_SAMPLE_MS * 1000;
@@ -140,7 +103,7 @@ pub(super) struct Totals {
 }
 
 impl Totals {
-    fn of(rec: &Recorder) -> Totals {
+    fn of(rec: &Recorder, live: Live) -> Totals {
         Totals {
             requests: rec.requests,
             bytes: rec.bytes,
@@ -149,8 +112,8 @@ impl Totals {
             late: rec.pacing.late,
             sent: rec.sent,
             connections: rec.connections,
-            goaways: rec.h2.goaways,
-            retried: rec.h2.retried,
+            goaways: live.goaways,
+            retried: live.retried,
             grpc: rec.grpc.codes,
         }
     }

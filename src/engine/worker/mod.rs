@@ -240,11 +240,11 @@ impl<'a, T: Transport> Worker<'a, T> {
         c.sample(now);
         if c.cut_due(now) {
             let open = t.open_connections(c);
-            c.cut_interval(now, open);
+            c.cut_interval(now, open, t.live());
         }
         if c.warm_due(now) {
             let open = t.open_connections(c);
-            c.end_warmup(now, open);
+            c.end_warmup(now, open, t.live());
             t.restart_counts();
         }
         c.arrive(now);
@@ -270,7 +270,7 @@ impl<'a, T: Transport> Worker<'a, T> {
         // The last interval runs to the end of the drain, so no sliver of an interval is left.
         let now = self.core.now_us();
         let open = self.transport.open_connections(&self.core);
-        self.core.cut_interval(now, open);
+        self.core.cut_interval(now, open, self.transport.live());
         self.transport.finish(&mut self.core);
         if let Some(counts) = self.transport.counts() {
             self.core.meter.rec.sections.add(counts);

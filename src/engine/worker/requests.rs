@@ -289,6 +289,27 @@ impl<'a> Requests<'a> {
         }
     }
 
+    /// Streamed exchanges: a request message of `bytes` went out, counted in `rec`.
+    pub(super) fn stream_sent(&self, bytes: u64, rec: &mut Recorder) {
+        if let Requests::Grpc(g) = self {
+            g.sent(bytes, rec);
+        }
+    }
+
+    /// Streamed exchanges: an answer message of `bytes` arrived, counted in `rec`.
+    pub(super) fn stream_received(&self, bytes: u64, rec: &mut Recorder) {
+        if let Requests::Grpc(g) = self {
+            g.received(bytes, rec);
+        }
+    }
+
+    /// Streamed exchanges: the answers were not well framed, counted in `rec`.
+    pub(super) fn stream_broken(&self, rec: &mut Recorder) {
+        if let Requests::Grpc(g) = self {
+            g.broken(rec);
+        }
+    }
+
     /// Builds slot `i`'s next request; returns whether it is a HEAD.
     pub(super) fn build(&mut self, i: usize) -> Result<bool, ScriptError> {
         match self {

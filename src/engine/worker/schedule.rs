@@ -9,7 +9,7 @@ use crate::engine::feed::Feed;
 use crate::engine::pacer::Pacer;
 use crate::engine::slot::{Slot, State};
 use crate::engine::timer::Timer;
-use crate::engine::transport::Op;
+use crate::engine::transport::{Live, Op};
 use crate::engine::{EngineError, Plan, Timing};
 use crate::stats::Waited;
 
@@ -246,8 +246,8 @@ impl Core<'_> {
 
     /// Sends this thread's measurements of the interval ending now (`open` connections up)
     /// and starts the next one.
-    pub(super) fn cut_interval(&mut self, now: u64, open: u64) {
-        self.meter.cut(now, open);
+    pub(super) fn cut_interval(&mut self, now: u64, open: u64, live: Live) {
+        self.meter.cut(now, open, live);
     }
 
     /// Whether the current interval is due to be cut.
@@ -269,9 +269,9 @@ impl Core<'_> {
 
     /// Ends the warm-up (`open` connections up): its last interval is cut and the counts start
     /// again (see `Meter::end_warmup`).
-    pub(super) fn end_warmup(&mut self, now: u64, open: u64) {
+    pub(super) fn end_warmup(&mut self, now: u64, open: u64, live: Live) {
         if self.meter.interval.start_us < now {
-            self.cut_interval(now, open);
+            self.cut_interval(now, open, live);
         }
         let in_flight = self.in_flight_now() as u64 * u64::from(self.pipeline);
         self.meter.end_warmup(now, in_flight);

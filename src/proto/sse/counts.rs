@@ -54,7 +54,7 @@ impl Counts for SseCounts {
     const KEY: &'static str = "sse";
     const TITLE: &'static str = "Server-Sent Events";
     const CAPTION: &'static str = "A stream the server ends is started again; its events' gaps are the run's latency.";
-    const SPEECH: Speech = super::SPEECH;
+    const SPEECH: Option<Speech> = Some(super::SPEECH);
 
     fn answers() -> Option<&'static Answers> {
         Some(&EVENTS)

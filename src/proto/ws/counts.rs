@@ -81,7 +81,7 @@ impl Counts for WsCounts {
     const KEY: &'static str = "websocket";
     const TITLE: &'static str = "WebSocket";
     const CAPTION: &'static str = "Messages lost with their connection also appear over time among the errors.";
-    const SPEECH: Speech = super::SPEECH;
+    const SPEECH: Option<Speech> = Some(super::SPEECH);
 
     fn answers() -> Option<&'static Answers> {
         Some(&MESSAGES)

@@ -115,12 +115,6 @@ pub fn panels(o: &Overlay) -> String {
     if o.results.iter().any(|(_, d)| d.proxy.is_some()) {
         out.push_str(&proxy(o, &tl));
     }
-    if o.results.iter().any(|(_, d)| d.http2.is_some()) {
-        out.push_str(&super::protocol::http2(o));
-    }
-    if o.results.iter().any(|(_, d)| d.http3.is_some()) {
-        out.push_str(&super::protocol::http3(o));
-    }
     if o.results.iter().any(|(_, d)| d.grpc.is_some()) {
         out.push_str(&super::protocol::grpc(o));
     }

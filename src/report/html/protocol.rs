@@ -1,4 +1,5 @@
-//! The protocol tables of a run page: what HTTP/2, HTTP/3 and gRPC counted, a row per figure and a
+//! The protocol tables of a run page: what each protocol's section (HTTP/2's, HTTP/3's, a
+//! unit's) and gRPC counted, a row per figure and a
 //! column per result (figures down, results across: a panel stays narrow however many
 //! figures there are).
 
@@ -7,61 +8,9 @@ use std::fmt::Write;
 
 use super::{esc, Overlay};
 use crate::report::units::{by_name, grouped, messages};
-use crate::result::{Http2Doc, Http3Doc, RunDoc};
+use crate::result::RunDoc;
 use crate::stats::section::Figure;
-use crate::stats::{h2_named_resets, h3_named_codes, GrpcCounts};
-
-/// The HTTP/2 table: a row per figure, a column per result.
-pub(super) fn http2(o: &Overlay) -> String {
-    // Figures down, results across: the panel stays narrow however many figures there are.
-    let docs: Vec<(&String, &Http2Doc)> = o.results.iter().filter_map(|(l, d)| Some((l, d.http2.as_ref()?))).collect();
-    type Figure = fn(&Http2Doc) -> String;
-    let rows: [(&str, &str, Figure); 8] = [
-        ("protocol", "h2_protocol", |h| h.protocol.clone()),
-        ("streams per connection", "streams", |h| h.streams_per_connection.to_string()),
-        ("GOAWAYs received", "goaways", |h| grouped(h.counts.goaways as f64, 0)),
-        ("requests sent again after a GOAWAY", "retried", |h| grouped(h.counts.retried as f64, 0)),
-        ("connections ended by protocol errors", "protocol_errors", |h| grouped(h.counts.protocol_errors as f64, 0)),
-        ("bodies that waited for flow control", "stalls", |h| grouped(h.counts.flow_control_stalls as f64, 0)),
-        ("streams reset, by code", "resets", |h| by_name(&h2_named_resets(&h.counts.resets))),
-        ("header compression", "compression", |h| {
-            let h = &h.counts;
-            if h.header_bytes > 0 {
-                format!("{:.0}% saved", 100.0 * (1.0 - h.header_frame_bytes as f64 / h.header_bytes as f64))
-            } else {
-                "-".into()
-            }
-        }),
-    ];
-    table("http2", "HTTP/2", &docs, &rows, "Stream resets also appear over time among the errors (kind reset).")
-}
-
-/// The HTTP/3 table: a row per figure, a column per result.
-pub(super) fn http3(o: &Overlay) -> String {
-    let docs: Vec<(&String, &Http3Doc)> = o.results.iter().filter_map(|(l, d)| Some((l, d.http3.as_ref()?))).collect();
-    type Figure = fn(&Http3Doc) -> String;
-    let rows: [(&str, &str, Figure); 10] = [
-        ("streams per connection", "streams", |h| h.streams_per_connection.to_string()),
-        ("handshakes (mean, max)", "handshakes", |h| {
-            let (h, ms) = (&h.counts.handshakes, |us: f64| format!("{:.2} ms", us / 1000.0));
-            format!("{} ({}, {})", grouped(h.count as f64, 0), ms(h.mean_us()), ms(h.us_max as f64))
-        }),
-        ("failed handshakes, by cause", "handshake_failures", |h| by_name(&h.counts.handshake_failures.named())),
-        ("packets sent", "packets_sent", |h| grouped(h.counts.packets_sent as f64, 0)),
-        ("packets lost (retransmitted)", "packets_lost", |h| {
-            let h = &h.counts;
-            format!("{} ({})", grouped(h.packets_lost as f64, 0), grouped(h.packets_retransmitted as f64, 0))
-        }),
-        ("streams reset, by code", "resets", |h| by_name(&h3_named_codes(&h.counts.resets))),
-        ("connections closed, by code", "closes", |h| by_name(&h3_named_codes(&h.counts.closes))),
-        ("idle timeouts", "idle_timeouts", |h| grouped(h.counts.idle_timeouts as f64, 0)),
-        ("GOAWAYs (requests sent again)", "goaways", |h| {
-            format!("{} ({})", grouped(h.counts.goaways as f64, 0), grouped(h.counts.retried as f64, 0))
-        }),
-        ("protocol errors", "h3_protocol_errors", |h| grouped(h.counts.protocol_errors as f64, 0)),
-    ];
-    table("http3", "HTTP/3", &docs, &rows, "Packets lost are QUIC's count; their frames were sent again.")
-}
+use crate::stats::GrpcCounts;
 
 /// The gRPC table: a row per figure, a column per result.
 pub(super) fn grpc(o: &Overlay) -> String {

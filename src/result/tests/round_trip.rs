@@ -3,6 +3,7 @@
 //! a document carries a measured type whole (HTTP/2's and HTTP/3's counts, a find-max step's
 //! figures), the value read back equals the one measured.
 
+use crate::stats::{H2Counts, H3Counts};
 use std::fmt::Debug;
 use std::time::Duration;
 
@@ -44,12 +45,13 @@ fn rows() -> Vec<IntervalRow> {
 fn http2_run() -> (Summary, Config) {
     let (mut summary, mut config) = fixed();
     config.target = Target::parse("https://127.0.0.1:8443/").unwrap();
-    let h = &mut summary.total.h2;
+    let mut h = crate::stats::H2Counts::default();
     h.resets[0x7] = 3;
     h.resets[0x8] = 1;
     h.resets[crate::stats::H2_RESET_SLOTS - 1] = 2;
     (h.goaways, h.retried, h.protocol_errors, h.flow_control_stalls) = (2, 5, 1, 4);
     (h.header_frame_bytes, h.header_bytes) = (12_000, 48_000);
+    summary.total.sections.add(Box::new(h));
     (summary, config)
 }
 
@@ -57,7 +59,7 @@ fn http2_run() -> (Summary, Config) {
 fn http3_run() -> (Summary, Config) {
     let (mut summary, mut config) = fixed();
     config.target = Target::parse("https://127.0.0.1:8443/").unwrap();
-    let h = &mut summary.total.h3;
+    let mut h = crate::stats::H3Counts::default();
     for us in [900, 1_200, 15_001] {
         h.handshake(us);
     }
@@ -72,6 +74,7 @@ fn http3_run() -> (Summary, Config) {
         h.closed(code);
     }
     (h.idle_timeouts, h.goaways, h.retried, h.protocol_errors) = (1, 1, 4, 1);
+    summary.total.sections.add(Box::new(h));
     (summary, config)
 }
 
@@ -96,11 +99,15 @@ fn a_proxy_run_round_trips() {
 #[test]
 fn runs_with_http2_and_http3_round_trip_to_the_counts_measured() {
     let (h2, h3) = (http2_run(), http3_run());
-    let doc = run_trip(&render(&h2, Protocol::Http2 { streams: 10 })).http2.unwrap();
-    assert_eq!((doc.protocol.as_str(), doc.streams_per_connection, doc.counts), ("h2", 10, h2.0.total.h2));
-    let doc = run_trip(&render(&h3, Protocol::Http3 { streams: 4 })).http3.unwrap();
+    let doc = run_trip(&render(&h2, Protocol::Http2 { streams: 10 }));
+    let (spoken, counts) = doc.sections.get::<H2Counts>().unwrap();
+    let want = h2.0.total.sections.get::<H2Counts>().unwrap();
+    assert_eq!((spoken.protocol.as_str(), spoken.streams_per_connection, counts), ("h2", 10, want));
+    let doc = run_trip(&render(&h3, Protocol::Http3 { streams: 4 }));
     // The document writes the handshakes' mean (5,700.33 µs here); the sum comes back from it.
-    assert_eq!((doc.protocol.as_str(), doc.streams_per_connection, &doc.counts), ("h3", 4, &h3.0.total.h3));
+    let (spoken, counts) = doc.sections.get::<H3Counts>().unwrap();
+    let want = h3.0.total.sections.get::<H3Counts>().unwrap();
+    assert_eq!((spoken.protocol.as_str(), spoken.streams_per_connection, counts), ("h3", 4, want));
 }
 
 #[test]
@@ -133,8 +140,9 @@ fn a_merged_run_round_trips() {
         .collect();
     let m = crate::merge::merge(segments, false).unwrap();
     let doc = run_trip(&crate::report::json::render(&m.summary, &m.config, m.protocol, &m.series));
-    assert_eq!(doc.http3.unwrap().counts, m.summary.total.h3);
-    assert_eq!(m.summary.total.h3.handshakes.count, 6);
+    let merged = m.summary.total.sections.get::<H3Counts>().unwrap();
+    assert_eq!(doc.sections.get::<H3Counts>().unwrap().1, merged);
+    assert_eq!(merged.handshakes.count, 6);
 }
 
 #[test]

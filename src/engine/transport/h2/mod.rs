@@ -14,14 +14,14 @@
 use std::io;
 
 use super::mux::{LinkState, Links, Multiplexed};
-use super::{connect_cause, Host, Note, Readable, Transport};
+use super::{connect_cause, Host, Readable, Transport};
 use crate::config::Scheme;
 use crate::h2::{Event, Session, Settings};
 use crate::http::fields::FieldRequest;
 use crate::http::response::Captured;
 use crate::ids::IdMap;
 use crate::net::stream::Stream;
-use crate::stats::{ConnectCause, ErrorKind};
+use crate::stats::{ConnectCause, ErrorKind, H2Counts};
 
 mod grpc;
 mod streams;
@@ -81,6 +81,8 @@ pub struct Http2 {
     buf: Vec<u8>,
     /// gRPC calls whose requests stream: their messages, sent on their schedules.
     grpc: Option<grpc::Streams>,
+    /// What HTTP/2 counted since measuring started (the result's `http2` section).
+    counts: H2Counts,
 }
 
 /// What a slot's current stream holds.
@@ -107,6 +109,7 @@ impl Http2 {
             events: Vec::new(),
             buf: vec![0; READ_BUFFER],
             grpc: None,
+            counts: H2Counts::default(),
         }
     }
 
@@ -121,6 +124,18 @@ impl Http2 {
 }
 
 impl Multiplexed for Http2 {
+    fn counts(&mut self) -> Option<Box<dyn crate::stats::section::Section>> {
+        Some(Box::new(std::mem::take(&mut self.counts)))
+    }
+
+    fn restart_counts(&mut self) {
+        self.counts = H2Counts::default();
+    }
+
+    fn live(&self) -> super::Live {
+        super::Live { goaways: self.counts.goaways, retried: self.counts.retried }
+    }
+
     fn links(&self) -> &Links {
         &self.mux
     }
@@ -145,8 +160,8 @@ impl Multiplexed for Http2 {
     }
 
     /// Drops link `l`'s connection and session, counting its headers first.
-    fn drop_link(&mut self, host: &mut impl Host, l: usize) {
-        self.count_headers(host, l);
+    fn drop_link(&mut self, _host: &mut impl Host, l: usize) {
+        self.count_headers(l);
         let link = &mut self.links[l];
         link.stream = None;
         link.session = None;
@@ -193,9 +208,9 @@ impl Multiplexed for Http2 {
     }
 
     /// Counts what the links still open received (at the end of the run).
-    fn finish_links(&mut self, host: &mut impl Host) {
+    fn finish_links(&mut self, _host: &mut impl Host) {
         for l in 0..self.links.len() {
-            self.count_headers(host, l);
+            self.count_headers(l);
         }
     }
 
@@ -333,7 +348,7 @@ impl Http2 {
             // nghttp2 ended the connection itself (a protocol, compression or flow-control
             // error by the server) and its GOAWAY is out: the streams in flight are lost.
             if link.confirmed {
-                host.note(Note::H2ProtocolError);
+                self.counts.protocol_errors += 1;
             }
             self.link_failed(host, l, ErrorKind::Parse);
         }
@@ -355,7 +370,7 @@ impl Http2 {
                     host.read_bytes(n);
                     if session.receive(&buf[..n]).is_err() {
                         if link.confirmed {
-                            host.note(Note::H2ProtocolError);
+                            self.counts.protocol_errors += 1;
                         }
                         self.link_failed(host, l, ErrorKind::Parse);
                         break;
@@ -407,7 +422,7 @@ impl Http2 {
         for (id, i) in lost {
             if id > last {
                 self.requeue(host, i as usize);
-                host.note(Note::H2Retried);
+                self.counts.retried += 1;
             } else {
                 host.failed(i as usize, kind);
                 host.close_slot(i as usize);
@@ -417,10 +432,12 @@ impl Http2 {
     }
 
     /// Adds link `l`'s header byte counts to the recorder (when its session ends).
-    fn count_headers(&mut self, host: &mut impl Host, l: usize) {
+    fn count_headers(&mut self, l: usize) {
         let counts = self.links[l].session.as_ref().map(|s| (s.header_bytes(), s.flow_stalls()));
         if let Some(((compressed, decoded), stalls)) = counts {
-            host.note(Note::H2Session { compressed, decoded, stalls });
+            self.counts.header_frame_bytes += compressed;
+            self.counts.header_bytes += decoded;
+            self.counts.flow_control_stalls += stalls;
         }
     }
 }

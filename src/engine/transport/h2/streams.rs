@@ -3,7 +3,7 @@
 
 use super::{Http2, CANCEL, REFUSED_STREAM};
 use crate::engine::transport::mux::Multiplexed;
-use crate::engine::transport::{Host, Note, Part, Transport};
+use crate::engine::transport::{Host, Part, Transport};
 use crate::h2::Event;
 use crate::stats::ErrorKind;
 
@@ -43,7 +43,7 @@ impl Http2 {
                     }
                 }
                 Event::Closed { stream, code } => self.stream_closed(host, l, stream, code),
-                Event::GoAway { .. } => host.note(Note::H2GoAway),
+                Event::GoAway { .. } => self.counts.goaways += 1,
                 Event::Body { stream, data } => self.stream_reply(host, l, stream, &data),
                 Event::Fields { stream, fields } => {
                     let Some(&i) = self.links[l].by_stream.get(&stream) else { continue };
@@ -104,9 +104,12 @@ impl Http2 {
             REFUSED_STREAM if goaway => {
                 // Not processed: it goes again on the next connection.
                 self.requeue(host, i);
-                host.note(Note::H2Retried);
+                self.counts.retried += 1;
             }
-            code => host.server_reset(i, code, Note::H2Reset(code)),
+            code => {
+                self.counts.resets[(code as usize).min(crate::stats::H2_RESET_SLOTS - 1)] += 1;
+                host.server_reset(i, code);
+            }
         }
         self.settle(host);
     }
@@ -121,15 +124,14 @@ impl Http2 {
         match streams.reply(i, data, host.now()) {
             Ok((replies, outcome)) => {
                 for (due, sent, bytes) in replies {
-                    host.note(Note::GrpcReceived(bytes));
-                    host.stream_reply(i, due, sent);
+                    host.stream_reply(i, due, sent, bytes);
                 }
                 self.stream_send(host, i, &outcome);
             }
             Err(()) => {
                 // The call's one failure is its bad messages (a failed call, as a unary call's
                 // are): a parse error besides would count it twice in the run's errors.
-                host.note(Note::GrpcBadFraming);
+                host.stream_broken(i);
                 self.abandon(host, l, i);
                 self.settle(host);
                 self.flush_link(host, l);
@@ -145,7 +147,7 @@ impl Http2 {
         for &k in &outcome.push {
             let Some(framed) = streams.plan.framed.get(k) else { continue };
             if session.push_body(id, framed).is_ok() {
-                host.note(Note::GrpcSent((framed.len() - crate::grpc::wire::PREFIX) as u64));
+                host.stream_sent(i, (framed.len() - crate::grpc::wire::PREFIX) as u64);
             }
         }
         if outcome.end {

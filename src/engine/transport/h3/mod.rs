@@ -17,19 +17,17 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use super::mux::{LinkState, Links, Multiplexed};
-use super::{Host, Note, Readable, Transport};
+use super::{Host, Readable, Transport};
 use crate::engine::{EngineError, QuicSetup};
 use crate::http::response::Captured;
 use crate::ids::IdMap;
-use crate::stats::{ConnectCause, ErrorKind};
+use crate::stats::{ConnectCause, ErrorKind, H3Counts};
 
 mod batch;
 mod frames;
 mod handshake;
 mod socket;
 mod streams;
-
-pub use handshake::Failure as HandshakeFailure;
 
 /// Largest UDP payload strain sends or accepts (quiche's examples' value: it fits the
 /// 1,500-byte Ethernet MTU with IPv6 and a tunnel's headers).
@@ -121,6 +119,8 @@ pub struct Http3 {
     buf: Vec<u8>,
     /// Links that received datagrams in the batch being read (kept for its capacity).
     touched: Vec<u32>,
+    /// What HTTP/3 counted since measuring started (the result's `http3` section).
+    counts: H3Counts,
 }
 
 /// What a slot's current stream holds.
@@ -162,6 +162,7 @@ impl Http3 {
             sockets: socket::Sockets::new(count),
             buf: vec![0; batch::SLOT * batch::BATCH],
             touched: Vec::new(),
+            counts: H3Counts::default(),
         })
     }
 
@@ -181,6 +182,18 @@ impl Http3 {
 }
 
 impl Multiplexed for Http3 {
+    fn counts(&mut self) -> Option<Box<dyn crate::stats::section::Section>> {
+        Some(Box::new(std::mem::take(&mut self.counts)))
+    }
+
+    fn restart_counts(&mut self) {
+        self.counts = H3Counts::default();
+    }
+
+    fn live(&self) -> super::Live {
+        super::Live { goaways: self.counts.goaways, retried: self.counts.retried }
+    }
+
     fn links(&self) -> &Links {
         &self.mux
     }
@@ -219,8 +232,8 @@ impl Multiplexed for Http3 {
     }
 
     /// Drops link `l`'s connection, counting its packets first.
-    fn drop_link(&mut self, host: &mut impl Host, l: usize) {
-        self.count_packets(host, l);
+    fn drop_link(&mut self, _host: &mut impl Host, l: usize) {
+        self.count_packets(l);
         let link = &mut self.links[l];
         if let Some(at) = link.timer.take() {
             self.timers.remove(&(at, l as u32));
@@ -260,14 +273,14 @@ impl Multiplexed for Http3 {
 
     /// Ends the links still open at the end of the run (CONNECTION_CLOSE with H3_NO_ERROR, so
     /// the server does not wait out its idle timeout) and counts their packets.
-    fn finish_links(&mut self, host: &mut impl Host) {
+    fn finish_links(&mut self, _host: &mut impl Host) {
         for l in 0..self.links.len() {
             let link = &mut self.links[l];
             if let (Some(conn), Some(k)) = (link.conn.as_mut(), link.sock) {
                 let _ = conn.close(true, NO_ERROR, b"");
                 self.sockets.drain(k, conn);
             }
-            self.count_packets(host, l);
+            self.count_packets(l);
         }
         self.sockets.flush();
     }
@@ -318,7 +331,7 @@ impl Http3 {
         self.mux.life[l].failures = 0;
         let took = now.saturating_sub(link.started_us);
         host.connection_made();
-        host.note(Note::H3Handshake(took));
+        self.counts.handshake(took);
         // The slots' first requests go onto streams together; the caller sends them.
         self.reading = Some(l);
         self.start_slots(host, l);
@@ -434,16 +447,16 @@ impl Http3 {
         }
         let timed_out = conn.is_timed_out();
         if timed_out {
-            host.note(Note::H3IdleTimeout);
+            self.counts.idle_timeouts += 1;
         } else if let Some(e) = conn.peer_error().or(conn.local_error()) {
-            host.note(Note::H3Closed(e.error_code));
+            self.counts.closed(e.error_code);
         }
         let refused_from = link.refused_from;
         let lost: Vec<(u64, u32)> = self.links[l].by_stream.drain().collect();
         for (id, i) in lost {
             let i = i as usize;
             if refused_from.is_some_and(|g| id >= g) {
-                host.note(Note::H3Retried);
+                self.counts.retried += 1;
                 self.requeue(host, i);
                 continue;
             }
@@ -459,7 +472,7 @@ impl Http3 {
         for i in waiting {
             self.requeue(host, i as usize);
         }
-        host.note(Note::H3HandshakeFailed(why));
+        self.counts.handshake_failures[why] += 1;
         let link = &self.links[l];
         let timeout = Duration::from_micros(host.timeout_us());
         let mut line = why.describe(link.peer, timeout);
@@ -478,14 +491,12 @@ impl Http3 {
     }
 
     /// Counts what link `l`'s connection sent, lost and sent again.
-    fn count_packets(&mut self, host: &mut impl Host, l: usize) {
+    fn count_packets(&mut self, l: usize) {
         if let Some(conn) = self.links[l].conn.as_ref() {
             let stats = conn.stats();
-            host.note(Note::H3Packets {
-                sent: stats.sent as u64,
-                lost: stats.lost as u64,
-                retransmitted: stats.retrans as u64,
-            });
+            self.counts.packets_sent += stats.sent as u64;
+            self.counts.packets_lost += stats.lost as u64;
+            self.counts.packets_retransmitted += stats.retrans as u64;
         }
     }
 }

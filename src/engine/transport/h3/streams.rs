@@ -5,7 +5,7 @@
 use super::frames::{self, Part, Reader};
 use super::{Http3, SlotStream, REQUEST_CANCELLED};
 use crate::engine::transport::mux::{LinkState, Multiplexed};
-use crate::engine::transport::{Host, Note, Transport};
+use crate::engine::transport::{Host, Transport};
 use crate::http::response::Captured;
 use crate::stats::ErrorKind;
 
@@ -183,7 +183,7 @@ impl Http3 {
             let Some(i) = slot.map(|i| i as usize) else { continue };
             let read = feed(&mut self.slots[i], self.mux.capture, &self.buf[..n]);
             if read.bad.is_some() || (fin && self.slots[i].reader.end().is_err()) {
-                host.note(Note::H3ProtocolError);
+                self.counts.protocol_errors += 1;
                 return self.h3_fail(host, i, ErrorKind::Parse);
             }
             if read.status {
@@ -250,7 +250,7 @@ impl Http3 {
             self.goaway(host, l, g);
         }
         if broken {
-            host.note(Note::H3ProtocolError);
+            self.counts.protocol_errors += 1;
             if let Some(conn) = self.links[l].conn.as_mut() {
                 // H3_CLOSED_CRITICAL_STREAM or H3_FRAME_UNEXPECTED: the connection ends.
                 let _ = conn.close(true, 0x104, b"");
@@ -264,7 +264,7 @@ impl Http3 {
         let status = self.slots[i].status;
         if status == 0 {
             // Ended without a final status: not a response.
-            host.note(Note::H3ProtocolError);
+            self.counts.protocol_errors += 1;
             host.failed(i, ErrorKind::Parse);
             host.next_request(i);
             return self.settle(host);
@@ -283,12 +283,12 @@ impl Http3 {
         // H3_REQUEST_REJECTED: not processed, so it goes again (RFC 9114 4.1.1).
         if code == 0x10b {
             self.requeue(host, i);
-            host.note(Note::H3Retried);
+            self.counts.retried += 1;
             self.mux_open(host, i);
             return self.settle(host);
         }
         host.failed(i, ErrorKind::Reset);
-        host.note(Note::H3Reset(code));
+        self.counts.reset(code);
         host.next_request(i);
         self.settle(host);
     }
@@ -296,14 +296,14 @@ impl Http3 {
     /// The server's GOAWAY with id `id`: streams at or above it were not processed and go
     /// again on the next connection; the link takes no new stream.
     fn goaway(&mut self, host: &mut impl Host, l: usize, id: u64) {
-        host.note(Note::H3GoAway);
+        self.counts.goaways += 1;
         self.mux.life[l].goaway = true;
         let link = &mut self.links[l];
         link.refused_from = Some(id);
         let refused: Vec<(u64, u32)> = link.by_stream.iter().filter(|(&s, _)| s >= id).map(|(&s, &i)| (s, i)).collect();
         for (s, i) in refused {
             self.links[l].by_stream.remove(&s);
-            host.note(Note::H3Retried);
+            self.counts.retried += 1;
             self.requeue(host, i as usize);
         }
     }
