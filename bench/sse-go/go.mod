@@ -1,0 +1,3 @@
+module ssebench
+
+go 1.22
