@@ -44,10 +44,13 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::config::{Config, Protocol, ProtocolChoice, Scheme};
 use crate::http::request;
 use crate::net::{self, tls::TlsSetup, NetError};
-use crate::script::ScriptError;
+use crate::script::{ScriptError, ThreadScript};
 use crate::stats::interval::{IntervalRow, Latencies, SeriesSink, Snapshot, Spares};
 use crate::stats::series::{Series, SeriesError};
 use crate::stats::Recorder;
+use transport::h1::Http1;
+use transport::h2::Http2;
+use transport::h3::Http3;
 
 /// Why a run could not start.
 #[derive(Debug, thiserror::Error)]
@@ -335,7 +338,7 @@ fn worker_thread(
         end: start + plan.span.duration,
         series,
     };
-    match script.map_err(EngineError::Script).and_then(|s| worker::run(plan, stop, share, s)) {
+    match script.map_err(EngineError::Script).and_then(|s| over_wire(plan, stop, share, s)) {
         // init() or the first request() failed: the run ends, with what was measured.
         Err(EngineError::Script(e)) => {
             stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -437,5 +440,32 @@ fn collect_intervals(
     }
     for (_, parts) in std::mem::take(&mut pending) {
         emit(parts);
+    }
+}
+/// Runs thread `share.index`'s share of the load over the protocol the plan settled, with
+/// the script state [`worker::thread_script`] made for it.
+fn over_wire(
+    plan: &Plan,
+    stop: &AtomicBool,
+    share: Share,
+    script: Option<ThreadScript>,
+) -> Result<WorkerOutput, EngineError> {
+    match &plan.wire {
+        Wire::Http1 => {
+            let transport = Http1::new(share.conns);
+            worker::drive(plan, stop, share, script, transport)
+        }
+        Wire::Http2 { streams, fixed } => {
+            let mut transport = Http2::new(share.conns, *streams, fixed.clone());
+            if let Some(streaming) = plan.send.streaming() {
+                transport = transport.with_streams(streaming.clone());
+            }
+            worker::drive(plan, stop, share, script, transport)
+        }
+        Wire::Http3 { streams, fixed, quic } => {
+            let transport = Http3::new(share.conns, *streams, fixed, quic)?;
+            worker::drive(plan, stop, share, script, transport)
+        }
+        Wire::Unit(unit) => unit.run(plan, stop, share, script),
     }
 }

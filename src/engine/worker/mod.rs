@@ -27,11 +27,8 @@ pub use requests::thread_script;
 use crate::engine::clock::Clock;
 use crate::engine::deadlines::{Deadline, Deadlines};
 use crate::engine::slot::{Slot, State};
-use crate::engine::transport::h1::Http1;
-use crate::engine::transport::h2::Http2;
-use crate::engine::transport::h3::Http3;
 use crate::engine::transport::{Op, Readable, Transport};
-use crate::engine::{EngineError, Plan, RequestSource, Wire};
+use crate::engine::{EngineError, Plan, RequestSource};
 use crate::script::{ScriptError, ThreadScript};
 use crate::stats::ErrorKind;
 use crate::stats::Recorder;
@@ -97,38 +94,9 @@ pub struct Share {
     pub series: crate::stats::interval::SeriesSink,
 }
 
-/// Runs thread `share.index`'s share of the load over the protocol the plan settled, with
-/// the script state [`thread_script`] made for it.
-pub fn run(
-    plan: &Plan,
-    stop: &AtomicBool,
-    share: Share,
-    script: Option<ThreadScript>,
-) -> Result<WorkerOutput, EngineError> {
-    match &plan.wire {
-        Wire::Http1 => {
-            let transport = Http1::new(share.conns);
-            Worker::new(plan, stop, share, script, transport)?.run()
-        }
-        Wire::Http2 { streams, fixed } => {
-            let mut transport = Http2::new(share.conns, *streams, fixed.clone());
-            if let Some(streaming) = plan.send.streaming() {
-                transport = transport.with_streams(streaming.clone());
-            }
-            Worker::new(plan, stop, share, script, transport)?.run()
-        }
-        Wire::Http3 { streams, fixed, quic } => {
-            let transport = Http3::new(share.conns, *streams, fixed, quic)?;
-            Worker::new(plan, stop, share, script, transport)?.run()
-        }
-        Wire::Unit(unit) => unit.run(plan, stop, share, script),
-    }
-}
-
-/// Runs thread `share.index`'s share of the load over `transport`: how a unit's [`Launch`]
-/// runs its own.
-///
-/// [`Launch`]: crate::engine::Launch
+/// Runs thread `share.index`'s share of the load over `transport`, with the script state
+/// [`thread_script`] made for it: the engine's HTTP transports and a unit's
+/// [`Launch`](crate::engine::Launch) alike.
 pub fn drive<T: Transport>(
     plan: &Plan,
     stop: &AtomicBool,
