@@ -155,6 +155,22 @@ fn what_is_not_an_event_stream_is_counted_and_said() {
 }
 
 #[test]
+fn streams_still_opening_at_the_end_are_said() {
+    // A listener whose queue of one is full and that never accepts: the other streams'
+    // connects are still under way when the run ends, and the result says so.
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket.bind(&"127.0.0.1:0".parse::<std::net::SocketAddr>().unwrap().into()).unwrap();
+    socket.listen(0).unwrap();
+    let addr = socket.local_addr().unwrap().as_socket().unwrap();
+    let run = strain(&args(&format!("sse -c 4 -t 1 -d 1s -T 2s http://{addr}/")));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.assert_nums(&[("/requests", 0), ("/sse/streams", 0)]);
+    let opening = run.num("/sse/opening");
+    assert!((1..=4).contains(&opening), "{opening}\n{}", run.stdout);
+    assert!(run.stdout.contains(&format!("SSE streams still opening at the end: {opening}")), "{}", run.stdout);
+}
+
+#[test]
 fn bad_input_is_one_line_exit_2_and_nothing_sent() {
     let origin = Origin::start(&args("--sse 10"));
     let url = origin.url_of("/events");

@@ -471,6 +471,10 @@ impl Transport for Sse {
     /// it is let go, not counted as sent nor waited for until its timeout.
     fn drain(&mut self, host: &mut impl Host) {
         self.retrying.clear();
+        // A stream whose request went out is waited for as any request is; these never got
+        // as far as sending it, and the drain lets them go.
+        let opening = self.conns.iter().filter(|c| c.dial.stream.is_some() && c.phase == Phase::Tcp);
+        self.counts.opening += opening.count() as u64;
         for i in 0..self.conns.len() {
             if host.state(i) == State::Reading && self.conns[i].phase == Phase::Events {
                 host.unsend(i);

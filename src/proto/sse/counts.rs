@@ -36,6 +36,10 @@ counts! {
         pub done: u64,
         /// Streams started again with `Last-Event-ID`.
         pub resumed: u64,
+        /// Streams still connecting when the run ended: a server slow to accept shows here
+        /// (absent from results written before).
+        #[serde(default)]
+        pub opening: u64,
         /// The time from each stream's request to its first event.
         pub first_event: Times,
     }
@@ -82,6 +86,9 @@ impl Counts for SseCounts {
             out,
             "SSE latency: each event's is the gap since the one before it on its stream (the first: since the request)"
         );
+        if self.opening > 0 {
+            let _ = writeln!(out, "SSE streams still opening at the end: {}", self.opening);
+        }
         if !self.refused.is_empty() || self.not_event_stream > 0 {
             let _ = writeln!(
                 out,
@@ -100,6 +107,7 @@ impl Counts for SseCounts {
                 format!("{} ({}, {})", g(self.streams), g(self.ended), g(self.resumed))
             }),
             ("refused, by status", "sse_refused", by_name(&self.refused)),
+            ("still opening at the end", "sse_opening", grouped(self.opening as f64, 0)),
             ("not text/event-stream", "sse_not_event_stream", grouped(self.not_event_stream as f64, 0)),
             ("events (data)", "sse_events", format!("{} ({}B)", grouped(self.events as f64, 0), binary(self.data_bytes as f64))),
             ("comments", "sse_comments", grouped(self.comments as f64, 0)),
