@@ -5,7 +5,6 @@
 
 use std::fmt;
 
-use crate::config::Config;
 use crate::stats::interval::IntervalRow;
 use crate::stats::{ErrorKind, Summary};
 
@@ -277,8 +276,9 @@ pub struct Budget {
 }
 
 impl Budget {
-    /// An empty budget for the test `config` describes.
-    pub fn new(config: &Config) -> Budget {
+    /// An empty budget for the test `config` describes (its settings, a search's step's as
+    /// measured too).
+    pub fn new(config: &crate::config::Settings) -> Budget {
         let share = config.segment_fraction();
         Budget { planned: config.schedule.as_ref().map(|s| s.total_requests() * share), ..Budget::default() }
     }
@@ -348,7 +348,7 @@ mod tests {
 
     #[test]
     fn budgets_fail_upper_bounds_only_once_they_are_crossed() {
-        let mut config = Config::new(crate::config::Target::parse("http://127.0.0.1:1/").unwrap());
+        let mut config = crate::config::Settings::new(crate::config::Target::parse("http://127.0.0.1:1/").unwrap());
         config.schedule = Some(crate::schedule::Schedule::constant(100.0, std::time::Duration::from_secs(10)));
         let rules: Vec<Threshold> =
             ["p99<1ms", "max<=50ms", "errors<1%", "late<20"].iter().map(|t| Threshold::parse(t).unwrap()).collect();

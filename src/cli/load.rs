@@ -6,7 +6,7 @@
 
 use super::flags::{ConnectFlags, HttpFlags, LengthFlags, RequestFlags, RunFlags, SegmentFlags, StreamsFlag};
 use super::CliError;
-use crate::config::{Config, ProtocolChoice, Segment, Target};
+use crate::config::{Config, ProtocolChoice, Segment, Settings, Target};
 use crate::http::request::Header;
 use crate::report::{Output, Outputs, TextOptions};
 use crate::run::Workload;
@@ -91,7 +91,7 @@ pub fn load(
     request: Requests,
     default_connections: usize,
 ) -> Result<Config, CliError> {
-    let mut config = Config::new(target);
+    let mut config = Settings::new(target);
     config.connections = f.connections.unwrap_or(default_connections);
     config.threads = f.threads;
     config.timeout = f.timeout.0;
@@ -145,7 +145,7 @@ pub fn load(
         }
         Requests::Workload => {}
     }
-    config.validate()?;
+    let config = config.build()?;
     if let Some(late) = config.start_at.and_then(|at| std::time::SystemTime::now().duration_since(at).ok()) {
         eprintln!(
             "strain: --start-at was {:.1}s ago: starting now, out of step with the other segments",
@@ -236,7 +236,7 @@ impl Inputs {
 }
 
 /// The request parts of `config`: `-H` headers, the targets, the method and the body.
-fn requests(config: &mut Config, r: RequestShape) -> Result<(), CliError> {
+fn requests(config: &mut Settings, r: RequestShape) -> Result<(), CliError> {
     let f = r.flags;
     config.headers = f.headers.iter().map(|h| parse_header(h)).collect::<Result<_, _>>()?;
     if let Some(targets) = &r.inputs.targets {

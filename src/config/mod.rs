@@ -163,9 +163,10 @@ pub struct TargetRequest {
     pub body: Option<Vec<u8>>,
 }
 
-/// A fully validated load test.
+/// A load test as it is being set: every setting, open to change, checked only by
+/// [`Settings::build`], which makes the [`Config`] the engine takes.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub struct Settings {
     /// The server and path under test.
     pub target: Target,
     /// Connections kept open in total.
@@ -241,10 +242,31 @@ pub fn auto_interval(length: Duration, count_bound: bool) -> Duration {
 /// of request state.
 pub const MAX_STREAM_SLOTS: usize = 1_000_000;
 
+/// A load test whose settings were checked together ([`Settings::build`]), and cannot change
+/// since: its settings are read through it (it dereferences to them), and a variation of it
+/// (a capacity search's step) is built again from [`Config::to_settings`].
+#[derive(Debug, Clone)]
+pub struct Config(Settings);
+
+impl std::ops::Deref for Config {
+    type Target = Settings;
+
+    fn deref(&self) -> &Settings {
+        &self.0
+    }
+}
+
 impl Config {
-    /// A config with wrk's defaults for `target`.
-    pub fn new(target: Target) -> Config {
-        Config {
+    /// Its settings, to build a variation of it.
+    pub fn to_settings(&self) -> Settings {
+        self.0.clone()
+    }
+}
+
+impl Settings {
+    /// wrk's defaults for `target`.
+    pub fn new(target: Target) -> Settings {
+        Settings {
             target,
             connections: DEFAULT_CONNECTIONS,
             threads: DEFAULT_THREADS,
@@ -284,8 +306,15 @@ impl Config {
         self.interval.unwrap_or_else(|| auto_interval(self.duration.saturating_sub(self.warmup), count_bound))
     }
 
+    /// The load test these settings make, once their combination is checked: the one place a
+    /// [`Config`] is made.
+    pub fn build(self) -> Result<Config, ConfigError> {
+        self.check()?;
+        Ok(Config(self))
+    }
+
     /// Checks the combination of options.
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    fn check(&self) -> Result<(), ConfigError> {
         let invalid = |s: &str| Err(ConfigError::Invalid(s.to_string()));
         if self.threads == 0 {
             return invalid("threads must be at least 1");
@@ -557,7 +586,7 @@ mod tests {
 
     #[test]
     fn the_interval_given_wins_and_the_warmup_is_not_counted() {
-        let mut c = Config::new(Target::parse("http://h/").unwrap());
+        let mut c = Settings::new(Target::parse("http://h/").unwrap());
         c.duration = Duration::from_secs(50);
         assert_eq!(c.series_interval(), Duration::from_secs(1));
         c.warmup = Duration::from_secs(20);
@@ -574,12 +603,12 @@ mod tests {
 
     #[test]
     fn connections_split_evenly() {
-        let mut c = Config::new(Target::parse("http://h/").unwrap());
+        let mut c = Settings::new(Target::parse("http://h/").unwrap());
         c.connections = 10;
         c.threads = 3;
         let split: Vec<usize> = (0..3).map(|i| c.connections_for(i)).collect();
         assert_eq!(split, vec![4, 3, 3]);
         c.connections = 1;
-        assert!(c.validate().is_err());
+        assert!(c.build().is_err());
     }
 }

@@ -146,6 +146,9 @@ impl FindMaxConfig {
     pub fn new(load: Config, workload: Workload, spec: FindMaxSpec) -> Result<FindMaxConfig, FindMaxError> {
         let config = FindMaxConfig { load, workload, spec };
         config.validate()?;
+        // A step's load is the search's with the step's length and rate: one that does not
+        // build is said now, not at the first step.
+        config.step_load(1.0)?;
         Ok(config)
     }
 
@@ -194,14 +197,14 @@ impl FindMaxConfig {
         Ok(())
     }
 
-    /// The load of one step at `rate`.
-    pub fn step_load(&self, rate: f64) -> Config {
-        let mut load = self.load.clone();
+    /// The load of one step at `rate`, built from the search's and checked as every load is.
+    pub fn step_load(&self, rate: f64) -> Result<Config, FindMaxError> {
+        let mut load = self.load.to_settings();
         load.duration = self.spec.warmup + self.spec.step;
         load.warmup = self.spec.warmup;
         load.schedule = Some(Schedule::constant(rate, load.duration));
         load.interval = Some(crate::defaults::SEARCH_INTERVAL);
-        load
+        load.build().map_err(|e| FindMaxError::Invalid(e.to_string()))
     }
 }
 
@@ -286,11 +289,11 @@ impl Observer for Told<'_> {
 
 /// A short closed-loop run: how fast the service answers with every connection busy.
 fn probe(config: &FindMaxConfig, stop: &AtomicBool, observer: &mut dyn FindMaxObserver) -> Result<f64, FindMaxError> {
-    let mut load = config.load.clone();
+    let mut load = config.load.to_settings();
     load.duration = config.spec.probe;
     load.schedule = None;
     let test = RunConfig {
-        load,
+        load: load.build().map_err(|e| FindMaxError::Invalid(e.to_string()))?,
         workload: config.workload.clone(),
         origin: OriginPlacement::Elsewhere,
         checks: Checks::default(),
@@ -324,7 +327,7 @@ fn run_step(
     stop: &AtomicBool,
     outer: &mut dyn FindMaxObserver,
 ) -> Result<Step, FindMaxError> {
-    let load = config.step_load(rate);
+    let load = config.step_load(rate)?;
     let step_stop = AtomicBool::new(false);
     let mut early = Early::new(config, &load, rate, stop, &step_stop, outer);
     let test = RunConfig {
@@ -373,7 +376,8 @@ impl<'a> Early<'a> {
         step_stop: &'a AtomicBool,
         outer: &'a mut dyn FindMaxObserver,
     ) -> Early<'a> {
-        let mut measured = load.clone();
+        // The budget is of the measured part: the step without its warm-up.
+        let mut measured = load.to_settings();
         measured.schedule = Some(Schedule::constant(rate, config.spec.step));
         Early {
             slo: &config.spec.slo,

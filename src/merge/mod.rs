@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::config::{Config, Protocol, ProtocolChoice, Target};
+use crate::config::{Config, Protocol, ProtocolChoice, Settings, Target};
 use crate::schedule::Schedule;
 use crate::stats::interval::{IntervalRow, Snapshot};
 use crate::stats::{Recorder, Summary};
@@ -49,6 +49,15 @@ pub enum MergeError {
     NotAResult {
         /// The input.
         name: String,
+    },
+    /// Segments whose settings make no test (an HTTP/3 one of an http:// URL): hand-made,
+    /// since every run's settings were checked before it ran.
+    #[error("{name}: its settings make no test: {why}")]
+    Settings {
+        /// The input.
+        name: String,
+        /// What the check said.
+        why: String,
     },
     /// A result from an incompatible version, or with a field missing or of the wrong type.
     #[error("{name}: {why}")]
@@ -373,7 +382,7 @@ fn whole_config(parts: &[Part], interval: Duration) -> Result<Config, MergeError
     let n = first.name.as_str();
     let bad = |field: &str| MergeError::Field { name: n.into(), field: field.into() };
     let doc = &first.doc;
-    let mut config = Config::new(Target::parse(first.url()).map_err(|_| bad("/config/url"))?);
+    let mut config = Settings::new(Target::parse(first.url()).map_err(|_| bad("/config/url"))?);
     config.connections = doc.config.connections;
     config.threads = parts.iter().map(|p| p.threads).fold(0, usize::saturating_add).max(1);
     let secs = |s: f64, field: &str| Duration::try_from_secs_f64(s).map_err(|_| bad(field));
@@ -408,5 +417,5 @@ fn whole_config(parts: &[Part], interval: Duration) -> Result<Config, MergeError
         config.schedule = Some(Schedule::constant(target * count, config.duration));
     }
     config.interval = Some(interval);
-    Ok(config)
+    config.build().map_err(|e| MergeError::Settings { name: n.into(), why: e.to_string() })
 }

@@ -75,12 +75,13 @@ fn segment(url: &str, index: u32, count: u32, values: &[u64]) -> Value {
         .collect();
     let started = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
     let summary = Summary::new(vec![rec], Duration::from_millis(2_010), started);
-    let mut config = Config::new(Target::parse(url).unwrap());
+    let mut config = Settings::new(Target::parse(url).unwrap());
     config.connections = 9;
     config.threads = 1;
     config.duration = Duration::from_secs(2);
     config.segment = Segment { index, count };
     config.schedule = Some(Schedule::constant(3000.0, config.duration));
+    let config = config.build().unwrap();
     serde_json::from_str(&crate::report::json::render(&summary, &config, crate::config::Protocol::Http1, &rows))
         .unwrap()
 }
@@ -317,8 +318,10 @@ fn no_value_in_any_field_makes_merging_or_reporting_panic() {
     }
 }
 
-/// `doc` as an HTTP/3 run's: a section with every kind of count, as the real encoder writes it.
+/// `doc` as an HTTP/3 run's: an https URL and a section with every kind of count, as the real
+/// encoder writes it.
 fn with_http3(mut doc: Value) -> Value {
+    doc["config"]["url"] = URL.replacen("http://", "https://", 1).into();
     let mut h3 = crate::stats::H3Counts::default();
     h3.handshake(900);
     h3.handshake(1_500);
@@ -367,4 +370,18 @@ fn no_value_in_a_protocol_section_makes_merging_or_reporting_panic() {
             }
         }
     }
+}
+
+#[test]
+fn segments_whose_settings_make_no_test_are_refused_in_one_line() {
+    // An HTTP/3 section on an http:// URL: no run writes that, and the merged test is checked
+    // as every test is.
+    let mut docs: Docs = split(&latencies()[..100], 2).into_iter().map(|(n, d)| (n, with_http3(d))).collect();
+    for (_, d) in &mut docs {
+        d["config"]["url"] = URL.into();
+    }
+    assert_eq!(
+        message(docs),
+        "s0.json: its settings make no test: HTTP/3 runs over QUIC, which is always encrypted: give an https:// URL"
+    );
 }

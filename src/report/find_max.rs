@@ -167,7 +167,11 @@ pub fn document(c: &FindMaxConfig, r: &FindMaxResult, command: &[String]) -> Fin
             slo: slo_docs(&s.result.outcomes),
             cpu_share: s.cpu_share,
             watched: s.watched.clone(),
-            result: super::json::document(&s.result, &c.step_load(s.figures.target_per_s), command),
+            result: super::json::document(
+                &s.result,
+                &c.step_load(s.figures.target_per_s).unwrap_or_else(|_| c.load().clone()),
+                command,
+            ),
         })
         .collect();
     FindMaxDoc {

@@ -246,7 +246,7 @@ fn proxy_doc(summary: &Summary, p: &ProxyResult) -> ProxyDoc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{check_golden, fixed};
+    use crate::report::{check_golden, fixed, paced};
     use crate::run::proxy::{OriginCounts, ProxyRow};
 
     /// Two interval rows with every field set.
@@ -314,8 +314,8 @@ mod tests {
 
     #[test]
     fn rate_mode_json_matches_golden_file() {
-        let (mut summary, mut config) = fixed();
-        config.schedule = Some(crate::schedule::Schedule::constant(100.0, config.duration));
+        let (mut summary, config) = fixed();
+        let config = paced(&config);
         summary.total.pacing = crate::report::fixed_pacing();
         let mut rows = rows();
         for r in &mut rows {

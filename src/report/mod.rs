@@ -89,7 +89,7 @@ pub(crate) fn check_golden(name: &str, got: &str) {
 /// golden tests share it).
 #[cfg(test)]
 pub(crate) fn fixed() -> (crate::stats::Summary, crate::config::Config) {
-    use crate::config::{Config, Target};
+    use crate::config::Target;
     use crate::stats::{ErrorKind, Recorder, Summary};
     use std::time::{Duration, UNIX_EPOCH};
     let mut r = Recorder::new();
@@ -110,10 +110,18 @@ pub(crate) fn fixed() -> (crate::stats::Summary, crate::config::Config) {
     r.errors[ErrorKind::Parse as usize] = 3;
     r.errors[ErrorKind::Timeout as usize] = 4;
     let summary = Summary::new(vec![r], Duration::from_micros(10_003_000), UNIX_EPOCH);
-    let mut config = Config::new(Target::parse("http://127.0.0.1:8080/index.html").unwrap());
+    let mut config = crate::config::Settings::new(Target::parse("http://127.0.0.1:8080/index.html").unwrap());
     config.connections = 100;
     config.threads = 4;
-    (summary, config)
+    (summary, config.build().unwrap())
+}
+
+/// `config` at 100 requests/s: the golden rate-mode runs' load.
+#[cfg(test)]
+pub(crate) fn paced(config: &crate::config::Config) -> crate::config::Config {
+    let mut s = config.to_settings();
+    s.schedule = Some(crate::schedule::Schedule::constant(100.0, s.duration));
+    s.build().unwrap()
 }
 
 /// Rate-mode pacing figures for the golden tests: some late sends, some without a connection.

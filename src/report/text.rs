@@ -358,7 +358,7 @@ pub(crate) fn spoken(protocol: Protocol, config: &Config) -> Spoken {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixed;
+    use crate::report::{fixed, paced};
 
     const LATENCY: TextOptions = TextOptions { latency: true, uncorrected: false };
     const BOTH: TextOptions = TextOptions { latency: true, uncorrected: true };
@@ -394,8 +394,8 @@ mod tests {
 
     #[test]
     fn rate_mode_report_matches_golden_file() {
-        let (mut summary, mut config) = fixed();
-        config.schedule = Some(crate::schedule::Schedule::constant(100.0, config.duration));
+        let (mut summary, config) = fixed();
+        let config = paced(&config);
         let t = &mut summary.total;
         for (latency_us, n) in [(110, 900), (400, 107)] {
             for _ in 0..n {

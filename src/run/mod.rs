@@ -172,7 +172,6 @@ impl Observer for Quiet {}
 
 /// Runs one test until its duration passes or `stop` is set.
 pub fn run(config: RunConfig, stop: &AtomicBool, observer: &mut dyn Observer) -> Result<RunResult, RunError> {
-    config.load.validate()?;
     let RunConfig { load, workload, origin, checks } = config;
     match origin {
         OriginPlacement::Elsewhere => client(&load, workload, &checks, None, stop, observer),

@@ -6,7 +6,7 @@ use std::net::TcpListener;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use strain::config::{Config, Target};
+use strain::config::{Settings, Target};
 use strain::origin::OriginConfig;
 use strain::run::{run, Observer, OriginPlacement, RunConfig, RunResult, Workload};
 use strain::schedule::Schedule;
@@ -44,10 +44,10 @@ impl Observer for Seen {
 
 /// A load of `connections` over `threads` for `duration` against strain's origin, in this
 /// process with one thread, on a loopback port of its own; the caller sets the rest.
-fn on_loopback(threads: usize, connections: usize, duration: Duration) -> (Config, OriginPlacement) {
+fn on_loopback(threads: usize, connections: usize, duration: Duration) -> (Settings, OriginPlacement) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
-    let mut load = Config::new(Target::parse(&format!("http://{addr}/")).unwrap());
+    let mut load = Settings::new(Target::parse(&format!("http://{addr}/")).unwrap());
     load.threads = threads;
     load.connections = connections;
     load.duration = duration;
@@ -57,7 +57,8 @@ fn on_loopback(threads: usize, connections: usize, duration: Duration) -> (Confi
 
 /// Runs `load` against `origin` with `checks` as one library call, watched by a [`Seen`]; the
 /// run succeeded.
-fn watched(load: Config, origin: OriginPlacement, checks: Checks) -> (RunResult, Seen) {
+fn watched(load: Settings, origin: OriginPlacement, checks: Checks) -> (RunResult, Seen) {
+    let load = load.build().unwrap();
     let stop = AtomicBool::new(false);
     let mut seen = Seen::default();
     let result = run(RunConfig { load, workload: Workload::Url, origin, checks }, &stop, &mut seen).unwrap();

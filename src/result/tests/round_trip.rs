@@ -43,8 +43,8 @@ fn rows() -> Vec<IntervalRow> {
 
 /// The golden summary and an https target, with HTTP/2's counts of a troubled run.
 fn http2_run() -> (Summary, Config) {
-    let (mut summary, mut config) = fixed();
-    config.target = Target::parse("https://127.0.0.1:8443/").unwrap();
+    let (mut summary, config) = fixed();
+    let config = on(&config, "https://127.0.0.1:8443/");
     let mut h = crate::stats::H2Counts::default();
     h.resets[0x7] = 3;
     h.resets[0x8] = 1;
@@ -57,8 +57,8 @@ fn http2_run() -> (Summary, Config) {
 
 /// The golden summary and an https target, with HTTP/3's counts of a troubled run.
 fn http3_run() -> (Summary, Config) {
-    let (mut summary, mut config) = fixed();
-    config.target = Target::parse("https://127.0.0.1:8443/").unwrap();
+    let (mut summary, config) = fixed();
+    let config = on(&config, "https://127.0.0.1:8443/");
     let mut h = crate::stats::H3Counts::default();
     for us in [900, 1_200, 15_001] {
         h.handshake(us);
@@ -76,6 +76,13 @@ fn http3_run() -> (Summary, Config) {
     (h.idle_timeouts, h.goaways, h.retried, h.protocol_errors) = (1, 1, 4, 1);
     summary.total.sections.add(Box::new(h));
     (summary, config)
+}
+
+/// `config` with its target at `url`.
+fn on(config: &Config, url: &str) -> Config {
+    let mut s = config.to_settings();
+    s.target = Target::parse(url).unwrap();
+    s.build().unwrap()
 }
 
 fn render(run: &(Summary, Config), protocol: Protocol) -> String {
@@ -134,7 +141,9 @@ fn a_merged_run_round_trips() {
     let segments: Vec<(String, serde_json::Value)> = (0..2)
         .map(|index| {
             let mut run = http3_run();
-            run.1.segment = Segment { index, count: 2 };
+            let mut s = run.1.to_settings();
+            s.segment = Segment { index, count: 2 };
+            run.1 = s.build().unwrap();
             (format!("s{index}.json"), serde_json::from_str(&render(&run, Protocol::Http3 { streams: 4 })).unwrap())
         })
         .collect();
@@ -217,7 +226,7 @@ fn a_find_max_search_round_trips_to_the_steps_measured() {
 
 #[test]
 fn a_replay_round_trips_to_what_was_replayed() {
-    let (summary, mut config) = fixed();
+    let (summary, config) = fixed();
     let note = crate::replay::ReplayNote {
         files: vec![crate::replay::reader::FileDoc { path: "access.log.gz".into(), format: "combined".into() }],
         requests: 12_480,
@@ -225,7 +234,9 @@ fn a_replay_round_trips_to_what_was_replayed() {
         speed: 2.5,
         loops: Some(2),
     };
-    config.replay = Some(note.clone());
+    let mut s = config.to_settings();
+    s.replay = Some(note.clone());
+    let config = s.build().unwrap();
     let counts = crate::replay::reader::Counts {
         records: 13_000,
         bad: 3,
