@@ -32,7 +32,8 @@ mod worker;
 pub use plan::{Launch, Plan, PreparedScript, QuicSetup, RequestSource, TargetList, Timing, Wire};
 pub(crate) use plan::{Origin, Span};
 pub use slot::State;
-pub use transport::{connect_cause, Dialed, Host, Part, PerSlot, Readable, Transport};
+pub use transport::paced::{write_out, Pace};
+pub use transport::{connect_cause, Dialed, HeldSlot, Host, Part, PerSlot, Readable, Transport};
 pub use worker::{drive, Share, WorkerOutput};
 
 use std::collections::BTreeMap;

@@ -19,6 +19,7 @@ pub mod h1;
 pub mod h2;
 pub mod h3;
 pub mod mux;
+pub mod paced;
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -305,7 +306,6 @@ pub struct Dialed {
 pub trait PerSlot: Transport {
     /// Slot `i`'s connection.
     fn dialed(&mut self, i: usize) -> &mut Dialed;
-
     /// Starts slot `i`'s connection.
     fn dial(&mut self, host: &mut impl Host, i: usize) {
         match host.connect(i, i) {
@@ -351,6 +351,33 @@ pub trait PerSlot: Transport {
             host.opening_ended();
         }
         host.close_slot(i);
+    }
+}
+
+/// A transport whose slots hold their connections and write whenever there is room
+/// (WebSocket's, Server-Sent Events'): a poll event goes where the slot's state says.
+pub trait HeldSlot: PerSlot {
+    /// An event on slot `i`'s connection while it is being opened (TCP, TLS, an upgrade).
+    fn opening_event(&mut self, host: &mut impl Host, i: usize, readable: Readable, writable: bool);
+    /// Writes what slot `i`'s connection has queued.
+    fn write_slot(&mut self, host: &mut impl Host, i: usize);
+    /// Reads slot `i`'s connection until it is drained.
+    fn read_slot(&mut self, host: &mut impl Host, i: usize, how: Readable);
+
+    /// A poll event on slot `i`'s connection, handed to what its state waits for.
+    fn slot_event(&mut self, host: &mut impl Host, i: usize, readable: Readable, writable: bool) {
+        match host.state(i) {
+            State::Closed => {}
+            State::Connecting => self.opening_event(host, i, readable, writable),
+            _ => {
+                if writable {
+                    self.write_slot(host, i);
+                }
+                if readable != Readable::No && host.state(i) != State::Closed {
+                    self.read_slot(host, i, readable);
+                }
+            }
+        }
     }
 }
 

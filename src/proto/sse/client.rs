@@ -5,14 +5,14 @@
 //! named one), unless `--no-reconnect`; `-R` paces the streams started, `-n` counts them.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::io;
 use std::sync::Arc;
 
 use super::counts::SseCounts;
 use super::event::EventParser;
 use super::SseLoad;
-use crate::engine::{connect_cause, Dialed, Host, PerSlot, Readable, State, Transport};
+use crate::engine::{connect_cause, write_out, Dialed, HeldSlot, Host, Pace, PerSlot, Readable, State, Transport};
 use crate::http::body::{BodyDecoder, BodyKind};
 use crate::stats::{ConnectCause, ErrorKind};
 
@@ -32,12 +32,8 @@ pub struct Sse {
     buf: Vec<u8>,
     /// A stream's body without its chunk framing.
     body: Vec<u8>,
-    /// `-R`: this thread starts a stream every `pace_us` (0: at once)...
-    pace_us: u64,
-    /// ...the next at this time...
-    next_open_us: u64,
-    /// ...and these slots wait for their turn.
-    waiting: VecDeque<usize>,
+    /// `-R`: connects opened at a pace.
+    pace: Pace,
     /// Slots whose stream starts again at its time (`retry:`).
     retrying: BinaryHeap<Reverse<(u64, usize)>>,
     /// `-n`: streams this thread may still start.
@@ -96,16 +92,13 @@ impl Sse {
     /// and `-n`.
     pub fn new(conns: usize, load: Arc<SseLoad>, thread: usize, threads: usize) -> Sse {
         let threads = threads.max(1);
-        let pace_us = load.stream_rate.map_or(0, |r| (threads as f64 * 1e6 / r.max(1e-6)).round().max(1.0) as u64);
         let left = load.streams.map(|n| n / threads as u64 + u64::from((thread as u64) < n % threads as u64));
         Sse {
+            pace: Pace::new(load.stream_rate, threads),
             conns: (0..conns).map(|_| Conn::new()).collect(),
             load,
             buf: vec![0; READ_BUFFER],
             body: Vec::new(),
-            pace_us,
-            next_open_us: 0,
-            waiting: VecDeque::new(),
             retrying: BinaryHeap::new(),
             left,
             counts: SseCounts::default(),
@@ -150,16 +143,7 @@ impl Sse {
     fn flush_out(&mut self, i: usize) -> bool {
         let c = &mut self.conns[i];
         let Some(stream) = c.dial.stream.as_mut() else { return true };
-        while c.written < c.out.len() {
-            match stream.write(&c.out[c.written..]) {
-                Ok(0) => return false,
-                Ok(n) => c.written += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return false,
-            }
-        }
-        stream.flush().is_ok()
+        write_out(stream, &c.out, &mut c.written)
     }
 
     /// Writes what is left of the request; the slot awaits the first event once it is out.
@@ -366,15 +350,9 @@ impl Transport for Sse {
     fn capture(&mut self, _on: bool) {}
 
     fn open(&mut self, host: &mut impl Host, i: usize) {
-        if self.pace_us > 0 {
-            let now = host.now();
-            if !self.waiting.is_empty() || now < self.next_open_us {
-                self.waiting.push_back(i);
-                return;
-            }
-            self.next_open_us = now + self.pace_us;
+        if self.pace.admit(host.now(), i) {
+            self.connect(host, i);
         }
-        self.connect(host, i);
     }
 
     fn submit(&mut self, host: &mut impl Host, i: usize) {
@@ -423,18 +401,7 @@ impl Transport for Sse {
         if i >= self.conns.len() {
             return;
         }
-        match host.state(i) {
-            State::Closed => {}
-            State::Connecting => self.connecting_event(host, i, writable),
-            _ => {
-                if writable {
-                    self.write(host, i);
-                }
-                if readable != Readable::No && host.state(i) != State::Closed {
-                    self.read(host, i, readable);
-                }
-            }
-        }
+        self.slot_event(host, i, readable, writable);
     }
 
     fn head_request(&mut self, _i: usize, _head: bool) {}
@@ -444,16 +411,13 @@ impl Transport for Sse {
     }
 
     fn next_deadline(&mut self) -> Option<u64> {
-        let open = (!self.waiting.is_empty()).then_some(self.next_open_us);
+        let open = self.pace.next_deadline();
         [open, self.retrying.peek().map(|r| r.0 .0)].into_iter().flatten().min()
     }
 
     fn expire(&mut self, host: &mut impl Host, now: u64) {
-        while !self.waiting.is_empty() && now >= self.next_open_us {
-            self.next_open_us += self.pace_us;
-            if let Some(i) = self.waiting.pop_front() {
-                self.connect(host, i);
-            }
+        while let Some(i) = self.pace.due(now) {
+            self.connect(host, i);
         }
         while let Some(&Reverse((due, i))) = self.retrying.peek() {
             if due > now {
@@ -503,6 +467,20 @@ impl Transport for Sse {
 impl PerSlot for Sse {
     fn dialed(&mut self, i: usize) -> &mut Dialed {
         &mut self.conns[i].dial
+    }
+}
+
+impl HeldSlot for Sse {
+    fn opening_event(&mut self, host: &mut impl Host, i: usize, _readable: Readable, writable: bool) {
+        self.connecting_event(host, i, writable);
+    }
+
+    fn write_slot(&mut self, host: &mut impl Host, i: usize) {
+        self.write(host, i);
+    }
+
+    fn read_slot(&mut self, host: &mut impl Host, i: usize, how: Readable) {
+        self.read(host, i, how);
     }
 }
 

@@ -13,7 +13,7 @@ use super::deflate::Inflater;
 use super::frame::{self, Item, Limits, Parser};
 use super::handshake::{self, HandshakeError};
 use super::{Mode, WsLoad, ID_LEN};
-use crate::engine::{connect_cause, Dialed, Host, Part, PerSlot, Readable, State, Transport};
+use crate::engine::{connect_cause, write_out, Dialed, HeldSlot, Host, Pace, Part, PerSlot, Readable, State, Transport};
 use crate::rng::Rng;
 use crate::stats::{ConnectCause, ErrorKind};
 
@@ -33,12 +33,8 @@ pub struct WebSocket {
     rng: Rng,
     /// Where a compressed message is inflated (and dropped).
     scratch: Vec<u8>,
-    /// `--connect-rate`: this thread opens a connection every `pace_us` (0: at once)...
-    pace_us: u64,
-    /// ...the next at this time...
-    next_open_us: u64,
-    /// ...and these slots wait for their turn.
-    waiting: VecDeque<usize>,
+    /// `--connect-rate`: connects opened at a pace.
+    pace: Pace,
     /// `--ping`: when each open connection pings next (connection, its generation), in due
     /// order (every connection pings at the same period, so a queue keeps the order).
     pings: VecDeque<(u64, usize, u32)>,
@@ -131,12 +127,8 @@ impl WebSocket {
     /// `conns` closed connections sending `load`'s message; `thread` (of `threads`) seeds the
     /// keys and takes its share of the connect rate.
     pub fn new(conns: usize, load: Arc<WsLoad>, thread: usize, threads: usize) -> WebSocket {
-        let pace_us =
-            load.connect_rate.map_or(0, |r| (threads.max(1) as f64 * 1e6 / r.max(1e-6)).round().max(1.0) as u64);
         WebSocket {
-            pace_us,
-            next_open_us: 0,
-            waiting: VecDeque::new(),
+            pace: Pace::new(load.connect_rate, threads),
             pings: VecDeque::new(),
             ids: 0,
             id_base: 0,
@@ -174,15 +166,9 @@ impl Transport for WebSocket {
     fn capture(&mut self, _on: bool) {}
 
     fn open(&mut self, host: &mut impl Host, i: usize) {
-        if self.pace_us > 0 {
-            let now = host.now();
-            if !self.waiting.is_empty() || now < self.next_open_us {
-                self.waiting.push_back(i);
-                return;
-            }
-            self.next_open_us = now + self.pace_us;
+        if self.pace.admit(host.now(), i) {
+            self.connect(host, i);
         }
-        self.connect(host, i);
     }
 
     fn submit(&mut self, host: &mut impl Host, i: usize) {
@@ -253,18 +239,7 @@ impl Transport for WebSocket {
         if i >= self.conns.len() {
             return;
         }
-        match host.state(i) {
-            State::Closed => {}
-            State::Connecting => self.connecting_event(host, i, readable, writable),
-            _ => {
-                if writable {
-                    self.write(host, i);
-                }
-                if readable != Readable::No && host.state(i) != State::Closed {
-                    self.read(host, i, readable);
-                }
-            }
-        }
+        self.slot_event(host, i, readable, writable);
     }
 
     fn head_request(&mut self, _i: usize, _head: bool) {}
@@ -274,16 +249,13 @@ impl Transport for WebSocket {
     }
 
     fn next_deadline(&mut self) -> Option<u64> {
-        let open = (!self.waiting.is_empty()).then_some(self.next_open_us);
+        let open = self.pace.next_deadline();
         [open, self.pings.front().map(|p| p.0)].into_iter().flatten().min()
     }
 
     fn expire(&mut self, host: &mut impl Host, now: u64) {
-        while !self.waiting.is_empty() && now >= self.next_open_us {
-            self.next_open_us += self.pace_us;
-            if let Some(i) = self.waiting.pop_front() {
-                self.connect(host, i);
-            }
+        while let Some(i) = self.pace.due(now) {
+            self.connect(host, i);
         }
         while let Some(&(due, i, generation)) = self.pings.front() {
             if due > now {
@@ -329,6 +301,20 @@ impl Transport for WebSocket {
 impl PerSlot for WebSocket {
     fn dialed(&mut self, i: usize) -> &mut Dialed {
         &mut self.conns[i].dial
+    }
+}
+
+impl HeldSlot for WebSocket {
+    fn opening_event(&mut self, host: &mut impl Host, i: usize, readable: Readable, writable: bool) {
+        self.connecting_event(host, i, readable, writable);
+    }
+
+    fn write_slot(&mut self, host: &mut impl Host, i: usize) {
+        self.write(host, i);
+    }
+
+    fn read_slot(&mut self, host: &mut impl Host, i: usize, how: Readable) {
+        self.read(host, i, how);
     }
 }
 
@@ -479,16 +465,7 @@ impl WebSocket {
     fn flush_out(&mut self, i: usize) -> bool {
         let c = &mut self.conns[i];
         let Some(stream) = c.dial.stream.as_mut() else { return true };
-        while c.written < c.out.len() {
-            match stream.write(&c.out[c.written..]) {
-                Ok(0) => return false,
-                Ok(n) => c.written += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return false,
-            }
-        }
-        stream.flush().is_ok()
+        write_out(stream, &c.out, &mut c.written)
     }
 
     /// Writes what is left; the slot awaits its echo once its message is all on the wire.
