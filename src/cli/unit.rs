@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use clap::{Args, FromArgMatches};
 
-use super::flags::{Deferred, ProtocolCmd};
+use super::flags::ProtocolCmd;
 use super::protocol::Protocol;
 use super::CliError;
 use crate::origin::unit::Unit as OriginUnit;
@@ -68,8 +68,10 @@ impl<P: Protocol + 'static, O: OriginFlags + 'static> Unit for Command<P, O> {
     }
 
     fn command(&self) -> clap::Command {
-        let cmd = clap::Command::new(self.name).about(self.about);
-        <Deferred<Box<ProtocolCmd<P>>> as Args>::augment_args(cmd)
+        // Its flags are defined to clap only when it runs, as the others' (see `Deferred`),
+        // and shown as the protocol says.
+        let about = clap::Command::new(self.name).about(self.about);
+        about.defer(|cmd| P::adjust(super::flags::keep_about(cmd, <Box<ProtocolCmd<P>> as Args>::augment_args)))
     }
 
     fn run(&self, matches: &clap::ArgMatches) -> Result<i32, CliError> {

@@ -10,6 +10,12 @@ use super::{ConnectFlags, FindMaxOptions, LengthFlags, MetricsFlags, ResultFiles
 pub trait ProtocolFlags: Args + FromArgMatches + std::fmt::Debug {
     /// The URL's help: its schemes and what it names.
     const URL_HELP: &'static str;
+
+    /// The shared flags as this protocol's command shows them: one that does nothing for it
+    /// hidden, one that means something else for it said so (the run's own command, built).
+    fn adjust(cmd: clap::Command) -> clap::Command {
+        cmd
+    }
 }
 
 /// A protocol command: one run, or (as a subcommand) a capacity search or an A/B comparison
