@@ -235,6 +235,15 @@ impl Inputs {
     }
 }
 
+/// `-X`'s method, as sent: an HTTP token, upper-cased (lower case is the user's, not a
+/// method of its own).
+pub fn method(m: &str) -> Result<String, CliError> {
+    if m.is_empty() || !m.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-' || b == b'_') {
+        return Err(CliError::Usage(format!("invalid method '{m}': expected a word such as GET or POST")));
+    }
+    Ok(m.to_ascii_uppercase())
+}
+
 /// The request parts of `config`: `-H` headers, the targets, the method and the body.
 fn requests(config: &mut Settings, r: RequestShape) -> Result<(), CliError> {
     let f = r.flags;
@@ -244,11 +253,7 @@ fn requests(config: &mut Settings, r: RequestShape) -> Result<(), CliError> {
         config.targets_random = (f.targets_order == super::flags::TargetsOrder::Random).then_some(f.seed);
     }
     if let Some(m) = &f.method {
-        // A method is an HTTP token; lower case is the user's, not a method of its own.
-        if m.is_empty() || !m.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-' || b == b'_') {
-            return Err(CliError::Usage(format!("invalid method '{m}': expected a word such as GET or POST")));
-        }
-        config.method = m.to_ascii_uppercase();
+        config.method = method(m)?;
     }
     config.body = match &f.body {
         Some(text) => Some(text.clone().into_bytes()),

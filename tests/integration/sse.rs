@@ -177,7 +177,7 @@ fn bad_input_is_one_line_exit_2_and_nothing_sent() {
     let cases: [(&[&str], &str); 5] = [
         (&["sse"], "required arguments were not provided"),
         (&["sse", "ws://127.0.0.1:1/"], "a WebSocket server is loaded with strain ws"),
-        (&["sse", "-X", "G T", &url], "-X G T: not a method"),
+        (&["sse", "-X", "G T", &url], "invalid method 'G T': expected a word such as GET or POST"),
         (&["sse", "--stages", "1s:10", &url], "drop --stages"),
         (&["sse", "find-max", "--slo", "p99<1s", &url], "strain sse has no find-max yet"),
     ];

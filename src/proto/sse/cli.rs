@@ -62,10 +62,7 @@ impl SseFlags {
             }
             _ => None,
         };
-        let method = self.method.to_ascii_uppercase();
-        if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic()) {
-            return Err(CliError::Usage(format!("-X {}: not a method", self.method)));
-        }
+        let method = load::method(&self.method)?;
         Ok(SseLoad {
             method,
             path: target.path.clone(),
