@@ -101,6 +101,10 @@ fn events_arrive_at_the_origins_rate_and_their_gaps_are_the_latency() {
     assert!(run.stdout.contains("SSE latency: each event's is the gap since the one before it"), "{}", run.stdout);
     assert_eq!(run.num("/sse/streams"), 5);
     assert_eq!(run.num("/sse/ended"), 0);
+    // Nothing was refused and every stream opened: the lines that say otherwise are absent.
+    for absent in ["SSE streams still opening", "SSE streams refused"] {
+        assert!(!run.stdout.contains(absent), "{absent}\n{}", run.stdout);
+    }
 }
 
 #[test]
