@@ -417,13 +417,13 @@ fn a_replay_page_draws_the_recorded_rate_against_the_replayed() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     // Each row's target is the recording's rate over it: exact where a row holds whole gaps.
     let rows = run.json.as_ref().unwrap()["intervals"].as_array().unwrap().clone();
-    // (Rows are cut a few microseconds after their time, so a row at a phase's edge holds a
-    // sliver of the next.)
+    // Rows are cut a little after their time, so a row that ends where a phase ends (rows 3, 7
+    // and 11) holds a sliver of what follows, more under load: only the rows inside are exact.
     let targets: Vec<f64> = rows.iter().take(12).map(|r| r["target_per_s"].as_f64().unwrap()).collect();
     let near = |k: usize, want: f64| (targets[k] - want).abs() <= 0.01 * want + 0.5;
     assert!((0..3).all(|k| near(k, 200.0)), "{targets:?}");
     assert!((4..7).all(|k| near(k, 0.0)), "{targets:?}");
-    assert!((9..12).all(|k| near(k, 600.0)), "{targets:?}");
+    assert!((8..11).all(|k| near(k, 600.0)), "{targets:?}");
     let dom = check_page(&page, 9);
     screenshot(&page, "report-replay.png", 1400);
     assert!(dom.contains("class=\"legend\">recorded<") && dom.contains("class=\"legend\">replayed<"), "legends");
