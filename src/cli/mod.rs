@@ -8,7 +8,6 @@ pub mod demo;
 pub mod error;
 pub mod find_max;
 pub mod flags;
-pub mod grpc;
 pub mod k8s;
 pub mod load;
 pub mod merge;
@@ -80,7 +79,6 @@ where
         Some(Command::FindMax(f)) => find_max::run(&f.0),
         Some(Command::Merge(f)) => merge::run(&f.0),
         Some(Command::Replay(f)) => replay::run(&f.0),
-        Some(Command::Grpc(f)) => protocol::run(&f.0),
         Some(Command::K8sJob(f)) => k8s::run(&f.0),
         Some(Command::Completions { shell }) => {
             let mut cmd = command(units);

@@ -21,6 +21,7 @@
 mod clock;
 mod deadlines;
 mod feed;
+pub mod judged;
 mod pacer;
 mod plan;
 pub mod proxy;

@@ -5,6 +5,7 @@
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
 
+use super::judged::Judged;
 use super::{proxy, EngineError};
 use crate::config::Protocol;
 use crate::net::tls::TlsSetup;
@@ -46,8 +47,8 @@ pub enum RequestSource {
     Targets(TargetList),
     /// A replay's requests, each with its own bytes, from the replay's reader.
     Replay,
-    /// gRPC calls: their messages in turn, their answers judged by `grpc-status`.
-    Grpc(std::sync::Arc<crate::grpc::call::CallSetup>),
+    /// A workload that judges its own answers (gRPC's calls, by `grpc-status`).
+    Judged(std::sync::Arc<dyn Judged>),
 }
 
 impl RequestSource {
@@ -55,7 +56,7 @@ impl RequestSource {
     /// client-streaming and bidi calls).
     pub fn streaming(&self) -> Option<&crate::grpc::call::Streaming> {
         match self {
-            RequestSource::Grpc(calls) => calls.streaming.as_ref(),
+            RequestSource::Judged(j) => j.streaming(),
             _ => None,
         }
     }
@@ -222,10 +223,10 @@ impl Plan {
         }
     }
 
-    /// Makes this a gRPC load: each request is a call of `calls`, and its answer is judged by
-    /// its `grpc-status` and messages.
-    pub fn with_grpc(mut self, calls: std::sync::Arc<crate::grpc::call::CallSetup>) -> Result<Plan, EngineError> {
-        if let Some(first) = calls.fixed(0) {
+    /// Makes this a load whose answers `judged` judges (gRPC's calls): each request is its
+    /// next exchange.
+    pub fn with_judged(mut self, judged: std::sync::Arc<dyn Judged>) -> Result<Plan, EngineError> {
+        if let Some(first) = judged.first() {
             self.request = first.to_vec();
             let scheme = if self.https() { "https" } else { "http" };
             if let Wire::Http2 { fixed, .. } = &mut self.wire {
@@ -237,12 +238,12 @@ impl Plan {
                     .unwrap_or_default();
                 *fixed = crate::http::fields::from_http1(first, scheme, &authority)
                     .map_err(|why| EngineError::Script(ScriptError::Runtime { hook: "request", message: why }))?;
-                // gRPC frames its own messages: a Content-Length is one more field to encode
-                // and for the server to check on every call.
+                // Such exchanges frame their own messages (gRPC's): a Content-Length is one
+                // more field to encode and for the server to check on every call.
                 fixed.fields.retain(|(name, _)| name != b"content-length");
             }
         }
-        self.send = RequestSource::Grpc(calls);
+        self.send = RequestSource::Judged(judged);
         Ok(self)
     }
 

@@ -20,17 +20,20 @@ macro_rules! units {
         /// Every unit's command line (its command, its flags of `strain origin`).
         pub static COMMANDS: &[&dyn Command] = &[$(&$unit::COMMAND),+];
 
-        /// Every unit's section of a result, as results are read back.
-        pub static KINDS: &[Kind] = &[$($unit::KIND),+];
+        /// Every unit's sections of a result, as results are read back.
+        pub static KINDS: &[&[Kind]] = &[$($unit::KINDS),+];
     };
 }
 
 units! {
     ws,
     sse,
+    grpc,
 }
 
 /// Makes every unit's section readable from results (called once, at start).
 pub fn install() {
-    crate::stats::section::install(KINDS);
+    // Leaked once: the registry lives as long as the process, as a static would.
+    let all: Vec<Kind> = KINDS.iter().flat_map(|k| k.iter().copied()).collect();
+    crate::stats::section::install(Box::leak(all.into_boxed_slice()));
 }

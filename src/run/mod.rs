@@ -53,8 +53,8 @@ pub enum Workload {
     Proxy(ProxySetup),
     /// Recorded requests, each at its replayed time (`strain replay`).
     Replay(Box<Replay>),
-    /// gRPC calls (`strain grpc`).
-    Grpc(std::sync::Arc<crate::grpc::call::CallSetup>),
+    /// Exchanges whose answers the workload judges itself (`strain grpc`'s calls).
+    Judged(std::sync::Arc<dyn crate::engine::judged::Judged>),
     /// A unit's own load over its own transport (`strain ws`).
     Unit(std::sync::Arc<dyn crate::engine::Launch>),
 }
@@ -226,8 +226,8 @@ fn client(
         plan = plan.with_replay(rx, load.tick, due.clone());
         queues = Some((tx, due));
     }
-    if let Workload::Grpc(calls) = &workload {
-        plan = plan.with_grpc(calls.clone())?;
+    if let Workload::Judged(judged) = &workload {
+        plan = plan.with_judged(judged.clone())?;
     }
     if let Workload::Unit(unit) = &workload {
         plan = plan.with_unit(unit.clone());

@@ -9,7 +9,6 @@
 //! runs ([`LiveFlags`]), how it is judged ([`ThresholdFlags`]), and the result files
 //! ([`ResultFiles`]).
 
-mod grpc;
 pub mod protocol;
 mod replay;
 mod results;
@@ -20,7 +19,6 @@ use std::time::Duration;
 
 use clap::{ArgAction, Args, Parser, Subcommand};
 
-pub use grpc::{CallFlags, GrpcFlags};
 pub use protocol::{CompareCmd, FindMaxCmd, ProtocolCmd, ProtocolFlags, ProtocolMode};
 pub use replay::{files as replay_files, ReplayFlags};
 pub use results::{CompareFlags, K8sJobFlags, MergeFlags, ReportFlags, RunnerFlags};
@@ -74,9 +72,6 @@ pub enum Command {
     /// Replay recorded traffic (access logs, HAR, JSON lines, Proxy Verifier files) at its
     /// recorded pace, latency measured from each request's due time.
     Replay(Deferred<Box<ReplayFlags>>),
-    /// Load a gRPC service: unary and streaming calls, results by gRPC status, latency
-    /// corrected in rate mode (--call pkg.Service/Method URL).
-    Grpc(Deferred<Box<GrpcFlags>>),
     /// Print a Kubernetes Indexed Job that runs a load as N segments on different nodes.
     #[command(name = "k8s-job")]
     K8sJob(Deferred<K8sJobFlags>),

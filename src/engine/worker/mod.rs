@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 
 use mio::{Events, Poll, Token};
 
-mod calls;
 mod connect;
 mod host;
 mod meter;

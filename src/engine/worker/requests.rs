@@ -6,9 +6,9 @@
 use std::cmp::Reverse;
 use std::sync::atomic::Ordering;
 
-use super::calls::Called;
 use super::schedule::When;
 use super::Core;
+use crate::engine::judged::Judge;
 use crate::engine::proxy::{ProxyClient, Sent};
 use crate::engine::slot::State;
 use crate::engine::transport::{Op, Part};
@@ -31,8 +31,8 @@ pub(super) enum Requests<'a> {
     Targets(Targeted<'a>),
     /// A replay's requests.
     Replay(Replayed),
-    /// gRPC calls.
-    Grpc(Called<'a>),
+    /// A workload that judges its own answers (gRPC's calls).
+    Judged(Box<dyn Judge + 'a>),
 }
 
 /// A replay's requests: per slot, the bytes of the one it sends now (copied from the feed's
@@ -149,7 +149,7 @@ impl<'a> Requests<'a> {
                 };
                 Ok((Requests::Targets(targeted), 1))
             }
-            (RequestSource::Grpc(calls), _) => Ok((Requests::Grpc(Called::new(calls, plan, index, slots)), 1)),
+            (RequestSource::Judged(j), _) => Ok((Requests::Judged(j.thread(plan, index, slots)), 1)),
             (RequestSource::Replay, _) => {
                 Ok((Requests::Replay(Replayed { bytes: vec![Vec::new(); slots], path: vec![0; slots] }), 1))
             }
@@ -177,8 +177,9 @@ impl<'a> Requests<'a> {
             Requests::Script(s) => s.lua.wants_responses(),
             Requests::Proxy(p) => p.client.checks_content(),
             Requests::Targets(_) | Requests::Replay(_) => false,
-            // A call's status is in its trailers, and its messages are counted.
-            Requests::Grpc(_) => true,
+            // Such answers are judged by what they hold (a gRPC call's status is in its
+            // trailers, and its messages are counted).
+            Requests::Judged(_) => true,
         }
     }
 
@@ -226,7 +227,7 @@ impl<'a> Requests<'a> {
             Requests::Proxy(p) => p.built.get(i).map(|b| b.0.as_slice()),
             Requests::Targets(t) => t.current.get(i).and_then(|&k| t.all.get(k as usize)).map(Vec::as_slice),
             Requests::Replay(r) => r.bytes.get(i).map(Vec::as_slice),
-            Requests::Grpc(g) => g.built(i),
+            Requests::Judged(j) => j.built(i),
         }
     }
 
@@ -257,17 +258,17 @@ impl<'a> Requests<'a> {
     }
 
     /// Which part of an answer's arrival is timed as its first bytes, if any: a proxy test's
-    /// head; a server-streaming call's first message (its headers may come long before).
+    /// head; what a judging workload says (a server-streaming call's first message).
     pub(super) fn first_timed(&self) -> Option<Part> {
         match self {
             Requests::Proxy(_) => Some(Part::Head),
-            Requests::Grpc(g) => g.streams_replies().then_some(Part::Body),
+            Requests::Judged(j) => j.first_timed(),
             _ => None,
         }
     }
 
     /// Slot `i`'s complete answer judged as its workload judges one (a proxy test by its
-    /// content, a gRPC call by its status and messages), and counted in `rec`.
+    /// content, a judging workload by its own rules), and counted in `rec`.
     pub(super) fn judge(&self, i: usize, status: u16, captured: Option<&Captured>, rec: &mut Recorder) {
         match self {
             Requests::Proxy(p) => {
@@ -276,7 +277,7 @@ impl<'a> Requests<'a> {
                     rec.content_error(why);
                 }
             }
-            Requests::Grpc(g) => g.judge(i, status, captured, rec),
+            Requests::Judged(j) => j.judge(i, status, captured, rec),
             _ => {}
         }
     }
@@ -284,29 +285,29 @@ impl<'a> Requests<'a> {
     /// Slot `i`'s exchange, whose answers were recorded one by one, ended with `status` and
     /// `trailers`: judged and counted in `rec`.
     pub(super) fn judge_stream(&self, status: u16, trailers: &Captured, rec: &mut Recorder) {
-        if let Requests::Grpc(g) = self {
-            g.judge_stream(status, trailers, rec);
+        if let Requests::Judged(j) = self {
+            j.judge_stream(status, trailers, rec);
         }
     }
 
     /// Streamed exchanges: a request message of `bytes` went out, counted in `rec`.
     pub(super) fn stream_sent(&self, bytes: u64, rec: &mut Recorder) {
-        if let Requests::Grpc(g) = self {
-            g.sent(bytes, rec);
+        if let Requests::Judged(j) = self {
+            j.sent(bytes, rec);
         }
     }
 
     /// Streamed exchanges: an answer message of `bytes` arrived, counted in `rec`.
     pub(super) fn stream_received(&self, bytes: u64, rec: &mut Recorder) {
-        if let Requests::Grpc(g) = self {
-            g.received(bytes, rec);
+        if let Requests::Judged(j) = self {
+            j.received(bytes, rec);
         }
     }
 
     /// Streamed exchanges: the answers were not well framed, counted in `rec`.
     pub(super) fn stream_broken(&self, rec: &mut Recorder) {
-        if let Requests::Grpc(g) = self {
-            g.broken(rec);
+        if let Requests::Judged(j) = self {
+            j.broken(rec);
         }
     }
 
@@ -322,8 +323,8 @@ impl<'a> Requests<'a> {
                 Ok(t.all.get(k).is_some_and(|r| r.starts_with(b"HEAD ")))
             }
             Requests::Replay(r) => Ok(r.bytes.get(i).is_some_and(|b| b.starts_with(b"HEAD "))),
-            Requests::Grpc(g) => {
-                g.build(i);
+            Requests::Judged(j) => {
+                j.build(i);
                 Ok(false)
             }
             Requests::Proxy(p) => {
@@ -445,12 +446,14 @@ impl Core<'_> {
     /// as an answer (a gRPC call ends with the status the reset stands for), it is recorded
     /// and counted so, with its latency; false when the reset is a failed request.
     pub(super) fn reset_answered(&mut self, i: usize, code: u32) -> bool {
-        let Requests::Grpc(g) = &self.requests else { return false };
+        let Requests::Judged(j) = &self.requests else { return false };
         let now = self.clock.now_us();
         let s = &self.slots[i];
         let latency = now.saturating_sub(s.intended_us);
         let uncorrected = matches!(self.when, When::Paced(_)).then(|| now.saturating_sub(s.sent_us));
-        g.reset(i, code, now.saturating_sub(s.sent_us), &mut self.meter.rec);
+        if !j.reset(i, code, now.saturating_sub(s.sent_us), &mut self.meter.rec) {
+            return false;
+        }
         self.record_answer(None, latency, uncorrected);
         true
     }

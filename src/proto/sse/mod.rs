@@ -22,8 +22,8 @@ pub static COMMAND: crate::cli::unit::Command<flags::SseFlags, flags::SseOriginF
     "Load a Server-Sent Events stream: -c held streams (GET, or -X POST --body), each event's latency the gap since the one before it (the first: since the request), streams started again after retry: with Last-Event-ID",
 );
 
-/// The section of a result.
-pub const KIND: crate::stats::section::Kind = crate::stats::section::Kind::of::<counts::SseCounts>();
+/// Its section of a result.
+pub const KINDS: &[crate::stats::section::Kind] = &[crate::stats::section::Kind::of::<counts::SseCounts>()];
 
 /// The protocol's name in results, over TCP and TLS.
 pub const SPEECH: Speech = Speech { plain: "sse", tls: "sse" };

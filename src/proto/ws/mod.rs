@@ -60,8 +60,8 @@ pub static COMMAND: crate::cli::unit::Command<flags::WsMessageFlags, flags::WsOr
     "Load a WebSocket server: -c upgraded connections, each sending a message and awaiting its echo (or at -R messages/s in total), echo latency corrected in rate mode (ws:// or wss:// URL)",
 );
 
-/// WebSocket's section of a result.
-pub const KIND: crate::stats::section::Kind = crate::stats::section::Kind::of::<counts::WsCounts>();
+/// Its section of a result.
+pub const KINDS: &[crate::stats::section::Kind] = &[crate::stats::section::Kind::of::<counts::WsCounts>()];
 
 /// WebSocket's names: `ws` over TCP, `wss` over TLS.
 pub const SPEECH: Speech = Speech { plain: "ws", tls: "wss" };

@@ -1,18 +1,34 @@
-//! gRPC calls as a worker's requests: which message each slot's call sends, and how a call's
-//! answer is judged and counted (its `grpc-status`, its messages, a reset's status). The
-//! worker asks its [`Requests`](super::requests::Requests) for these as it asks any workload;
-//! nothing here is reached but through them.
+//! gRPC calls as a workload that judges its own answers ([`crate::engine::judged`]): which
+//! message each slot's call sends, and how a call's answer is judged and counted (its
+//! `grpc-status`, its messages, a reset's status). The worker reaches this only through those
+//! traits.
 
-use crate::grpc::call::CallSetup;
+use crate::engine::judged::{Judge, Judged};
+use crate::engine::{Part, Plan};
+use crate::grpc::call::{CallSetup, Streaming};
 use crate::grpc::status::Code;
 use crate::http::response::Captured;
 use crate::stats::Recorder;
+
+impl Judged for CallSetup {
+    fn thread<'a>(&'a self, plan: &Plan, index: usize, slots: usize) -> Box<dyn Judge + 'a> {
+        Box::new(Called::new(self, plan, index, slots))
+    }
+
+    fn first(&self) -> Option<&[u8]> {
+        self.fixed(0)
+    }
+
+    fn streaming(&self) -> Option<&Streaming> {
+        self.streaming.as_ref()
+    }
+}
 
 /// gRPC calls: the message each slot's call sends now, and this thread's place in the
 /// sequence of calls (position `j` sends message `j mod len`; thread `t` of segment `s` takes
 /// position `s + N t`, then every `N T`-th, as a targets file's requests are taken, so an
 /// array of messages is sent round-robin exactly over the run).
-pub(super) struct Called<'a> {
+struct Called<'a> {
     plan: &'a CallSetup,
     /// Per slot: the position of its current call.
     position: Vec<u64>,
@@ -27,7 +43,7 @@ pub(super) struct Called<'a> {
 
 impl<'a> Called<'a> {
     /// Thread `index`'s calls of `calls` over `slots` slots.
-    pub(super) fn new(calls: &'a CallSetup, plan: &crate::engine::Plan, index: usize, slots: usize) -> Called<'a> {
+    fn new(calls: &'a CallSetup, plan: &Plan, index: usize, slots: usize) -> Called<'a> {
         let n = plan.segment.count.max(1) as u64;
         Called {
             plan: calls,
@@ -39,9 +55,11 @@ impl<'a> Called<'a> {
             rng: crate::rng::Rng::for_thread(u64::from(plan.segment.index).wrapping_mul(0x9e37_79b9), index),
         }
     }
+}
 
+impl Judge for Called<'_> {
     /// Slot `i`'s current request when it is not the one every call sends.
-    pub(super) fn built(&self, i: usize) -> Option<&[u8]> {
+    fn built(&self, i: usize) -> Option<&[u8]> {
         if self.plan.single() {
             return None;
         }
@@ -49,14 +67,14 @@ impl<'a> Called<'a> {
         self.plan.fixed(k).or_else(|| self.bytes.get(i).map(Vec::as_slice))
     }
 
-    /// The server answers with a stream of messages (server-streaming and bidi calls).
-    pub(super) fn streams_replies(&self) -> bool {
-        self.plan.server_streams
+    /// A server-streaming call's first message is timed (its headers may come long before).
+    fn first_timed(&self) -> Option<Part> {
+        self.plan.server_streams.then_some(Part::Body)
     }
 
     /// Takes slot `i`'s next call: its position, and its message rendered when it has
     /// templates.
-    pub(super) fn build(&mut self, i: usize) {
+    fn build(&mut self, i: usize) {
         let j = self.next;
         self.next += self.stride;
         if let Some(p) = self.position.get_mut(i) {
@@ -76,24 +94,24 @@ impl<'a> Called<'a> {
 
     /// A message of `bytes` went out (without its prefix): every call's messages are counted
     /// here, a unary call's when it is answered, a streamed call's as it goes.
-    pub(super) fn sent(&self, bytes: u64, rec: &mut Recorder) {
+    fn sent(&self, bytes: u64, rec: &mut Recorder) {
         rec.grpc.sent(bytes);
     }
 
     /// A streamed call's reply message of `bytes` arrived.
-    pub(super) fn received(&self, bytes: u64, rec: &mut Recorder) {
+    fn received(&self, bytes: u64, rec: &mut Recorder) {
         rec.grpc.received(bytes);
     }
 
     /// A streamed call's replies were not well-framed gRPC messages.
-    pub(super) fn broken(&self, rec: &mut Recorder) {
+    fn broken(&self, rec: &mut Recorder) {
         rec.grpc.bad_messages += 1;
     }
 
     /// Slot `i`'s call answered with HTTP `status` and `captured`: its message counted as sent
     /// and the call judged (a failed call counts with the responses whose status is an error,
     /// for intervals and thresholds).
-    pub(super) fn judge(&self, i: usize, status: u16, captured: Option<&Captured>, rec: &mut Recorder) {
+    fn judge(&self, i: usize, status: u16, captured: Option<&Captured>, rec: &mut Recorder) {
         self.sent(self.sizes.get(i).copied().unwrap_or(0), rec);
         let verdict = crate::grpc::answer::judge(status, captured, self.plan.check.as_ref(), &mut rec.grpc);
         // An HTTP status above 399 was counted as an error when the response was recorded.
@@ -104,7 +122,7 @@ impl<'a> Called<'a> {
 
     /// A streamed call ended with HTTP `status` and `trailers` (its messages were counted as
     /// they went and came).
-    pub(super) fn judge_stream(&self, status: u16, trailers: &Captured, rec: &mut Recorder) {
+    fn judge_stream(&self, status: u16, trailers: &Captured, rec: &mut Recorder) {
         let verdict = crate::grpc::answer::judge(status, Some(trailers), None, &mut rec.grpc);
         if !verdict.ok() {
             rec.status_errors += 1;
@@ -114,7 +132,7 @@ impl<'a> Called<'a> {
     /// Slot `i`'s call, `elapsed_us` after it was sent, was reset by the server with HTTP/2
     /// error `code`: it ended with the status the reset stands for (DEADLINE_EXCEEDED once its
     /// deadline passed), counted.
-    pub(super) fn reset(&self, i: usize, code: u32, elapsed_us: u64, rec: &mut Recorder) {
+    fn reset(&self, i: usize, code: u32, elapsed_us: u64, rec: &mut Recorder) -> bool {
         let passed = self.plan.deadline_us.is_some_and(|d| elapsed_us >= d);
         let status = Code::of_reset(code, passed);
         // A streamed call's messages were counted as they were sent.
@@ -125,5 +143,6 @@ impl<'a> Called<'a> {
         if status != Code::Ok {
             rec.status_errors += 1;
         }
+        true
     }
 }

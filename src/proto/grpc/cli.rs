@@ -6,9 +6,11 @@
 
 use std::sync::Arc;
 
-use super::flags::{CallFlags, ConnectFlags};
-use super::protocol::{Aim, Protocol};
-use super::{load, CliError};
+use super::flags::CallFlags;
+use crate::cli::flags::ConnectFlags;
+use crate::cli::load;
+use crate::cli::protocol::{Aim, Protocol};
+use crate::cli::CliError;
 use crate::config::{Config, Target};
 use crate::grpc::call::{protocol_headers, CallSetup, StreamAsk, Streaming};
 use crate::grpc::message::Messages;
@@ -49,7 +51,7 @@ fn grpc_load(call: &CallFlags, aim: Aim) -> Result<(Config, Workload), CliError>
     let target = target.at_path(&plan.path);
     let requests = load::Requests::Fixed { method: "POST", headers };
     let config = load::load(target, &connect, protocol, shape, requests, connections)?;
-    Ok((config, Workload::Grpc(Arc::new(plan))))
+    Ok((config, Workload::Judged(Arc::new(plan))))
 }
 
 /// The calls the flags describe, and the headers each carries; every failure is one line.

@@ -1,11 +1,11 @@
 //! Flags of `strain grpc`: the method called, where its schema comes from, and the messages
-//! sent. The rest of the command line is every protocol's ([`super::protocol`]).
+//! sent. The rest of the command line is every protocol's ([`crate::cli::flags::ProtocolCmd`]).
 
 use std::path::PathBuf;
 
 use clap::Args;
 
-use super::protocol::{ProtocolCmd, ProtocolFlags};
+use crate::cli::flags::{ProtocolCmd, ProtocolFlags, StreamsFlag};
 use crate::cli::units::{self, Dur};
 
 /// Flags of `strain grpc`: a run, or (as a subcommand) a capacity search or an A/B
@@ -69,7 +69,7 @@ pub struct CallFlags {
     pub stream_messages: Option<usize>,
     /// Calls in flight per connection.
     #[command(flatten)]
-    pub streams: super::StreamsFlag,
+    pub streams: StreamsFlag,
     /// Client-streaming and bidi calls: how long each stream sends, then it ends.
     #[arg(long = "stream-duration", value_name = "T", value_parser = units::dur)]
     pub stream_duration: Option<Dur>,
