@@ -133,11 +133,9 @@ impl Part {
                 let code = valid(n, &field, code.parse::<u16>().ok().filter(|c| usize::from(*c) < STATUS_SLOTS))?;
                 status.push((code, count(n, &field, *responses)?));
             }
-            let mut grpc = Vec::with_capacity(row.grpc.len());
-            for (name, calls) in &row.grpc {
-                let field = at(&format!("grpc/{name}"));
-                let code = valid(n, &field, crate::grpc::status::Code::from_name(name))?;
-                grpc.push((code, count(n, &field, *calls)?));
+            let mut outcomes = Vec::with_capacity(row.outcomes.len());
+            for (name, answers) in &row.outcomes {
+                outcomes.push((name.clone(), count(n, &at(&format!("grpc/{name}")), *answers)?));
             }
             let snap = Snapshot {
                 uncorrected_us: None,
@@ -158,7 +156,7 @@ impl Part {
                 open: count(n, &at("open_connections"), row.open_connections)?,
                 connects: count(n, &at("new_connections"), row.new_connections)?,
                 status,
-                grpc,
+                outcomes,
             };
             out.push((snap, row.target_per_s));
         }
@@ -213,9 +211,14 @@ fn recorder(n: &str, doc: &RunDoc) -> Result<Recorder, MergeError> {
         // The file keeps the mean; the sum it came from is back to within a microsecond.
         p.late_sum_us = ((rate.late_mean_us * p.late as f64).round() as u64).min(MAX_COUNT << 10);
     }
-    // The protocols' counts are read by their own types, and checked in `Part::read`.
-    if let Some(g) = &doc.grpc {
-        r.grpc = g.counts;
+    // The protocols' counts are read by their own types, and checked in `Part::read`. A
+    // section no type of this build reads (a newer strain's, or a library caller's that did not
+    // install the units) cannot be added: refused rather than kept as the first segment's.
+    if let Some((_, s)) = doc.sections.iter().find(|(_, s)| !crate::stats::section::readable(s.key())) {
+        return Err(MergeError::Result {
+            name: n.into(),
+            why: format!("its {} counts are of a kind this strain cannot add up", s.key()),
+        });
     }
     r.sections = doc.sections.sections();
     Ok(r)

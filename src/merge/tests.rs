@@ -61,7 +61,7 @@ fn segment(url: &str, index: u32, count: u32, values: &[u64]) -> Value {
                 open: 3,
                 connects: if i == 0 { 3 } else { 0 },
                 status: vec![(200, part.len() as u64)],
-                grpc: Vec::new(),
+                outcomes: Vec::new(),
             }
         })
         .collect();
@@ -352,6 +352,20 @@ fn protocol_counts_add_and_out_of_range_ones_are_refused() {
         bad[0].1.pointer_mut(section).unwrap()[key] = (1u64 << 41).into();
         assert_eq!(message(bad), format!("s0.json: missing or malformed field {field}"));
     }
+}
+
+#[test]
+fn a_section_no_type_reads_is_refused_not_kept_as_the_first_segments() {
+    // A newer strain's protocol, or a unit a library caller did not install: it cannot be
+    // added up, so a merge that kept one segment's counts would be wrong without a word.
+    let docs: Docs = split(&latencies()[..100], 2)
+        .into_iter()
+        .map(|(n, mut d)| {
+            d["pigeon"] = serde_json::json!({ "protocol": "rfc1149", "streams_per_connection": 1, "birds": 3 });
+            (n, d)
+        })
+        .collect();
+    assert_eq!(message(docs), "s0.json: its pigeon counts are of a kind this strain cannot add up");
 }
 
 #[test]

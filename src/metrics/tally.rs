@@ -175,7 +175,7 @@ impl Tally {
         for (kind, n) in &row.errors_by_kind {
             *self.errors.entry(kind.clone()).or_default() += n;
         }
-        for (code, n) in &row.grpc {
+        for (code, n) in &row.outcomes {
             *self.grpc.entry(code.clone()).or_default() += n;
         }
         self.latency.add(latency.corrected);

@@ -4,9 +4,7 @@
 //! pinned by `schema/result.schema.json`; a test validates real output against it).
 
 use crate::config::{Config, Protocol};
-use crate::result::{
-    ConfigDoc, Errors, GrpcDoc, Latency, ProxyDoc, Rate, RunDoc, SegmentDoc, Spread, TargetDoc, ThresholdDoc,
-};
+use crate::result::{ConfigDoc, Errors, Latency, ProxyDoc, Rate, RunDoc, SegmentDoc, Spread, TargetDoc, ThresholdDoc};
 use crate::run::proxy::ProxyResult;
 use crate::run::RunResult;
 use crate::stats::interval::IntervalRow;
@@ -22,7 +20,7 @@ const PERCENTILES: [(&str, f64); 7] =
     [("50", 50.0), ("75", 75.0), ("90", 90.0), ("99", 99.0), ("99.9", 99.9), ("99.99", 99.99), ("100", 100.0)];
 
 /// A latency histogram as JSON (spread and percentiles).
-fn latency(h: &hdrhistogram::Histogram<u64>) -> Latency {
+pub fn latency(h: &hdrhistogram::Histogram<u64>) -> Latency {
     let at = |p: f64| if h.is_empty() { 0 } else { h.value_at_percentile(p) };
     Latency {
         spread: spread(&Distribution::of(h)),
@@ -147,10 +145,6 @@ fn document_with(
         start_at: config.start_at.map(|t| humantime::format_rfc3339_millis(t).to_string()),
         protocol: protocol.name(config.target.scheme).to_string(),
         sections: Written::of(&summary.total.sections, |_| crate::report::text::spoken(protocol, config)),
-        grpc: (summary.total.grpc.judged() > 0).then(|| GrpcDoc {
-            counts: summary.total.grpc,
-            first_message_us: (!t.ttfb_us.is_empty() && proxy.is_none()).then(|| latency(&t.ttfb_us)),
-        }),
         targets: targets(summary, config),
         shared_cpus: None,
         replay: None,
@@ -276,7 +270,7 @@ mod tests {
                 ttfb_mean_us: 0.0,
                 ttfb_p99_us: 0,
                 status: [("200".to_string(), 499 + u64::from(i)), ("404".to_string(), 1)].into_iter().collect(),
-                grpc: Default::default(),
+                outcomes: Default::default(),
                 latency_histogram: Some(encode_histogram(&{
                     let mut h = crate::stats::latency_histogram();
                     for v in [120, 900, 2_500, 1_500_000] {

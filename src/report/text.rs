@@ -118,11 +118,8 @@ pub fn body(summary: &Summary, config: &Config, protocol: Protocol, show: TextOp
         let _ = writeln!(out, "  Connect errors: {}", causes.join(", "));
     }
     let status = summary.status_errors();
-    let grpc = &summary.total.grpc;
-    if status > 0 && grpc.judged() > 0 {
-        let _ = writeln!(out, "  Non-OK calls: {status}");
-    } else if status > 0 {
-        let _ = writeln!(out, "  Non-2xx or 3xx responses: {status}");
+    if status > 0 {
+        let _ = writeln!(out, "  {}: {status}", summary.total.sections.answers().failed);
     }
     if config.paced() {
         pacing_lines(&mut out, summary, config, protocol);
@@ -143,46 +140,7 @@ pub fn body(summary: &Summary, config: &Config, protocol: Protocol, show: TextOp
     for section in summary.total.sections.iter() {
         section.text(&spoken(protocol, config), &mut out);
     }
-    if grpc.judged() > 0 {
-        grpc_lines(&mut out, grpc);
-        let first = &summary.total.ttfb_us;
-        if !first.is_empty() {
-            let at = |q: f64| time_us(first.value_at_quantile(q) as f64);
-            let calls = grpc.judged().max(1) as f64;
-            let _ = writeln!(
-                out,
-                "gRPC streams: {:.1} messages per call; first message p50 {}, p99 {}, max {} (the last is the call's latency)",
-                grpc.messages_received as f64 / calls,
-                at(0.5),
-                at(0.99),
-                time_us(first.max() as f64)
-            );
-        }
-    }
     out
-}
-
-/// gRPC's lines, last: calls by status (as gRPC's documents name them), the answers that were
-/// not gRPC answers at all, and messages each way with their mean size.
-fn grpc_lines(out: &mut String, g: &crate::stats::GrpcCounts) {
-    let codes: Vec<String> = g.codes.seen().map(|(code, n)| format!("{} {n}", code.canonical())).collect();
-    let codes = if codes.is_empty() { "none".to_string() } else { codes.join(", ") };
-    let mean = |bytes: u64, n: u64| if n > 0 { binary(bytes as f64 / n as f64) } else { "0".into() };
-    let _ = writeln!(
-        out,
-        "gRPC status: {codes}; messages {} sent ({}B mean), {} received ({}B mean)",
-        g.messages_sent,
-        mean(g.message_bytes_sent, g.messages_sent),
-        g.messages_received,
-        mean(g.message_bytes_received, g.messages_received)
-    );
-    if g.http_errors + g.missing_status + g.bad_messages > 0 {
-        let _ = writeln!(
-            out,
-            "gRPC errors: HTTP status not 200 {}, no grpc-status {}, bad messages {}",
-            g.http_errors, g.missing_status, g.bad_messages
-        );
-    }
 }
 
 /// Advice for stderr when connects failed because the local port range ran out, naming the

@@ -153,12 +153,10 @@ pub struct RunDoc {
     /// The protocol spoken: `http/1.1`, `h2` (TLS), `h2c`, `h3`, `ws` or `wss`.
     #[serde(default = "http1")]
     pub protocol: String,
-    /// gRPC runs: calls by status, answers that were not gRPC, messages each way.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub grpc: Option<GrpcDoc>,
     /// The protocols' sections, each under its key: `http2` and `http3` (resets, GOAWAYs,
     /// handshakes, packets), a unit's (`websocket`: upgrades, closes by code, messages each
-    /// way; `sse`: streams and events), each how it was spoken and then its counts.
+    /// way; `sse`: streams and events; `grpc`: calls by status, messages each way), each how
+    /// it was spoken (but gRPC's, which the run's `protocol` says) and then its counts.
     #[serde(flatten)]
     pub sections: crate::stats::section::Written,
     /// CPU seconds each worker thread used while measuring.
@@ -396,19 +394,6 @@ impl Latency {
     pub fn at(&self, key: &str) -> Option<u64> {
         self.percentiles.get(key).copied()
     }
-}
-
-/// A gRPC run's section: its counts, and for server-streaming calls the time to each call's
-/// first message (its last is the call's latency).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GrpcDoc {
-    /// Calls by status, answers that were not gRPC, messages each way.
-    #[serde(flatten)]
-    pub counts: crate::stats::GrpcCounts,
-    /// Server streaming: from each call's send to its first message, microseconds (absent
-    /// from a merged result, whose segments' histograms of it are not kept).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub first_message_us: Option<Latency>,
 }
 
 /// Rate mode: the target and how sends kept to it.

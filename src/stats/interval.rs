@@ -112,8 +112,9 @@ pub struct Snapshot {
     /// Responses completed in the interval by status code, codes with none left out (a few
     /// entries, where the recorder's array has a thousand).
     pub status: Vec<(u16, u64)>,
-    /// gRPC calls completed in the interval by status, codes with none left out.
-    pub grpc: Vec<(crate::stats::GrpcCode, u64)>,
+    /// A judging workload's answers completed in the interval by outcome (gRPC's calls by
+    /// status), outcomes with none left out.
+    pub outcomes: Vec<(String, u64)>,
 }
 
 /// All threads' measurements over one interval.
@@ -172,10 +173,11 @@ pub struct IntervalRow {
     /// measured rows each code adds up to the top-level count.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub status: BTreeMap<String, u64>,
-    /// gRPC runs: calls completed in the interval by status (named as the result's
-    /// `grpc.codes`).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub grpc: BTreeMap<String, u64>,
+    /// A judging workload's answers completed in the interval by outcome: gRPC's calls by
+    /// status, named as the result's `grpc.codes` (the key is gRPC's, the one such workload,
+    /// as results have written it).
+    #[serde(default, rename = "grpc", skip_serializing_if = "BTreeMap::is_empty")]
+    pub outcomes: BTreeMap<String, u64>,
     /// The interval's whole latency histogram (HdrHistogram V2, deflated, base64), so `strain
     /// merge` adds intervals exactly and a report can draw or join rows from it. Set on the
     /// result's rows once the load is over (a row shown live comes with its histogram);
@@ -228,14 +230,14 @@ impl IntervalRow {
         let mut status_errors = 0;
         let mut by_kind = [0u64; crate::stats::ErrorKind::COUNT];
         let mut status: BTreeMap<u16, u64> = BTreeMap::new();
-        let mut grpc: BTreeMap<String, u64> = BTreeMap::new();
+        let mut outcomes: BTreeMap<String, u64> = BTreeMap::new();
         let (mut start, mut end) = (u64::MAX, 0);
         for (i, p) in parts.iter().enumerate() {
             for &(code, n) in &p.status {
                 *status.entry(code).or_default() += n;
             }
-            for &(code, n) in &p.grpc {
-                *grpc.entry(code.name().to_string()).or_default() += n;
+            for (name, n) in &p.outcomes {
+                *outcomes.entry(name.clone()).or_default() += n;
             }
             if i > 0 {
                 let _ = h.add(&p.latency_us);
@@ -291,7 +293,7 @@ impl IntervalRow {
             ttfb_mean_us: if ttfb.is_empty() { 0.0 } else { ttfb.mean() },
             ttfb_p99_us: if ttfb.is_empty() { 0 } else { ttfb.value_at_quantile(0.99) },
             status: status.into_iter().map(|(code, n)| (code.to_string(), n)).collect(),
-            grpc,
+            outcomes,
             latency_histogram: None,
         };
         (row, h)
@@ -357,7 +359,7 @@ impl IntervalRow {
             ttfb_mean_us: if requests > 0 { ttfb_weighted / requests as f64 } else { 0.0 },
             ttfb_p99_us: rows.iter().map(|r| r.ttfb_p99_us).max().unwrap_or(0),
             status: add_maps(|r| &r.status),
-            grpc: add_maps(|r| &r.grpc),
+            outcomes: add_maps(|r| &r.outcomes),
             latency_histogram: None,
         }
     }
@@ -462,7 +464,7 @@ mod tests {
             open,
             connects: 1,
             status: vec![(200, n - 1), (503, 1)],
-            grpc: Vec::new(),
+            outcomes: Vec::new(),
         }
     }
 
@@ -577,7 +579,7 @@ mod tests {
             open: 0,
             connects: 0,
             status,
-            grpc: Vec::new(),
+            outcomes: Vec::new(),
         };
         let (row, _) = IntervalRow::merge(&mut [part(vec![(200, 7), (404, 1)]), part(vec![(200, 2), (503, 4)])], None);
         let want: BTreeMap<String, u64> =

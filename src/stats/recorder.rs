@@ -2,7 +2,7 @@
 
 use hdrhistogram::Histogram;
 
-use super::{ErrorKind, Tally, MAX_LATENCY_US, SIGNIFICANT_DIGITS};
+use super::{ErrorKind, MAX_LATENCY_US, SIGNIFICANT_DIGITS};
 
 /// Status codes are three digits, so a flat array indexes them without hashing.
 pub const STATUS_SLOTS: usize = 1000;
@@ -48,8 +48,6 @@ pub struct Recorder {
     pub first_connect_error: Option<String>,
     /// Connect failures by cause (in [`ConnectCause::ALL`] order); they sum to the connect errors.
     pub connect_causes: [u64; ConnectCause::COUNT],
-    /// gRPC: calls by status, messages each way.
-    pub grpc: super::GrpcCounts,
     /// The protocols' own counts (HTTP/2's, HTTP/3's, a unit's), a section each.
     pub sections: super::section::Sections,
     /// `--targets`: responses and latency per target, in the file's order.
@@ -148,7 +146,6 @@ impl Recorder {
             connections: 0,
             first_connect_error: None,
             connect_causes: [0; ConnectCause::COUNT],
-            grpc: super::GrpcCounts::default(),
             sections: super::section::Sections::default(),
             targets: Vec::new(),
         }
@@ -284,7 +281,6 @@ impl Recorder {
         for (a, b) in self.connect_causes.iter_mut().zip(other.connect_causes) {
             *a += b;
         }
-        self.grpc.tally(&other.grpc);
         self.sections.tally(&other.sections);
         if self.targets.len() < other.targets.len() {
             self.targets.resize(other.targets.len(), TargetCount::default());

@@ -29,6 +29,8 @@ pub struct Answers {
     pub status: &'static str,
     /// The errors chart's caption: what its `status` and `timeout` mean for these answers.
     pub errors: &'static str,
+    /// The text report's words for the answers that failed (wrk's).
+    pub failed: &'static str,
 }
 
 impl Answers {
@@ -39,11 +41,12 @@ impl Answers {
         title: "Requests",
         status: "status codes",
         errors: "status: responses above 399.",
+        failed: "Non-2xx or 3xx responses",
     };
 }
 
 /// How a run spoke its protocol, as its section of a result begins.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Spoken {
     /// `h2` (TLS, ALPN), `h2c` (prior knowledge), `h3`, `ws`, `wss`, `sse`.
     pub protocol: String,
@@ -67,9 +70,17 @@ pub trait Counts:
     /// A unit's names for its protocol (`ws`, `wss`), by which a result's `protocol` is read
     /// back; `None` for HTTP's own versions.
     const SPEECH: Option<Speech> = None;
+    /// Whether the section is written after how it was spoken (a protocol that rides another,
+    /// as gRPC rides HTTP/2, leaves that to the result's `protocol`).
+    const SPOKEN: bool = true;
 
     /// What a run of this protocol counts as its answers, if not HTTP responses.
     fn answers() -> Option<&'static Answers> {
+        None
+    }
+    /// The answers that failed, when the protocol judges them itself (they are then the
+    /// run's status errors, whatever their HTTP status).
+    fn failed(&self) -> Option<u64> {
         None
     }
     /// The text report's lines, after wrk's.
@@ -109,6 +120,10 @@ pub trait Section: Debug + Send + Sync {
     fn figures(&self, spoken: &Spoken) -> Vec<Figure>;
     /// The HTML summary's column for what the server said, if not status codes.
     fn said(&self) -> Option<String>;
+    /// Whether it is written after how it was spoken.
+    fn spoken(&self) -> bool;
+    /// The answers that failed, when the protocol judges them itself.
+    fn failed(&self) -> Option<u64>;
 }
 
 impl<C: Counts> Section for C {
@@ -149,6 +164,12 @@ impl<C: Counts> Section for C {
     }
     fn said(&self) -> Option<String> {
         Counts::said(self)
+    }
+    fn spoken(&self) -> bool {
+        C::SPOKEN
+    }
+    fn failed(&self) -> Option<u64> {
+        Counts::failed(self)
     }
 }
 
@@ -204,6 +225,12 @@ impl Section for Unread {
     fn said(&self) -> Option<String> {
         None
     }
+    fn spoken(&self) -> bool {
+        true
+    }
+    fn failed(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// How a protocol's section is read back from a result.
@@ -213,13 +240,20 @@ pub struct Kind {
     pub key: &'static str,
     /// A unit's names for its protocol.
     pub speech: Option<Speech>,
+    /// Whether its section is written after how it was spoken.
+    spoken: bool,
     read: fn(serde_json::Value) -> Result<Box<dyn Section>, serde_json::Error>,
 }
 
 impl Kind {
     /// The kind of counts `C`.
     pub const fn of<C: Counts>() -> Kind {
-        Kind { key: C::KEY, speech: C::SPEECH, read: |v| Ok(Box::new(serde_json::from_value::<C>(v)?)) }
+        Kind {
+            key: C::KEY,
+            speech: C::SPEECH,
+            spoken: C::SPOKEN,
+            read: |v| Ok(Box::new(serde_json::from_value::<C>(v)?)),
+        }
     }
 }
 
@@ -243,10 +277,21 @@ pub fn speech(name: &str) -> Option<Speech> {
 /// HTTP's own versions' sections, which every result may have.
 static HTTP: [Kind; 2] = [Kind::of::<super::H2Counts>(), Kind::of::<super::H3Counts>()];
 
+/// The kind of section written under `key`, if installed.
+fn kind(key: &str) -> Option<&'static Kind> {
+    let installed = KINDS.get().map_or(&[][..], |k| &k[..]);
+    HTTP.iter().chain(installed).find(|k| k.key == key)
+}
+
+/// Whether a section written under `key` is read by its own type (HTTP's versions', an
+/// installed unit's).
+pub fn readable(key: &str) -> bool {
+    kind(key).is_some()
+}
+
 /// Reads the section written under `key`; one no installed kind knows is kept as written.
 pub fn read(key: &str, json: serde_json::Value) -> Result<Box<dyn Section>, serde_json::Error> {
-    let installed = KINDS.get().map_or(&[][..], |k| &k[..]);
-    match HTTP.iter().chain(installed).find(|k| k.key == key) {
+    match kind(key) {
         Some(kind) => (kind.read)(json),
         None => Ok(Box::new(Unread { key: key.to_string(), json })),
     }
@@ -299,9 +344,12 @@ impl PartialEq for Sections {
 pub struct Written(pub Vec<(Spoken, Box<dyn Section>)>);
 
 impl Written {
-    /// The sections of a run's `sections`, each spoken as `spoken` says.
+    /// The sections of a run's `sections`, each spoken as `spoken` says, in the order of their
+    /// keys (the order they read back in).
     pub fn of(sections: &Sections, spoken: impl Fn(&dyn Section) -> Spoken) -> Written {
-        Written(sections.iter().map(|s| (spoken(s), s.clone_box())).collect())
+        let mut all: Vec<(Spoken, Box<dyn Section>)> = sections.iter().map(|s| (spoken(s), s.clone_box())).collect();
+        all.sort_by(|a, b| a.1.key().cmp(b.1.key()));
+        Written(all)
     }
 
     /// The counts alone, as a run holds them.
@@ -329,11 +377,11 @@ impl Written {
     }
 }
 
-/// One written section: how it was spoken, then its counts, in one JSON object.
+/// One written section: how it was spoken (when it says), then its counts, in one JSON object.
 #[derive(Serialize)]
 struct Flat<'a> {
     #[serde(flatten)]
-    spoken: &'a Spoken,
+    spoken: Option<&'a Spoken>,
     #[serde(flatten)]
     counts: &'a dyn erased_serde::Serialize,
 }
@@ -343,6 +391,7 @@ impl Serialize for Written {
         use serde::ser::SerializeMap;
         let mut map = s.serialize_map(Some(self.0.len()))?;
         for (spoken, counts) in &self.0 {
+            let spoken = counts.spoken().then_some(spoken);
             map.serialize_entry(counts.key(), &Flat { spoken, counts: counts.fields() })?;
         }
         map.end()
@@ -353,18 +402,19 @@ impl<'de> serde::Deserialize<'de> for Written {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Written, D::Error> {
         use serde::de::Error;
         // Flattened into a result, this sees every key the result's own fields did not take:
-        // a section is an object that says how it was spoken; anything else is not one.
+        // a section is an object that says how it was spoken, or one an installed kind says
+        // is written without; anything else is not one.
         let all = std::collections::BTreeMap::<String, serde_json::Value>::deserialize(d)?;
         let mut out = Vec::new();
         for (key, value) in all {
             let serde_json::Value::Object(mut fields) = value else { continue };
-            let (Some(protocol), Some(streams)) = (fields.remove("protocol"), fields.remove("streams_per_connection"))
-            else {
-                continue;
-            };
-            let spoken = Spoken {
-                protocol: serde_json::from_value(protocol).map_err(D::Error::custom)?,
-                streams_per_connection: serde_json::from_value(streams).map_err(D::Error::custom)?,
+            let spoken = match (fields.remove("protocol"), fields.remove("streams_per_connection")) {
+                (Some(protocol), Some(streams)) => Spoken {
+                    protocol: serde_json::from_value(protocol).map_err(D::Error::custom)?,
+                    streams_per_connection: serde_json::from_value(streams).map_err(D::Error::custom)?,
+                },
+                _ if kind(&key).is_some_and(|k| !k.spoken) => Spoken::default(),
+                _ => continue,
             };
             let counts =
                 read(&key, serde_json::Value::Object(fields)).map_err(|e| D::Error::custom(format!("{key}: {e}")))?;

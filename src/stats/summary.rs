@@ -114,13 +114,13 @@ impl Summary {
         self.total.errors[kind as usize]
     }
 
-    /// Responses with a status above 399 (wrk's "Non-2xx or 3xx responses"); in a gRPC run,
-    /// the calls that did not succeed (whatever their HTTP status).
+    /// Responses with a status above 399 (wrk's "Non-2xx or 3xx responses"); in a run whose
+    /// protocol judges its answers (gRPC), those that failed (whatever their HTTP status).
     pub fn status_errors(&self) -> u64 {
-        if self.total.grpc.judged() > 0 {
-            return self.total.grpc.failed();
+        match self.total.sections.iter().find_map(|s| s.failed()) {
+            Some(failed) => failed,
+            None => self.total.status[400..].iter().sum(),
         }
-        self.total.status[400..].iter().sum()
     }
 
     /// (status code, count) for every status seen, in code order.

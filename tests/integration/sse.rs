@@ -220,7 +220,9 @@ fn the_html_page_merge_and_compare_carry_an_sse_run() {
     let run = strain_raw(&["report", a.to_str().unwrap(), "-o", html.to_str().unwrap()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let page = std::fs::read_to_string(&html).unwrap();
-    for said in ["Server-Sent Events", "data-metric=\"sse_events\"", "events/s", "Events per second"] {
+    for said in
+        ["Server-Sent Events", "data-metric=\"sse_events\"", "events/s", "Events per second", "Share of events (%)"]
+    {
         assert!(page.contains(said), "the page lacks {said:?}");
     }
     let run = strain_raw(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);

@@ -533,9 +533,10 @@ fn stages_thresholds_and_the_html_page_carry_a_websocket_run() {
     let shown: String =
         page.split("data-metric=\"").map(|part| part.split_once('"').map_or(part, |(_, rest)| rest)).collect();
     let shown = shown.split("<script>").next().unwrap_or("");
-    for absent in ["request", "Request", "Status codes", "200: "] {
+    for absent in ["request", "Request", "Status codes", "200: ", "response", "Response"] {
         assert!(!shown.contains(absent), "{absent:?} on a WebSocket run's page");
     }
+    assert!(shown.contains("Share of messages (%)"), "the latency distribution counts messages");
 }
 
 #[test]

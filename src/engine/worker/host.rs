@@ -213,15 +213,15 @@ impl Host for Core<'_> {
     }
 
     fn stream_sent(&mut self, _i: usize, bytes: u64) {
-        self.requests.stream_sent(bytes, &mut self.meter.rec);
+        self.requests.stream_sent(bytes);
     }
 
     fn stream_broken(&mut self, _i: usize) {
-        self.requests.stream_broken(&mut self.meter.rec);
+        self.requests.stream_broken();
     }
 
     fn stream_reply(&mut self, _i: usize, due_us: u64, sent_us: u64, bytes: u64) {
-        self.requests.stream_received(bytes, &mut self.meter.rec);
+        self.requests.stream_received(bytes);
         let now = self.clock.now_us();
         // From its message's due time whatever the mode; from its send only in rate mode.
         let uncorrected = matches!(self.when, When::Paced(_)).then(|| now.saturating_sub(sent_us));

@@ -61,9 +61,10 @@ impl Meter {
     }
 
     /// Sends the interval ending `now`, with `open` connections, and starts the next one.
-    pub(super) fn cut(&mut self, now: u64, open: u64, live: Live) {
+    /// (`outcomes`: a judging workload's answers so far by outcome.)
+    pub(super) fn cut(&mut self, now: u64, open: u64, live: Live, outcomes: &[(&'static str, u64)]) {
         let now_totals = Totals::of(&self.rec, live);
-        self.interval.cut(now, open, now_totals, &self.rec.status);
+        self.interval.cut(now, open, now_totals, &self.rec.status, outcomes);
     }
 
     /// Ends the warm-up (its last interval already cut): everything measured so far is
@@ -79,6 +80,7 @@ impl Meter {
         // The protocol's own counts start again with the recorder's.
         self.interval.base = Totals::of(&self.rec, Live::default());
         self.interval.status_base.fill(0);
+        self.interval.outcome_base.clear();
         self.sample_requests = 0;
         self.sample_at_us = now + RATE_SAMPLE_MS * 1000;
         self.cpu_at_start = thread_cpu();
@@ -99,7 +101,6 @@ pub(super) struct Totals {
     connections: u64,
     goaways: u64,
     retried: u64,
-    grpc: crate::grpc::status::Codes,
 }
 
 impl Totals {
@@ -114,7 +115,6 @@ impl Totals {
             connections: rec.connections,
             goaways: live.goaways,
             retried: live.retried,
-            grpc: rec.grpc.codes,
         }
     }
 }
@@ -134,6 +134,8 @@ pub(super) struct Ival {
     /// counting a response stays one array increment (8 KB copied per interval, not per
     /// request).
     status_base: Box<[u64; STATUS_SLOTS]>,
+    /// A judging workload's answers by outcome at the interval's start.
+    outcome_base: Vec<(&'static str, u64)>,
     tx: Sender<Snapshot>,
     /// Histograms handed back, taken for the next interval instead of new ones.
     spares: Spares,
@@ -158,6 +160,7 @@ impl Ival {
             uncorrected_us: paced.then(latency_histogram),
             base: Totals::default(),
             status_base: Box::new([0; STATUS_SLOTS]),
+            outcome_base: Vec::new(),
             tx,
             spares,
         }
@@ -165,7 +168,14 @@ impl Ival {
 
     /// Sends the interval ending `now` (totals `then`, status counts `status`) and starts the
     /// next one.
-    fn cut(&mut self, now: u64, open: u64, then: Totals, status: &[u64; STATUS_SLOTS]) {
+    fn cut(
+        &mut self,
+        now: u64,
+        open: u64,
+        then: Totals,
+        status: &[u64; STATUS_SLOTS],
+        outcomes: &[(&'static str, u64)],
+    ) {
         let was = self.base;
         let mut errors_by_kind = then.errors;
         for (a, b) in errors_by_kind.iter_mut().zip(was.errors) {
@@ -179,6 +189,15 @@ impl Ival {
             .map(|(code, (now, was))| (code as u16, now - was))
             .collect();
         self.status_base.copy_from_slice(status);
+        let base = &self.outcome_base;
+        let was_of = |name: &str| base.iter().find(|(n, _)| *n == name).map_or(0, |o| o.1);
+        let outcome_delta = outcomes
+            .iter()
+            .filter(|(name, n)| *n > was_of(name))
+            .map(|(name, n)| (name.to_string(), n - was_of(name)))
+            .collect();
+        self.outcome_base.clear();
+        self.outcome_base.extend_from_slice(outcomes);
         // These histograms go and empty ones of the same size take their place (spares the
         // coordinator handed back, cleared), rather than a copy going: no ~190 KiB copied per
         // cut on the worker.
@@ -206,11 +225,7 @@ impl Ival {
             open,
             connects: then.connections - was.connections,
             status: status_delta,
-            grpc: crate::grpc::status::Code::ALL
-                .into_iter()
-                .map(|c| (c, then.grpc[c] - was.grpc[c]))
-                .filter(|(_, n)| *n > 0)
-                .collect(),
+            outcomes: outcome_delta,
         };
         // The coordinator only goes away when the run is over.
         let _ = self.tx.send(snap);
@@ -257,12 +272,12 @@ mod tests {
         let mut status = Box::new([0u64; STATUS_SLOTS]);
         status[200] = 5;
         status[404] = 1;
-        ival.cut(100_000, 1, Totals::default(), &status);
+        ival.cut(100_000, 1, Totals::default(), &status, &[]);
         status[200] += 3;
         status[503] = 2;
-        ival.cut(200_000, 1, Totals::default(), &status);
+        ival.cut(200_000, 1, Totals::default(), &status, &[]);
         // Nothing new: nothing sent, not even zeros.
-        ival.cut(300_000, 1, Totals::default(), &status);
+        ival.cut(300_000, 1, Totals::default(), &status, &[]);
         let sent: Vec<Vec<(u16, u64)>> = rx.try_iter().map(|s| s.status).collect();
         assert_eq!(sent, vec![vec![(200, 5), (404, 1)], vec![(200, 3), (503, 2)], vec![]]);
     }

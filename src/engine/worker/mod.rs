@@ -242,6 +242,10 @@ impl<'a, T: Transport> Worker<'a, T> {
         if let Some(counts) = self.transport.counts() {
             self.core.meter.rec.sections.add(counts);
         }
+        let rec = &mut self.core.meter.rec;
+        if let Some(counts) = self.core.requests.counts(&rec.ttfb_us) {
+            rec.sections.add(counts);
+        }
         self.core.finish(now)
     }
 }

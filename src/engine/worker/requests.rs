@@ -269,7 +269,7 @@ impl<'a> Requests<'a> {
 
     /// Slot `i`'s complete answer judged as its workload judges one (a proxy test by its
     /// content, a judging workload by its own rules), and counted in `rec`.
-    pub(super) fn judge(&self, i: usize, status: u16, captured: Option<&Captured>, rec: &mut Recorder) {
+    pub(super) fn judge(&mut self, i: usize, status: u16, captured: Option<&Captured>, rec: &mut Recorder) {
         match self {
             Requests::Proxy(p) => {
                 let Some((_, sent)) = p.built.get(i) else { return };
@@ -277,37 +277,65 @@ impl<'a> Requests<'a> {
                     rec.content_error(why);
                 }
             }
-            Requests::Judged(j) => j.judge(i, status, captured, rec),
+            // A failed answer is a status error; one whose HTTP status is above 399 was
+            // counted so when it was recorded.
+            Requests::Judged(j) => rec.status_errors += u64::from(!j.judge(i, status, captured) && status < 400),
             _ => {}
         }
     }
 
     /// Slot `i`'s exchange, whose answers were recorded one by one, ended with `status` and
     /// `trailers`: judged and counted in `rec`.
-    pub(super) fn judge_stream(&self, status: u16, trailers: &Captured, rec: &mut Recorder) {
+    pub(super) fn judge_stream(&mut self, status: u16, trailers: &Captured, rec: &mut Recorder) {
         if let Requests::Judged(j) = self {
-            j.judge_stream(status, trailers, rec);
+            rec.status_errors += u64::from(!j.judge_stream(status, trailers));
         }
     }
 
-    /// Streamed exchanges: a request message of `bytes` went out, counted in `rec`.
-    pub(super) fn stream_sent(&self, bytes: u64, rec: &mut Recorder) {
+    /// Streamed exchanges: a request message of `bytes` went out.
+    pub(super) fn stream_sent(&mut self, bytes: u64) {
         if let Requests::Judged(j) = self {
-            j.sent(bytes, rec);
+            j.sent(bytes);
         }
     }
 
-    /// Streamed exchanges: an answer message of `bytes` arrived, counted in `rec`.
-    pub(super) fn stream_received(&self, bytes: u64, rec: &mut Recorder) {
+    /// Streamed exchanges: an answer message of `bytes` arrived.
+    pub(super) fn stream_received(&mut self, bytes: u64) {
         if let Requests::Judged(j) = self {
-            j.received(bytes, rec);
+            j.received(bytes);
         }
     }
 
-    /// Streamed exchanges: the answers were not well framed, counted in `rec`.
-    pub(super) fn stream_broken(&self, rec: &mut Recorder) {
+    /// Streamed exchanges: the answers were not well framed.
+    pub(super) fn stream_broken(&mut self) {
         if let Requests::Judged(j) = self {
-            j.broken(rec);
+            j.broken();
+        }
+    }
+
+    /// A judging workload's answers so far by outcome, for the intervals.
+    pub(super) fn outcomes(&self, out: &mut Vec<(&'static str, u64)>) {
+        if let Requests::Judged(j) = self {
+            j.outcomes(out);
+        }
+    }
+
+    /// Measuring starts: a judging workload's counts start again.
+    pub(super) fn restart_counts(&mut self) {
+        if let Requests::Judged(j) = self {
+            j.restart_counts();
+        }
+    }
+
+    /// A judging workload's counts, as the result's section (`first`: the times to first
+    /// bytes it asked for).
+    pub(super) fn counts(
+        &self,
+        first: &hdrhistogram::Histogram<u64>,
+    ) -> Option<Box<dyn crate::stats::section::Section>> {
+        match self {
+            Requests::Judged(j) => Some(j.counts(first)),
+            _ => None,
         }
     }
 
@@ -446,14 +474,13 @@ impl Core<'_> {
     /// as an answer (a gRPC call ends with the status the reset stands for), it is recorded
     /// and counted so, with its latency; false when the reset is a failed request.
     pub(super) fn reset_answered(&mut self, i: usize, code: u32) -> bool {
-        let Requests::Judged(j) = &self.requests else { return false };
+        let Requests::Judged(j) = &mut self.requests else { return false };
         let now = self.clock.now_us();
         let s = &self.slots[i];
         let latency = now.saturating_sub(s.intended_us);
         let uncorrected = matches!(self.when, When::Paced(_)).then(|| now.saturating_sub(s.sent_us));
-        if !j.reset(i, code, now.saturating_sub(s.sent_us), &mut self.meter.rec) {
-            return false;
-        }
+        let Some(ok) = j.reset(i, code, now.saturating_sub(s.sent_us)) else { return false };
+        self.meter.rec.status_errors += u64::from(!ok);
         self.record_answer(None, latency, uncorrected);
         true
     }

@@ -247,7 +247,9 @@ impl Core<'_> {
     /// Sends this thread's measurements of the interval ending now (`open` connections up)
     /// and starts the next one.
     pub(super) fn cut_interval(&mut self, now: u64, open: u64, live: Live) {
-        self.meter.cut(now, open, live);
+        let mut outcomes = Vec::new();
+        self.requests.outcomes(&mut outcomes);
+        self.meter.cut(now, open, live, &outcomes);
     }
 
     /// Whether the current interval is due to be cut.
@@ -275,6 +277,7 @@ impl Core<'_> {
         }
         let in_flight = self.in_flight_now() as u64 * u64::from(self.pipeline);
         self.meter.end_warmup(now, in_flight);
+        self.requests.restart_counts();
     }
 
     /// The earliest moment something is due: end, rate sample, deadline or retry, or the

@@ -3,12 +3,15 @@
 //! `grpc-status`, its messages, a reset's status). The worker reaches this only through those
 //! traits.
 
+use hdrhistogram::Histogram;
+
 use crate::engine::judged::{Judge, Judged};
 use crate::engine::{Part, Plan};
 use crate::grpc::call::{CallSetup, Streaming};
 use crate::grpc::status::Code;
 use crate::http::response::Captured;
-use crate::stats::Recorder;
+use crate::stats::section::Section;
+use crate::stats::GrpcCounts;
 
 impl Judged for CallSetup {
     fn thread<'a>(&'a self, plan: &Plan, index: usize, slots: usize) -> Box<dyn Judge + 'a> {
@@ -39,6 +42,8 @@ struct Called<'a> {
     next: u64,
     stride: u64,
     rng: crate::rng::Rng,
+    /// The thread's counts.
+    counts: GrpcCounts,
 }
 
 impl<'a> Called<'a> {
@@ -53,6 +58,7 @@ impl<'a> Called<'a> {
             next: u64::from(plan.segment.index) + n * index as u64,
             stride: n * plan.threads.max(1) as u64,
             rng: crate::rng::Rng::for_thread(u64::from(plan.segment.index).wrapping_mul(0x9e37_79b9), index),
+            counts: GrpcCounts::default(),
         }
     }
 }
@@ -94,55 +100,51 @@ impl Judge for Called<'_> {
 
     /// A message of `bytes` went out (without its prefix): every call's messages are counted
     /// here, a unary call's when it is answered, a streamed call's as it goes.
-    fn sent(&self, bytes: u64, rec: &mut Recorder) {
-        rec.grpc.sent(bytes);
+    fn sent(&mut self, bytes: u64) {
+        self.counts.sent(bytes);
     }
 
-    /// A streamed call's reply message of `bytes` arrived.
-    fn received(&self, bytes: u64, rec: &mut Recorder) {
-        rec.grpc.received(bytes);
+    fn received(&mut self, bytes: u64) {
+        self.counts.received(bytes);
     }
 
-    /// A streamed call's replies were not well-framed gRPC messages.
-    fn broken(&self, rec: &mut Recorder) {
-        rec.grpc.bad_messages += 1;
+    fn broken(&mut self) {
+        self.counts.bad_messages += 1;
     }
 
-    /// Slot `i`'s call answered with HTTP `status` and `captured`: its message counted as sent
-    /// and the call judged (a failed call counts with the responses whose status is an error,
-    /// for intervals and thresholds).
-    fn judge(&self, i: usize, status: u16, captured: Option<&Captured>, rec: &mut Recorder) {
-        self.sent(self.sizes.get(i).copied().unwrap_or(0), rec);
-        let verdict = crate::grpc::answer::judge(status, captured, self.plan.check.as_ref(), &mut rec.grpc);
-        // An HTTP status above 399 was counted as an error when the response was recorded.
-        if !verdict.ok() && status < 400 {
-            rec.status_errors += 1;
-        }
+    /// Slot `i`'s call answered: its message counted as sent and the call judged.
+    fn judge(&mut self, i: usize, status: u16, captured: Option<&Captured>) -> bool {
+        self.sent(self.sizes.get(i).copied().unwrap_or(0));
+        crate::grpc::answer::judge(status, captured, self.plan.check.as_ref(), &mut self.counts).ok()
     }
 
-    /// A streamed call ended with HTTP `status` and `trailers` (its messages were counted as
-    /// they went and came).
-    fn judge_stream(&self, status: u16, trailers: &Captured, rec: &mut Recorder) {
-        let verdict = crate::grpc::answer::judge(status, Some(trailers), None, &mut rec.grpc);
-        if !verdict.ok() {
-            rec.status_errors += 1;
-        }
+    fn judge_stream(&mut self, status: u16, trailers: &Captured) -> bool {
+        crate::grpc::answer::judge(status, Some(trailers), None, &mut self.counts).ok()
     }
 
-    /// Slot `i`'s call, `elapsed_us` after it was sent, was reset by the server with HTTP/2
-    /// error `code`: it ended with the status the reset stands for (DEADLINE_EXCEEDED once its
-    /// deadline passed), counted.
-    fn reset(&self, i: usize, code: u32, elapsed_us: u64, rec: &mut Recorder) -> bool {
+    /// A reset ends a call with the status it stands for (DEADLINE_EXCEEDED once its deadline
+    /// passed).
+    fn reset(&mut self, i: usize, code: u32, elapsed_us: u64) -> Option<bool> {
         let passed = self.plan.deadline_us.is_some_and(|d| elapsed_us >= d);
         let status = Code::of_reset(code, passed);
         // A streamed call's messages were counted as they were sent.
         if self.plan.streaming.is_none() {
-            self.sent(self.sizes.get(i).copied().unwrap_or(0), rec);
+            self.sent(self.sizes.get(i).copied().unwrap_or(0));
         }
-        rec.grpc.codes[status] += 1;
-        if status != Code::Ok {
-            rec.status_errors += 1;
-        }
-        true
+        self.counts.codes[status] += 1;
+        Some(status == Code::Ok)
+    }
+
+    fn outcomes(&self, out: &mut Vec<(&'static str, u64)>) {
+        out.extend(self.counts.codes.seen().map(|(code, n)| (code.name(), n)));
+    }
+
+    fn restart_counts(&mut self) {
+        self.counts = GrpcCounts::default();
+    }
+
+    fn counts(&self, first: &Histogram<u64>) -> Box<dyn Section> {
+        let first = self.plan.server_streams.then_some(first);
+        Box::new(super::counts::GrpcSection::new(self.counts, first))
     }
 }

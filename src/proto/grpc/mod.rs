@@ -1,8 +1,9 @@
 //! gRPC as a unit: its calls as a workload that judges its own answers (by `grpc-status` and
-//! the messages), and its command line. Calls ride HTTP/2's transport, so it has no transport
+//! the messages), its counts (its section of a result) and its command line. Calls ride HTTP/2's transport, so it has no transport
 //! of its own; its wire (schemas, messages, framing, status) is [`crate::grpc`].
 
 pub mod calls;
+pub mod counts;
 pub mod cli;
 pub mod flags;
 
@@ -14,5 +15,5 @@ pub static COMMAND: crate::cli::unit::Command<flags::CallFlags> = crate::cli::un
     "Load a gRPC service: unary and streaming calls, results by gRPC status, latency corrected in rate mode (--call pkg.Service/Method URL)",
 );
 
-/// Its sections of a result: none of its own yet (a call's counts are the result's `grpc`).
-pub const KINDS: &[Kind] = &[];
+/// Its section of a result.
+pub const KINDS: &[Kind] = &[Kind::of::<counts::GrpcSection>()];

@@ -52,6 +52,7 @@ static EVENTS: Answers = Answers {
     title: "Events",
     status: "streams, refusals by status",
     errors: "timeout: no event within --timeout; read: a stream lost mid-event.",
+    failed: "Non-2xx or 3xx responses",
 };
 
 impl Counts for SseCounts {

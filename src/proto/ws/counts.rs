@@ -75,6 +75,7 @@ static MESSAGES: Answers = Answers {
     title: "Messages",
     status: "upgrades, closes by code",
     errors: "timeout: no echo (listening only: no message) within --timeout; read: a connection lost.",
+    failed: "Non-2xx or 3xx responses",
 };
 
 impl Counts for WsCounts {

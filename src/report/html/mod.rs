@@ -82,6 +82,15 @@ impl<'a> Overlay<'a> {
             _ => &Answers::REQUESTS,
         }
     }
+
+    /// What a latency was timed for, many and capitalised: HTTP's responses, or a unit's
+    /// answers (a WebSocket run's messages).
+    pub(crate) fn timed(&self) -> (&'static str, &'static str) {
+        match self.counted() {
+            a if a.plural == Answers::REQUESTS.plural => ("responses", "Responses"),
+            a => (a.plural, a.title),
+        }
+    }
 }
 
 /// The end of a page: the script, then the closing tags.

@@ -115,9 +115,6 @@ pub fn panels(o: &Overlay) -> String {
     if o.results.iter().any(|(_, d)| d.proxy.is_some()) {
         out.push_str(&proxy(o, &tl));
     }
-    if o.results.iter().any(|(_, d)| d.grpc.is_some()) {
-        out.push_str(&super::protocol::grpc(o));
-    }
     out.push_str(&super::protocol::units(o));
     out.push_str(&super::replay::replay(o));
     out.push_str("</div>\n");
@@ -259,10 +256,11 @@ fn heatmap(o: &Overlay, tl: &Timeline, i: usize, label: &str) -> String {
         y_tip: &latency,
     };
     let tip = |b: usize| format!("{} to {}", latency(edge(b)), latency(edge(b + 1)));
+    let many = o.timed().0;
     let caption = if rows.per_column > 1 {
-        format!("Each column is {} intervals; colour: responses per cell (log scale).", rows.per_column)
+        format!("Each column is {} intervals; colour: {many} per cell (log scale).", rows.per_column)
     } else {
-        "Each column is one interval; colour: responses per cell (log scale).".to_string()
+        format!("Each column is one interval; colour: {many} per cell (log scale).")
     };
     panel(&chart::heatmap(&f, &columns, &edges, &tip), &caption)
 }
@@ -311,15 +309,16 @@ fn distribution(o: &Overlay, hs: &[Whole]) -> String {
         return String::new();
     }
     let (unit, size) = log_unit(edge(lo), edge(hi + 1));
+    let (many, title) = o.timed();
     let f = Frame {
         title: "Latency distribution",
         x: Axis::log(edge(lo), edge(hi + 1), &format!("Latency ({unit})"), size),
-        y: Axis::linear(0.0, top(&lines), "Share of responses (%)", 1.0),
+        y: Axis::linear(0.0, top(&lines), &format!("Share of {many} (%)"), 1.0),
         marks: Vec::new(),
         x_tip: &latency,
         y_tip: &|v| format!("{v:.2}%"),
     };
-    panel(&chart::lines(&f, &lines), "Responses by latency, five buckets per decade.")
+    panel(&chart::lines(&f, &lines), &format!("{title} by latency, five buckets per decade."))
 }
 
 /// The spectrum's last percentile (99.999%) as log10(1/(1-p)).
@@ -453,10 +452,9 @@ fn errors(o: &Overlay, tl: &Timeline) -> String {
             x_tip: &at_time,
             y_tip: &count,
         };
-        // A gRPC run counts its calls that did not end OK as its status errors; a WebSocket
-        // run has no status, and its timeouts are echoes (or, listening, messages) not had.
-        let status =
-            if doc.grpc.is_some() { "status: calls that did not end OK." } else { doc.sections.answers().errors };
+        // What status and timeout mean is the run's answers' (a gRPC call that did not end
+        // OK, an echo not had).
+        let status = doc.sections.answers().errors;
         out.push_str(&panel(&chart::stacked(&f, &xs, &layers), status));
     }
     out

@@ -1,42 +1,14 @@
 //! The protocol tables of a run page: what each protocol's section (HTTP/2's, HTTP/3's, a
-//! unit's) and gRPC counted, a row per figure and a
-//! column per result (figures down, results across: a panel stays narrow however many
+//! unit's) counted, a row per figure and a column per result (figures down, results across: a panel stays narrow however many
 //! figures there are).
 
-use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::{esc, Overlay};
-use crate::report::units::{by_name, grouped, messages};
 use crate::result::RunDoc;
 use crate::stats::section::Figure;
-use crate::stats::GrpcCounts;
 
-/// The gRPC table: a row per figure, a column per result.
-pub(super) fn grpc(o: &Overlay) -> String {
-    let docs: Vec<(&String, &GrpcCounts)> =
-        o.results.iter().filter_map(|(l, d)| Some((l, &d.grpc.as_ref()?.counts))).collect();
-    type Figure = fn(&GrpcCounts) -> String;
-    let rows: [(&str, &str, Figure); 6] = [
-        ("calls, by status", "grpc_codes", |g| {
-            by_name(&g.codes.seen().map(|(c, n)| (c.canonical(), n)).collect::<BTreeMap<_, _>>())
-        }),
-        ("HTTP status not 200", "grpc_http_errors", |g| grouped(g.http_errors as f64, 0)),
-        ("no grpc-status", "grpc_missing_status", |g| grouped(g.missing_status as f64, 0)),
-        ("bad messages", "grpc_bad_messages", |g| grouped(g.bad_messages as f64, 0)),
-        ("messages sent (mean size)", "grpc_sent", |g| messages(g.messages_sent, g.message_bytes_sent)),
-        ("messages received (mean size)", "grpc_received", |g| messages(g.messages_received, g.message_bytes_received)),
-    ];
-    table(
-        "grpc",
-        "gRPC",
-        &docs,
-        &rows,
-        "Calls that did not end OK also appear over time among the errors (kind status).",
-    )
-}
-
-/// The units' tables (WebSocket's): one per section any result has, a row per figure.
+/// The protocols' tables: one per section any result has, a row per figure.
 pub(super) fn units<'a>(o: &Overlay<'a>) -> String {
     let mut keys: Vec<&str> = Vec::new();
     for (_, d) in o.results {

@@ -119,21 +119,26 @@ fn runs_with_http2_and_http3_round_trip_to_the_counts_measured() {
 
 #[test]
 fn a_grpc_run_round_trips_to_the_counts_measured() {
-    use crate::stats::GrpcCode;
+    use crate::proto::grpc::counts::GrpcSection;
+    use crate::stats::{GrpcCode, GrpcCounts};
+    crate::proto::install();
     let (mut summary, config) = http2_run();
-    let g = &mut summary.total.grpc;
+    let mut g = GrpcCounts::default();
     (g.codes[GrpcCode::Ok], g.codes[GrpcCode::NotFound], g.codes[GrpcCode::DeadlineExceeded]) = (90, 7, 3);
     (g.http_errors, g.missing_status, g.bad_messages) = (2, 1, 4);
     (g.messages_sent, g.messages_received, g.message_bytes_sent, g.message_bytes_received) = (103, 300, 1_030, 9_000);
+    let mut first = summary.total.ttfb_us.clone();
     for us in [100, 250, 4_000] {
-        summary.total.ttfb_us.saturating_record(us);
+        first.saturating_record(us);
     }
-    let doc = run_trip(&render(&(summary.clone(), config), Protocol::Http2 { streams: 10 })).grpc.unwrap();
-    assert_eq!(doc.counts, summary.total.grpc);
+    summary.total.sections.add(Box::new(GrpcSection::new(g, Some(&first))));
+    let doc = run_trip(&render(&(summary.clone(), config), Protocol::Http2 { streams: 10 }));
+    let (_, read) = doc.sections.get::<GrpcSection>().unwrap();
+    assert_eq!(read.counts, g);
     // The histogram's resolution at 4 ms: a microsecond.
-    assert!(doc.first_message_us.is_some_and(|l| (4_000..=4_001).contains(&l.spread.max)));
-    // A merged result's calls are the segments' added (the first message's times are not kept).
-    assert_eq!(doc.counts.failed(), 7 + 3 + 2 + 1 + 4);
+    assert!(read.first_message_us.as_ref().is_some_and(|l| (4_000..=4_001).contains(&l.spread.max)));
+    // Its failures are the run's status errors.
+    assert_eq!(doc.errors.status, 7 + 3 + 2 + 1 + 4);
 }
 
 #[test]
