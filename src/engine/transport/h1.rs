@@ -44,10 +44,6 @@ impl Transport for Http1 {
         self.conns.len()
     }
 
-    fn link(&self, i: usize) -> usize {
-        i
-    }
-
     fn capture(&mut self, on: bool) {
         if on {
             for c in &mut self.conns {

@@ -208,10 +208,14 @@ pub trait Transport: Sized {
     /// Request slots it carries (one per HTTP/1.1 connection, `-m` per HTTP/2 or HTTP/3
     /// connection).
     fn slots(&self) -> usize;
-    /// The connection slot `i` travels on (its number, which picks its origin).
-    fn link(&self, i: usize) -> usize;
-    /// Keeps each response whole for a hook or a content check.
-    fn capture(&mut self, on: bool);
+    /// The connection slot `i` travels on (its number, which picks its origin): its own, where
+    /// each slot is a connection.
+    fn link(&self, i: usize) -> usize {
+        i
+    }
+    /// Keeps each response whole for a hook or a content check (a protocol whose answers are
+    /// not responses has none to keep).
+    fn capture(&mut self, _on: bool) {}
     /// Slot `i` needs its connection: opens it (or, when it is up, the slot sends).
     fn open(&mut self, host: &mut impl Host, i: usize);
     /// Puts slot `i`'s request, just started, on the wire.
@@ -225,7 +229,7 @@ pub trait Transport: Sized {
     /// A poll event on the transport's source `token`.
     fn event(&mut self, host: &mut impl Host, token: usize, readable: Readable, writable: bool);
     /// Slot `i`'s request is a HEAD (its response has no body, whatever it announces).
-    fn head_request(&mut self, i: usize, head: bool);
+    fn head_request(&mut self, _i: usize, _head: bool) {}
     /// Connections up now.
     fn open_connections(&self, host: &impl Host) -> u64;
     /// The transport's own next deadline (connects, reconnects), if any.

@@ -343,12 +343,6 @@ impl Transport for Sse {
         self.conns.len()
     }
 
-    fn link(&self, i: usize) -> usize {
-        i
-    }
-
-    fn capture(&mut self, _on: bool) {}
-
     fn open(&mut self, host: &mut impl Host, i: usize) {
         if self.pace.admit(host.now(), i) {
             self.connect(host, i);
@@ -403,8 +397,6 @@ impl Transport for Sse {
         }
         self.slot_event(host, i, readable, writable);
     }
-
-    fn head_request(&mut self, _i: usize, _head: bool) {}
 
     fn open_connections(&self, _host: &impl Host) -> u64 {
         self.conns.iter().filter(|c| c.dial.stream.is_some() && c.phase == Phase::Events).count() as u64

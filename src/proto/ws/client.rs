@@ -159,12 +159,6 @@ impl Transport for WebSocket {
         self.conns.len()
     }
 
-    fn link(&self, i: usize) -> usize {
-        i
-    }
-
-    fn capture(&mut self, _on: bool) {}
-
     fn open(&mut self, host: &mut impl Host, i: usize) {
         if self.pace.admit(host.now(), i) {
             self.connect(host, i);
@@ -241,8 +235,6 @@ impl Transport for WebSocket {
         }
         self.slot_event(host, i, readable, writable);
     }
-
-    fn head_request(&mut self, _i: usize, _head: bool) {}
 
     fn open_connections(&self, _host: &impl Host) -> u64 {
         self.conns.iter().filter(|c| c.dial.stream.is_some() && c.phase == Phase::Open).count() as u64
