@@ -122,8 +122,8 @@ pub enum Protocol {
         /// Requests in flight per connection (`-m`).
         streams: u32,
     },
-    /// WebSocket (`strain ws`): each connection upgraded from HTTP/1.1, a message in flight.
-    /// A unit's own protocol over HTTP/1.1 connections.
+    /// A unit's own protocol over HTTP/1.1 connections (`strain ws`: each connection upgraded,
+    /// a message in flight).
     Unit(Speech),
 }
 

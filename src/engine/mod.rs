@@ -30,7 +30,7 @@ mod timer;
 mod transport;
 mod worker;
 
-pub use plan::{Launch, Plan, PreparedScript, QuicSetup, RequestSource, TargetList, Timing, Wire};
+pub use plan::{Carried, Launch, Plan, PreparedScript, QuicSetup, RequestSource, TargetList, Timing, Wire};
 pub(crate) use plan::{Origin, Span};
 pub use slot::State;
 pub use transport::paced::{write_out, Pace};

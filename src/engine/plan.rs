@@ -272,3 +272,25 @@ pub trait Launch: Send + Sync + std::fmt::Debug {
         script: Option<crate::script::ThreadScript>,
     ) -> Result<super::WorkerOutput, super::EngineError>;
 }
+
+/// A unit's load that one transport of its own carries: each thread's share is that transport
+/// driven by the engine (its [`Launch`] follows).
+pub trait Carried: Clone + Send + Sync + std::fmt::Debug + 'static {
+    /// The transport.
+    type Transport: super::Transport;
+    /// Thread `index`'s (of `threads`) transport of `load` over `conns` slots.
+    fn transport(load: std::sync::Arc<Self>, conns: usize, index: usize, threads: usize) -> Self::Transport;
+}
+
+impl<L: Carried> Launch for L {
+    fn run(
+        &self,
+        plan: &Plan,
+        stop: &std::sync::atomic::AtomicBool,
+        share: super::Share,
+        script: Option<crate::script::ThreadScript>,
+    ) -> Result<super::WorkerOutput, super::EngineError> {
+        let transport = L::transport(std::sync::Arc::new(self.clone()), share.conns, share.index, plan.threads);
+        super::drive(plan, stop, share, script, transport)
+    }
+}

@@ -137,10 +137,18 @@ pub trait Multiplexed: Sized {
     fn next_timer(&mut self) -> Option<u64> {
         None
     }
-    /// What the protocol counted (its section of the result), handed over at the end.
-    fn counts(&mut self) -> Option<Box<dyn crate::stats::section::Section>>;
+    /// What the protocol counts (its section of the result).
+    type Counts: crate::stats::section::Counts;
+    /// Its counts so far, to add to.
+    fn own_counts(&mut self) -> &mut Self::Counts;
+    /// What the protocol counted, handed over at the end.
+    fn counts(&mut self) -> Option<Box<dyn crate::stats::section::Section>> {
+        Some(Box::new(std::mem::take(self.own_counts())))
+    }
     /// Measuring starts: its counts start again.
-    fn restart_counts(&mut self);
+    fn restart_counts(&mut self) {
+        *self.own_counts() = Self::Counts::default();
+    }
     /// Its GOAWAYs and retries so far.
     fn live(&self) -> super::Live;
     /// Runs the protocol's own timers that came due.

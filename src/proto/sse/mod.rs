@@ -10,11 +10,8 @@ pub mod event;
 pub mod flags;
 pub mod origin;
 
-use std::sync::atomic::AtomicBool;
-
 use crate::config::Speech;
-use crate::engine::{EngineError, Launch, Plan, Share, WorkerOutput};
-use crate::script::ThreadScript;
+use crate::engine::Carried;
 
 /// `strain sse`, and `strain origin --sse`.
 pub static COMMAND: crate::cli::unit::Command<flags::SseFlags, flags::SseOriginFlags> = crate::cli::unit::Command::new(
@@ -81,15 +78,10 @@ impl SseLoad {
     }
 }
 
-impl Launch for SseLoad {
-    fn run(
-        &self,
-        plan: &Plan,
-        stop: &AtomicBool,
-        share: Share,
-        script: Option<ThreadScript>,
-    ) -> Result<WorkerOutput, EngineError> {
-        let transport = client::Sse::new(share.conns, std::sync::Arc::new(self.clone()), share.index, plan.threads);
-        crate::engine::drive(plan, stop, share, script, transport)
+impl Carried for SseLoad {
+    type Transport = client::Sse;
+
+    fn transport(load: std::sync::Arc<SseLoad>, conns: usize, index: usize, threads: usize) -> client::Sse {
+        client::Sse::new(conns, load, index, threads)
     }
 }

@@ -11,11 +11,8 @@ pub mod frame;
 pub mod handshake;
 pub mod origin;
 
-use std::sync::atomic::AtomicBool;
-
 use crate::config::Speech;
-use crate::engine::{EngineError, Launch, Plan, Share, WorkerOutput};
-use crate::script::ThreadScript;
+use crate::engine::Carried;
 use handshake::Offer;
 
 /// A WebSocket load, settled before the threads start: the upgrade offered and the message
@@ -80,16 +77,10 @@ impl WsLoad {
     }
 }
 
-impl Launch for WsLoad {
-    fn run(
-        &self,
-        plan: &Plan,
-        stop: &AtomicBool,
-        share: Share,
-        script: Option<ThreadScript>,
-    ) -> Result<WorkerOutput, EngineError> {
-        let load = std::sync::Arc::new(self.clone());
-        let transport = client::WebSocket::new(share.conns, load, share.index, plan.threads);
-        crate::engine::drive(plan, stop, share, script, transport)
+impl Carried for WsLoad {
+    type Transport = client::WebSocket;
+
+    fn transport(load: std::sync::Arc<WsLoad>, conns: usize, index: usize, threads: usize) -> client::WebSocket {
+        client::WebSocket::new(conns, load, index, threads)
     }
 }

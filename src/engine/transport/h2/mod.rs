@@ -124,12 +124,10 @@ impl Http2 {
 }
 
 impl Multiplexed for Http2 {
-    fn counts(&mut self) -> Option<Box<dyn crate::stats::section::Section>> {
-        Some(Box::new(std::mem::take(&mut self.counts)))
-    }
+    type Counts = H2Counts;
 
-    fn restart_counts(&mut self) {
-        self.counts = H2Counts::default();
+    fn own_counts(&mut self) -> &mut H2Counts {
+        &mut self.counts
     }
 
     fn live(&self) -> super::Live {

@@ -182,12 +182,10 @@ impl Http3 {
 }
 
 impl Multiplexed for Http3 {
-    fn counts(&mut self) -> Option<Box<dyn crate::stats::section::Section>> {
-        Some(Box::new(std::mem::take(&mut self.counts)))
-    }
+    type Counts = H3Counts;
 
-    fn restart_counts(&mut self) {
-        self.counts = H3Counts::default();
+    fn own_counts(&mut self) -> &mut H3Counts {
+        &mut self.counts
     }
 
     fn live(&self) -> super::Live {
