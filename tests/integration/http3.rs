@@ -35,8 +35,13 @@ fn closed_loop_and_rate_counts_equal_caddys_log() {
     assert!(run.stdout.contains("HTTP/3 (h3): 1 streams per connection; handshake "), "{}", run.stdout);
 
     let run = load("--http3 -k -t 1 -c 4 -R 1000 -d 3s", &url);
-    assert_eq!(run.num("/requests"), 3000);
-    assert_eq!(caddy.h3_requests(), done + 3000);
+    // Every request strain counts, Caddy logged. A clean-clone CI run with other tests'
+    // servers on both cores left one send due in the run's last milliseconds unsent (alone:
+    // none): 0.5 % is allowed, as for HTTP/2's rate.
+    let (requests, unsent) = (run.num("/requests"), run.num("/rate/unsent"));
+    assert!((2_985..=3_000).contains(&requests), "{requests} of 3,000 planned (0.5%)");
+    assert!(requests + unsent <= 3_000 && unsent <= 15, "{unsent} unsent");
+    assert_eq!(caddy.h3_requests(), done + requests);
 }
 
 #[test]
