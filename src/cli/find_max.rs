@@ -95,6 +95,8 @@ pub fn search_with_origin(
 struct Printer<'a> {
     out: Box<dyn Write + 'a>,
     connections: usize,
+    /// What the rates count.
+    noun: &'static str,
     watch: &'a [u32],
     /// The table's header is printed once, after the probe's line.
     table: bool,
@@ -124,7 +126,7 @@ impl FindMaxObserver for Printer<'_> {
     }
 
     fn probed(&mut self, per_s: f64, start: f64) {
-        let _ = self.out.write_all(text::probed(per_s, start, self.connections).as_bytes());
+        let _ = self.out.write_all(text::probed(per_s, start, self.connections, self.noun).as_bytes());
     }
 
     fn step_started(&mut self, rate: f64) {
@@ -179,6 +181,7 @@ pub fn search_and_report(
     let mut printer = Printer {
         out,
         connections: config.load().connections,
+        noun: config.load().paces().noun(),
         watch: &config.spec().watch,
         table: false,
         metrics,
@@ -201,7 +204,9 @@ pub fn search_and_report(
         }
     };
     let _ = printer.out.write_all(b"\n");
-    let _ = printer.out.write_all(text::answer(&result.answer, config.load().connections).as_bytes());
+    let _ = printer
+        .out
+        .write_all(text::answer(&result.answer, config.load().connections, config.load().paces().noun()).as_bytes());
     if let Some(shared) = result.steps.iter().find_map(|s| s.result.shared_cpus.as_ref()) {
         let _ = writeln!(printer.out, "{}", text::shared_note(shared));
     }

@@ -87,13 +87,36 @@ pub enum ProtocolChoice {
     Unit(Speech),
 }
 
-/// How a unit's protocol is named: over plain TCP, and over TLS (`ws`, `wss`).
+/// How a unit's protocol is named, over plain TCP and over TLS (`ws`, `wss`), and what its
+/// rate paces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Speech {
     /// Over plain TCP.
     pub plain: &'static str,
     /// Over TLS.
     pub tls: &'static str,
+    /// What `-R` paces.
+    pub paces: Paces,
+}
+
+/// What a load's rate (`-R`) paces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paces {
+    /// Requests sent on held connections (wrk2's `-R`), their latency corrected.
+    Requests,
+    /// Streams started, each on a connection of its own held while it lasts: connections
+    /// arrive on the schedule, and one that finds every slot busy is dropped and counted.
+    Streams,
+}
+
+impl Paces {
+    /// What the rate counts, in a sentence: `requests`, `streams`.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Paces::Requests => "requests",
+            Paces::Streams => "streams",
+        }
+    }
 }
 
 impl ProtocolChoice {
@@ -295,7 +318,15 @@ impl Settings {
 
     /// Requests are sent at set times (a rate, stages, a replay), so latency is corrected.
     pub fn paced(&self) -> bool {
-        self.schedule.is_some() || self.replay.is_some()
+        self.schedule.is_some() && self.paces() == Paces::Requests || self.replay.is_some()
+    }
+
+    /// What the rate paces (a unit's may be streams started).
+    pub fn paces(&self) -> Paces {
+        match self.protocol {
+            ProtocolChoice::Unit(speech) => speech.paces,
+            _ => Paces::Requests,
+        }
     }
 
     /// Length of the time series' rows: `--interval`, else [`auto_interval`] of the measured

@@ -43,7 +43,7 @@ use std::sync::mpsc;
 
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::config::{Config, Protocol, ProtocolChoice, Scheme};
+use crate::config::{Config, Paces, Protocol, ProtocolChoice, Scheme};
 use crate::http::request;
 use crate::net::{self, tls::TlsSetup, NetError};
 use crate::script::{ScriptError, ThreadScript};
@@ -192,7 +192,8 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
             start_at: config.start_at,
             open_ended: config.requests.is_some() && !config.time_bound,
         },
-        target: config.schedule.clone(),
+        // A rate of streams started is not one of answers: an interval's are the streams'.
+        target: config.schedule.clone().filter(|_| config.paced()),
         source_addrs: config.source_addrs.clone(),
         send: match config.targets.is_empty() {
             true => RequestSource::Fixed,
@@ -212,9 +213,12 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
                 origins: config.origins().len(),
             }),
         },
-        when: match &config.schedule {
-            None => Timing::ClosedLoop,
-            Some(s) => Timing::Paced { schedule: s.clone(), tick_us: config.tick.as_micros() as u64 },
+        when: match (&config.schedule, config.paces()) {
+            (None, _) => Timing::ClosedLoop,
+            (Some(s), Paces::Requests) => {
+                Timing::Paced { schedule: s.clone(), tick_us: config.tick.as_micros() as u64 }
+            }
+            (Some(s), Paces::Streams) => Timing::Arrivals(s.clone()),
         },
     })
 }

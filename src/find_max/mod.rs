@@ -302,10 +302,10 @@ fn probe(config: &FindMaxConfig, stop: &AtomicBool, observer: &mut dyn FindMaxOb
     if let Some(f) = &result.failure {
         return Err(FindMaxError::Failed(format!("the probe failed: {}", failure_text(f))));
     }
-    let per_s = result.summary.requests_per_s();
+    let per_s = result.summary.started_per_s().unwrap_or_else(|| result.summary.requests_per_s());
     if per_s <= 0.0 {
         return Err(FindMaxError::Failed(format!(
-            "the probe got no response in {:?}: give --start to search anyway",
+            "the probe got no answer in {:?}: give --start to search anyway",
             config.spec.probe
         )));
     }
@@ -340,7 +340,8 @@ fn run_step(
     let starts = std::mem::take(&mut early.watch_start);
     let watched = config.spec.watch.iter().zip(starts).map(|(pid, s)| watch::over(*pid, s)).collect();
     if let Some(f) = &result.failure {
-        return Err(FindMaxError::Failed(format!("the step at {rate:.0} requests/s failed: {}", failure_text(f))));
+        let noun = config.load.paces().noun();
+        return Err(FindMaxError::Failed(format!("the step at {rate:.0} {noun}/s failed: {}", failure_text(f))));
     }
     // Only a passing step shows the service unqueued: a failed one may have been saturated, and
     // a later step as slow would then read as "as fast as before" (a -c limit that was not).
@@ -356,8 +357,9 @@ struct Early<'a> {
     watch: &'a [u32],
     watch_start: Vec<Option<watch::Sample>>,
     warm_s: f64,
-    /// Requests the step's measured part plans to send.
-    planned: f64,
+    /// Requests the step's measured part plans to send; `None` when its rate is of streams,
+    /// whose answers are not counted ahead.
+    planned: Option<f64>,
     /// Per latency-bound term: responses slower than its bound so far.
     above: Vec<u64>,
     budget: Budget,
@@ -384,7 +386,8 @@ impl<'a> Early<'a> {
             watch: &config.spec.watch,
             watch_start: Vec::new(),
             warm_s: load.warmup.as_secs_f64(),
-            planned: rate * config.spec.step.as_secs_f64(),
+            planned: (config.load.paces() == crate::config::Paces::Requests)
+                .then_some(rate * config.spec.step.as_secs_f64()),
             above: vec![0; config.spec.slo.len()],
             budget: Budget::new(&measured),
             stop,
@@ -412,14 +415,12 @@ impl Observer for Early<'_> {
         if self.stop.load(Ordering::Relaxed) {
             self.step_stop.store(true, Ordering::Relaxed);
         }
-        if row.start_s < self.warm_s {
-            return;
-        }
+        let Some(planned) = self.planned.filter(|_| row.start_s >= self.warm_s) else { return };
         let mut lost = self.budget.add(row, self.slo).is_some();
         for (t, above) in self.slo.iter().zip(self.above.iter_mut()) {
             if let Some((bound_us, share)) = latency_bound(t) {
                 *above += latency.corrected.count_between(bound_us as u64 + 1, u64::MAX);
-                lost |= *above as f64 > share * self.planned;
+                lost |= *above as f64 > share * planned;
             }
         }
         if lost {

@@ -14,7 +14,9 @@
 //! - sent late because every connection was busy, while the service answered as fast as it did
 //!   at lower rates (within [`SLOWDOWN`]) and within the SLO: more connections would have
 //!   carried the rate — `-c`'s limit. When the service's own latency grew instead, or broke
-//!   the SLO by itself, the requests were queued in the service: its limit.
+//!   the SLO by itself, the requests were queued in the service: its limit;
+//! - a rate of streams (each holding a connection while it lasts): streams that arrived to
+//!   find every connection held, while the started ones met the SLO — `-c`'s limit.
 
 use crate::result::find_max::StepFigures;
 use crate::run::RunResult;
@@ -135,7 +137,11 @@ impl Step {
             .map(|(i, c)| (c.as_secs_f64() + waited(i)) / elapsed.max(1e-9))
             .fold(0.0, f64::max)
             .min(1.0);
-        let achieved = s.requests_per_s();
+        // A rate of streams is achieved by the streams started, whatever their events.
+        let achieved = s.started_per_s().unwrap_or_else(|| s.requests_per_s());
+        // Streams that arrived to find every connection held: more would have started them.
+        let dropped = s.total.arrivals_dropped;
+        let crowded = dropped >= LATE_MIN && dropped as f64 > LATE_SHARE * (dropped as f64 + achieved * elapsed);
         let p = &s.total.pacing;
         let share = |n: u64| if p.sent == 0 || n < LATE_MIN { 0.0 } else { n as f64 / p.sent as f64 };
         let late_share = share(p.late_generator());
@@ -149,6 +155,10 @@ impl Step {
             && service_meets(&s.total.uncorrected_us, slo)
         {
             Verdict::Connections { suggest: suggest_connections(target, slo, connections) }
+        } else if crowded && outcomes.iter().all(|o| o.passed) {
+            // Each stream held its connection for about `connections / achieved` seconds.
+            let hold_s = connections as f64 / achieved.max(1e-9);
+            Verdict::Connections { suggest: ((target * hold_s).ceil() as usize).max(connections + 1) }
         } else if outcomes.iter().any(|o| !o.passed) {
             Verdict::Slo
         } else {

@@ -208,6 +208,7 @@ fn recorder(n: &str, doc: &RunDoc) -> Result<Recorder, MergeError> {
         p.late_connecting = count(n, "/rate/late_connecting", rate.late_connecting)?;
         p.late_max_us = count(n, "/rate/late_max_us", rate.late_max_us)?;
         p.unsent = count(n, "/rate/unsent", rate.unsent)?;
+        r.arrivals_dropped = count(n, "/rate/dropped", rate.dropped.unwrap_or(0))?;
         // The file keeps the mean; the sum it came from is back to within a microsecond.
         p.late_sum_us = ((rate.late_mean_us * p.late as f64).round() as u64).min(MAX_COUNT << 10);
     }

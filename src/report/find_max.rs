@@ -28,10 +28,10 @@ pub fn header(c: &FindMaxConfig) -> String {
     )
 }
 
-/// The probe's line.
-pub fn probed(per_s: f64, start: f64, connections: usize) -> String {
+/// The probe's line; `noun` is what the rates count.
+pub fn probed(per_s: f64, start: f64, connections: usize, noun: &str) -> String {
     format!(
-        "  probe: {} requests/s closed loop on {connections} connections; starting at {}/s\n",
+        "  probe: {} {noun}/s closed loop on {connections} connections; starting at {}/s\n",
         rate(per_s),
         rate(start)
     )
@@ -86,18 +86,18 @@ pub fn shared_note(shared: &crate::net::host::SharedCpus) -> String {
     )
 }
 
-/// The answer, in sentences.
-pub fn answer(a: &Answer, connections: usize) -> String {
+/// The answer, in sentences; `noun` is what the rates count.
+pub fn answer(a: &Answer, connections: usize, noun: &str) -> String {
     let mut out = String::new();
     match a.max_rate {
         Some(r) if a.end == End::MaxPassed => {
-            let _ = writeln!(out, "Max rate: at least {} requests/s: the SLO held at --max", rate(r));
+            let _ = writeln!(out, "Max rate: at least {} {noun}/s: the SLO held at --max", rate(r));
         }
         Some(r) if a.limit.is_some() => {
-            let _ = writeln!(out, "Max rate: at least {} requests/s (strain reached its own limit above it)", rate(r));
+            let _ = writeln!(out, "Max rate: at least {} {noun}/s (strain reached its own limit above it)", rate(r));
         }
         Some(r) => {
-            let _ = writeln!(out, "Max rate: {} requests/s meets the SLO", rate(r));
+            let _ = writeln!(out, "Max rate: {} {noun}/s meets the SLO", rate(r));
         }
         None => out.push_str("Max rate: none: no rate tried met the SLO\n"),
     }
@@ -108,10 +108,10 @@ pub fn answer(a: &Answer, connections: usize) -> String {
         } else {
             a.failed_terms.join(", ")
         };
-        let _ = writeln!(out, "First fail: {} requests/s ({why})", rate(f));
+        let _ = writeln!(out, "First fail: {} {noun}/s ({why})", rate(f));
     }
     if let Some((r, us)) = a.knee {
-        let _ = writeln!(out, "Knee: latency turns up at {} requests/s ({})", rate(r), time_us(us));
+        let _ = writeln!(out, "Knee: latency turns up at {} {noun}/s ({})", rate(r), time_us(us));
     }
     match &a.limit {
         Some(Verdict::Generator { late_share, cpu_share }) => {
@@ -128,7 +128,12 @@ pub fn answer(a: &Answer, connections: usize) -> String {
         Some(Verdict::Connections { suggest }) => {
             let _ = writeln!(
                 out,
-                "Connection limit: every one of the {connections} connections was busy while the service answered as fast as at lower rates. Use -c {suggest}."
+                "{}",
+                if noun == "requests" {
+                    format!("Connection limit: every one of the {connections} connections was busy while the service answered as fast as at lower rates. Use -c {suggest}.")
+                } else {
+                    format!("Connection limit: {noun} arrived to find all {connections} connections holding one while the started ones met the SLO. Use -c {suggest}.")
+                }
             );
         }
         _ => {}
@@ -191,6 +196,7 @@ pub fn document(c: &FindMaxConfig, r: &FindMaxResult, command: &[String]) -> Fin
             warmup_s: c.spec().warmup.as_secs_f64(),
             step_s: c.spec().step.as_secs_f64(),
             watch_pids: c.spec().watch.clone(),
+            rate_of: (c.load().paces() != crate::config::Paces::Requests).then(|| c.load().paces().noun().to_string()),
         },
         probe_per_s: r.probe_per_s,
         steps,

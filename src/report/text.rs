@@ -124,6 +124,17 @@ pub fn body(summary: &Summary, config: &Config, protocol: Protocol, show: TextOp
     if config.paced() {
         pacing_lines(&mut out, summary, config, protocol);
     }
+    if t.arrivals_dropped > 0 {
+        let noun = match config.paces() {
+            crate::config::Paces::Streams => "streams",
+            crate::config::Paces::Requests => "connections",
+        };
+        let _ = writeln!(
+            out,
+            "  Arrivals dropped: {} {noun} came due with all {} connections busy (more connections, or a lower rate, carry them)",
+            t.arrivals_dropped, config.connections
+        );
+    }
     let _ = writeln!(out, "{per}: {:>9.2}", summary.requests_per_s());
     let _ = writeln!(out, "Transfer/sec: {:>10}B", binary(summary.bytes_per_s()));
     if summary.status_counts().any(|(code, _)| !(200..400).contains(&code)) {

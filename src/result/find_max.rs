@@ -117,6 +117,16 @@ pub struct FindMaxSettings {
     pub step_s: f64,
     /// Processes watched (`--watch-pid`).
     pub watch_pids: Vec<u32>,
+    /// What the rates count when not requests: `streams` (`strain sse`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_of: Option<String>,
+}
+
+impl FindMaxSettings {
+    /// What the rates count: `requests`, `streams`.
+    pub fn noun(&self) -> &str {
+        self.rate_of.as_deref().unwrap_or("requests")
+    }
 }
 
 /// One step of a search.

@@ -417,6 +417,9 @@ pub struct Rate {
     pub late_max_us: u64,
     /// Due but never sent (the run was stopped).
     pub unsent: u64,
+    /// A rate of streams: those that arrived to find every connection holding one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<u64>,
 }
 
 /// Proxy tests: the hit ratio and what the origin saw.

@@ -83,6 +83,11 @@ pub trait Counts:
     fn failed(&self) -> Option<u64> {
         None
     }
+    /// The streams started, when the protocol's rate is of streams (a capacity search's
+    /// achieved rate).
+    fn started(&self) -> Option<u64> {
+        None
+    }
     /// The text report's lines, after wrk's.
     fn text(&self, spoken: &Spoken, out: &mut String);
     /// The HTML table's figures, a row each.
@@ -124,6 +129,8 @@ pub trait Section: Debug + Send + Sync {
     fn spoken(&self) -> bool;
     /// The answers that failed, when the protocol judges them itself.
     fn failed(&self) -> Option<u64>;
+    /// The streams started, when the protocol's rate is of streams.
+    fn started(&self) -> Option<u64>;
 }
 
 impl<C: Counts> Section for C {
@@ -170,6 +177,9 @@ impl<C: Counts> Section for C {
     }
     fn failed(&self) -> Option<u64> {
         Counts::failed(self)
+    }
+    fn started(&self) -> Option<u64> {
+        Counts::started(self)
     }
 }
 
@@ -229,6 +239,9 @@ impl Section for Unread {
         true
     }
     fn failed(&self) -> Option<u64> {
+        None
+    }
+    fn started(&self) -> Option<u64> {
         None
     }
 }

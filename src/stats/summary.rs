@@ -104,6 +104,11 @@ impl Summary {
         per_second(self.total.requests, self.elapsed)
     }
 
+    /// Streams started per second of wall time, when the run's rate is of streams.
+    pub fn started_per_s(&self) -> Option<f64> {
+        self.total.sections.iter().find_map(|s| s.started()).map(|n| per_second(n, self.elapsed))
+    }
+
     /// Bytes read per second of wall time.
     pub fn bytes_per_s(&self) -> f64 {
         per_second(self.total.bytes, self.elapsed)

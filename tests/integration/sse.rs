@@ -1,8 +1,8 @@
 //! Issue 42, point 7: `strain sse` against `strain origin --sse` and a real Server-Sent Events
 //! server (Python's aiohttp, tests/servers/python-sse/sse_aiohttp.py): events counted exactly,
 //! streams ended and started again with `Last-Event-ID` after `retry:`, `-n` counting streams,
-//! `-R` starting them, an OpenAI-style POST ending in `[DONE]`, every output, and bad input
-//! refused in one line.
+//! `-R` starting them (and those it cannot, said), a capacity search of streams started, an
+//! OpenAI-style POST ending in `[DONE]`, every output, and bad input refused in one line.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -116,6 +116,86 @@ fn r_starts_streams_at_its_rate() {
     let streams = run.num("/sse/streams");
     assert!((70..=90).contains(&streams), "{streams} streams in 2 s at 40/s");
     assert_eq!(run.num("/requests"), run.num("/sse/events"));
+    assert_eq!(run.num("/rate/dropped"), 0, "{}", run.stdout);
+    // Three events a stream, 50 ms apart: each holds its connection a little over 100 ms, so
+    // two connections start at most 20 a second; of the 80 due, the rest arrive to find both
+    // held, and are said, not queued.
+    let origin = Origin::start(&args("--sse 20 --sse-events 3"));
+    let run = strain(&args(&format!("sse -c 2 -R 40 -d 2s {}", origin.url_of("/events"))));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let (streams, dropped) = (run.num("/sse/streams"), run.num("/rate/dropped"));
+    assert!((20..=44).contains(&streams), "{streams} streams\n{}", run.stdout);
+    assert!(
+        (72..=80).contains(&(streams + dropped)),
+        "{streams} started and {dropped} dropped of 80 due\n{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(&format!("Arrivals dropped: {dropped} streams came due with all 2 connections busy")),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn find_max_searches_the_streams_started_and_names_the_connection_limit() {
+    let _alone = crate::harness::exclusive();
+    // A stream is three events 50 ms apart (about 100 ms); four connections start about 40 a
+    // second. The search doubles from 7: 7, 14 and 28 a second pass with every stream started;
+    // at 56 streams arrive to find all four held, and the search names -c as the limit.
+    let origin = Origin::start(&args("--sse 20 --sse-events 3"));
+    let dir = tempfile::tempdir().unwrap();
+    let (json, html) = (dir.path().join("s.json"), dir.path().join("s.html"));
+    let url = origin.url_of("/events");
+    let run = strain_raw(&[
+        "sse",
+        "find-max",
+        "--slo",
+        "p99<300ms",
+        "-c",
+        "4",
+        "-t",
+        "1",
+        "--start",
+        "7",
+        "--warmup",
+        "500ms",
+        "--step-duration",
+        "3s",
+        "--json",
+        json.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+        &url,
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("Max rate: at least 28 streams/s (strain reached its own limit above it)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("Connection limit: streams arrived to find all 4 connections holding one"),
+        "{}",
+        run.stdout
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["config"]["rate_of"], "streams");
+    assert_eq!(doc["answer"]["limit"]["kind"], "connections", "{}", doc["answer"]);
+    let steps = doc["steps"].as_array().unwrap();
+    let targets: Vec<f64> = steps.iter().map(|s| s["target_per_s"].as_f64().unwrap()).collect();
+    assert_eq!(targets, [7.0, 14.0, 28.0, 56.0]);
+    for step in &steps[..3] {
+        assert_eq!(step["verdict"], "pass", "{step}");
+        // Every stream due was started: 3 s at the target, give or take the one at the edge.
+        let (target, started) =
+            (step["target_per_s"].as_f64().unwrap(), step["result"]["sse"]["streams"].as_f64().unwrap());
+        assert!((started - 3.0 * target).abs() <= 2.0, "{started} streams at {target}/s");
+        assert_eq!(step["result"]["rate"]["dropped"], 0, "{step}");
+    }
+    assert!(steps[3]["result"]["rate"]["dropped"].as_u64().unwrap() >= 20, "{}", steps[3]["result"]["rate"]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Target rate (streams/s)") && page.contains("</b> streams/s"), "the page names streams");
 }
 
 #[test]
@@ -183,7 +263,7 @@ fn bad_input_is_one_line_exit_2_and_nothing_sent() {
         (&["sse", "ws://127.0.0.1:1/"], "a WebSocket server is loaded with strain ws"),
         (&["sse", "-X", "G T", &url], "invalid method 'G T': expected a word such as GET or POST"),
         (&["sse", "--stages", "1s:10", &url], "drop --stages"),
-        (&["sse", "find-max", "--slo", "p99<1s", &url], "strain sse has no find-max yet"),
+        (&["sse", "find-max", "--stages", "1s:10", "--slo", "p99<1s", &url], "unexpected argument '--stages'"),
     ];
     for (line, said) in cases {
         let run = strain_raw(line);

@@ -503,8 +503,10 @@ fn segments_merge_into_one_test_and_compare_reads_them() {
     assert_eq!(w["handshakes"].as_u64(), Some(4), "{w}");
     assert_eq!((m["requests"].as_u64(), w["messages_received"].as_u64()), (Some(400), Some(400)), "{w}");
     assert_eq!(stats(origin.addr)["ws_messages"].as_u64(), Some(400));
+    // Compare reads both (on a loaded machine, two segments' latencies may differ enough to
+    // read as a change: 97 or 98; what matters is that they were read).
     let compared = strain_raw(&["compare", &files[0], &files[1]]);
-    assert!([0, 97].contains(&compared.code), "{}\n{}", compared.stdout, compared.stderr);
+    assert!([0, 97, 98].contains(&compared.code), "{}\n{}", compared.stdout, compared.stderr);
 }
 
 #[test]

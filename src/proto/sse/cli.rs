@@ -1,14 +1,14 @@
 //! `strain sse URL`: `-c` held Server-Sent Events streams. Each stream's request goes out as
 //! the flags say; each event is an answer, timed from the one before it on its stream. `-n`
-//! counts streams and `-R` starts that many per second (the unit's own pace, not the engine's:
-//! an event is not sent, so nothing is due).
+//! counts streams and `-R` starts that many per second, each on a connection of its own (an
+//! event is not sent, so nothing is due but the streams' starts).
 
 use std::sync::Arc;
 
 use super::flags::SseFlags;
 use super::SseLoad;
 use crate::cli::load::{self, RunShape};
-use crate::cli::protocol::{Aim, Protocol, Purpose};
+use crate::cli::protocol::{Aim, Protocol};
 use crate::cli::CliError;
 use crate::config::{Config, Target};
 use crate::run::Workload;
@@ -19,37 +19,27 @@ impl Protocol for SseFlags {
     fn load(&self, aim: Aim) -> Result<(Config, Workload), CliError> {
         let Aim { url, connect, shape, connections } = aim;
         let target = load::http_target(url)?;
-        // `-n` and `-R` count and pace streams, which the unit starts; the run itself is one
-        // of held streams, ended by its duration or by the last stream's end.
+        // `-n` counts streams, which the unit starts: the run itself is one of held streams,
+        // ended by its duration or by the last stream's end. `-R` is of streams started, each
+        // on a connection of its own (the engine's connections arriving).
         let mut length = shape.as_ref().map(|s| s.length.clone());
-        let (streams, stream_rate) = match length.as_mut() {
+        let streams = match length.as_mut() {
             Some(l) if l.stages.is_some() => {
                 return Err(CliError::Usage("strain sse starts streams at -R per second: drop --stages".into()))
             }
-            // The run ends when `-n`'s last stream does, or at its duration.
-            Some(l) => (l.requests.take(), l.rate.take()),
-            None => (None, None),
+            Some(l) => l.requests.take(),
+            None => None,
         };
         let shape = shape.zip(length.as_ref()).map(|(s, length)| RunShape { length, ..s });
         let protocol = crate::config::ProtocolChoice::Unit(super::SPEECH);
         let config = load::load(target.clone(), connect, protocol, shape, load::Requests::Workload, connections)?;
-        Ok((config, Workload::Unit(Arc::new(self.sse_load(&target, streams, stream_rate)?))))
-    }
-
-    fn fits(&self, purpose: Purpose) -> Result<(), CliError> {
-        match purpose {
-            Purpose::FindMax => Err(CliError::Usage(
-                "strain sse has no find-max yet: its rate is of streams started, and find-max searches answers per second"
-                    .into(),
-            )),
-            _ => Ok(()),
-        }
+        Ok((config, Workload::Unit(Arc::new(self.sse_load(&target, streams)?))))
     }
 }
 
 impl SseFlags {
     /// The load the flags describe on `target`.
-    fn sse_load(&self, target: &Target, streams: Option<usize>, stream_rate: Option<f64>) -> Result<SseLoad, CliError> {
+    fn sse_load(&self, target: &Target, streams: Option<usize>) -> Result<SseLoad, CliError> {
         let headers = self
             .headers
             .iter()
@@ -70,7 +60,6 @@ impl SseFlags {
             headers,
             body,
             reconnect: !self.no_reconnect,
-            stream_rate,
             streams: streams.map(|n| n as u64),
         })
     }

@@ -2,7 +2,8 @@
 //! the slot's first request; every event answers the wait before it, so an event's latency is
 //! the gap since the one before it on its stream (the first: since the request went out). A
 //! stream the server ends is started again after its `retry:` (with `Last-Event-ID` when it
-//! named one), unless `--no-reconnect`; `-R` paces the streams started, `-n` counts them.
+//! named one), unless `--no-reconnect`; `-n` counts the streams started (`-R` is the engine's,
+//! connections arriving).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -12,7 +13,7 @@ use std::sync::Arc;
 use super::counts::SseCounts;
 use super::event::EventParser;
 use super::SseLoad;
-use crate::engine::{connect_cause, write_out, Dialed, HeldSlot, Host, Pace, PerSlot, Readable, State, Transport};
+use crate::engine::{connect_cause, write_out, Dialed, HeldSlot, Host, PerSlot, Readable, State, Transport};
 use crate::http::body::{BodyDecoder, BodyKind};
 use crate::stats::{ConnectCause, ErrorKind};
 
@@ -32,8 +33,6 @@ pub struct Sse {
     buf: Vec<u8>,
     /// A stream's body without its chunk framing.
     body: Vec<u8>,
-    /// `-R`: connects opened at a pace.
-    pace: Pace,
     /// Slots whose stream starts again at its time (`retry:`).
     retrying: BinaryHeap<Reverse<(u64, usize)>>,
     /// `-n`: streams this thread may still start.
@@ -94,7 +93,6 @@ impl Sse {
         let threads = threads.max(1);
         let left = load.streams.map(|n| n / threads as u64 + u64::from((thread as u64) < n % threads as u64));
         Sse {
-            pace: Pace::new(load.stream_rate, threads),
             conns: (0..conns).map(|_| Conn::new()).collect(),
             load,
             buf: vec![0; READ_BUFFER],
@@ -344,9 +342,7 @@ impl Transport for Sse {
     }
 
     fn open(&mut self, host: &mut impl Host, i: usize) {
-        if self.pace.admit(host.now(), i) {
-            self.connect(host, i);
-        }
+        self.connect(host, i);
     }
 
     fn submit(&mut self, host: &mut impl Host, i: usize) {
@@ -403,14 +399,10 @@ impl Transport for Sse {
     }
 
     fn next_deadline(&mut self) -> Option<u64> {
-        let open = self.pace.next_deadline();
-        [open, self.retrying.peek().map(|r| r.0 .0)].into_iter().flatten().min()
+        self.retrying.peek().map(|r| r.0 .0)
     }
 
     fn expire(&mut self, host: &mut impl Host, now: u64) {
-        while let Some(i) = self.pace.due(now) {
-            self.connect(host, i);
-        }
         while let Some(&Reverse((due, i))) = self.retrying.peek() {
             if due > now {
                 break;

@@ -65,6 +65,10 @@ impl Counts for SseCounts {
         Some(&EVENTS)
     }
 
+    fn started(&self) -> Option<u64> {
+        Some(self.streams)
+    }
+
     /// After wrk's lines: streams, events and their data, the time to the first event; then,
     /// when any, what was refused.
     fn text(&self, _spoken: &Spoken, out: &mut String) {

@@ -10,7 +10,7 @@ pub mod event;
 pub mod flags;
 pub mod origin;
 
-use crate::config::Speech;
+use crate::config::{Paces, Speech};
 use crate::engine::Carried;
 
 /// `strain sse`, and `strain origin --sse`.
@@ -23,7 +23,7 @@ pub static COMMAND: crate::cli::unit::Command<flags::SseFlags, flags::SseOriginF
 pub const KINDS: &[crate::stats::section::Kind] = &[crate::stats::section::Kind::of::<counts::SseCounts>()];
 
 /// The protocol's name in results, over TCP and TLS.
-pub const SPEECH: Speech = Speech { plain: "sse", tls: "sse" };
+pub const SPEECH: Speech = Speech { plain: "sse", tls: "sse", paces: Paces::Streams };
 
 /// A Server-Sent Events load, settled before the threads start.
 #[derive(Debug, Clone)]
@@ -40,8 +40,6 @@ pub struct SseLoad {
     pub body: Option<Vec<u8>>,
     /// A stream the server ends is started again (`--no-reconnect`: it is not).
     pub reconnect: bool,
-    /// Streams started per second in all (`-R`); `None`: as soon as a slot is free.
-    pub stream_rate: Option<f64>,
     /// Streams started in all (`-n`); `None`: no limit.
     pub streams: Option<u64>,
 }

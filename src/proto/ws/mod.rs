@@ -11,7 +11,7 @@ pub mod frame;
 pub mod handshake;
 pub mod origin;
 
-use crate::config::Speech;
+use crate::config::{Paces, Speech};
 use crate::engine::Carried;
 use handshake::Offer;
 
@@ -61,7 +61,7 @@ pub static COMMAND: crate::cli::unit::Command<flags::WsMessageFlags, flags::WsOr
 pub const KINDS: &[crate::stats::section::Kind] = &[crate::stats::section::Kind::of::<counts::WsCounts>()];
 
 /// WebSocket's names: `ws` over TCP, `wss` over TLS.
-pub const SPEECH: Speech = Speech { plain: "ws", tls: "wss" };
+pub const SPEECH: Speech = Speech { plain: "ws", tls: "wss", paces: Paces::Requests };
 
 /// Bytes of a `--match` id at the head of a message: 16 hex digits.
 pub const ID_LEN: usize = 16;

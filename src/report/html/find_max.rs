@@ -24,7 +24,7 @@ pub fn render_find_max(doc: &FindMaxDoc) -> String {
         out,
         "<section class=\"answer {}\" data-verdict=\"{0}\"><p class=\"line\">{}</p></section>\n<p class=\"meta\"><code>{}</code><br>SLO: <b>{}</b>; {} connections, {} thread(s)</p>",
         if doc.max_rate.is_some() { "pass" } else { "fail" },
-        search_answer(doc.max_rate, &doc.answer, &verdicts),
+        search_answer(doc.max_rate, &doc.answer, &verdicts, doc.config.noun()),
         esc(&doc.config.url),
         esc(&slo.join(", ")),
         doc.config.connections,
@@ -37,7 +37,7 @@ pub fn render_find_max(doc: &FindMaxDoc) -> String {
     let max_rate = doc.max_rate;
     let marks: Vec<f64> = max_rate.into_iter().collect();
     out.push_str("<div class=\"grid\">\n");
-    out.push_str(&curve_chart("Latency by target rate", &curves(&sorted, &slo), &marks));
+    out.push_str(&curve_chart("Latency by target rate", &curves(&sorted, &slo), &marks, doc.config.noun()));
     // Steps far past the answer stretch the latency axis until the part of the curve where the
     // SLO is decided lies flat at the bottom, and doubling squeezes it into the right edge: that
     // part again, from the knee (where latency turns up) to the first fail, on its own scale.
@@ -48,7 +48,12 @@ pub fn render_find_max(doc: &FindMaxDoc) -> String {
             sorted.iter().copied().filter(|s| (from..=fail).contains(&s.figures.target_per_s)).collect();
         if near.len() >= 2 && near.len() < sorted.len() {
             out.push('\n');
-            out.push_str(&curve_chart("From the knee to the first fail", &curves(&near, &slo), &marks));
+            out.push_str(&curve_chart(
+                "From the knee to the first fail",
+                &curves(&near, &slo),
+                &marks,
+                doc.config.noun(),
+            ));
         }
     }
     out.push_str("\n</div>\n<table><tr><th>step</th><th>target/s</th><th>achieved/s</th><th>p50</th><th>p90</th><th>p99</th><th>max</th><th>errors</th><th>late</th><th style=\"text-align:left\">verdict</th></tr>\n");
@@ -85,17 +90,22 @@ pub fn render_find_max(doc: &FindMaxDoc) -> String {
 }
 
 /// A latency-by-rate chart in a panel; the dotted line is the max rate.
-fn curve_chart(title: &str, lines: &[Line], marks: &[f64]) -> String {
+fn curve_chart(title: &str, lines: &[Line], marks: &[f64], noun: &str) -> String {
     let max_x = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).fold(0.0, f64::max);
     let min_x = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).fold(f64::MAX, f64::min);
     let max_y = lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).fold(0.0, f64::max);
     let (unit, size) = latency_unit(max_y);
     let f = Frame {
         title,
-        x: Axis::linear(if min_x < f64::MAX { min_x.min(0.0) } else { 0.0 }, max_x, "Target rate (requests/s)", 1.0),
+        x: Axis::linear(
+            if min_x < f64::MAX { min_x.min(0.0) } else { 0.0 },
+            max_x,
+            &format!("Target rate ({noun}/s)"),
+            1.0,
+        ),
         y: Axis::linear(0.0, max_y, &format!("Latency ({unit})"), size),
         marks: marks.to_vec(),
-        x_tip: &|r| format!("{} requests/s", rate(r)),
+        x_tip: &|r| format!("{} {noun}/s", rate(r)),
         y_tip: &latency,
     };
     let caption = if marks.is_empty() { "" } else { "Dotted line: the max rate." };
@@ -128,7 +138,7 @@ fn curves(steps: &[&StepDoc], slo: &[&str]) -> Vec<Line> {
 
 /// A search's answer in sentences, as the text report words it; the max rate is marked for
 /// tests. `verdicts` are the steps' (target, verdict).
-fn search_answer(max_rate: Option<f64>, a: &Answer, verdicts: &[(f64, &str)]) -> String {
+fn search_answer(max_rate: Option<f64>, a: &Answer, verdicts: &[(f64, &str)], noun: &str) -> String {
     let limit = a.limit.as_ref().map(|l| l.kind.as_str());
     let mut out = match max_rate {
         None => "Max rate: <b data-metric=\"max_rate\">none</b>: no rate tried met the SLO".to_string(),
@@ -138,7 +148,7 @@ fn search_answer(max_rate: Option<f64>, a: &Answer, verdicts: &[(f64, &str)]) ->
                 (_, Some(kind)) => ("at least ", format!(" (strain reached its own {} limit above it)", esc(kind))),
                 _ => ("", " meets the SLO".to_string()),
             };
-            format!("Max rate: {before}<b data-metric=\"max_rate\">{}</b> requests/s{after}", rate(r))
+            format!("Max rate: {before}<b data-metric=\"max_rate\">{}</b> {noun}/s{after}", rate(r))
         }
     };
     if let Some(f) = a.first_fail {
@@ -149,10 +159,10 @@ fn search_answer(max_rate: Option<f64>, a: &Answer, verdicts: &[(f64, &str)]) ->
         } else {
             terms.join(", ")
         };
-        let _ = write!(out, "<br>First fail: {} requests/s ({})", rate(f), esc(&why));
+        let _ = write!(out, "<br>First fail: {} {noun}/s ({})", rate(f), esc(&why));
     }
     if let Some(k) = a.knee {
-        let _ = write!(out, "<br>Knee: latency turns up at {} requests/s ({})", rate(k.rate), time_us(k.latency_us));
+        let _ = write!(out, "<br>Knee: latency turns up at {} {noun}/s ({})", rate(k.rate), time_us(k.latency_us));
     }
     let _ = write!(out, "<br>The search ended: {}", esc(&a.end.replace('_', " ")));
     out
@@ -205,7 +215,7 @@ mod tests {
             ),
         ];
         for (max_rate, a, want) in rows {
-            assert_eq!(super::search_answer(max_rate, &a, &behind), want);
+            assert_eq!(super::search_answer(max_rate, &a, &behind, "requests"), want);
         }
     }
 }
