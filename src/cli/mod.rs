@@ -106,7 +106,15 @@ fn command(units: &[&dyn unit::Unit]) -> clap::Command {
     for u in units {
         cmd = cmd.subcommand(u.command()).mut_subcommand("origin", |origin| u.origin_args(origin));
     }
-    cmd
+    if units.is_empty() {
+        return cmd;
+    }
+    let names: Vec<&str> = units.iter().map(|u| u.name()).collect();
+    cmd.override_usage(format!(
+        "{}\n       strain {} [find-max | compare] URL [OPTIONS]",
+        flags::USAGE,
+        names.join(" | ")
+    ))
 }
 
 /// The version, with the commit it was built from when the build knew it.

@@ -27,6 +27,10 @@ pub use server::{is_probability, probability, DocumentFlags, FormFlag, OriginFla
 use super::units::{self, Dur};
 use crate::defaults;
 
+/// The usage lines of `strain --help`; the units' commands are added to them (see
+/// [`crate::cli::run`]).
+pub const USAGE: &str = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]\n       strain proxy [OPTIONS]\n       strain report RESULT.json... -o FILE.html\n       strain compare URL_A URL_B [OPTIONS] | strain compare BASE NEW\n       strain find-max URL --slo EXPR...\n       strain merge RESULT.json...\n       strain replay FILE... [URL] [OPTIONS]\n       strain k8s-job --segments N --image IMAGE -- [OPTIONS] <URL>\n       strain completions SHELL | strain man";
+
 /// strain: an HTTP load generator (wrk-compatible flags).
 #[derive(Debug, Parser)]
 #[command(
@@ -36,7 +40,7 @@ use crate::defaults;
     disable_version_flag = true,
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
-    override_usage = "strain [OPTIONS] <URL>\n       strain origin [OPTIONS]\n       strain demo [OPTIONS]\n       strain proxy [OPTIONS]\n       strain report RESULT.json... -o FILE.html\n       strain compare URL_A URL_B [OPTIONS] | strain compare BASE NEW\n       strain find-max URL --slo EXPR...\n       strain merge RESULT.json...\n       strain replay FILE... [URL] [OPTIONS]\n       strain k8s-job --segments N --image IMAGE -- [OPTIONS] <URL>\n       strain completions SHELL | strain man"
+    override_usage = USAGE
 )]
 pub struct Cli {
     /// A mode other than load testing a URL.

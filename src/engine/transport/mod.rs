@@ -368,8 +368,12 @@ pub trait HeldSlot: PerSlot {
     /// Reads slot `i`'s connection until it is drained.
     fn read_slot(&mut self, host: &mut impl Host, i: usize, how: Readable);
 
-    /// A poll event on slot `i`'s connection, handed to what its state waits for.
+    /// A poll event on slot `i`'s connection, handed to what its state waits for (a token past
+    /// the slots is not a connection's, and is let go).
     fn slot_event(&mut self, host: &mut impl Host, i: usize, readable: Readable, writable: bool) {
+        if i >= self.slots() {
+            return;
+        }
         match host.state(i) {
             State::Closed => {}
             State::Connecting => self.opening_event(host, i, readable, writable),

@@ -388,9 +388,6 @@ impl Transport for Sse {
     }
 
     fn event(&mut self, host: &mut impl Host, i: usize, readable: Readable, writable: bool) {
-        if i >= self.conns.len() {
-            return;
-        }
         self.slot_event(host, i, readable, writable);
     }
 
