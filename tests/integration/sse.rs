@@ -117,6 +117,10 @@ fn r_starts_streams_at_its_rate() {
     assert!((70..=90).contains(&streams), "{streams} streams in 2 s at 40/s");
     assert_eq!(run.num("/requests"), run.num("/sse/events"));
     assert_eq!(run.num("/rate/dropped"), 0, "{}", run.stdout);
+    // Stages ramp the streams started: 0 to 20 a second over 1 s, then 20 to 40: 10 + 30.
+    let run = strain(&args(&format!("sse -c 20 --stages 1s:20,1s:40 {}", origin.url_of("/events"))));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.assert_nums(&[("/sse/streams", 40), ("/sse/events", 40), ("/rate/dropped", 0)]);
     // Three events a stream, 50 ms apart: each holds its connection a little over 100 ms, so
     // two connections start at most 20 a second; of the 80 due, the rest arrive to find both
     // held, and are said, not queued.
@@ -262,7 +266,7 @@ fn bad_input_is_one_line_exit_2_and_nothing_sent() {
         (&["sse"], "required arguments were not provided"),
         (&["sse", "ws://127.0.0.1:1/"], "a WebSocket server is loaded with strain ws"),
         (&["sse", "-X", "G T", &url], "invalid method 'G T': expected a word such as GET or POST"),
-        (&["sse", "--stages", "1s:10", &url], "drop --stages"),
+        (&["sse", "-n", "5", "--stages", "1s:10", &url], "'--requests <N>' cannot be used with '--stages <LIST>'"),
         (&["sse", "find-max", "--stages", "1s:10", "--slo", "p99<1s", &url], "unexpected argument '--stages'"),
     ];
     for (line, said) in cases {

@@ -20,16 +20,10 @@ impl Protocol for SseFlags {
         let Aim { url, connect, shape, connections } = aim;
         let target = load::http_target(url)?;
         // `-n` counts streams, which the unit starts: the run itself is one of held streams,
-        // ended by its duration or by the last stream's end. `-R` is of streams started, each
-        // on a connection of its own (the engine's connections arriving).
+        // ended by its duration or by the last stream's end. `-R` and `--stages` are of streams
+        // started, each on a connection of its own (the engine's connections arriving).
         let mut length = shape.as_ref().map(|s| s.length.clone());
-        let streams = match length.as_mut() {
-            Some(l) if l.stages.is_some() => {
-                return Err(CliError::Usage("strain sse starts streams at -R per second: drop --stages".into()))
-            }
-            Some(l) => l.requests.take(),
-            None => None,
-        };
+        let streams = length.as_mut().and_then(|l| l.requests.take());
         let shape = shape.zip(length.as_ref()).map(|(s, length)| RunShape { length, ..s });
         let protocol = crate::config::ProtocolChoice::Unit(super::SPEECH);
         let config = load::load(target.clone(), connect, protocol, shape, load::Requests::Workload, connections)?;

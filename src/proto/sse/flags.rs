@@ -14,13 +14,17 @@ use crate::origin::unit::Unit;
 impl ProtocolFlags for SseFlags {
     const URL_HELP: &'static str = "The stream: http://host:port/path or https://host:port/path";
 
-    /// `-n` and `-R` count and start streams; stages and the rate mode's tick do nothing here.
+    /// `-n`, `-R` and `--stages` count and start streams; the rate mode's tick does nothing here.
     fn adjust(cmd: clap::Command) -> clap::Command {
         cmd.mut_arg("requests", |a| {
             a.help("Start exactly N streams in all, then end when the last one ends (or at -d, whichever comes first)")
         })
-        .mut_arg("rate", |a| a.help("Start this many streams per second in total (each held until the server ends it)"))
-        .mut_arg("stages", |a| a.hide(true))
+        .mut_arg("rate", |a| {
+            a.help("Start this many streams per second in total, each on a connection of its own (one due with all -c held is dropped and counted)")
+        })
+        .mut_arg("stages", |a| {
+            a.help("Streams started per second in stages \"DURATION:RATE,...\": each ramps linearly from the previous rate (or -R, or 0) to its own; the test lasts their sum")
+        })
         .mut_arg("tick", |a| a.hide(true))
     }
 }
