@@ -6,7 +6,7 @@
 
 use super::flags::{ConnectFlags, HttpFlags, LengthFlags, RequestFlags, RunFlags, SegmentFlags, StreamsFlag};
 use super::CliError;
-use crate::config::{Config, ProtocolChoice, Segment, Settings, Target};
+use crate::config::{Config, Protocol, ProtocolChoice, Segment, Settings, Target};
 use crate::http::request::Header;
 use crate::report::{Output, Outputs, TextOptions};
 use crate::run::Workload;
@@ -184,16 +184,16 @@ pub fn protocol(f: &HttpFlags) -> Result<ProtocolChoice, CliError> {
         return Err(CliError::Usage("-m (streams per connection) needs --http2 or --http3".into()));
     }
     if f.http1 {
-        return Ok(ProtocolChoice::Http1);
+        return Ok(ProtocolChoice::Exactly(Protocol::Http1));
     }
     if !f.http2 && !f.http3 {
         return Ok(ProtocolChoice::Negotiate);
     }
     let streams = streams(&f.streams)?;
-    Ok(match f.http3 {
-        true => ProtocolChoice::Http3 { streams },
-        false => ProtocolChoice::Http2 { streams },
-    })
+    Ok(ProtocolChoice::Exactly(match f.http3 {
+        true => Protocol::Http3 { streams },
+        false => Protocol::Http2 { streams },
+    }))
 }
 
 /// `-m` as a count of streams (1 without it).

@@ -71,20 +71,9 @@ pub enum ProtocolChoice {
     /// https: offer h2 and http/1.1 by ALPN and speak what the server picks; http: HTTP/1.1.
     #[default]
     Negotiate,
-    /// HTTP/1.1 whatever the server prefers (`--http1.1`).
-    Http1,
-    /// HTTP/2 (`--http2`): h2 by ALPN on https URLs, h2c with prior knowledge on http URLs.
-    Http2 {
-        /// Requests in flight per connection (h2load's `-m`).
-        streams: u32,
-    },
-    /// HTTP/3 over QUIC (`--http3`): https URLs only, ALPN h3 over UDP.
-    Http3 {
-        /// Requests in flight per connection (`-m`).
-        streams: u32,
-    },
-    /// A unit's own protocol over HTTP/1.1 connections (`strain ws`: ws:// and wss://).
-    Unit(Speech),
+    /// This one whatever the server prefers (`--http1.1`, `--http2`: h2 by ALPN on https
+    /// URLs, h2c with prior knowledge on http URLs; `--http3`: https URLs only; a unit's).
+    Exactly(Protocol),
 }
 
 /// How a unit's protocol is named, over plain TCP and over TLS (`ws`, `wss`), and what its
@@ -123,8 +112,8 @@ impl ProtocolChoice {
     /// Requests in flight per connection asked for with `-m`, if the choice has streams.
     pub fn streams(self) -> Option<u32> {
         match self {
-            ProtocolChoice::Http2 { streams } | ProtocolChoice::Http3 { streams } => Some(streams),
-            ProtocolChoice::Negotiate | ProtocolChoice::Http1 | ProtocolChoice::Unit(_) => None,
+            ProtocolChoice::Exactly(Protocol::Http2 { streams } | Protocol::Http3 { streams }) => Some(streams),
+            _ => None,
         }
     }
 }
@@ -324,7 +313,7 @@ impl Settings {
     /// What the rate paces (a unit's may be streams started).
     pub fn paces(&self) -> Paces {
         match self.protocol {
-            ProtocolChoice::Unit(speech) => speech.paces,
+            ProtocolChoice::Exactly(Protocol::Unit(speech)) => speech.paces,
             _ => Paces::Requests,
         }
     }
@@ -385,7 +374,7 @@ impl Settings {
         if self.duration.is_zero() {
             return invalid("duration must be greater than zero");
         }
-        if let ProtocolChoice::Http3 { .. } = self.protocol {
+        if let ProtocolChoice::Exactly(Protocol::Http3 { .. }) = self.protocol {
             if self.target.scheme != Scheme::Https {
                 return invalid("HTTP/3 runs over QUIC, which is always encrypted: give an https:// URL");
             }

@@ -34,7 +34,7 @@ pub use plan::{Carried, Launch, Plan, PreparedScript, QuicSetup, RequestSource, 
 pub(crate) use plan::{Origin, Span};
 pub use slot::State;
 pub use transport::paced::{write_out, Pace};
-pub use transport::{connect_cause, Dialed, HeldSlot, Host, Part, PerSlot, Readable, Transport};
+pub use transport::{connect_cause, Dialed, HeldSlot, Host, Part, PerSlot, ReadEnd, Readable, Transport};
 pub use worker::{drive, Share, WorkerOutput};
 
 use std::collections::BTreeMap;
@@ -229,10 +229,8 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
 fn settle(config: &Config, addr: std::net::SocketAddr) -> Protocol {
     let t = &config.target;
     match (config.protocol, t.scheme) {
-        (ProtocolChoice::Http2 { streams }, _) => Protocol::Http2 { streams },
-        (ProtocolChoice::Http3 { streams }, _) => Protocol::Http3 { streams },
-        (ProtocolChoice::Unit(speech), _) => Protocol::Unit(speech),
-        (ProtocolChoice::Http1, _) | (ProtocolChoice::Negotiate, Scheme::Http) => Protocol::Http1,
+        (ProtocolChoice::Exactly(protocol), _) => protocol,
+        (ProtocolChoice::Negotiate, Scheme::Http) => Protocol::Http1,
         (ProtocolChoice::Negotiate, Scheme::Https) => {
             let chose_h2 = TlsSetup::new(&t.host, config.insecure, &[b"h2", b"http/1.1"])
                 .ok()

@@ -337,10 +337,8 @@ pub fn merge(docs: Vec<(String, Value)>, force: bool) -> Result<Merged, MergeErr
     let proxy_dropped = parts.iter().any(|p| p.doc.proxy.is_some());
     // The segments spoke what their JSON names (merging refuses results of different tests).
     let protocol = match config.protocol {
-        ProtocolChoice::Http2 { streams } => Protocol::Http2 { streams },
-        ProtocolChoice::Http3 { streams } => Protocol::Http3 { streams },
-        ProtocolChoice::Unit(speech) => Protocol::Unit(speech),
-        _ => Protocol::Http1,
+        ProtocolChoice::Exactly(protocol) => protocol,
+        ProtocolChoice::Negotiate => Protocol::Http1,
     };
     let shared_cpus = parts.iter().find_map(|p| p.doc.shared_cpus.clone());
     let replay = replay(&parts);
@@ -403,13 +401,13 @@ fn whole_config(parts: &[Part], interval: Duration) -> Result<Config, MergeError
         .map(|(name, value)| crate::http::request::Header { name: name.into(), value: value.into() })
         .collect();
     if let Some((spoken, _)) = doc.sections.get::<crate::stats::H2Counts>() {
-        config.protocol = ProtocolChoice::Http2 { streams: spoken.streams_per_connection };
+        config.protocol = ProtocolChoice::Exactly(Protocol::Http2 { streams: spoken.streams_per_connection });
     }
     if let Some((spoken, _)) = doc.sections.get::<crate::stats::H3Counts>() {
-        config.protocol = ProtocolChoice::Http3 { streams: spoken.streams_per_connection };
+        config.protocol = ProtocolChoice::Exactly(Protocol::Http3 { streams: spoken.streams_per_connection });
     }
     if let Some(speech) = crate::stats::section::speech(&doc.protocol) {
-        config.protocol = ProtocolChoice::Unit(speech);
+        config.protocol = ProtocolChoice::Exactly(Protocol::Unit(speech));
     }
     config.start_at = doc.start_at.as_deref().and_then(|s| humantime::parse_rfc3339_weak(s).ok());
     if let Some(target) = doc.rate.as_ref().map(|r| r.target_per_s) {

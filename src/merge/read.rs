@@ -41,11 +41,6 @@ pub struct Part {
 /// results far from overflowing.
 const MAX_COUNT: u64 = 1 << 40;
 
-/// The sections whose counts their own types read whole (`stats::H2Counts`, `H3Counts`): every
-/// number in them is checked as written, against [`MAX_COUNT`], so a count added to a type is
-/// checked without a line here.
-const COUNTED: [&str; 3] = ["/http2", "/http3", "/grpc"];
-
 /// Checks a value read from result `name` at `field`: `ok` or an error naming both.
 fn valid<T>(name: &str, field: &str, v: Option<T>) -> Result<T, MergeError> {
     v.ok_or_else(|| MergeError::Field { name: name.into(), field: field.into() })
@@ -69,7 +64,12 @@ fn add_histogram(name: &str, text: &str, into: &mut Histogram<u64>, field: &str)
 impl Part {
     /// Reads one result document.
     pub fn read(name: String, value: Value) -> Result<Part, MergeError> {
-        let too_large = COUNTED.iter().find_map(|at| above(value.pointer(at)?, at.to_string()));
+        // The sections' counts are read whole by their own types: every number in them is
+        // checked as written, against MAX_COUNT, so a count added to a type is checked too.
+        let too_large = crate::stats::section::keys().find_map(|key| {
+            let at = format!("/{key}");
+            above(value.pointer(&at)?, at)
+        });
         let doc = RunDoc::from_value(value).map_err(|e| match e {
             ResultError::Other(_) => MergeError::NotAResult { name: name.clone() },
             e => MergeError::Result { name: name.clone(), why: e.to_string() },

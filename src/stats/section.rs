@@ -290,10 +290,20 @@ pub fn speech(name: &str) -> Option<Speech> {
 /// HTTP's own versions' sections, which every result may have.
 static HTTP: [Kind; 2] = [Kind::of::<super::H2Counts>(), Kind::of::<super::H3Counts>()];
 
+/// Every kind a section is read with: HTTP's versions', then the installed units'.
+fn kinds() -> impl Iterator<Item = &'static Kind> {
+    let installed = KINDS.get().map_or(&[][..], |k| &k[..]);
+    HTTP.iter().chain(installed)
+}
+
+/// The keys of every section its own type reads.
+pub fn keys() -> impl Iterator<Item = &'static str> {
+    kinds().map(|k| k.key)
+}
+
 /// The kind of section written under `key`, if installed.
 fn kind(key: &str) -> Option<&'static Kind> {
-    let installed = KINDS.get().map_or(&[][..], |k| &k[..]);
-    HTTP.iter().chain(installed).find(|k| k.key == key)
+    kinds().find(|k| k.key == key)
 }
 
 /// Whether a section written under `key` is read by its own type (HTTP's versions', an

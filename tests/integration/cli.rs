@@ -78,14 +78,16 @@ fn a_protocol_command_offers_only_its_own_flags() {
         }
         assert!(offered.iter().any(|f| f == "--unix-socket"), "{argv:?}");
     }
-    // Server-Sent Events: -n and -R are its streams', and the rate mode's tick and stages,
-    // which do nothing for it, are not offered.
+    // Server-Sent Events: -n, -R and --stages are its streams', and the rate mode's tick,
+    // which does nothing for it, is not offered.
     let offered = flags(&["sse", "--help"]);
-    for gone in ["--http2", "--http3", "--max-streams", "--tick", "--stages"] {
+    for gone in ["--http2", "--http3", "--max-streams", "--tick"] {
         assert!(!offered.iter().any(|f| f == gone), "sse offers {gone}");
     }
+    assert!(offered.iter().any(|f| f == "--stages"), "sse lacks --stages");
     let help = strain_raw(&["sse", "--help"]).stdout;
     assert!(help.contains("Start exactly N streams in all") && help.contains("Start this many streams per second"));
+    assert!(help.contains("Streams started per second in stages"));
     for argv in [&["--help"][..], &["find-max", "--help"], &["replay", "--help"], &["compare", "--help"]] {
         let offered = flags(argv);
         for kept in ["--http1.1", "--http2", "--http3", "--max-streams"] {

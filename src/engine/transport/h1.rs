@@ -3,7 +3,7 @@
 
 use std::io;
 
-use super::{connect_cause, Dialed, Host, Part, PerSlot, Readable, Transport};
+use super::{connect_cause, Dialed, Host, Part, PerSlot, ReadEnd, Readable, Transport};
 use crate::engine::slot::State;
 use crate::http::response::ResponseParser;
 use crate::stats::{ConnectCause, ErrorKind};
@@ -131,6 +131,11 @@ impl PerSlot for Http1 {
     fn dialed(&mut self, i: usize) -> &mut Dialed {
         &mut self.conns[i].dial
     }
+
+    #[inline]
+    fn take(&mut self, host: &mut impl Host, i: usize, data: &mut [u8]) -> bool {
+        self.consume(host, i, data)
+    }
 }
 
 impl Http1 {
@@ -191,38 +196,16 @@ impl Http1 {
     fn read(&mut self, host: &mut impl Host, i: usize, how: Readable) {
         // The buffer is lent out for the loop so the connection stays borrowable.
         let mut buf = std::mem::take(&mut self.buf);
-        while let Some(stream) = self.conns[i].dial.stream.as_mut() {
-            match stream.read(&mut buf) {
-                Ok(0) => {
-                    self.closed_by_peer(host, i);
-                    break;
-                }
-                Ok(n) => {
-                    host.read_bytes(n);
-                    // A plain socket that returned less than asked is drained for now: epoll will
-                    // report the next arrival, so the extra read that would see EAGAIN is skipped.
-                    // Not when the event also said the peer closed: that FIN will not be
-                    // reported again, so read on to see it.
-                    let drained = n < buf.len() && stream.short_read_drains() && how != Readable::UntilEof;
-                    if !self.consume(host, i, &buf[..n]) || drained {
-                        break;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) if matches!(host.state(i), State::Idle | State::Delayed) => {
-                    // A reset on a connection with nothing in flight loses nothing: it is the
-                    // same as the close in `closed_by_peer`.
-                    self.reopen(host, i);
-                    break;
-                }
-                Err(_) => {
-                    self.fail(host, i, ErrorKind::Read);
-                    break;
-                }
-            }
-        }
+        let end = self.read_drained(host, i, how, &mut buf);
         self.buf = buf;
+        match end {
+            ReadEnd::Paused => {}
+            ReadEnd::Eof => self.closed_by_peer(host, i),
+            // A reset on a connection with nothing in flight loses nothing: it is the same as
+            // the close in `closed_by_peer`.
+            ReadEnd::Failed if matches!(host.state(i), State::Idle | State::Delayed) => self.reopen(host, i),
+            ReadEnd::Failed => self.fail(host, i, ErrorKind::Read),
+        }
     }
 
     /// Feeds bytes to connection `i`'s parser, completing responses; false when the

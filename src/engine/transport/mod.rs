@@ -305,11 +305,49 @@ pub struct Dialed {
     pub opening: bool,
 }
 
+/// How reading a slot's socket until it is drained ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadEnd {
+    /// Drained for now, or what was read closed or replaced the slot.
+    Paused,
+    /// The peer closed its side.
+    Eof,
+    /// The socket failed.
+    Failed,
+}
+
 /// A transport whose every slot is a connection of its own: starting, proving and failing a
-/// connection are the same for all of them, said once here.
+/// connection, and reading it, are the same for all of them, said once here.
 pub trait PerSlot: Transport {
     /// Slot `i`'s connection.
     fn dialed(&mut self, i: usize) -> &mut Dialed;
+    /// Takes bytes read from slot `i`; false when they closed or replaced the slot.
+    fn take(&mut self, host: &mut impl Host, i: usize, data: &mut [u8]) -> bool;
+
+    /// Reads slot `i` into `buf` until its socket is drained, handing each read to `take`.
+    #[inline]
+    fn read_drained(&mut self, host: &mut impl Host, i: usize, how: Readable, buf: &mut [u8]) -> ReadEnd {
+        while let Some(stream) = self.dialed(i).stream.as_mut() {
+            match stream.read(buf) {
+                Ok(0) => return ReadEnd::Eof,
+                Ok(n) => {
+                    host.read_bytes(n);
+                    // A plain socket that returned less than asked is drained for now: epoll will
+                    // report the next arrival, so the extra read that would see EAGAIN is skipped.
+                    // Not when the event also said the peer closed: that FIN will not be
+                    // reported again, so read on to see it.
+                    let drained = n < buf.len() && stream.short_read_drains() && how != Readable::UntilEof;
+                    if !self.take(host, i, &mut buf[..n]) || drained {
+                        return ReadEnd::Paused;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return ReadEnd::Paused,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return ReadEnd::Failed,
+            }
+        }
+        ReadEnd::Paused
+    }
     /// Starts slot `i`'s connection.
     fn dial(&mut self, host: &mut impl Host, i: usize) {
         match host.connect(i, i) {

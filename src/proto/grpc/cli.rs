@@ -32,7 +32,7 @@ impl Protocol for CallFlags {
 fn grpc_load(call: &CallFlags, aim: Aim) -> Result<(Config, Workload), CliError> {
     let Aim { url, connect, shape, connections } = aim;
     // gRPC travels over HTTP/2 only: its command offers no other.
-    let protocol = crate::config::ProtocolChoice::Http2 { streams: load::streams(&call.streams)? };
+    let protocol = crate::config::ProtocolChoice::Exactly(crate::config::Protocol::Http2 { streams: load::streams(&call.streams)? });
     let target = Target::parse(url)?;
     if target.websocket || target.path != "/" {
         return Err(CliError::Usage(format!(

@@ -25,7 +25,7 @@ impl Protocol for SseFlags {
         let mut length = shape.as_ref().map(|s| s.length.clone());
         let streams = length.as_mut().and_then(|l| l.requests.take());
         let shape = shape.zip(length.as_ref()).map(|(s, length)| RunShape { length, ..s });
-        let protocol = crate::config::ProtocolChoice::Unit(super::SPEECH);
+        let protocol = crate::config::ProtocolChoice::Exactly(crate::config::Protocol::Unit(super::SPEECH));
         let config = load::load(target.clone(), connect, protocol, shape, load::Requests::Workload, connections)?;
         Ok((config, Workload::Unit(Arc::new(self.sse_load(&target, streams)?))))
     }

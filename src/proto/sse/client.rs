@@ -7,13 +7,12 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::io;
 use std::sync::Arc;
 
 use super::counts::SseCounts;
 use super::event::EventParser;
 use super::SseLoad;
-use crate::engine::{connect_cause, write_out, Dialed, HeldSlot, Host, PerSlot, Readable, State, Transport};
+use crate::engine::{connect_cause, write_out, Dialed, HeldSlot, Host, PerSlot, ReadEnd, Readable, State, Transport};
 use crate::http::body::{BodyDecoder, BodyKind};
 use crate::stats::{ConnectCause, ErrorKind};
 
@@ -159,28 +158,13 @@ impl Sse {
     /// Reads until the socket is drained.
     fn read(&mut self, host: &mut impl Host, i: usize, how: Readable) {
         let mut buf = std::mem::take(&mut self.buf);
-        while let Some(stream) = self.conns[i].dial.stream.as_mut() {
-            match stream.read(&mut buf) {
-                Ok(0) => {
-                    self.ended(host, i);
-                    break;
-                }
-                Ok(n) => {
-                    host.read_bytes(n);
-                    let drained = n < buf.len() && stream.short_read_drains() && how != Readable::UntilEof;
-                    if !self.consume(host, i, &buf[..n]) || drained {
-                        break;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => {
-                    self.lose(host, i, ErrorKind::Read);
-                    break;
-                }
-            }
-        }
+        let end = self.read_drained(host, i, how, &mut buf);
         self.buf = buf;
+        match end {
+            ReadEnd::Paused => {}
+            ReadEnd::Eof => self.ended(host, i),
+            ReadEnd::Failed => self.lose(host, i, ErrorKind::Read),
+        }
     }
 
     /// Takes bytes of stream `i`: its answer's head, then its events; false when the stream
@@ -448,6 +432,10 @@ impl Transport for Sse {
 impl PerSlot for Sse {
     fn dialed(&mut self, i: usize) -> &mut Dialed {
         &mut self.conns[i].dial
+    }
+
+    fn take(&mut self, host: &mut impl Host, i: usize, data: &mut [u8]) -> bool {
+        self.consume(host, i, data)
     }
 }
 

@@ -61,7 +61,7 @@ fn ws_load(m: &WsMessageFlags, aim: Aim) -> Result<(Config, Arc<WsLoad>), CliErr
     if !target.websocket {
         return Err(CliError::Usage(format!("{url}: a WebSocket URL starts with ws:// or wss://")));
     }
-    let protocol = crate::config::ProtocolChoice::Unit(super::SPEECH);
+    let protocol = crate::config::ProtocolChoice::Exactly(crate::config::Protocol::Unit(super::SPEECH));
     let config = load::load(target, connect, protocol, shape, load::Requests::Workload, connections)?;
     let (payload, binary) = match (&m.message, &m.message_file, m.message_size) {
         (Some(text), _, _) => (text.clone().into_bytes(), false),

@@ -13,7 +13,7 @@ use super::deflate::Inflater;
 use super::frame::{self, Item, Limits, Parser};
 use super::handshake::{self, HandshakeError};
 use super::{Mode, WsLoad, ID_LEN};
-use crate::engine::{connect_cause, write_out, Dialed, HeldSlot, Host, Pace, Part, PerSlot, Readable, State, Transport};
+use crate::engine::{connect_cause, write_out, Dialed, HeldSlot, Host, Pace, Part, PerSlot, ReadEnd, Readable, State, Transport};
 use crate::rng::Rng;
 use crate::stats::{ConnectCause, ErrorKind};
 
@@ -291,6 +291,10 @@ impl PerSlot for WebSocket {
     fn dialed(&mut self, i: usize) -> &mut Dialed {
         &mut self.conns[i].dial
     }
+
+    fn take(&mut self, host: &mut impl Host, i: usize, data: &mut [u8]) -> bool {
+        self.consume(host, i, data)
+    }
 }
 
 impl HeldSlot for WebSocket {
@@ -471,28 +475,13 @@ impl WebSocket {
     /// Reads until the socket is drained, handing frames to [`WebSocket::consume`].
     fn read(&mut self, host: &mut impl Host, i: usize, how: Readable) {
         let mut buf = std::mem::take(&mut self.buf);
-        while let Some(stream) = self.conns[i].dial.stream.as_mut() {
-            match stream.read(&mut buf) {
-                Ok(0) => {
-                    self.drop_conn(host, i, WsDrop::Eof, ErrorKind::Read);
-                    break;
-                }
-                Ok(n) => {
-                    host.read_bytes(n);
-                    let drained = n < buf.len() && stream.short_read_drains() && how != Readable::UntilEof;
-                    if !self.consume(host, i, &mut buf[..n]) || drained {
-                        break;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => {
-                    self.drop_conn(host, i, WsDrop::Reset, ErrorKind::Read);
-                    break;
-                }
-            }
-        }
+        let end = self.read_drained(host, i, how, &mut buf);
         self.buf = buf;
+        match end {
+            ReadEnd::Paused => {}
+            ReadEnd::Eof => self.drop_conn(host, i, WsDrop::Eof, ErrorKind::Read),
+            ReadEnd::Failed => self.drop_conn(host, i, WsDrop::Reset, ErrorKind::Read),
+        }
     }
 
     /// Handles frames in `data`; false when the connection was closed or replaced.
