@@ -95,8 +95,8 @@ pub fn search_with_origin(
 struct Printer<'a> {
     out: Box<dyn Write + 'a>,
     connections: usize,
-    /// What the rates count.
-    noun: &'static str,
+    /// What the rates pace.
+    paces: crate::config::Paces,
     watch: &'a [u32],
     /// The table's header is printed once, after the probe's line.
     table: bool,
@@ -126,7 +126,7 @@ impl FindMaxObserver for Printer<'_> {
     }
 
     fn probed(&mut self, per_s: f64, start: f64) {
-        let _ = self.out.write_all(text::probed(per_s, start, self.connections, self.noun).as_bytes());
+        let _ = self.out.write_all(text::probed(per_s, start, self.connections, self.paces.noun()).as_bytes());
     }
 
     fn step_started(&mut self, rate: f64) {
@@ -181,7 +181,7 @@ pub fn search_and_report(
     let mut printer = Printer {
         out,
         connections: config.load().connections,
-        noun: config.load().paces().noun(),
+        paces: config.load().paces(),
         watch: &config.spec().watch,
         table: false,
         metrics,
@@ -204,9 +204,7 @@ pub fn search_and_report(
         }
     };
     let _ = printer.out.write_all(b"\n");
-    let _ = printer
-        .out
-        .write_all(text::answer(&result.answer, config.load().connections, config.load().paces().noun()).as_bytes());
+    let _ = printer.out.write_all(text::answer(&result.answer, printer.connections, printer.paces).as_bytes());
     if let Some(shared) = result.steps.iter().find_map(|s| s.result.shared_cpus.as_ref()) {
         let _ = writeln!(printer.out, "{}", text::shared_note(shared));
     }

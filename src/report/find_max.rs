@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use crate::config::Paces;
 use crate::find_max::bisect::End;
 use crate::find_max::step::{Step, Verdict};
 use crate::find_max::{Answer, FindMaxConfig, FindMaxResult};
@@ -86,8 +87,9 @@ pub fn shared_note(shared: &crate::net::host::SharedCpus) -> String {
     )
 }
 
-/// The answer, in sentences; `noun` is what the rates count.
-pub fn answer(a: &Answer, connections: usize, noun: &str) -> String {
+/// The answer, in sentences, of a search whose rates pace `paces`.
+pub fn answer(a: &Answer, connections: usize, paces: Paces) -> String {
+    let noun = paces.noun();
     let mut out = String::new();
     match a.max_rate {
         Some(r) if a.end == End::MaxPassed => {
@@ -126,15 +128,15 @@ pub fn answer(a: &Answer, connections: usize, noun: &str) -> String {
             );
         }
         Some(Verdict::Connections { suggest }) => {
-            let _ = writeln!(
-                out,
-                "{}",
-                if noun == "requests" {
-                    format!("Connection limit: every one of the {connections} connections was busy while the service answered as fast as at lower rates. Use -c {suggest}.")
-                } else {
-                    format!("Connection limit: {noun} arrived to find all {connections} connections holding one while the started ones met the SLO. Use -c {suggest}.")
-                }
-            );
+            let why = match paces {
+                Paces::Requests => format!(
+                    "every one of the {connections} connections was busy while the service answered as fast as at lower rates"
+                ),
+                Paces::Streams => format!(
+                    "{noun} arrived to find all {connections} connections holding one while the started ones met the SLO"
+                ),
+            };
+            let _ = writeln!(out, "Connection limit: {why}. Use -c {suggest}.");
         }
         _ => {}
     }
@@ -196,7 +198,7 @@ pub fn document(c: &FindMaxConfig, r: &FindMaxResult, command: &[String]) -> Fin
             warmup_s: c.spec().warmup.as_secs_f64(),
             step_s: c.spec().step.as_secs_f64(),
             watch_pids: c.spec().watch.clone(),
-            rate_of: (c.load().paces() != crate::config::Paces::Requests).then(|| c.load().paces().noun().to_string()),
+            rate_of: (c.load().paces() != Paces::Requests).then(|| c.load().paces().noun().to_string()),
         },
         probe_per_s: r.probe_per_s,
         steps,

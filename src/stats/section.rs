@@ -284,7 +284,7 @@ pub fn known(key: &str) -> bool {
 
 /// The installed unit spoken as `name` (`ws`, `wss`), if any.
 pub fn speech(name: &str) -> Option<Speech> {
-    KINDS.get()?.iter().filter_map(|k| k.speech).find(|s| s.plain == name || s.tls == name)
+    kinds().filter_map(|k| k.speech).find(|s| s.plain == name || s.tls == name)
 }
 
 /// HTTP's own versions' sections, which every result may have.

@@ -117,6 +117,7 @@ fn r_starts_streams_at_its_rate() {
     assert!((70..=90).contains(&streams), "{streams} streams in 2 s at 40/s");
     assert_eq!(run.num("/requests"), run.num("/sse/events"));
     assert_eq!(run.num("/rate/dropped"), 0, "{}", run.stdout);
+    assert!(!run.stdout.contains("Arrivals dropped"), "{}", run.stdout);
     // Stages ramp the streams started: 0 to 20 a second over 1 s, then 20 to 40: 10 + 30.
     let run = strain(&args(&format!("sse -c 20 --stages 1s:20,1s:40 {}", origin.url_of("/events"))));
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -200,6 +201,29 @@ fn find_max_searches_the_streams_started_and_names_the_connection_limit() {
     assert!(steps[3]["result"]["rate"]["dropped"].as_u64().unwrap() >= 20, "{}", steps[3]["result"]["rate"]);
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("Target rate (streams/s)") && page.contains("</b> streams/s"), "the page names streams");
+    // With connections to spare, the same rates pass up to --max, and no limit is named.
+    let run = strain_raw(&[
+        "sse",
+        "find-max",
+        "--slo",
+        "p99<300ms",
+        "-c",
+        "40",
+        "-t",
+        "1",
+        "--start",
+        "7",
+        "--max",
+        "14",
+        "--warmup",
+        "500ms",
+        "--step-duration",
+        "2s",
+        &url,
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("Max rate: at least 14 streams/s: the SLO held at --max"), "{}", run.stdout);
+    assert!(!run.stdout.contains("Connection limit"), "{}", run.stdout);
 }
 
 #[test]
