@@ -253,6 +253,46 @@ fn a_stream_the_server_has_finished_stops_at_204_as_an_eventsource_does() {
 }
 
 #[test]
+fn each_arrival_is_a_new_client_of_a_real_server_that_finishes_its_streams() {
+    // Three events a stream, 50 ms apart, then the server ends it. Each stream -R starts is a
+    // new EventSource: it asks from the start (no Last-Event-ID, so never the 204 of a stream
+    // already read) and its slot is free once the stream ends, for the next arrival.
+    let server = Aiohttp::start(20, 3);
+    let run = strain(&args(&format!("sse -c 10 -t 1 -R 20 -d 2s {}", server.url("/events"))));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let streams = run.num("/sse/streams");
+    assert!((38..=40).contains(&streams), "{streams} streams in 2 s at 20/s\n{}", run.stdout);
+    assert_eq!(run.num("/sse/resumed"), 0, "{}", run.stdout);
+    assert_eq!(run.num("/rate/dropped"), 0, "{}", run.stdout);
+    assert!(run.json.as_ref().unwrap()["sse"]["refused"].as_object().is_none_or(|r| r.is_empty()), "{}", run.stdout);
+    // A stream still under way at the end has read some of its three.
+    let events = run.num("/sse/events");
+    assert!(events <= 3 * streams && events + 6 >= 3 * streams, "{events} events of {streams} streams");
+    // A search of streams started passes each step against the same server.
+    let find = strain_raw(&[
+        "sse",
+        "find-max",
+        "--slo",
+        "p99<300ms",
+        "-c",
+        "20",
+        "-t",
+        "1",
+        "--start",
+        "10",
+        "--max",
+        "20",
+        "--warmup",
+        "500ms",
+        "--step-duration",
+        "2s",
+        &server.url("/events"),
+    ]);
+    assert_eq!(find.code, 0, "{}\n{}", find.stdout, find.stderr);
+    assert!(find.stdout.contains("Max rate: at least 20 streams/s: the SLO held at --max"), "{}", find.stdout);
+}
+
+#[test]
 fn what_is_not_an_event_stream_is_counted_and_said() {
     // strain's origin without --sse answers 200 text/plain; with --status 404, 404.
     let plain = Origin::start(&[]);

@@ -90,6 +90,9 @@ pub trait Host {
     fn https(&self) -> bool;
     /// The run is over: nothing new is sent, connections are not replaced.
     fn draining(&self) -> bool;
+    /// Connections arrive on a schedule: a slot's connection is one arrival's, and the slot is
+    /// freed for the next arrival when it ends ([`Host::replace`]).
+    fn arriving(&self) -> bool;
     /// A proxy test's `--keepalive`: responses a connection carries before it is replaced
     /// (0: no limit).
     fn keepalive_limit(&self) -> u64;

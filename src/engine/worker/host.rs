@@ -33,6 +33,10 @@ impl Host for Core<'_> {
         self.draining
     }
 
+    fn arriving(&self) -> bool {
+        matches!(self.when, When::Arrivals(_))
+    }
+
     fn keepalive_limit(&self) -> u64 {
         self.requests.keepalive()
     }

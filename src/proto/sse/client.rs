@@ -2,8 +2,9 @@
 //! the slot's first request; every event answers the wait before it, so an event's latency is
 //! the gap since the one before it on its stream (the first: since the request went out). A
 //! stream the server ends is started again after its `retry:` (with `Last-Event-ID` when it
-//! named one), unless `--no-reconnect`; `-n` counts the streams started (`-R` is the engine's,
-//! connections arriving).
+//! named one), unless `--no-reconnect`; `-n` counts the streams started. `-R` is the engine's,
+//! connections arriving: each arrival is a new client, gone (its slot free) when its stream
+//! ends.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -113,7 +114,14 @@ impl Sse {
         c.written = 0;
         c.head.clear();
         c.asked_us = None;
-        c.events.restart();
+        if host.arriving() {
+            // An arrival is a new client: a fresh EventSource, with no id to resume from and
+            // not stopped by the one before it in this slot.
+            c.events = EventParser::with_limit(MAX_EVENT);
+            c.stopped = false;
+        } else {
+            c.events.restart();
+        }
         self.dial(host, i);
     }
 
@@ -194,7 +202,7 @@ impl Sse {
                 // No Content: the server has no more for this stream, which stops (as an
                 // EventSource does); nothing was answered.
                 *self.counts.refused.entry(status).or_default() += 1;
-                c.stopped = true;
+                c.stopped = !host.arriving();
                 host.unsend(i);
                 self.again(host, i, 0);
                 return false;
@@ -281,10 +289,13 @@ impl Sse {
         self.again(host, i, retry_us);
     }
 
-    /// Closes stream `i` and starts it again in `after_us` (unless `--no-reconnect`).
+    /// Closes stream `i` and starts it again in `after_us` (unless `--no-reconnect`); an
+    /// arriving stream's client is done, and its slot free for the next arrival at once.
     fn again(&mut self, host: &mut impl Host, i: usize, after_us: u64) {
         self.close(host, i);
-        if self.load.reconnect && self.left != Some(0) && !self.conns[i].stopped {
+        if host.arriving() {
+            host.replace(i);
+        } else if self.load.reconnect && self.left != Some(0) && !self.conns[i].stopped {
             if after_us == 0 {
                 host.replace(i);
             } else {
