@@ -2,15 +2,22 @@
 //! Found as the point farthest below the straight line from the first point to the last, with
 //! both axes scaled to 0-1 (the "Kneedle" idea); pure, on (rate, latency) points. A curve whose
 //! highest latency is under [`TURN`] times its lowest has no knee: scaled to 0-1, noise on a
-//! flat curve would bend it anywhere, and "latency turns up" would be false.
+//! flat curve would bend it anywhere, and "latency turns up" would be false. The curve starts
+//! at its lowest point, and has no knee if latency after the bend stays under [`TURN`] times
+//! the bend's: a slow first step (a cold server, a busy machine) is not latency climbing.
 
-/// Latency must reach this multiple of its lowest value on the curve for a knee to exist.
+/// Latency must reach this multiple of its lowest value on the curve, and of the knee's own
+/// after it, for a knee to exist.
 pub const TURN: f64 = 2.0;
 
 /// The point at the knee, if the curve bends upward at all.
 pub fn knee(points: &[(f64, f64)]) -> Option<(f64, f64)> {
     let mut pts: Vec<(f64, f64)> = points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
     pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // Latency above the lowest before it is not the flat part the bend leaves: the curve
+    // starts at its lowest point.
+    let lowest = pts.iter().enumerate().fold(0, |m, (i, p)| if p.1 < pts[m].1 { i } else { m });
+    pts.drain(..lowest);
     if pts.len() < 3 {
         return None;
     }
@@ -31,7 +38,8 @@ pub fn knee(points: &[(f64, f64)]) -> Option<(f64, f64)> {
             (i, first.1 + slope * (x - first.0) - y)
         })
         .fold((0, 0.0), |best, cur| if cur.1 > best.1 { cur } else { best });
-    (gap > 0.0).then_some(pts[i])
+    let climbs = pts[i + 1..].iter().any(|p| p.1 >= TURN * pts[i].1);
+    (gap > 0.0 && climbs).then_some(pts[i])
 }
 
 #[cfg(test)]
@@ -54,5 +62,9 @@ mod tests {
         assert_eq!(knee(&[(250.0, 4.2), (500.0, 4.3), (1_000.0, 4.25), (2_000.0, 4.9)]), None);
         // Concave: latency rises early and flattens; nothing lies below the chord.
         assert_eq!(knee(&[(1.0, 1.0), (2.0, 9.0), (3.0, 10.0)]), None);
+        // A slow first step over a flat rest (a cold start): the low point is no knee, as
+        // nothing after it climbs.
+        assert_eq!(knee(&[(100.0, 11.41), (200.0, 4.80), (400.0, 5.28)]), None);
+        assert_eq!(knee(&[(100.0, 11.0), (200.0, 4.8), (400.0, 5.3), (800.0, 12.0)]), Some((400.0, 5.3)));
     }
 }

@@ -137,8 +137,10 @@ fn find_max_with_strain_held_to_a_tenth_of_a_cpu_names_strain() {
 #[test]
 fn late_sends_are_strains_own_only_when_a_connection_was_free() {
     let _alone = exclusive();
-    // Holds: strain held to 10% of a CPU sends late with connections free.
-    let run = starved("-t 1 -c 50 -R 3000 -d 3s");
+    // Holds: strain held to 10% of a CPU sends late with connections free. At 3,000/s a tenth
+    // of a CPU kept up well enough that only 147 of 9,000 were its own; at 10,000/s it cannot
+    // (1,051 to 2,552 of 29,500 in three runs; issue 43 takes the rest, counted as no connection).
+    let run = starved("-t 1 -c 50 -R 10000 -d 3s");
     assert_eq!(run.code, 0, "{}", run.stderr);
     let rate = &json(&run)["rate"];
     let (sent, late) = (rate["sent"].as_u64().unwrap(), rate["late"].as_u64().unwrap());
