@@ -3,7 +3,7 @@
 
 use std::io;
 
-use super::{connect_cause, Dialed, Host, Part, PerSlot, ReadEnd, Readable, Transport};
+use super::{Dialed, Host, Part, PerSlot, ReadEnd, Readable, Transport};
 use crate::engine::slot::State;
 use crate::http::response::ResponseParser;
 use crate::stats::{ConnectCause, ErrorKind};
@@ -136,6 +136,10 @@ impl PerSlot for Http1 {
     fn take(&mut self, host: &mut impl Host, i: usize, data: &mut [u8]) -> bool {
         self.consume(host, i, data)
     }
+
+    fn read_buffer(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
+    }
 }
 
 impl Http1 {
@@ -148,21 +152,14 @@ impl Http1 {
     /// An event on a connecting socket: connected (the first request goes out), still
     /// connecting, or failed.
     fn connecting_event(&mut self, host: &mut impl Host, i: usize, writable: bool) {
-        let c = &mut self.conns[i];
-        let Some(stream) = c.dial.stream.as_mut() else { return };
-        match stream.poll_connect(writable) {
-            Ok(true) => {
-                c.dial.failures = 0;
-                host.connection_made();
-                host.next_request(i);
-                self.settle(host);
-                if !host.state(i).in_flight() {
-                    // Nothing sent at once (rate mode, a delay): a response cannot prove it.
-                    self.conn_opened(host, i);
-                }
+        if self.poll_connected(host, i, writable) {
+            self.made(host, i);
+            host.next_request(i);
+            self.settle(host);
+            if !host.state(i).in_flight() {
+                // Nothing sent at once (rate mode, a delay): a response cannot prove it.
+                self.conn_opened(host, i);
             }
-            Ok(false) => {}
-            Err(e) => self.connect_failed(host, i, connect_cause(&e), e.to_string()),
         }
     }
 
@@ -194,11 +191,7 @@ impl Http1 {
 
     /// Reads until the socket is drained, completing responses as they end.
     fn read(&mut self, host: &mut impl Host, i: usize, how: Readable) {
-        // The buffer is lent out for the loop so the connection stays borrowable.
-        let mut buf = std::mem::take(&mut self.buf);
-        let end = self.read_drained(host, i, how, &mut buf);
-        self.buf = buf;
-        match end {
+        match self.read_drained(host, i, how) {
             ReadEnd::Paused => {}
             ReadEnd::Eof => self.closed_by_peer(host, i),
             // A reset on a connection with nothing in flight loses nothing: it is the same as

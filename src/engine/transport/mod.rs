@@ -327,9 +327,21 @@ pub trait PerSlot: Transport {
     /// Takes bytes read from slot `i`; false when they closed or replaced the slot.
     fn take(&mut self, host: &mut impl Host, i: usize, data: &mut [u8]) -> bool;
 
-    /// Reads slot `i` into `buf` until its socket is drained, handing each read to `take`.
+    /// The thread's read buffer, lent to each read loop so the slots stay borrowable.
+    fn read_buffer(&mut self) -> &mut Vec<u8>;
+
+    /// Reads slot `i` until its socket is drained, handing each read to `take`.
     #[inline]
-    fn read_drained(&mut self, host: &mut impl Host, i: usize, how: Readable, buf: &mut [u8]) -> ReadEnd {
+    fn read_drained(&mut self, host: &mut impl Host, i: usize, how: Readable) -> ReadEnd {
+        let mut buf = std::mem::take(self.read_buffer());
+        let end = self.read_into(host, i, how, &mut buf);
+        *self.read_buffer() = buf;
+        end
+    }
+
+    /// [`PerSlot::read_drained`]'s loop, over `buf`.
+    #[inline]
+    fn read_into(&mut self, host: &mut impl Host, i: usize, how: Readable, buf: &mut [u8]) -> ReadEnd {
         while let Some(stream) = self.dialed(i).stream.as_mut() {
             match stream.read(buf) {
                 Ok(0) => return ReadEnd::Eof,
@@ -351,6 +363,26 @@ pub trait PerSlot: Transport {
         }
         ReadEnd::Paused
     }
+
+    /// Polls slot `i`'s connect: true once TCP (and TLS) is up; a failure is counted and the
+    /// slot's retry scheduled.
+    fn poll_connected(&mut self, host: &mut impl Host, i: usize, writable: bool) -> bool {
+        let Some(stream) = self.dialed(i).stream.as_mut() else { return false };
+        match stream.poll_connect(writable) {
+            Ok(up) => up,
+            Err(e) => {
+                self.connect_failed(host, i, connect_cause(&e), e.to_string());
+                false
+            }
+        }
+    }
+
+    /// Slot `i`'s connection counts as made: its run of failed connects is over.
+    fn made(&mut self, host: &mut impl Host, i: usize) {
+        self.dialed(i).failures = 0;
+        host.connection_made();
+    }
+
     /// Starts slot `i`'s connection.
     fn dial(&mut self, host: &mut impl Host, i: usize) {
         match host.connect(i, i) {

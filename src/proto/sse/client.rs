@@ -13,7 +13,7 @@ use std::sync::Arc;
 use super::counts::SseCounts;
 use super::event::EventParser;
 use super::SseLoad;
-use crate::engine::{connect_cause, write_out, Dialed, HeldSlot, Host, PerSlot, ReadEnd, Readable, State, Transport};
+use crate::engine::{write_out, Dialed, HeldSlot, Host, PerSlot, ReadEnd, Readable, State, Transport};
 use crate::http::body::{BodyDecoder, BodyKind};
 use crate::stats::{ConnectCause, ErrorKind};
 
@@ -125,24 +125,6 @@ impl Sse {
         self.dial(host, i);
     }
 
-    /// An event while connecting: once TCP (and TLS) is up, the stream's request is the slot's
-    /// first request.
-    fn connecting_event(&mut self, host: &mut impl Host, i: usize, writable: bool) {
-        let c = &mut self.conns[i];
-        let Some(stream) = c.dial.stream.as_mut() else { return };
-        match stream.poll_connect(writable) {
-            Ok(true) => {
-                c.phase = Phase::Head;
-                c.dial.failures = 0;
-                host.connection_made();
-                self.conn_opened(host, i);
-                host.next_request(i);
-                self.settle(host);
-            }
-            Ok(false) => {}
-            Err(e) => self.connect_failed(host, i, connect_cause(&e), e.to_string()),
-        }
-    }
 
     /// Writes what is queued on stream `i`; false if the socket failed.
     fn flush_out(&mut self, i: usize) -> bool {
@@ -151,119 +133,8 @@ impl Sse {
         write_out(stream, &c.out, &mut c.written)
     }
 
-    /// Writes what is left of the request; the slot awaits the first event once it is out.
-    fn write(&mut self, host: &mut impl Host, i: usize) {
-        if !self.flush_out(i) {
-            return self.lose(host, i, ErrorKind::Write);
-        }
-        let c = &mut self.conns[i];
-        if c.written == c.out.len() && host.state(i) == State::Writing {
-            c.asked_us = Some(host.now());
-            host.written(i);
-        }
-    }
 
-    /// Reads until the socket is drained.
-    fn read(&mut self, host: &mut impl Host, i: usize, how: Readable) {
-        let mut buf = std::mem::take(&mut self.buf);
-        let end = self.read_drained(host, i, how, &mut buf);
-        self.buf = buf;
-        match end {
-            ReadEnd::Paused => {}
-            ReadEnd::Eof => self.ended(host, i),
-            ReadEnd::Failed => self.lose(host, i, ErrorKind::Read),
-        }
-    }
 
-    /// Takes bytes of stream `i`: its answer's head, then its events; false when the stream
-    /// is gone.
-    fn consume(&mut self, host: &mut impl Host, i: usize, data: &[u8]) -> bool {
-        let mut data = data;
-        if self.conns[i].phase == Phase::Head {
-            let c = &mut self.conns[i];
-            let before = c.head.len();
-            c.head.extend_from_slice(data);
-            let Some((len, status, kind, event_stream)) = (match head(&c.head) {
-                Ok(h) => h,
-                Err(()) => {
-                    self.lose(host, i, ErrorKind::Parse);
-                    return false;
-                }
-            }) else {
-                if c.head.len() > MAX_HEAD {
-                    self.lose(host, i, ErrorKind::Parse);
-                    return false;
-                }
-                return true;
-            };
-            data = &data[len - before..];
-            c.head = Vec::new();
-            if status == 204 {
-                // No Content: the server has no more for this stream, which stops (as an
-                // EventSource does); nothing was answered.
-                *self.counts.refused.entry(status).or_default() += 1;
-                c.stopped = !host.arriving();
-                host.unsend(i);
-                self.again(host, i, 0);
-                return false;
-            }
-            if status != 200 {
-                // What the server said is its answer, counted with its status.
-                *self.counts.refused.entry(status).or_default() += 1;
-                host.completed(i, status, false, None);
-                self.settle(host);
-                return false;
-            }
-            if !event_stream {
-                self.counts.not_event_stream += 1;
-                self.lose(host, i, ErrorKind::Parse);
-                return false;
-            }
-            self.counts.streams += 1;
-            c.phase = Phase::Events;
-            c.body = BodyDecoder::new(kind);
-        }
-        let mut body = std::mem::take(&mut self.body);
-        body.clear();
-        let c = &mut self.conns[i];
-        let fed = c.body.feed_into(data, Some(&mut body));
-        let done = c.body.is_done();
-        let (mut events, mut bytes, mut finished) = (0u64, 0u64, 0u64);
-        let comments = c.events.comments();
-        let read = c.events.feed(&body, |e| {
-            events += 1;
-            bytes += e.data.len() as u64;
-            finished += u64::from(e.data == b"[DONE]");
-        });
-        self.counts.comments += c.events.comments() - comments;
-        self.body = body;
-        if fed.is_err() || read.is_err() {
-            self.lose(host, i, ErrorKind::Parse);
-            return false;
-        }
-        self.counts.events += events;
-        self.counts.data_bytes += bytes;
-        self.counts.done += finished;
-        for _ in 0..events {
-            if host.state(i) != State::Reading {
-                // Draining, or a timeout let the wait go: the event is counted, not timed.
-                continue;
-            }
-            if let Some(asked) = self.conns[i].asked_us.take() {
-                self.counts.first_event.0.add(host.now().saturating_sub(asked));
-            }
-            let went_on = host.completed(i, 200, true, None);
-            self.settle(host);
-            if !went_on || self.conns[i].dial.stream.is_none() {
-                return false;
-            }
-        }
-        if done {
-            self.ended(host, i);
-            return false;
-        }
-        true
-    }
 
     /// The server ended stream `i` (or its connection): the wait under way is let go, not
     /// counted, and the stream starts again after its `retry:`.
@@ -355,7 +226,7 @@ impl Transport for Sse {
         if let Some(left) = self.left.as_mut() {
             *left = left.saturating_sub(1);
         }
-        self.write(host, i);
+        self.write_slot(host, i);
     }
 
     fn timed_out(&mut self, host: &mut impl Host, i: usize) {
@@ -445,22 +316,133 @@ impl PerSlot for Sse {
         &mut self.conns[i].dial
     }
 
+    /// Takes bytes of stream `i`: its answer's head, then its events; false when the stream
+    /// is gone.
     fn take(&mut self, host: &mut impl Host, i: usize, data: &mut [u8]) -> bool {
-        self.consume(host, i, data)
+        let mut data: &[u8] = data;
+        if self.conns[i].phase == Phase::Head {
+            let c = &mut self.conns[i];
+            let before = c.head.len();
+            c.head.extend_from_slice(data);
+            let Some((len, status, kind, event_stream)) = (match head(&c.head) {
+                Ok(h) => h,
+                Err(()) => {
+                    self.lose(host, i, ErrorKind::Parse);
+                    return false;
+                }
+            }) else {
+                if c.head.len() > MAX_HEAD {
+                    self.lose(host, i, ErrorKind::Parse);
+                    return false;
+                }
+                return true;
+            };
+            data = &data[len - before..];
+            c.head = Vec::new();
+            if status == 204 {
+                // No Content: the server has no more for this stream, which stops (as an
+                // EventSource does); nothing was answered.
+                *self.counts.refused.entry(status).or_default() += 1;
+                c.stopped = !host.arriving();
+                host.unsend(i);
+                self.again(host, i, 0);
+                return false;
+            }
+            if status != 200 {
+                // What the server said is its answer, counted with its status.
+                *self.counts.refused.entry(status).or_default() += 1;
+                host.completed(i, status, false, None);
+                self.settle(host);
+                return false;
+            }
+            if !event_stream {
+                self.counts.not_event_stream += 1;
+                self.lose(host, i, ErrorKind::Parse);
+                return false;
+            }
+            self.counts.streams += 1;
+            c.phase = Phase::Events;
+            c.body = BodyDecoder::new(kind);
+        }
+        let mut body = std::mem::take(&mut self.body);
+        body.clear();
+        let c = &mut self.conns[i];
+        let fed = c.body.feed_into(data, Some(&mut body));
+        let done = c.body.is_done();
+        let (mut events, mut bytes, mut finished) = (0u64, 0u64, 0u64);
+        let comments = c.events.comments();
+        let read = c.events.feed(&body, |e| {
+            events += 1;
+            bytes += e.data.len() as u64;
+            finished += u64::from(e.data == b"[DONE]");
+        });
+        self.counts.comments += c.events.comments() - comments;
+        self.body = body;
+        if fed.is_err() || read.is_err() {
+            self.lose(host, i, ErrorKind::Parse);
+            return false;
+        }
+        self.counts.events += events;
+        self.counts.data_bytes += bytes;
+        self.counts.done += finished;
+        for _ in 0..events {
+            if host.state(i) != State::Reading {
+                // Draining, or a timeout let the wait go: the event is counted, not timed.
+                continue;
+            }
+            if let Some(asked) = self.conns[i].asked_us.take() {
+                self.counts.first_event.0.add(host.now().saturating_sub(asked));
+            }
+            let went_on = host.completed(i, 200, true, None);
+            self.settle(host);
+            if !went_on || self.conns[i].dial.stream.is_none() {
+                return false;
+            }
+        }
+        if done {
+            self.ended(host, i);
+            return false;
+        }
+        true
+    }
+
+    fn read_buffer(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
     }
 }
 
 impl HeldSlot for Sse {
+    /// An event while connecting: once TCP (and TLS) is up, the stream's request is the slot's
+    /// first request.
     fn opening_event(&mut self, host: &mut impl Host, i: usize, _readable: Readable, writable: bool) {
-        self.connecting_event(host, i, writable);
+        if self.poll_connected(host, i, writable) {
+            self.conns[i].phase = Phase::Head;
+            self.made(host, i);
+            self.conn_opened(host, i);
+            host.next_request(i);
+            self.settle(host);
+        }
     }
 
+    /// Writes what is left of the request; the slot awaits the first event once it is out.
     fn write_slot(&mut self, host: &mut impl Host, i: usize) {
-        self.write(host, i);
+        if !self.flush_out(i) {
+            return self.lose(host, i, ErrorKind::Write);
+        }
+        let c = &mut self.conns[i];
+        if c.written == c.out.len() && host.state(i) == State::Writing {
+            c.asked_us = Some(host.now());
+            host.written(i);
+        }
     }
 
+    /// Reads until the socket is drained.
     fn read_slot(&mut self, host: &mut impl Host, i: usize, how: Readable) {
-        self.read(host, i, how);
+        match self.read_drained(host, i, how) {
+            ReadEnd::Paused => {}
+            ReadEnd::Eof => self.ended(host, i),
+            ReadEnd::Failed => self.lose(host, i, ErrorKind::Read),
+        }
     }
 }
 

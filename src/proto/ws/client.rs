@@ -13,7 +13,7 @@ use super::deflate::Inflater;
 use super::frame::{self, Item, Limits, Parser};
 use super::handshake::{self, HandshakeError};
 use super::{Mode, WsLoad, ID_LEN};
-use crate::engine::{connect_cause, write_out, Dialed, HeldSlot, Host, Pace, Part, PerSlot, ReadEnd, Readable, State, Transport};
+use crate::engine::{write_out, Dialed, HeldSlot, Host, Pace, Part, PerSlot, ReadEnd, Readable, State, Transport};
 use crate::rng::Rng;
 use crate::stats::{ConnectCause, ErrorKind};
 
@@ -196,7 +196,7 @@ impl Transport for WebSocket {
         frame::write_frame(&mut c.out, opcode, c.inflater.is_some(), payload, Some(mask));
         self.counts.messages_sent += 1;
         self.counts.bytes_sent += payload.len() as u64;
-        self.write(host, i);
+        self.write_slot(host, i);
     }
 
     fn timed_out(&mut self, host: &mut impl Host, i: usize) {
@@ -292,200 +292,8 @@ impl PerSlot for WebSocket {
         &mut self.conns[i].dial
     }
 
-    fn take(&mut self, host: &mut impl Host, i: usize, data: &mut [u8]) -> bool {
-        self.consume(host, i, data)
-    }
-}
-
-impl HeldSlot for WebSocket {
-    fn opening_event(&mut self, host: &mut impl Host, i: usize, readable: Readable, writable: bool) {
-        self.connecting_event(host, i, readable, writable);
-    }
-
-    fn write_slot(&mut self, host: &mut impl Host, i: usize) {
-        self.write(host, i);
-    }
-
-    fn read_slot(&mut self, host: &mut impl Host, i: usize, how: Readable) {
-        self.read(host, i, how);
-    }
-}
-
-impl WebSocket {
-    /// Starts connection `i` now.
-    fn connect(&mut self, host: &mut impl Host, i: usize) {
-        let c = &mut self.conns[i];
-        c.phase = Phase::Tcp;
-        c.out.clear();
-        c.written = 0;
-        c.head.clear();
-        c.parser = Parser::default();
-        c.compressed.clear();
-        c.generation = c.generation.wrapping_add(1);
-        c.ping_sent_us = None;
-        self.dial(host, i);
-    }
-
-    /// Sends connection `i` a ping (its payload the clock, so a pong names its ping) unless the
-    /// last is still unanswered; its next ping is queued.
-    fn ping(&mut self, host: &mut impl Host, i: usize) {
-        let now = host.now();
-        let mask = (self.rng.next_u64() as u32).to_ne_bytes();
-        let c = &mut self.conns[i];
-        if let Some(every) = self.load.ping_us {
-            self.pings.push_back((now + every, i, c.generation));
-        }
-        if c.ping_sent_us.is_some() {
-            return;
-        }
-        c.ping_sent_us = Some(now);
-        if c.written == c.out.len() {
-            c.out.clear();
-            c.written = 0;
-        }
-        frame::write_frame(&mut c.out, frame::PING, false, &now.to_be_bytes(), Some(mask));
-        self.counts.pings_sent += 1;
-        if !self.flush_out(i) {
-            self.drop_conn(host, i, WsDrop::Reset, ErrorKind::Write);
-        }
-    }
-
-    /// Loses connection `i` for `why`: the message in flight (if any) fails as `kind`, and the
-    /// connection is replaced unless `--no-reconnect`.
-    fn drop_conn(&mut self, host: &mut impl Host, i: usize, why: WsDrop, kind: ErrorKind) {
-        self.counts.drops[why] += 1;
-        if host.state(i).in_flight() {
-            host.failed(i, kind);
-        }
-        self.reopen(host, i);
-    }
-
-    /// An event while connecting: TCP (and TLS) done, the upgrade written, the `101` read.
-    fn connecting_event(&mut self, host: &mut impl Host, i: usize, readable: Readable, writable: bool) {
-        let c = &mut self.conns[i];
-        let Some(stream) = c.dial.stream.as_mut() else { return };
-        if c.phase == Phase::Tcp {
-            match stream.poll_connect(writable) {
-                Ok(true) => {
-                    let key = handshake::key(&mut self.rng);
-                    c.out = self.load.offer.request(&key);
-                    c.written = 0;
-                    c.phase = Phase::Upgrade { key, since_us: host.now() };
-                }
-                Ok(false) => return,
-                Err(e) => return self.connect_failed(host, i, connect_cause(&e), e.to_string()),
-            }
-        }
-        if !self.flush_out(i) {
-            return self.connect_failed(
-                host,
-                i,
-                ConnectCause::Other,
-                "the WebSocket upgrade could not be written".into(),
-            );
-        }
-        if readable != Readable::No || writable {
-            self.read_upgrade(host, i);
-        }
-    }
-
-    /// Reads the answer to the upgrade; once it is whole and checked the connection is made.
-    fn read_upgrade(&mut self, host: &mut impl Host, i: usize) {
-        let mut buf = std::mem::take(&mut self.buf);
-        loop {
-            let c = &mut self.conns[i];
-            let Some(stream) = c.dial.stream.as_mut() else { break };
-            let n = match stream.read(&mut buf) {
-                Ok(0) => {
-                    self.connect_failed(host, i, ConnectCause::Other, "closed during the WebSocket upgrade".into());
-                    break;
-                }
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    self.connect_failed(host, i, ConnectCause::Other, e.to_string());
-                    break;
-                }
-            };
-            host.read_bytes(n);
-            c.head.extend_from_slice(&buf[..n]);
-            let Phase::Upgrade { key, since_us } = &c.phase else { break };
-            match handshake::answer(&c.head, key, &self.load.offer) {
-                Ok(None) => continue,
-                Ok(Some((agreed, len))) => {
-                    self.counts.handshakes.add(host.now().saturating_sub(*since_us));
-                    c.phase = Phase::Open;
-                    c.dial.failures = 0;
-                    if let Some(every) = self.load.ping_us {
-                        self.pings.push_back((host.now() + every, i, c.generation));
-                    }
-                    c.limits.rsv1 = agreed.deflate.is_some();
-                    c.inflater = agreed.deflate.map(|d| Inflater::new(d.server_no_context_takeover));
-                    let mut rest = c.head.split_off(len);
-                    // An idle connection keeps no buffer: the head's and the request's room go
-                    // (at 10,000 held connections they are most of what strain holds for each).
-                    c.head = Vec::new();
-                    if c.written == c.out.len() {
-                        c.out = Vec::new();
-                        c.written = 0;
-                    }
-                    host.connection_made();
-                    // The `101` proves the server took the connection, whatever it sends next:
-                    // a listen-only connection to a server that never speaks first must free
-                    // its place in the opening window too, or the window closes at 512.
-                    self.conn_opened(host, i);
-                    host.next_request(i);
-                    self.settle(host);
-                    if !rest.is_empty() {
-                        self.consume(host, i, &mut rest);
-                    }
-                    break;
-                }
-                Err(e) => {
-                    if let HandshakeError::Refused(status) = e {
-                        *self.counts.upgrades_refused.entry(status).or_default() += 1;
-                    }
-                    self.connect_failed(host, i, ConnectCause::Other, e.to_string());
-                    break;
-                }
-            }
-        }
-        self.buf = buf;
-    }
-
-    /// Writes what is queued on connection `i`; false if the socket failed.
-    fn flush_out(&mut self, i: usize) -> bool {
-        let c = &mut self.conns[i];
-        let Some(stream) = c.dial.stream.as_mut() else { return true };
-        write_out(stream, &c.out, &mut c.written)
-    }
-
-    /// Writes what is left; the slot awaits its echo once its message is all on the wire.
-    fn write(&mut self, host: &mut impl Host, i: usize) {
-        if !self.flush_out(i) {
-            return self.drop_conn(host, i, WsDrop::Reset, ErrorKind::Write);
-        }
-        let c = &self.conns[i];
-        if c.written == c.out.len() && host.state(i) == State::Writing {
-            host.written(i);
-        }
-    }
-
-    /// Reads until the socket is drained, handing frames to [`WebSocket::consume`].
-    fn read(&mut self, host: &mut impl Host, i: usize, how: Readable) {
-        let mut buf = std::mem::take(&mut self.buf);
-        let end = self.read_drained(host, i, how, &mut buf);
-        self.buf = buf;
-        match end {
-            ReadEnd::Paused => {}
-            ReadEnd::Eof => self.drop_conn(host, i, WsDrop::Eof, ErrorKind::Read),
-            ReadEnd::Failed => self.drop_conn(host, i, WsDrop::Reset, ErrorKind::Read),
-        }
-    }
-
     /// Handles frames in `data`; false when the connection was closed or replaced.
-    fn consume(&mut self, host: &mut impl Host, i: usize, data: &mut [u8]) -> bool {
+    fn take(&mut self, host: &mut impl Host, i: usize, data: &mut [u8]) -> bool {
         let mut pos = 0;
         loop {
             let c = &mut self.conns[i];
@@ -583,6 +391,186 @@ impl WebSocket {
             }
         }
     }
+
+    fn read_buffer(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
+    }
+}
+
+impl HeldSlot for WebSocket {
+    /// An event while connecting: TCP (and TLS) done, the upgrade written, the `101` read.
+    fn opening_event(&mut self, host: &mut impl Host, i: usize, readable: Readable, writable: bool) {
+        if self.conns[i].dial.stream.is_none() {
+            return;
+        }
+        if self.conns[i].phase == Phase::Tcp {
+            if !self.poll_connected(host, i, writable) {
+                return;
+            }
+            let key = handshake::key(&mut self.rng);
+            let c = &mut self.conns[i];
+            c.out = self.load.offer.request(&key);
+            c.written = 0;
+            c.phase = Phase::Upgrade { key, since_us: host.now() };
+        }
+        if !self.flush_out(i) {
+            return self.connect_failed(
+                host,
+                i,
+                ConnectCause::Other,
+                "the WebSocket upgrade could not be written".into(),
+            );
+        }
+        if readable != Readable::No || writable {
+            self.read_upgrade(host, i);
+        }
+    }
+
+    /// Writes what is left; the slot awaits its echo once its message is all on the wire.
+    fn write_slot(&mut self, host: &mut impl Host, i: usize) {
+        if !self.flush_out(i) {
+            return self.drop_conn(host, i, WsDrop::Reset, ErrorKind::Write);
+        }
+        let c = &self.conns[i];
+        if c.written == c.out.len() && host.state(i) == State::Writing {
+            host.written(i);
+        }
+    }
+
+    /// Reads until the socket is drained, handing frames to `take`.
+    fn read_slot(&mut self, host: &mut impl Host, i: usize, how: Readable) {
+        match self.read_drained(host, i, how) {
+            ReadEnd::Paused => {}
+            ReadEnd::Eof => self.drop_conn(host, i, WsDrop::Eof, ErrorKind::Read),
+            ReadEnd::Failed => self.drop_conn(host, i, WsDrop::Reset, ErrorKind::Read),
+        }
+    }
+}
+
+impl WebSocket {
+    /// Starts connection `i` now.
+    fn connect(&mut self, host: &mut impl Host, i: usize) {
+        let c = &mut self.conns[i];
+        c.phase = Phase::Tcp;
+        c.out.clear();
+        c.written = 0;
+        c.head.clear();
+        c.parser = Parser::default();
+        c.compressed.clear();
+        c.generation = c.generation.wrapping_add(1);
+        c.ping_sent_us = None;
+        self.dial(host, i);
+    }
+
+    /// Sends connection `i` a ping (its payload the clock, so a pong names its ping) unless the
+    /// last is still unanswered; its next ping is queued.
+    fn ping(&mut self, host: &mut impl Host, i: usize) {
+        let now = host.now();
+        let mask = (self.rng.next_u64() as u32).to_ne_bytes();
+        let c = &mut self.conns[i];
+        if let Some(every) = self.load.ping_us {
+            self.pings.push_back((now + every, i, c.generation));
+        }
+        if c.ping_sent_us.is_some() {
+            return;
+        }
+        c.ping_sent_us = Some(now);
+        if c.written == c.out.len() {
+            c.out.clear();
+            c.written = 0;
+        }
+        frame::write_frame(&mut c.out, frame::PING, false, &now.to_be_bytes(), Some(mask));
+        self.counts.pings_sent += 1;
+        if !self.flush_out(i) {
+            self.drop_conn(host, i, WsDrop::Reset, ErrorKind::Write);
+        }
+    }
+
+    /// Loses connection `i` for `why`: the message in flight (if any) fails as `kind`, and the
+    /// connection is replaced unless `--no-reconnect`.
+    fn drop_conn(&mut self, host: &mut impl Host, i: usize, why: WsDrop, kind: ErrorKind) {
+        self.counts.drops[why] += 1;
+        if host.state(i).in_flight() {
+            host.failed(i, kind);
+        }
+        self.reopen(host, i);
+    }
+
+
+    /// Reads the answer to the upgrade; once it is whole and checked the connection is made.
+    fn read_upgrade(&mut self, host: &mut impl Host, i: usize) {
+        let mut buf = std::mem::take(&mut self.buf);
+        loop {
+            let c = &mut self.conns[i];
+            let Some(stream) = c.dial.stream.as_mut() else { break };
+            let n = match stream.read(&mut buf) {
+                Ok(0) => {
+                    self.connect_failed(host, i, ConnectCause::Other, "closed during the WebSocket upgrade".into());
+                    break;
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.connect_failed(host, i, ConnectCause::Other, e.to_string());
+                    break;
+                }
+            };
+            host.read_bytes(n);
+            c.head.extend_from_slice(&buf[..n]);
+            let Phase::Upgrade { key, since_us } = &c.phase else { break };
+            match handshake::answer(&c.head, key, &self.load.offer) {
+                Ok(None) => continue,
+                Ok(Some((agreed, len))) => {
+                    self.counts.handshakes.add(host.now().saturating_sub(*since_us));
+                    c.phase = Phase::Open;
+                    c.dial.failures = 0;
+                    if let Some(every) = self.load.ping_us {
+                        self.pings.push_back((host.now() + every, i, c.generation));
+                    }
+                    c.limits.rsv1 = agreed.deflate.is_some();
+                    c.inflater = agreed.deflate.map(|d| Inflater::new(d.server_no_context_takeover));
+                    let mut rest = c.head.split_off(len);
+                    // An idle connection keeps no buffer: the head's and the request's room go
+                    // (at 10,000 held connections they are most of what strain holds for each).
+                    c.head = Vec::new();
+                    if c.written == c.out.len() {
+                        c.out = Vec::new();
+                        c.written = 0;
+                    }
+                    host.connection_made();
+                    // The `101` proves the server took the connection, whatever it sends next:
+                    // a listen-only connection to a server that never speaks first must free
+                    // its place in the opening window too, or the window closes at 512.
+                    self.conn_opened(host, i);
+                    host.next_request(i);
+                    self.settle(host);
+                    if !rest.is_empty() {
+                        self.take(host, i, &mut rest);
+                    }
+                    break;
+                }
+                Err(e) => {
+                    if let HandshakeError::Refused(status) = e {
+                        *self.counts.upgrades_refused.entry(status).or_default() += 1;
+                    }
+                    self.connect_failed(host, i, ConnectCause::Other, e.to_string());
+                    break;
+                }
+            }
+        }
+        self.buf = buf;
+    }
+
+    /// Writes what is queued on connection `i`; false if the socket failed.
+    fn flush_out(&mut self, i: usize) -> bool {
+        let c = &mut self.conns[i];
+        let Some(stream) = c.dial.stream.as_mut() else { return true };
+        write_out(stream, &c.out, &mut c.written)
+    }
+
+
+
 }
 
 #[cfg(test)]
