@@ -5,9 +5,10 @@
 //! The generator's own limits are told apart from the service's by where requests waited,
 //! measured by strain on itself, never inferred from latency (a saturated service makes
 //! latency grow too):
-//! - sent late although a connection was free at the due time (or strain's thread took over a
-//!   millisecond after one came free): strain's thread did not get to it in time (its CPU, or
-//!   the machine's) — the generator's limit. At a service's capacity every connection is
+//! - sent late because strain's thread was behind (a connection was free at the due time, or
+//!   the thread took over a millisecond after one came free, or it was busy or waiting for a
+//!   CPU for most of the wait; docs/DIAGNOSES.md): strain's thread did not get to it in time
+//!   (its CPU, or the machine's) — the generator's limit. At a service's capacity every connection is
 //!   waiting on it (Little's law fills them all), so those late sends are the service's;
 //! - its busiest worker thread was busy or waiting for a CPU nearly all the step — the
 //!   generator's limit (on a shared machine a thread can be at its limit with part of a core);

@@ -120,7 +120,7 @@ pub fn answer(a: &Answer, connections: usize, paces: Paces) -> String {
             let why = if *cpu_share >= crate::find_max::step::CPU_SATURATED {
                 format!("its busiest thread was busy or waiting for a CPU {:.0}% of the step", cpu_share * 100.0)
             } else {
-                format!("{:.1}% of requests were sent late although a connection was free", late_share * 100.0)
+                format!("{:.1}% of requests were sent late because strain itself was behind", late_share * 100.0)
             };
             let _ = writeln!(
                 out,

@@ -201,7 +201,7 @@ fn pacing_lines(out: &mut String, summary: &Summary, config: &Config, protocol: 
         if own > 0 {
             let _ = write!(
                 out,
-                "; {own} had a connection free at their intended time, so strain itself was behind (add threads with -t, or give strain CPUs of its own)"
+                "; {own} were late because strain itself was behind (its thread was busy or waiting for a CPU while they were due: add threads with -t, or give strain CPUs of its own)"
             );
         }
         if p.late_connecting > 0 {

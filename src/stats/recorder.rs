@@ -303,8 +303,9 @@ pub const LATE_SEND_US: u64 = 1_000;
 /// What a send waited for between its due time and its write (it matters only when late).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Waited {
-    /// A connection was free at its due time, or the thread took more than
-    /// [`LATE_SEND_US`] after one came free: the generator's own delay.
+    /// A connection was free at its due time, the thread took more than [`LATE_SEND_US`]
+    /// after one came free, or it was behind (away from its poll or waiting for a CPU) for
+    /// over half the wait: the generator's own delay.
     Generator,
     /// Every connection was under way when it came due.
     Busy,

@@ -92,7 +92,9 @@ fn find_max_finds_the_capacity_of_8_workers_of_4ms() {
     // Each step is a gRPC run: every call it sent ended OK, one message each way, and the
     // origin answered exactly the calls the steps sent.
     let steps = j["steps"].as_array().unwrap();
-    assert!(steps.len() >= 3, "{}", run.stdout);
+    // A search judged strain's own limit ends at that step (the second, with CPU hogs on both
+    // cores: the build before did the same).
+    assert!(steps.len() >= if end == "converged" { 3 } else { 2 }, "{}", run.stdout);
     let mut sent = 0;
     for s in steps {
         let r = &s["result"];

@@ -246,7 +246,7 @@ impl Ival {
 fn thread_waited() -> Duration {
     std::fs::read_to_string("/proc/thread-self/schedstat")
         .ok()
-        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .and_then(|s| super::behind::run_delay_ns(&s))
         .map_or(Duration::ZERO, Duration::from_nanos)
 }
 

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use mio::{Events, Poll, Token};
 
+mod behind;
 mod connect;
 mod host;
 mod meter;
@@ -361,6 +362,10 @@ impl<'a> Core<'a> {
     fn begin(&mut self) {
         // The clock started before the threads were set up: -n's patience starts now.
         self.progress.1 = self.now_us();
+        if let When::Paced(p) = &mut self.when {
+            // Behind is measured from here: the first sample, and the run delay's base.
+            p.behind.woke(self.clock.now_us());
+        }
         if self.requests.lua().is_some_and(|s| s.stop_requested()) {
             self.start_drain();
         } else if !matches!(self.when, When::Arrivals(_)) {
@@ -411,7 +416,16 @@ impl<'a> Core<'a> {
 
     /// Waits for poll events, at most `wait`.
     fn poll(&mut self, events: &mut Events, wait: Option<std::time::Duration>) -> std::io::Result<()> {
-        self.poll.poll(events, wait)
+        // A paced thread notes the time it spends away from its poll, to tell its own lateness
+        // from a wait for a connection (two clock reads a turn; none in closed loop).
+        if let When::Paced(p) = &mut self.when {
+            p.behind.polling(self.clock.now_us());
+        }
+        let polled = self.poll.poll(events, wait);
+        if let When::Paced(p) = &mut self.when {
+            p.behind.woke(self.clock.now_us());
+        }
+        polled
     }
 
     /// The pacing timer fired.

@@ -40,6 +40,8 @@ pub(super) struct Paced<'a> {
     /// A replay with `--sessions`: per slot, its sessions' requests that came due while it
     /// was busy (due time, path number, bytes), sent in order as it comes free.
     pub(super) held: Vec<std::collections::VecDeque<(u64, u16, Vec<u8>)>>,
+    /// How far this thread was behind, to tell why a late send waited.
+    pub(super) behind: super::behind::Behind,
 }
 
 /// Where a paced thread's due times come from.
@@ -117,6 +119,7 @@ impl<'a> Paced<'a> {
             timer,
             free: vec![Free::default(); conns],
             held: vec![std::collections::VecDeque::new(); conns],
+            behind: super::behind::Behind::default(),
         }
     }
 
@@ -139,7 +142,8 @@ impl<'a> Paced<'a> {
     }
 
     /// Why the request due at `due_us`, written at `now` on slot `i` (just taken from origin
-    /// `o`'s free slots), waited: strain's thread, or no connection.
+    /// `o`'s free slots), waited: strain's thread (it was behind for most of the wait, or took
+    /// long to send once a connection was free), or no connection.
     fn waited(&mut self, o: usize, i: usize, due_us: u64, now: u64, slots: &[Slot]) -> Waited {
         let Some(&taken) = self.free.get(i) else { return Waited::Generator };
         // The free list is a stack: its bottom has been free longest, maybe since before the
@@ -153,10 +157,15 @@ impl<'a> Paced<'a> {
         if let Some(f) = self.free.get_mut(i) {
             f.react_us = now.saturating_sub(due_us.max(taken.free_us));
         }
-        if lag > crate::stats::LATE_SEND_US {
+        let late = crate::stats::LATE_SEND_US;
+        if lag > late {
             Waited::Generator
         } else if due_us < first.opened_us {
+            // Opening connections keeps the thread busy too, but what the send waited for
+            // was its connection.
             Waited::Connecting
+        } else if self.behind.since(due_us, now).saturating_mul(2) > now.saturating_sub(due_us).max(2 * late) {
+            Waited::Generator
         } else {
             Waited::Busy
         }
