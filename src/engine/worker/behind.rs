@@ -11,8 +11,8 @@ use std::os::unix::fs::FileExt;
 
 /// Spacing of the samples kept: fine enough against [`crate::stats::LATE_SEND_US`].
 const SAMPLE_US: u64 = 250;
-/// How often the run delay is read (one `pread` of a proc file, so not every turn).
-const READ_US: u64 = 1_000;
+/// How often the run delay is read (one `pread` of a proc file, a few µs: 200 a second).
+const READ_US: u64 = 5_000;
 /// Samples kept: at least half a second of history at [`SAMPLE_US`].
 const SAMPLES: usize = 2_048;
 
