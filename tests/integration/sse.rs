@@ -60,6 +60,16 @@ impl Drop for Aiohttp {
     }
 }
 
+/// `strain sse find-max` with the SLO `p99<300ms`, `connections`, one thread, steps from `start`
+/// after a 500 ms warm-up, and `rest` (the step length, --max, result files) against `url`.
+fn sse_find_max(connections: &str, start: &str, rest: &[&str], url: &str) -> crate::harness::Run {
+    let mut a = vec!["sse", "find-max", "--slo", "p99<300ms", "-c", connections, "-t", "1", "--start", start];
+    a.extend(["--warmup", "500ms"]);
+    a.extend_from_slice(rest);
+    a.push(url);
+    strain_raw(&a)
+}
+
 #[test]
 fn streams_end_and_resume_with_last_event_id_and_n_counts_streams() {
     // Five events a stream, then the stream ends; the client waits retry: 50 ms and asks again
@@ -152,27 +162,8 @@ fn find_max_searches_the_streams_started_and_names_the_connection_limit() {
     let dir = tempfile::tempdir().unwrap();
     let (json, html) = (dir.path().join("s.json"), dir.path().join("s.html"));
     let url = origin.url_of("/events");
-    let run = strain_raw(&[
-        "sse",
-        "find-max",
-        "--slo",
-        "p99<300ms",
-        "-c",
-        "4",
-        "-t",
-        "1",
-        "--start",
-        "7",
-        "--warmup",
-        "500ms",
-        "--step-duration",
-        "3s",
-        "--json",
-        json.to_str().unwrap(),
-        "--html",
-        html.to_str().unwrap(),
-        &url,
-    ]);
+    let files = ["--json", json.to_str().unwrap(), "--html", html.to_str().unwrap()];
+    let run = sse_find_max("4", "7", &[&["--step-duration", "3s"][..], &files].concat(), &url);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(
         run.stdout.contains("Max rate: at least 28 streams/s (strain reached its own limit above it)"),
@@ -202,25 +193,7 @@ fn find_max_searches_the_streams_started_and_names_the_connection_limit() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("Target rate (streams/s)") && page.contains("</b> streams/s"), "the page names streams");
     // With connections to spare, the same rates pass up to --max, and no limit is named.
-    let run = strain_raw(&[
-        "sse",
-        "find-max",
-        "--slo",
-        "p99<300ms",
-        "-c",
-        "40",
-        "-t",
-        "1",
-        "--start",
-        "7",
-        "--max",
-        "14",
-        "--warmup",
-        "500ms",
-        "--step-duration",
-        "2s",
-        &url,
-    ]);
+    let run = sse_find_max("40", "7", &["--max", "14", "--step-duration", "2s"], &url);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("Max rate: at least 14 streams/s: the SLO held at --max"), "{}", run.stdout);
     assert!(!run.stdout.contains("Connection limit"), "{}", run.stdout);
@@ -269,25 +242,7 @@ fn each_arrival_is_a_new_client_of_a_real_server_that_finishes_its_streams() {
     let events = run.num("/sse/events");
     assert!(events <= 3 * streams && events + 6 >= 3 * streams, "{events} events of {streams} streams");
     // A search of streams started passes each step against the same server.
-    let find = strain_raw(&[
-        "sse",
-        "find-max",
-        "--slo",
-        "p99<300ms",
-        "-c",
-        "20",
-        "-t",
-        "1",
-        "--start",
-        "10",
-        "--max",
-        "20",
-        "--warmup",
-        "500ms",
-        "--step-duration",
-        "2s",
-        &server.url("/events"),
-    ]);
+    let find = sse_find_max("20", "10", &["--max", "20", "--step-duration", "2s"], &server.url("/events"));
     assert_eq!(find.code, 0, "{}\n{}", find.stdout, find.stderr);
     assert!(find.stdout.contains("Max rate: at least 20 streams/s: the SLO held at --max"), "{}", find.stdout);
 }
