@@ -68,7 +68,7 @@ where
         Some(Command::Origin(f)) => {
             let mut served = Vec::new();
             for (u, given) in units.iter().zip(std::iter::repeat(matches.subcommand_matches("origin"))) {
-                served.extend(given.map(|m| u.origin(m)).transpose()?.flatten());
+                served.extend(given.map(|m| u.origin(m, &f.0)).transpose()?.flatten());
             }
             origin::run(&f.0, served)
         }

@@ -25,7 +25,6 @@ pub fn run(f: &OriginFlags, units: Vec<std::sync::Arc<dyn origin::unit::Unit>>) 
     config.service = f.service()?;
     config.tls = f.tls().map(Box::new);
     config.http3 = f.http3;
-    config.grpc = f.grpc()?.map(Box::new);
     config.units = units;
     if let Some(tls) = &config.tls {
         tls.check()?;
@@ -73,9 +72,7 @@ pub fn run(f: &OriginFlags, units: Vec<std::sync::Arc<dyn origin::unit::Unit>>) 
         stats.requests, stats.connections, stats.bytes_read, stats.bytes_written
     );
     // On stderr: the test harness reads exactly four numbers from stdout after the first line.
-    if let Some(grpc) = &stats.grpc {
-        eprintln!("strain origin: {}", grpc_line(grpc));
-    } else if !config.units.is_empty() {
+    if !config.units.is_empty() {
         let said: Vec<String> = config
             .units
             .iter()
@@ -91,26 +88,6 @@ pub fn run(f: &OriginFlags, units: Vec<std::sync::Arc<dyn origin::unit::Unit>>) 
         eprintln!("strain origin: 200 {}, 304 {}, aborted {}", stats.ok, stats.not_modified, stats.aborted);
     }
     Ok(EXIT_OK)
-}
-
-/// The gRPC counts in one line: calls by method, the statuses calls ended with (those that
-/// occurred), messages each way, and requests that were not calls.
-fn grpc_line(grpc: &origin::GrpcStats) -> String {
-    let calls: Vec<String> =
-        origin::Method::ALL.iter().map(|&m| format!("{} {}", m.name(), grpc.calls.get(m))).collect();
-    let statuses: Vec<String> = crate::grpc::status::Code::ALL
-        .iter()
-        .filter(|&&c| grpc.statuses.get(c) > 0)
-        .map(|&c| format!("{} {}", c.canonical(), grpc.statuses.get(c)))
-        .collect();
-    format!(
-        "gRPC calls: {}; statuses: {}; messages {} in, {} out; refused {}",
-        calls.join(", "),
-        if statuses.is_empty() { "none".to_string() } else { statuses.join(", ") },
-        grpc.messages_received,
-        grpc.messages_sent,
-        grpc.refused
-    )
 }
 
 /// Binds a Unix-domain socket at `path`. A socket file nothing accepts on (left by a server

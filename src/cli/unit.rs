@@ -25,24 +25,29 @@ pub trait Unit: Sync {
     fn origin_args(&self, cmd: clap::Command) -> clap::Command {
         cmd
     }
-    /// What its `strain origin` flags ask the origin to serve, if anything.
-    fn origin(&self, _matches: &clap::ArgMatches) -> Result<Option<Arc<dyn OriginUnit>>, CliError> {
+    /// What its `strain origin` flags ask the origin to serve, if anything (`shared`: the
+    /// flags every origin has, such as `--status`).
+    fn origin(&self, _matches: &clap::ArgMatches, _shared: &Shared) -> Result<Option<Arc<dyn OriginUnit>>, CliError> {
         Ok(None)
     }
 }
 
 /// What a unit's `strain origin` flags make.
 pub trait OriginFlags: Args + FromArgMatches {
-    /// What the flags ask the origin to serve, if anything.
-    fn unit(self) -> Result<Option<Arc<dyn OriginUnit>>, CliError>;
+    /// What the flags ask the origin to serve, if anything, beside `shared`, the flags every
+    /// origin has.
+    fn unit(self, shared: &Shared) -> Result<Option<Arc<dyn OriginUnit>>, CliError>;
 }
+
+/// The flags every origin has.
+pub use super::flags::OriginFlags as Shared;
 
 /// The origin flags of a unit that adds none.
 #[derive(Debug, Args)]
 pub struct NoOriginFlags {}
 
 impl OriginFlags for NoOriginFlags {
-    fn unit(self) -> Result<Option<Arc<dyn OriginUnit>>, CliError> {
+    fn unit(self, _shared: &Shared) -> Result<Option<Arc<dyn OriginUnit>>, CliError> {
         Ok(None)
     }
 }
@@ -84,7 +89,7 @@ impl<P: Protocol + 'static, O: OriginFlags + 'static> Unit for Command<P, O> {
         super::flags::keep_about(cmd, O::augment_args).next_help_heading(None::<&str>)
     }
 
-    fn origin(&self, matches: &clap::ArgMatches) -> Result<Option<Arc<dyn OriginUnit>>, CliError> {
-        O::from_arg_matches(matches).map_err(|e| CliError::Usage(e.to_string()))?.unit()
+    fn origin(&self, matches: &clap::ArgMatches, shared: &Shared) -> Result<Option<Arc<dyn OriginUnit>>, CliError> {
+        O::from_arg_matches(matches).map_err(|e| CliError::Usage(e.to_string()))?.unit(shared)
     }
 }

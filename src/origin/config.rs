@@ -62,28 +62,9 @@ pub struct OriginConfig {
     /// Answer every request (but `/_strain/stats`) with its recorded response, or `404` when
     /// none matches; the fixed response and documents are not served.
     pub replay: Option<Arc<Recording>>,
-    /// Serve the gRPC echo service over HTTP/2 (every HTTP/2 request but `/_strain/stats` is
-    /// taken for a gRPC call); `None` serves HTTP. (Boxed, as `tls`.)
-    pub grpc: Option<Box<GrpcConfig>>,
     /// The units served beside HTTP (`--ws`: a GET asking to upgrade is answered `101` and
     /// its messages echoed); a request none takes is answered as any other.
     pub units: Vec<Arc<dyn super::unit::Unit>>,
-}
-
-/// The origin's gRPC service (`strain origin --grpc`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct GrpcConfig {
-    /// Serve server reflection (`grpc.reflection.v1` and `v1alpha`).
-    pub reflection: bool,
-    /// Shares of echo calls that end with a status other than OK, each code once, the shares
-    /// summing to at most 1 (`--status CODE:SHARE`).
-    pub fail: Vec<(crate::grpc::status::Code, f64)>,
-}
-
-impl Default for GrpcConfig {
-    fn default() -> Self {
-        GrpcConfig { reflection: true, fail: Vec::new() }
-    }
 }
 
 impl Default for OriginConfig {
@@ -110,7 +91,6 @@ impl Default for OriginConfig {
             tls: None,
             http3: false,
             replay: None,
-            grpc: None,
             units: Vec::new(),
         }
     }

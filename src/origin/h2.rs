@@ -16,19 +16,22 @@
 //! cutting the connection. Document bodies are made a frame at a time as nghttp2 sends them, so
 //! a huge one never exists whole. The byte rate holds the connection's bytes, frames and all.
 //!
-//! With `--grpc` the session reports streams as they arrive (its streamed mode) and every stream
-//! but the counters' goes to the connection's gRPC [`Calls`], which the same release step pumps,
-//! so a call's replies wait for their time on the same timers as a held answer.
+//! With a unit that serves HTTP/2's streams (gRPC's, [`Unit::streams`]) the session reports
+//! streams as they arrive (its streamed mode) and every stream but the counters' goes to the
+//! unit's [`Streams`], which the same release step pumps, so a call's replies wait for their
+//! time on the same timers as a held answer.
+//!
+//! [`Unit::streams`]: super::unit::Unit::streams
 
 use std::io::{self, Write};
 use std::mem;
 use std::time::Instant;
 
 use super::decision::{decide, Content, Kind, Request};
-use super::grpc::Calls;
 use super::link::{Got, Link, Next};
 use super::requests::Upgrade;
 use super::respond::{doc_path, Site};
+use super::unit::{Place, Serve, Streams};
 use super::{Ctx, STATS_PATH};
 use crate::h2::{Body, Event, RequestHead, Session, Settings, Source};
 use crate::http::request_head::Persist;
@@ -74,8 +77,9 @@ pub(super) struct H2Conn {
     refuse_above: Option<i32>,
     /// A rendered HTTP/1 head, reused.
     scratch: Vec<u8>,
-    /// With `--grpc`: the connection's calls (every stream but the counters' is one).
-    grpc: Option<Box<Calls>>,
+    /// A unit's streams (gRPC's calls), which take every stream but the counters', with
+    /// the unit's place.
+    streams: Option<(Box<dyn Streams>, Place)>,
 }
 
 impl H2Conn {
@@ -86,9 +90,9 @@ impl H2Conn {
 
     /// The state around `session`, with `out` to be written before the session's bytes.
     fn with(mut session: Session, out: Vec<u8>, site: &Site) -> Box<H2Conn> {
-        // gRPC calls are read as they arrive (a streaming call's messages, before its end).
-        let grpc = site.grpc.is_some().then(Box::<Calls>::default);
-        session.set_streamed(grpc.is_some());
+        // A unit's streams are read as they arrive (a streaming call's messages, before its end).
+        let streams = site.units.iter().find_map(|(u, place)| Some((u.streams()?, *place)));
+        session.set_streamed(streams.is_some());
         Box::new(H2Conn {
             session,
             out,
@@ -97,7 +101,7 @@ impl H2Conn {
             served: 0,
             refuse_above: None,
             scratch: Vec::new(),
-            grpc,
+            streams,
         })
     }
 
@@ -204,8 +208,8 @@ impl H2Conn {
                 Event::Request { stream, head } => self.request(stream, &head, arrived, ctx),
                 Event::Head { stream, head } => self.call(stream, &head, ctx),
                 event => {
-                    if let Some(calls) = self.grpc.as_deref_mut() {
-                        calls.event(event, &mut self.session, ctx, arrived);
+                    if let Some((streams, place)) = self.streams.as_mut() {
+                        streams.event(event, &mut self.session, &mut Serve::new(ctx, *place), arrived);
                     }
                 }
             }
@@ -229,8 +233,8 @@ impl H2Conn {
         self.take(Ask { stream, request }, arrived, ctx);
     }
 
-    /// With `--grpc`, a request's head: the counters' request is answered as without it,
-    /// any other starts a gRPC call (within the keep-alive limit, as a request of the test).
+    /// With a unit's streams, a request's head: the counters' request is answered as without
+    /// it, any other goes to the unit (within the keep-alive limit, as a request of the test).
     fn call(&mut self, stream: i32, head: &RequestHead, ctx: &mut Ctx<'_>) {
         if doc_path(std::str::from_utf8(&head.path).unwrap_or("/")) == STATS_PATH {
             self.request(stream, head, None, ctx);
@@ -241,8 +245,8 @@ impl H2Conn {
             return;
         }
         self.count_served(stream, ctx);
-        if let Some(calls) = self.grpc.as_deref_mut() {
-            calls.start(stream, head, &mut self.session, ctx);
+        if let Some((streams, place)) = self.streams.as_mut() {
+            streams.start(stream, head, &mut self.session, &mut Serve::new(ctx, *place));
         }
     }
 
@@ -274,13 +278,13 @@ impl H2Conn {
         }
     }
 
-    /// Submits the answers whose time has come, and the gRPC replies that are due and fit;
-    /// returns when the next one is due.
+    /// Submits the answers whose time has come, and what a unit's streams have due and
+    /// room for; returns when the next one is due.
     pub(super) fn release(&mut self, ctx: &mut Ctx<'_>) -> Option<Instant> {
         let next = self.release_held(ctx);
-        match self.grpc.as_deref_mut() {
+        match self.streams.as_mut() {
             None => next,
-            Some(calls) => match (next, calls.pump(&mut self.session, ctx)) {
+            Some((streams, place)) => match (next, streams.pump(&mut self.session, &mut Serve::new(ctx, *place))) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             },

@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 pub(super) use super::counter::Counter;
-use super::grpc::stats::GrpcCounters;
 use super::{OriginError, OriginStats};
 
 /// One thread's counters, on cache lines of their own (128 bytes: adjacent-line prefetch pairs
@@ -34,16 +33,14 @@ pub(super) struct Counters {
     pub(super) recorded: Counter,
     /// `404`s to requests no record matched (`--replay`).
     pub(super) unmatched: Counter,
-    /// The units' counters (WebSocket's upgrades, echoes, broadcasts), in the units' order.
+    /// The units' counters (WebSocket's upgrades, echoes, broadcasts; gRPC's calls by method
+    /// and status), in the units' order; after the others, off the lines the HTTP paths touch.
     pub(super) units: [Counter; UNIT_COUNTERS],
-    /// The gRPC service's (`--grpc`); after the others, off the lines the HTTP paths touch.
-    pub(super) grpc: GrpcCounters,
 }
 
 impl Counters {
-    /// This thread's totals; `fixed_ok` says whether fixed responses count as `ok`, `grpc`
-    /// whether the gRPC service is served.
-    fn snapshot(&self, fixed_ok: bool, grpc: bool, units: &[&'static str]) -> OriginStats {
+    /// This thread's totals; `fixed_ok` says whether fixed responses count as `ok`.
+    fn snapshot(&self, fixed_ok: bool, units: &[&'static str]) -> OriginStats {
         // A document's status is counted before the request, so while the thread runs the
         // difference can only be too small, never wrap.
         let requests = self.requests.get();
@@ -65,7 +62,6 @@ impl Counters {
             recorded: self.recorded.get(),
             unmatched: self.unmatched.get(),
             units: UnitCounts::new(units, |i| self.units[i].get()),
-            grpc: grpc.then(|| self.grpc.snapshot()),
         }
     }
 }
@@ -80,8 +76,6 @@ pub struct OriginLive {
     /// Fixed responses are `200 OK`: counting them is left to [`OriginLive::snapshot`], which
     /// spares the fast path a counter.
     fixed_ok: AtomicBool,
-    /// The server serves gRPC, so the totals have its counts.
-    grpc: AtomicBool,
     /// The names of the units' counters.
     units: OnceLock<Vec<&'static str>>,
 }
@@ -96,20 +90,19 @@ impl OriginLive {
     pub fn snapshot(&self) -> OriginStats {
         let mut total = OriginStats::default();
         for counters in self.threads.get().map(|t| &t[..]).unwrap_or_default() {
-            let (fixed_ok, grpc) = (self.fixed_ok.load(Ordering::Relaxed), self.grpc.load(Ordering::Relaxed));
+            let fixed_ok = self.fixed_ok.load(Ordering::Relaxed);
             let units = self.units.get().map_or(&[][..], |u| &u[..]);
-            total.merge(&counters.snapshot(fixed_ok, grpc, units));
+            total.merge(&counters.snapshot(fixed_ok, units));
         }
         total
     }
 
     /// Makes the blocks for a server with `threads` threads whose fixed responses are (or are
-    /// not) `200 OK`, and which serves gRPC or not; fails if a server already has them.
+    /// not) `200 OK`, whose units keep the counters `units`; fails if a server already has them.
     pub(super) fn claim(
         &self,
         threads: usize,
         fixed_ok: bool,
-        grpc: bool,
         units: Vec<&'static str>,
     ) -> Result<&[Counters], OriginError> {
         if self.claimed.swap(true, Ordering::Relaxed) {
@@ -117,13 +110,12 @@ impl OriginLive {
         }
         let _ = self.units.set(units);
         self.fixed_ok.store(fixed_ok, Ordering::Relaxed);
-        self.grpc.store(grpc, Ordering::Relaxed);
         Ok(self.threads.get_or_init(|| (0..threads).map(|_| Counters::default()).collect()))
     }
 }
 
 /// Counters the units of one origin share (a unit uses as many as it names, in turn).
-pub(super) const UNIT_COUNTERS: usize = 8;
+pub(super) const UNIT_COUNTERS: usize = 32;
 
 /// The units' counters of one origin, by the names they gave (written flat, beside the
 /// server's own, in the stats answer).
@@ -161,11 +153,29 @@ impl UnitCounts {
 }
 
 impl serde::Serialize for UnitCounts {
+    /// Flat by name, but a name with dots nested by its parts (`grpc.calls.unary` is
+    /// `{"grpc": {"calls": {"unary": N}}}`), in the order the units name them.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let mut map = s.serialize_map(None)?;
+        use serde_json::{Map, Value};
+        let mut tree = Map::new();
         for (name, n) in self.names.iter().zip(self.counts).filter(|(name, _)| !name.is_empty()) {
-            map.serialize_entry(name, &n)?;
+            let mut parts = name.split('.').peekable();
+            let mut at = &mut tree;
+            while let Some(part) = parts.next() {
+                if parts.peek().is_none() {
+                    at.insert(part.to_string(), Value::from(n));
+                    break;
+                }
+                let next = at.entry(part).or_insert_with(|| Value::Object(Map::new()));
+                // A name that is also a group's (not given by any unit) keeps the count.
+                let Value::Object(inner) = next else { break };
+                at = inner;
+            }
+        }
+        let mut map = s.serialize_map(Some(tree.len()))?;
+        for (k, v) in &tree {
+            map.serialize_entry(k, v)?;
         }
         map.end()
     }

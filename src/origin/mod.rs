@@ -5,9 +5,10 @@
 //! protocol once; after that each protocol has its own driver, which frames the same answers,
 //! decided and counted in one place (`decision.rs`). With [`OriginConfig::http3`] it also serves
 //! HTTP/3 over QUIC on the UDP port of the same number (`h3/`, on the first thread's event loop)
-//! and says so in `Alt-Svc` over TCP. With [`OriginConfig::grpc`] its HTTP/2 serves gRPC instead
-//! (`grpc/`: an echo service and reflection), every stream but the counters' being a call; over
-//! HTTP/1.1 (an h2c upgrade's first request too) it answers as without it.
+//! and says so in `Alt-Svc` over TCP. The units of [`crate::proto`] it serves ([`unit`]) take
+//! the requests they answer (WebSocket's upgrades, SSE's streams) or, for gRPC, every HTTP/2
+//! stream but the counters'; over HTTP/1.1 (an h2c upgrade's first request too) gRPC's origin
+//! answers as without it.
 //!
 //! It owns everything between an already bound listener and the totals it returns: accepting,
 //! parsing requests, writing responses, closing. The binary calls [`run`] for `strain origin`
@@ -52,7 +53,6 @@ mod config;
 mod conn;
 mod counter;
 mod decision;
-mod grpc;
 mod h2;
 mod h3;
 mod link;
@@ -79,11 +79,9 @@ use mio::{Events, Poll, Token};
 
 use crate::http::request_head::Persist;
 use crate::rng::Rng;
-pub use config::{ContentType, GrpcConfig, OriginConfig, Service, ServiceDist};
+pub use config::{ContentType, OriginConfig, Service, ServiceDist};
 use conn::Conn;
 use decision::Kind;
-use grpc::deck::Deck;
-pub use grpc::stats::{ByMethod, ByStatus, GrpcStats, Method};
 use link::Expiry;
 pub use link::Next;
 pub use listen::Listener;
@@ -122,13 +120,11 @@ pub struct OriginStats {
     pub recorded: u64,
     /// Requests no recorded response matched, answered `404` (`--replay`).
     pub unmatched: u64,
-    /// The units' counters (`ws_upgrades`, `ws_messages`, `ws_broadcasts` with `--ws`).
+    /// The units' counters (`ws_upgrades`, `ws_messages`, `ws_broadcasts` with `--ws`; with
+    /// `--grpc`, `grpc.calls.unary` and the rest, written nested: a call counts in `requests`
+    /// once its status has gone out).
     #[serde(flatten)]
     pub units: live::UnitCounts,
-    /// With `--grpc`: calls by method and status, and messages (a call counts in `requests`
-    /// once its status has gone out).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub grpc: Option<GrpcStats>,
 }
 
 impl OriginStats {
@@ -146,11 +142,6 @@ impl OriginStats {
         self.recorded += other.recorded;
         self.unmatched += other.unmatched;
         self.units.merge(&other.units);
-        match (&mut self.grpc, &other.grpc) {
-            (Some(mine), Some(theirs)) => mine.merge(theirs),
-            (None, Some(theirs)) => self.grpc = Some(*theirs),
-            _ => {}
-        }
     }
 }
 
@@ -222,7 +213,7 @@ pub fn run_live(
     let mut quic = if config.http3 { Some(h3::Quic::start(&listener, udp, &mut site, config)?) } else { None };
     listener.set_nonblocking().map_err(OriginError::Nonblocking)?;
     let names = site.units.iter().flat_map(|(u, _)| u.counters().iter().copied()).collect();
-    let counters = live.claim(threads, site.fixed_ok, site.grpc.is_some(), names)?;
+    let counters = live.claim(threads, site.fixed_ok, names)?;
     // Everything that can fail at start is done here, before any thread runs, so a failure
     // returns at once instead of after the caller's shutdown.
     let mut workers = Vec::new();
@@ -235,8 +226,8 @@ pub fn run_live(
         if let Some(q) = quic.as_mut() {
             q.register(poll.registry(), QUIC).map_err(OriginError::Register)?;
         }
-        let deck = Deck::new(site.grpc.as_ref().map_or(&[], |g| &g.shares[..]));
-        let ctx = Ctx { site: &site, counters, live, rng: Rng::for_thread(config.seed, i), deck };
+        let units = site.units.iter().map(|(u, _)| u.per_thread()).collect();
+        let ctx = Ctx { site: &site, counters, live, rng: Rng::for_thread(config.seed, i), units };
         workers.push(Worker::new(poll, listener, ctx, stall, quic));
     }
     drop(listener);
@@ -328,8 +319,8 @@ struct Ctx<'r> {
     /// All threads' counters, for the stats answer.
     live: &'r OriginLive,
     rng: Rng,
-    /// With `--grpc`: which calls fail on purpose.
-    deck: Deck,
+    /// Each unit's state of this thread ([`unit::Unit::per_thread`]), in the units' order.
+    units: Vec<Option<Box<dyn std::any::Any + Send>>>,
 }
 
 /// The one window during which the server answers nothing.

@@ -149,8 +149,8 @@ pub(super) struct RequestParser {
     pub(super) head_since: Option<Instant>,
     /// The request that ended HTTP/1 ([`Flow::Upgrade`]).
     pub(super) upgrade: Option<Box<Upgrade>>,
-    /// The unit's driver that ended HTTP/1 ([`Flow::Unit`]), and where its counters start.
-    pub(super) claimed: Option<(Box<dyn super::unit::Driver>, usize)>,
+    /// The unit's driver that ended HTTP/1 ([`Flow::Unit`]), and the unit's place.
+    pub(super) claimed: Option<(Box<dyn super::unit::Driver>, super::unit::Place)>,
 }
 
 /// A parsed request head.
@@ -294,7 +294,7 @@ impl RequestParser {
                     rest: &input[i..],
                 };
                 if let Some(claimed) =
-                    answer.ctx.site.units.iter().find_map(|(u, base)| Some((u.claim(&asked)?, *base)))
+                    answer.ctx.site.units.iter().find_map(|(u, place)| Some((u.claim(&asked)?, *place)))
                 {
                     self.claimed = Some(claimed);
                     return Ok((input.len(), Flow::Unit));

@@ -58,8 +58,6 @@ pub(super) struct Site {
     alt_svc: Vec<u8>,
     /// With `--replay`: every request but the counters' is answered from this.
     pub(super) recording: Option<Arc<Recording>>,
-    /// With `--grpc`: the service HTTP/2 requests are calls to.
-    pub(super) grpc: Option<super::grpc::GrpcSite>,
     /// The units served beside HTTP (WebSocket's echo), each with where its counters start.
     pub(super) units: Vec<Served>,
 }
@@ -102,7 +100,6 @@ impl Site {
             pem,
             alt_svc: Vec::new(),
             recording: config.replay.clone(),
-            grpc: config.grpc.as_deref().map(super::grpc::GrpcSite::new).transpose()?,
             units: units(config)?,
         })
     }
@@ -119,7 +116,7 @@ impl Site {
     /// Some output may have to wait for the clock, so connections need timers.
     pub(super) fn timed(&self) -> bool {
         // A unit's driver may wake by the clock (an event stream's next event).
-        self.answers_wait() || self.byte_rate.is_some() || !self.units.is_empty()
+        self.answers_wait() || self.byte_rate.is_some() || self.units.iter().any(|(u, _)| u.timed())
     }
 
     /// Answers wait after their request arrives (a delay or a service time), so arrivals are
@@ -307,8 +304,8 @@ pub(super) fn document(path: &str) -> Option<Doc> {
 fn units(config: &OriginConfig) -> Result<Vec<Served>, OriginError> {
     let mut base = 0;
     let mut out = Vec::new();
-    for u in &config.units {
-        out.push((u.clone(), base));
+    for (index, u) in config.units.iter().enumerate() {
+        out.push((u.clone(), super::unit::Place { base, index }));
         base += u.counters().len();
     }
     if base > super::live::UNIT_COUNTERS {
@@ -320,5 +317,5 @@ fn units(config: &OriginConfig) -> Result<Vec<Served>, OriginError> {
     Ok(out)
 }
 
-/// A unit served, and where its counters start.
-pub(super) type Served = (std::sync::Arc<dyn super::unit::Unit>, usize);
+/// A unit served, and its place (where its counters start).
+pub(super) type Served = (std::sync::Arc<dyn super::unit::Unit>, super::unit::Place);

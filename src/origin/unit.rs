@@ -3,27 +3,68 @@
 //! life. The origin names no unit: it asks each one it serves whether it takes a request, and
 //! drives what it is given through [`Io`], the connection and the few things of the server a
 //! driver may use (the delay, random numbers, its counters).
+//!
+//! A unit may also serve HTTP/2's streams ([`Unit::streams`], gRPC's calls): every stream of an
+//! HTTP/2 connection but the stats' is then handed to its [`Streams`], which answers on the
+//! connection's session; the HTTP/2 driver keeps the connection, its keep-alive limit and its
+//! timers.
 
+use std::any::Any;
 use std::io;
 use std::time::{Duration, Instant};
 
 use super::link::{Got, Link, Next};
 use super::output::MAX_PENDING;
 use super::Ctx;
+use crate::h2::{Event, RequestHead, Session};
+use crate::rng::Rng;
 
 /// A unit's side of the origin, settled when the server starts.
 pub trait Unit: Send + Sync + std::fmt::Debug {
-    /// The names of the counters its drivers keep (at most 8 in all units), as the stats
-    /// answer writes them.
+    /// The names of the counters its drivers keep (at most 32 in all units), as the stats
+    /// answer writes them: a name with dots is written nested (`grpc.calls.unary`).
     fn counters(&self) -> &'static [&'static str];
     /// Takes over the connection of `asked` if it is a request this unit answers.
-    fn claim(&self, asked: &Asked<'_>) -> Option<Box<dyn Driver>>;
+    fn claim(&self, _asked: &Asked<'_>) -> Option<Box<dyn Driver>> {
+        None
+    }
+    /// With it, an HTTP/2 connection's streams (but the stats') are this unit's.
+    fn streams(&self) -> Option<Box<dyn Streams>> {
+        None
+    }
+    /// Each server thread's own state of the unit, which [`Serve::state`] lends.
+    fn per_thread(&self) -> Option<Box<dyn Any + Send>> {
+        None
+    }
+    /// Its connections may wait for the clock even when answers do not (an event stream's
+    /// next event).
+    fn timed(&self) -> bool {
+        true
+    }
     /// How often each connection it holds is pushed a message of the server's own.
     fn push_every(&self) -> Option<Duration> {
         None
     }
     /// What `strain origin` says at the end, from its counters' totals (in their order).
     fn summary(&self, counts: &[u64]) -> String;
+}
+
+/// The HTTP/2 streams of one connection, as a unit serves them.
+pub trait Streams: Send {
+    /// A request's head has arrived on `stream`.
+    fn start(&mut self, stream: i32, head: &RequestHead, session: &mut Session, serve: &mut Serve<'_, '_>);
+    /// A streamed event of the session's (DATA, the client's end, a stream closed); `arrived`
+    /// is when, if answers wait.
+    fn event(&mut self, event: Event, session: &mut Session, serve: &mut Serve<'_, '_>, arrived: Option<Instant>);
+    /// Submits what is ready; returns when something is next due.
+    fn pump(&mut self, session: &mut Session, serve: &mut Serve<'_, '_>) -> Option<Instant>;
+}
+
+/// Where a unit's counters start, and which unit it is (for its per-thread state).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Place {
+    pub(super) base: usize,
+    pub(super) index: usize,
 }
 
 /// A request a unit may take: its head as sent, and what followed it.
@@ -61,7 +102,7 @@ pub struct Io<'a, 'r> {
 /// The server as a driver sees it.
 pub struct Serve<'a, 'r> {
     ctx: &'a mut Ctx<'r>,
-    base: usize,
+    place: Place,
 }
 
 /// What [`Io::read`] gave.
@@ -76,9 +117,9 @@ pub enum Read {
 }
 
 impl<'a, 'r> Io<'a, 'r> {
-    /// The handle of a unit's connection; its counters start at `base`.
-    pub(super) fn new(link: &'a mut Link, buf: &'a mut [u8], ctx: &'a mut Ctx<'r>, base: usize) -> Self {
-        Io { link, buf, serve: Serve { ctx, base } }
+    /// The handle of a unit's connection, for the unit at `place`.
+    pub(super) fn new(link: &'a mut Link, buf: &'a mut [u8], ctx: &'a mut Ctx<'r>, place: Place) -> Self {
+        Io { link, buf, serve: Serve::new(ctx, place) }
     }
 
     /// The socket may have bytes to read.
@@ -120,7 +161,35 @@ impl<'a, 'r> Io<'a, 'r> {
     }
 }
 
-impl Serve<'_, '_> {
+impl<'a, 'r> Serve<'a, 'r> {
+    /// The server as the unit at `place` sees it.
+    pub(super) fn new(ctx: &'a mut Ctx<'r>, place: Place) -> Self {
+        Serve { ctx, place }
+    }
+
+    /// When the answer to a request of the test that arrived at `arrived` may start (after
+    /// `--delay` and the service time).
+    pub fn due(&mut self, arrived: Instant) -> Instant {
+        self.ctx.site.due(arrived, &mut self.ctx.rng)
+    }
+
+    /// The thread's random numbers.
+    pub fn rng(&mut self) -> &mut Rng {
+        &mut self.ctx.rng
+    }
+
+    /// This thread's state of the unit ([`Unit::per_thread`]), if it is a `T`, and the
+    /// thread's random numbers beside it.
+    pub fn state<T: 'static>(&mut self) -> Option<(&mut T, &mut Rng)> {
+        let state = self.ctx.units.get_mut(self.place.index)?.as_mut()?.downcast_mut()?;
+        Some((state, &mut self.ctx.rng))
+    }
+
+    /// Counts an exchange answered as a request of the test (over any protocol).
+    pub fn answered(&self) {
+        self.ctx.counters.requests.add(1);
+    }
+
     /// The site's `--delay` before each answer, if any.
     pub fn delay(&self) -> Option<Duration> {
         self.ctx.site.delay
@@ -133,7 +202,7 @@ impl Serve<'_, '_> {
 
     /// Adds `n` to the unit's counter `i` (in the order [`Unit::counters`] names them).
     pub fn count(&self, i: usize, n: u64) {
-        if let Some(c) = self.ctx.counters.units.get(self.base + i) {
+        if let Some(c) = self.ctx.counters.units.get(self.place.base + i) {
             c.add(n);
         }
     }

@@ -139,51 +139,31 @@ pub struct OriginFlags {
     /// Proxy Verifier's client sends and its server matches) or url (its path and query).
     #[arg(long = "replay-key", value_name = "KEY", value_enum, requires = "replay")]
     pub replay_key: Option<ReplayKeyFlag>,
-    /// Serve gRPC instead of HTTP over HTTP/2 (h2c, and h2 with --tls): the echo service
-    /// strain.echo.v1.Echo (unary, server, client and bidi streaming; see echo.proto) with
-    /// server reflection. --delay holds each reply; --status CODE:SHARE fails a share of calls.
-    #[arg(long = "grpc", conflicts_with_all = GRPC_REFUSES)]
-    pub grpc: bool,
-    /// With --grpc: serve no reflection (its calls get UNIMPLEMENTED, as for an unknown method).
-    #[arg(long = "no-reflection", requires = "grpc")]
-    pub no_reflection: bool,
     /// How documents are served.
     #[command(flatten)]
     pub documents: DocumentFlags,
 }
 
-/// What `origin --grpc` refuses: a recording, HTTP/3, and the flags that shape the fixed
-/// response or documents, which gRPC calls do not get.
-const GRPC_REFUSES: [&str; 8] =
-    ["replay", "http3", "body_size", "max_age", "no_cache", "ims_not_modified", "abort_rate", "content_type"];
-
-/// One `--status` of `strain origin`: the fixed response's HTTP status, or with --grpc a gRPC
-/// status and the share of calls that end with it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// One `--status` of `strain origin`: the fixed response's HTTP status, or (for a unit that
+/// fails calls on purpose, with --grpc) a status and the share of calls that end with it.
+#[derive(Debug, Clone, PartialEq)]
 pub enum StatusFlag {
     /// `CODE`, 200 to 599.
     Http(u16),
-    /// `CODE:SHARE`.
-    Grpc(crate::grpc::status::Code, f64),
+    /// `CODE:SHARE`: the code as given (the unit reads it) and a share above 0, at most 1.
+    Share(String, f64),
 }
 
-/// Parses `--status`: `CODE` (200 to 599) or `CODE:SHARE` (a gRPC status by number or name,
-/// and a share above 0 and at most 1).
+/// Parses `--status`: `CODE` (200 to 599) or `CODE:SHARE` (a share above 0 and at most 1).
 pub fn status(s: &str) -> Result<StatusFlag, String> {
-    use crate::grpc::status::Code;
     let Some((code, share)) = s.split_once(':') else {
         return match s.trim().parse::<u16>() {
             Ok(n) if (200..=599).contains(&n) => Ok(StatusFlag::Http(n)),
             _ => Err(format!("'{s}' is not a status code from 200 to 599 (or, with --grpc, CODE:SHARE)")),
         };
     };
-    let code = code.trim();
-    let by_number = code.parse::<usize>().ok().and_then(|n| Code::ALL.get(n).copied());
-    let Some(code) = by_number.or_else(|| Code::from_name(&code.to_ascii_lowercase())) else {
-        return Err(format!("'{code}' is not a gRPC status (0 to 16, or a name such as UNAVAILABLE)"));
-    };
     match share.trim().parse::<f64>() {
-        Ok(p) if p > 0.0 && p <= 1.0 => Ok(StatusFlag::Grpc(code, p)),
+        Ok(p) if p > 0.0 && p <= 1.0 => Ok(StatusFlag::Share(code.trim().to_string(), p)),
         _ => Err(format!("'{share}' is not a share above 0 and at most 1")),
     }
 }
@@ -213,48 +193,33 @@ impl ReplayKeyFlag {
 }
 
 impl OriginFlags {
-    /// The fixed response's status, checked: one plain code at most, and none with --grpc.
+    /// The fixed response's status, checked: one plain code at most (a `CODE:SHARE` is a
+    /// unit's, which checks it).
     pub fn http_status(&self) -> Result<u16, super::super::CliError> {
-        let usage = |msg: String| Err(super::super::CliError::Usage(msg));
-        match self.status.as_slice() {
-            _ if self.grpc => Ok(defaults::ORIGIN_STATUS),
-            [] => Ok(defaults::ORIGIN_STATUS),
-            [StatusFlag::Http(code)] => Ok(*code),
-            [StatusFlag::Http(_), ..] => {
-                usage("--status takes one code (several only as CODE:SHARE, with --grpc)".into())
-            }
-            [StatusFlag::Grpc(..), ..] => usage("--status CODE:SHARE needs --grpc".into()),
+        let mut codes = self.status_codes();
+        match (codes.next(), codes.next()) {
+            (None, _) => Ok(defaults::ORIGIN_STATUS),
+            (Some(code), None) => Ok(code),
+            _ => Err(super::super::CliError::Usage(
+                "--status takes one code (several only as CODE:SHARE, with --grpc)".into(),
+            )),
         }
     }
 
-    /// The gRPC service the flags ask for, checked: none without --grpc.
-    pub fn grpc(&self) -> Result<Option<crate::origin::GrpcConfig>, super::super::CliError> {
-        if !self.grpc {
-            return Ok(None);
-        }
-        let mut fail: Vec<(crate::grpc::status::Code, f64)> = Vec::new();
-        for flag in &self.status {
-            let usage = |msg: String| Err(super::super::CliError::Usage(msg));
-            match *flag {
-                StatusFlag::Http(code) => {
-                    return usage(format!(
-                        "with --grpc, --status is CODE:SHARE (a gRPC status and its share of calls, e.g. UNAVAILABLE:0.05), not {code}"
-                    ))
-                }
-                StatusFlag::Grpc(crate::grpc::status::Code::Ok, _) => {
-                    return usage("--status OK:SHARE: give the statuses calls fail with; the rest end OK".into())
-                }
-                StatusFlag::Grpc(code, _) if fail.iter().any(|(c, _)| *c == code) => {
-                    return usage(format!("--status gives {} twice", code.canonical()))
-                }
-                StatusFlag::Grpc(code, share) => fail.push((code, share)),
-            }
-        }
-        let total: f64 = fail.iter().map(|(_, s)| s).sum();
-        if total > 1.0 + 1e-9 {
-            return Err(super::super::CliError::Usage(format!("the --status shares sum to {total}, above 1")));
-        }
-        Ok(Some(crate::origin::GrpcConfig { reflection: !self.no_reflection, fail }))
+    /// The `CODE:SHARE`s of `--status`, as given.
+    pub fn status_shares(&self) -> impl Iterator<Item = (&str, f64)> {
+        self.status.iter().filter_map(|s| match s {
+            StatusFlag::Share(code, share) => Some((code.as_str(), *share)),
+            StatusFlag::Http(_) => None,
+        })
+    }
+
+    /// The `--status` codes, as given.
+    pub fn status_codes(&self) -> impl Iterator<Item = u16> + '_ {
+        self.status.iter().filter_map(|s| match s {
+            StatusFlag::Http(code) => Some(*code),
+            StatusFlag::Share(..) => None,
+        })
     }
 
     /// Where the TLS certificate comes from; `None` without --tls.
@@ -442,19 +407,16 @@ pub fn is_probability(p: f64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grpc::status::Code;
 
     #[test]
-    fn status_is_a_code_or_a_grpc_share() {
-        let rows: [(&str, Option<StatusFlag>); 10] = [
+    fn status_is_a_code_or_a_share() {
+        let share = |code: &str, p| Some(StatusFlag::Share(code.into(), p));
+        let rows: [(&str, Option<StatusFlag>); 7] = [
             ("503", Some(StatusFlag::Http(503))),
             ("199", None),
-            ("5:0.1", Some(StatusFlag::Grpc(Code::NotFound, 0.1))),
-            ("UNAVAILABLE:0.05", Some(StatusFlag::Grpc(Code::Unavailable, 0.05))),
-            // Names as gRPC writes them or in lower case.
-            ("deadline_exceeded:1", Some(StatusFlag::Grpc(Code::DeadlineExceeded, 1.0))),
-            ("17:0.1", None),
-            ("NOPE:0.1", None),
+            ("5:0.1", share("5", 0.1)),
+            // The code is the unit's to read.
+            ("UNAVAILABLE:0.05", share("UNAVAILABLE", 0.05)),
             ("5:0", None),
             ("5:1.5", None),
             ("5:x", None),

@@ -39,8 +39,8 @@ pub(super) enum Switch {
     Preface(usize),
     /// The request asked `Upgrade: h2c`.
     H2c(Box<Upgrade>),
-    /// A unit took the request: its driver, and where its counters start.
-    Unit(Box<dyn crate::origin::unit::Driver>, usize),
+    /// A unit took the request: its driver, and the unit's place.
+    Unit(Box<dyn crate::origin::unit::Driver>, crate::origin::unit::Place),
 }
 
 /// Whether a closing connection drains what the client may still send before closing.
@@ -156,7 +156,7 @@ impl<'r> H1Conn<'r> {
                 None => self.state = State::Closing { linger: Linger::No },
             },
             Flow::Unit => match self.parser.claimed.take() {
-                Some((driver, base)) => return Err(Switch::Unit(driver, base)),
+                Some((driver, place)) => return Err(Switch::Unit(driver, place)),
                 None => self.state = State::Closing { linger: Linger::No },
             },
             flow => {

@@ -14,7 +14,7 @@ use super::link::{Expiry, Link, Next};
 use super::output::Throttle;
 use super::respond::Site;
 use super::tls::ServerStream;
-use super::unit::{Driver, Io};
+use super::unit::{Driver, Io, Place};
 use super::Ctx;
 
 /// The protocol a connection speaks now. HTTP/1 is inline (most connections stay so); the
@@ -25,8 +25,8 @@ enum Proto<'r> {
     H1(H1Conn<'r>),
     /// HTTP/2, after the preface or an `Upgrade: h2c`.
     H2(Box<H2Conn>),
-    /// A unit's (WebSocket's, after an upgrade), and where its counters start.
-    Unit(Box<dyn Driver>, usize),
+    /// A unit's (WebSocket's, after an upgrade), and the unit's place.
+    Unit(Box<dyn Driver>, Place),
 }
 
 /// One client connection owned by one worker thread.
@@ -84,7 +84,7 @@ impl<'r> Conn<'r> {
                 Err(switch) => switch,
             },
             Proto::H2(h2) => return h2.drive(&mut self.link, buf, ctx),
-            Proto::Unit(driver, base) => return driver.drive(&mut Io::new(&mut self.link, buf, ctx, *base)),
+            Proto::Unit(driver, place) => return driver.drive(&mut Io::new(&mut self.link, buf, ctx, *place)),
         };
         self.switch(switch, buf, ctx)
     }
@@ -106,7 +106,7 @@ impl<'r> Conn<'r> {
                 Some(h2) => Proto::H2(h2),
                 None => return Next::Close,
             },
-            Switch::Unit(driver, base) => Proto::Unit(driver, base),
+            Switch::Unit(driver, place) => Proto::Unit(driver, place),
         };
         self.proto = proto;
         self.drive(buf, ctx)
@@ -115,8 +115,8 @@ impl<'r> Conn<'r> {
     /// Queues the server's own message `seq` on a unit's connection and writes it; `None` if
     /// it is not one.
     pub(super) fn push(&mut self, seq: u64, buf: &mut [u8], ctx: &mut Ctx<'r>) -> Option<Next> {
-        let Proto::Unit(driver, base) = &mut self.proto else { return None };
-        let mut io = Io::new(&mut self.link, buf, ctx, *base);
+        let Proto::Unit(driver, place) = &mut self.proto else { return None };
+        let mut io = Io::new(&mut self.link, buf, ctx, *place);
         driver.push(seq, &mut io.serve);
         Some(driver.drive(&mut io))
     }

@@ -8,7 +8,6 @@ use std::time::Instant;
 use super::*;
 use crate::http::fuzz::reference::{self, Event};
 use crate::http::fuzz::{ending_agrees, gen, long_run, report, run, splits, Case, Ended, Tally, SHORT_RUN};
-use crate::origin::grpc::deck::Deck;
 use crate::origin::output::MAX_IOV;
 use crate::origin::respond::Site;
 use crate::origin::{OriginConfig, OriginLive};
@@ -90,14 +89,8 @@ fn with_server<R>(seed: u64, f: impl FnOnce(&mut Ctx<'_>) -> R) -> R {
     let config = OriginConfig { threads: 1, ..OriginConfig::default() };
     let site = Site::new(&config).expect("default config");
     let live = OriginLive::new();
-    let counters = live.claim(1, site.fixed_ok, false, Vec::new()).expect("fresh counters");
-    f(&mut Ctx {
-        site: &site,
-        counters: &counters[0],
-        live: &live,
-        rng: Rng::for_thread(seed, 0),
-        deck: Deck::default(),
-    })
+    let counters = live.claim(1, site.fixed_ok, Vec::new()).expect("fresh counters");
+    f(&mut Ctx { site: &site, counters: &counters[0], live: &live, rng: Rng::for_thread(seed, 0), units: Vec::new() })
 }
 
 /// Fuzzes inputs `indices` of run `seed` against one server's state, as one connection each.

@@ -10,6 +10,7 @@ use crate::grpc::reflection::{self, Answer, Ask};
 use crate::grpc::status::Code;
 use crate::grpc::wire::{frame, Decoder, MAX_MESSAGE};
 use crate::h2::{Event, Session, Settings};
+use crate::proto::grpc::origin::{GrpcConfig, GrpcService};
 
 /// What one call got back.
 #[derive(Debug, Default)]
@@ -133,7 +134,13 @@ fn request(message: &str, count: u32, reply_size: u32) -> Vec<u8> {
 }
 
 fn grpc_server(threads: usize, grpc: GrpcConfig, delay: Duration) -> Server {
-    Server::start(OriginConfig { threads, delay, grpc: Some(Box::new(grpc)), ..OriginConfig::default() })
+    let service = std::sync::Arc::new(GrpcService::new(&grpc).unwrap());
+    Server::start(OriginConfig { threads, delay, units: vec![service], ..OriginConfig::default() })
+}
+
+/// The server's count `name` (`calls.unary`, `statuses.OK`, `messages_sent`).
+fn count(stats: &OriginStats, name: &str) -> u64 {
+    stats.units.get(&format!("grpc.{name}")).expect(name)
 }
 
 const UNARY: &str = "/strain.echo.v1.Echo/Unary";
@@ -185,11 +192,10 @@ fn the_four_methods_echo_and_the_server_counts_them() {
 
     drop(c);
     let stats = server.stop();
-    let grpc = stats.grpc.expect("gRPC counts");
-    let calls = [Method::Unary, Method::ServerStream, Method::ClientStream, Method::Bidi].map(|m| grpc.calls.get(m));
+    let calls = ["unary", "server_stream", "client_stream", "bidi"].map(|m| count(&stats, &format!("calls.{m}")));
     assert_eq!(calls, [1, 2, 1, 1]);
-    assert_eq!((grpc.statuses.get(Code::Ok), stats.requests, stats.ok), (5, 5, 5));
-    assert_eq!((grpc.messages_received, grpc.messages_sent), (1 + 2 + 3 + 4, 1 + 13 + 1 + 4));
+    assert_eq!((count(&stats, "statuses.OK"), stats.requests, stats.ok), (5, 5, 5));
+    assert_eq!((count(&stats, "messages_received"), count(&stats, "messages_sent")), (1 + 2 + 3 + 4, 1 + 13 + 1 + 4));
 }
 
 #[test]
@@ -259,9 +265,9 @@ fn shares_of_calls_fail_exactly_per_deck() {
     }
     assert_eq!((counts[0], counts[5], counts[14]), (170, 20, 10));
     drop(c);
-    let grpc = server.stop().grpc.unwrap();
-    assert_eq!((grpc.statuses.get(Code::NotFound), grpc.statuses.get(Code::Unavailable)), (20, 10));
-    assert_eq!(grpc.calls.get(Method::Unary), 200);
+    let stats = server.stop();
+    assert_eq!((count(&stats, "statuses.NOT_FOUND"), count(&stats, "statuses.UNAVAILABLE")), (20, 10));
+    assert_eq!(count(&stats, "calls.unary"), 200);
 }
 
 #[test]
@@ -318,7 +324,7 @@ fn reflection_answers_on_both_paths_unless_it_is_off() {
         assert!(matches!(&answers[2], Some(Answer::Error(e)) if e.error_code == 5));
     }
     drop(c);
-    assert_eq!(server.stop().grpc.unwrap().calls.get(Method::Reflection), 2);
+    assert_eq!(count(&server.stop(), "calls.reflection"), 2);
 
     let server = grpc_server(1, GrpcConfig { reflection: false, fail: Vec::new() }, Duration::ZERO);
     let mut c = Client::new(&server);
@@ -355,7 +361,12 @@ fn a_call_the_client_resets_counts_as_cancelled() {
 
 #[test]
 fn the_keepalive_limit_is_a_goaway_after_that_many_calls() {
-    let config = OriginConfig { threads: 1, keepalive: 2, grpc: Some(Box::default()), ..OriginConfig::default() };
+    let config = OriginConfig {
+        threads: 1,
+        keepalive: 2,
+        units: vec![std::sync::Arc::new(GrpcService::new(&GrpcConfig::default()).unwrap())],
+        ..OriginConfig::default()
+    };
     let server = Server::start(config);
     let mut c = Client::new(&server);
     let ids: Vec<i32> = (0..3).map(|_| c.call(UNARY, &[request("k", 0, 0)])).collect();

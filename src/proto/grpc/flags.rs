@@ -3,7 +3,15 @@
 
 use std::path::PathBuf;
 
+use std::sync::Arc;
+
 use clap::Args;
+
+use super::origin::{GrpcConfig, GrpcService};
+use crate::cli::unit::{OriginFlags, Shared};
+use crate::cli::CliError;
+use crate::grpc::status::Code;
+use crate::origin::unit::Unit;
 
 use crate::cli::flags::{ProtocolCmd, ProtocolFlags, StreamsFlag};
 use crate::cli::units::{self, Dur};
@@ -73,4 +81,85 @@ pub struct CallFlags {
     /// Client-streaming and bidi calls: how long each stream sends, then it ends.
     #[arg(long = "stream-duration", value_name = "T", value_parser = units::dur)]
     pub stream_duration: Option<Dur>,
+}
+
+/// What `strain origin --grpc` adds.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "gRPC")]
+pub struct GrpcOriginFlags {
+    /// Serve gRPC instead of HTTP over HTTP/2 (h2c, and h2 with --tls): the echo service
+    /// strain.echo.v1.Echo (unary, server, client and bidi streaming; see echo.proto) with
+    /// server reflection. --delay holds each reply; --status CODE:SHARE fails a share of calls.
+    #[arg(long = "grpc", conflicts_with_all = REFUSES)]
+    pub grpc: bool,
+    /// With --grpc: serve no reflection (its calls get UNIMPLEMENTED, as for an unknown method).
+    #[arg(long = "no-reflection", requires = "grpc")]
+    pub no_reflection: bool,
+}
+
+/// What `origin --grpc` refuses: a recording, HTTP/3, and the flags that shape the fixed
+/// response or documents, which gRPC calls do not get.
+const REFUSES: [&str; 8] =
+    ["replay", "http3", "body_size", "max_age", "no_cache", "ims_not_modified", "abort_rate", "content_type"];
+
+impl OriginFlags for GrpcOriginFlags {
+    fn unit(self, shared: &Shared) -> Result<Option<Arc<dyn Unit>>, CliError> {
+        let usage = |msg: String| Err(CliError::Usage(msg));
+        if !self.grpc {
+            if shared.status_shares().next().is_some() {
+                return usage("--status CODE:SHARE needs --grpc".into());
+            }
+            return Ok(None);
+        }
+        if let Some(code) = shared.status_codes().next() {
+            return usage(format!(
+                "with --grpc, --status is CODE:SHARE (a gRPC status and its share of calls, e.g. UNAVAILABLE:0.05), not {code}"
+            ));
+        }
+        let mut fail: Vec<(Code, f64)> = Vec::new();
+        for (code, share) in shared.status_shares() {
+            let code = status_code(code).map_err(CliError::Usage)?;
+            if code == Code::Ok {
+                return usage("--status OK:SHARE: give the statuses calls fail with; the rest end OK".into());
+            }
+            if fail.iter().any(|(c, _)| *c == code) {
+                return usage(format!("--status gives {} twice", code.canonical()));
+            }
+            fail.push((code, share));
+        }
+        let total: f64 = fail.iter().map(|(_, s)| s).sum();
+        if total > 1.0 + 1e-9 {
+            return usage(format!("the --status shares sum to {total}, above 1"));
+        }
+        let config = GrpcConfig { reflection: !self.no_reflection, fail };
+        let service = GrpcService::new(&config).map_err(|e| CliError::Usage(e.to_string()))?;
+        Ok(Some(Arc::new(service)))
+    }
+}
+
+/// A gRPC status by number (0 to 16) or by name, as gRPC writes it or in lower case.
+fn status_code(text: &str) -> Result<Code, String> {
+    let by_number = text.parse::<usize>().ok().and_then(|n| Code::ALL.get(n).copied());
+    by_number
+        .or_else(|| Code::from_name(&text.to_ascii_lowercase()))
+        .ok_or_else(|| format!("'{text}' is not a gRPC status (0 to 16, or a name such as UNAVAILABLE)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_is_a_number_or_a_name() {
+        let rows = [
+            ("5", Some(Code::NotFound)),
+            ("UNAVAILABLE", Some(Code::Unavailable)),
+            ("deadline_exceeded", Some(Code::DeadlineExceeded)),
+            ("17", None),
+            ("NOPE", None),
+        ];
+        for (text, want) in rows {
+            assert_eq!(status_code(text).ok(), want, "{text}");
+        }
+    }
 }

@@ -72,7 +72,7 @@ pub struct SseOriginFlags {
 }
 
 impl OriginFlags for SseOriginFlags {
-    fn unit(self) -> Result<Option<std::sync::Arc<dyn Unit>>, CliError> {
+    fn unit(self, _shared: &crate::cli::unit::Shared) -> Result<Option<std::sync::Arc<dyn Unit>>, CliError> {
         let Some(per_s) = self.sse else { return Ok(None) };
         if per_s <= 0.0 {
             return Err(CliError::Usage("--sse gives events per second per stream: above 0".into()));

@@ -93,7 +93,7 @@ pub struct WsOriginFlags {
 }
 
 impl OriginFlags for WsOriginFlags {
-    fn unit(self) -> Result<Option<std::sync::Arc<dyn Unit>>, CliError> {
+    fn unit(self, _shared: &crate::cli::unit::Shared) -> Result<Option<std::sync::Arc<dyn Unit>>, CliError> {
         Ok(self.ws.then(|| {
             std::sync::Arc::new(super::origin::WsConfig {
                 close_after: self.ws_close_after.unwrap_or(0),

@@ -15,7 +15,7 @@ use crate::grpc::status::Code;
 
 /// What reflection answers, made once at start.
 #[derive(Debug)]
-pub(in crate::origin) struct Reflection {
+pub(super) struct Reflection {
     /// `echo.proto`'s `FileDescriptorProto`, serialized.
     file: Vec<u8>,
     /// Every full name `echo.proto` defines: its service, methods, messages and their fields.
@@ -28,7 +28,7 @@ pub(in crate::origin) struct Reflection {
 
 impl Reflection {
     /// The answers about `file` (`echo.proto`, compiled).
-    pub(in crate::origin) fn new(file: &FileDescriptor) -> Reflection {
+    pub(super) fn new(file: &FileDescriptor) -> Reflection {
         let mut symbols = Vec::new();
         let mut messages = Vec::new();
         for service in file.services() {
@@ -46,7 +46,7 @@ impl Reflection {
     }
 
     /// The answer to one question.
-    pub(in crate::origin) fn answer(&self, request: Request) -> Response {
+    pub(super) fn answer(&self, request: Request) -> Response {
         let not_found = |what: &str| error(Code::NotFound, format!("{what} not found"));
         let answer = match &request.ask {
             Some(Ask::ListServices(_)) => Answer::Services(ServiceList {

@@ -13,7 +13,7 @@ const MAX_DECK: u32 = 1_000_000;
 
 /// One thread's deck.
 #[derive(Debug, Clone, Default)]
-pub(in crate::origin) struct Deck {
+pub struct Deck {
     /// Each failing code, with its cards per deck and the cards of it left in this deck.
     codes: Vec<(Code, u32, u32)>,
     /// Cards per deck: the smallest power of ten that makes every share a whole number of
@@ -26,7 +26,7 @@ pub(in crate::origin) struct Deck {
 impl Deck {
     /// A deck for `shares` (codes and their shares of calls, summing to at most 1); an empty
     /// one, which never draws, for none.
-    pub(in crate::origin) fn new(shares: &[(Code, f64)]) -> Deck {
+    pub fn new(shares: &[(Code, f64)]) -> Deck {
         if shares.is_empty() {
             return Deck::default();
         }
@@ -40,7 +40,7 @@ impl Deck {
 
     /// The status the next call ends with on purpose, if any; draws nothing from `rng` when
     /// there are no shares, so the other random choices stay where they were.
-    pub(in crate::origin) fn draw(&mut self, rng: &mut Rng) -> Option<Code> {
+    pub fn draw(&mut self, rng: &mut Rng) -> Option<Code> {
         if self.codes.is_empty() {
             return None;
         }

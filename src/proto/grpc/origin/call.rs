@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use prost::Message;
 
-use super::super::Ctx;
-use super::stats::Method;
+use crate::origin::unit::Serve;
+use super::counters::{self, Method};
 use super::GrpcSite;
 use crate::grpc::echo::{EchoReply, EchoRequest, MAX_REPLY_SIZE};
 use crate::grpc::reflection;
@@ -93,15 +93,15 @@ impl Call {
     }
 
     /// Takes a piece of the request stream's DATA; `now` is when it arrived, if replies wait.
-    pub(super) fn data(&mut self, data: &[u8], site: &GrpcSite, ctx: &mut Ctx<'_>, now: Option<Instant>) {
+    pub(super) fn data(&mut self, data: &[u8], site: &GrpcSite, serve: &mut Serve<'_, '_>, now: Option<Instant>) {
         if self.end.is_some() {
             return;
         }
         // Out of the call while it feeds, so each message can go to the call as it comes.
         let mut decoder = std::mem::replace(&mut self.decoder, Decoder::new(0));
         let fed = decoder.feed(data, &mut |m| {
-            ctx.counters.grpc.received.add(1);
-            self.message(m, site, ctx, now);
+            serve.count(counters::RECEIVED, 1);
+            self.message(m, site, serve, now);
         });
         self.decoder = decoder;
         if let Err(e) = fed {
@@ -111,7 +111,7 @@ impl Call {
     }
 
     /// One request message.
-    fn message(&mut self, bytes: &[u8], site: &GrpcSite, ctx: &mut Ctx<'_>, now: Option<Instant>) {
+    fn message(&mut self, bytes: &[u8], site: &GrpcSite, serve: &mut Serve<'_, '_>, now: Option<Instant>) {
         if self.end.is_some() {
             return;
         }
@@ -138,7 +138,7 @@ impl Call {
             Method::Bidi => {
                 let reply = echo(&request, self.sequence, self.received);
                 self.sequence += 1;
-                let due = self.due(now, ctx);
+                let due = self.due(now, serve);
                 self.reply(due, &reply);
             }
             _ => self.request = Some(request),
@@ -146,7 +146,7 @@ impl Call {
     }
 
     /// The client has ended its side; `now` as for [`Call::data`].
-    pub(super) fn client_ended(&mut self, ctx: &mut Ctx<'_>, now: Option<Instant>) {
+    pub(super) fn client_ended(&mut self, serve: &mut Serve<'_, '_>, now: Option<Instant>) {
         if self.end.is_some() {
             return;
         }
@@ -159,7 +159,7 @@ impl Call {
                 return self.fail(Code::Internal, "no request message on a call that takes one".into());
             }
             (Method::Unary, Some(request)) => {
-                let due = self.due(now, ctx);
+                let due = self.due(now, serve);
                 self.reply(due, &echo(&request, 0, self.received));
             }
             (Method::ServerStream, Some(request)) => {
@@ -170,7 +170,7 @@ impl Call {
             }
             (Method::ClientStream, request) => {
                 let request = request.unwrap_or_default();
-                let due = self.due(now, ctx);
+                let due = self.due(now, serve);
                 self.reply(due, &echo(&request, 0, self.received));
             }
             _ => {}
@@ -188,8 +188,8 @@ impl Call {
 
     /// When a reply made now, for a request that arrived at `now`, may go: after the delay or
     /// service time, and never before the reply ahead of it.
-    fn due(&mut self, now: Option<Instant>, ctx: &mut Ctx<'_>) -> Option<Instant> {
-        let due = now.map(|at| ctx.site.due(at, &mut ctx.rng)).map(|d| self.last_due.map_or(d, |l| l.max(d)));
+    fn due(&mut self, now: Option<Instant>, serve: &mut Serve<'_, '_>) -> Option<Instant> {
+        let due = now.map(|at| serve.due(at)).map(|d| self.last_due.map_or(d, |l| l.max(d)));
         self.last_due = due;
         due
     }
@@ -209,11 +209,11 @@ impl Call {
 
     /// Pushes the replies that are due while the stream has room, then the status once every
     /// reply is out.
-    pub(super) fn pump(&mut self, session: &mut Session, ctx: &mut Ctx<'_>) -> Pumped {
+    pub(super) fn pump(&mut self, session: &mut Session, serve: &mut Serve<'_, '_>) -> Pumped {
         let mut now = None;
         loop {
             if self.replies.is_empty() && self.left > 0 {
-                self.next_streamed(ctx);
+                self.next_streamed(serve);
             }
             let Some(&(due, _)) = self.replies.front() else { break };
             if let Some(due) = due {
@@ -235,7 +235,7 @@ impl Call {
             if session.push_body(self.stream, &framed).is_err() {
                 return Pumped::Gone;
             }
-            ctx.counters.grpc.sent.add(1);
+            serve.count(counters::SENT, 1);
         }
         let Some((code, message)) = &self.end else { return Pumped::Waiting(None) };
         let code = *code;
@@ -261,7 +261,7 @@ impl Call {
     }
 
     /// ServerStream: makes the next reply, due a delay after the one before it.
-    fn next_streamed(&mut self, ctx: &mut Ctx<'_>) {
+    fn next_streamed(&mut self, serve: &mut Serve<'_, '_>) {
         let Some(request) = self.request.take() else {
             self.left = 0;
             return;
@@ -270,7 +270,7 @@ impl Call {
         self.request = Some(request);
         self.sequence += 1;
         self.left -= 1;
-        let due = self.last_due.map(|at| ctx.site.due(at, &mut ctx.rng));
+        let due = self.last_due.map(|at| serve.due(at));
         self.last_due = due;
         self.reply(due, &reply);
     }
@@ -282,7 +282,7 @@ const HEADERS: [(&[u8], &[u8]); 2] = [(b":status", b"200"), (b"content-type", b"
 /// The echo of `request`: its message, its payload or `reply_size` bytes.
 fn echo(request: &EchoRequest, sequence: u64, received: u32) -> EchoReply {
     let payload = if request.reply_size > 0 {
-        super::super::BODY_PATTERN.iter().copied().cycle().take(request.reply_size as usize).collect()
+        crate::origin::BODY_PATTERN.iter().copied().cycle().take(request.reply_size as usize).collect()
     } else {
         request.payload.clone()
     };

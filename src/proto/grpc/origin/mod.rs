@@ -1,51 +1,104 @@
 //! The origin's gRPC service (`--grpc`): `strain.echo.v1.Echo` (see `echo.proto`) and server
 //! reflection, over the origin's HTTP/2 (h2c and, with TLS, h2), so demos and tests need no
-//! other server. The HTTP/2 driver (`h2.rs`) turns its session's streamed mode on and hands
-//! every stream but `/_strain/stats` here: [`Calls::start`] checks the request is a gRPC call
+//! other server. It is a unit of the origin ([`Unit::streams`]): the HTTP/2 driver turns its
+//! session's streamed mode on and hands every stream but `/_strain/stats` here: [`Calls`]'s
+//! `start` checks the request is a gRPC call
 //! (else 415 or 405), finds its method (else UNIMPLEMENTED, Trailers-Only) and may fail it on
 //! purpose (`--status CODE:SHARE`, dealt from a per-thread [`deck`]); each [`call`] then takes
-//! its messages as DATA arrives and makes its replies, which [`Calls::pump`] pushes when they
-//! are due (the origin's `--delay` and service time, through the worker's timers) and as the
-//! stream takes them. Calls, statuses and messages are counted per thread ([`stats`]).
+//! its messages as DATA arrives and makes its replies, which `pump` pushes when they are due
+//! (the origin's `--delay` and service time, through the worker's timers) and as the stream
+//! takes them. Calls, statuses and messages are the unit's [`counters`].
 //!
 //! Reflection and UNIMPLEMENTED answers are never delayed or failed on purpose: only the echo
 //! methods stand in for the service under test. A failing call ends at once, Trailers-Only.
 
 mod call;
-pub(super) mod deck;
+pub mod counters;
+pub mod deck;
 mod reflect;
-pub(super) mod stats;
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use call::{Call, Pumped};
+use counters::Method;
+use deck::Deck;
 use reflect::Reflection;
-use stats::Method;
 
-use super::{Ctx, GrpcConfig, OriginError};
 use crate::grpc::echo;
 use crate::grpc::reflection::PATHS;
 use crate::grpc::status::Code;
 use crate::grpc::wire::Encoding;
 use crate::h2::{Event, RequestHead, Session};
+use crate::origin::unit::{Serve, Streams, Unit};
+use crate::origin::OriginError;
 
-/// The gRPC service as the origin serves it, fixed at start (beside the HTTP [`Site`]).
-///
-/// [`Site`]: super::respond::Site
+/// The origin's gRPC service (`strain origin --grpc`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GrpcConfig {
+    /// Serve server reflection (`grpc.reflection.v1` and `v1alpha`).
+    pub reflection: bool,
+    /// Shares of echo calls that end with a status other than OK, each code once, the shares
+    /// summing to at most 1 (`--status CODE:SHARE`).
+    pub fail: Vec<(Code, f64)>,
+}
+
+impl Default for GrpcConfig {
+    fn default() -> Self {
+        GrpcConfig { reflection: true, fail: Vec::new() }
+    }
+}
+
+/// The gRPC service as the origin serves it, fixed at start: a unit of the origin.
+#[derive(Debug, Clone)]
+pub struct GrpcService(Arc<GrpcSite>);
+
+impl GrpcService {
+    /// The service `config` asks for; refused if its shares are not shares (see
+    /// [`GrpcSite::new`]).
+    pub fn new(config: &GrpcConfig) -> Result<GrpcService, OriginError> {
+        Ok(GrpcService(Arc::new(GrpcSite::new(config)?)))
+    }
+}
+
+impl Unit for GrpcService {
+    fn counters(&self) -> &'static [&'static str] {
+        &counters::NAMES
+    }
+
+    fn streams(&self) -> Option<Box<dyn Streams>> {
+        Some(Box::new(Calls { site: self.0.clone(), live: Vec::new() }))
+    }
+
+    fn per_thread(&self) -> Option<Box<dyn std::any::Any + Send>> {
+        Some(Box::new(Deck::new(&self.0.shares)))
+    }
+
+    fn timed(&self) -> bool {
+        // Replies wait only for `--delay` or a service time, which time connections anyway.
+        false
+    }
+
+    fn summary(&self, counts: &[u64]) -> String {
+        counters::line(counts)
+    }
+}
+
+/// The service's routes and answers, shared by every connection.
 #[derive(Debug)]
-pub(super) struct GrpcSite {
+struct GrpcSite {
     /// Each echo method's path, and what it is.
     routes: Vec<(String, Method)>,
     /// `None` with `--no-reflection`.
     reflection: Option<Reflection>,
     /// Shares of calls that fail on purpose, for each thread's deck.
-    pub(super) shares: Vec<(Code, f64)>,
+    shares: Vec<(Code, f64)>,
 }
 
 impl GrpcSite {
     /// Compiles `echo.proto` and checks the shares (each in (0, 1], not OK, each code once,
     /// summing to at most 1).
-    pub(super) fn new(config: &GrpcConfig) -> Result<GrpcSite, OriginError> {
+    fn new(config: &GrpcConfig) -> Result<GrpcSite, OriginError> {
         let mut total = 0.0;
         for (i, &(code, share)) in config.fail.iter().enumerate() {
             let invalid =
@@ -95,34 +148,33 @@ impl GrpcSite {
 }
 
 /// The gRPC calls of one connection.
-#[derive(Debug, Default)]
-pub(super) struct Calls {
+#[derive(Debug)]
+struct Calls {
+    site: Arc<GrpcSite>,
     live: Vec<Call>,
 }
 
-impl Calls {
-    /// A request's head has arrived on `stream`: answers it at once (not a gRPC call, an
-    /// unknown method, a failure on purpose) or starts its call.
-    pub(super) fn start(&mut self, stream: i32, head: &RequestHead, session: &mut Session, ctx: &mut Ctx<'_>) {
-        let site = ctx.site;
-        let Some(grpc) = site.grpc.as_ref() else { return };
+impl Streams for Calls {
+    /// Answers at once (not a gRPC call, an unknown method, a failure on purpose) or starts
+    /// the call.
+    fn start(&mut self, stream: i32, head: &RequestHead, session: &mut Session, serve: &mut Serve<'_, '_>) {
         if !is_grpc(head.header(b"content-type")) || head.method != b"POST" {
             let status: &[u8] = if is_grpc(head.header(b"content-type")) { b"405" } else { b"415" };
             let fields: [(&[u8], &[u8]); 2] = [(b":status", status), (b"content-type", b"text/plain")];
             let body = b"strain origin --grpc: gRPC calls only (POST, content-type application/grpc)\n".to_vec();
             if session.submit_response(stream, &fields, body).is_ok() {
-                ctx.counters.grpc.refused.add(1);
+                serve.count(counters::REFUSED, 1);
             }
             return;
         }
-        let method = grpc.route(&head.path);
-        ctx.counters.grpc.calls[method as usize].add(1);
+        let method = self.site.route(&head.path);
+        serve.count(counters::calls(method), 1);
         let failure = match method {
             Method::Unknown => {
                 Some((Code::Unimplemented, format!("unknown method {}", String::from_utf8_lossy(&head.path))))
             }
             Method::Reflection => None,
-            _ => ctx.deck.draw(&mut ctx.rng).map(|code| (code, "failed on purpose (strain origin --status)".into())),
+            _ => draw(serve).map(|code| (code, "failed on purpose (strain origin --status)".into())),
         };
         let mut call = Call::new(stream, method);
         // A request compressed in an encoding the origin does not read is refused, as gRPC says.
@@ -139,34 +191,31 @@ impl Calls {
         let ends = !call.idle();
         self.live.push(call);
         if ends {
-            self.pump_one(self.live.len() - 1, session, ctx);
+            self.pump_one(self.live.len() - 1, session, serve);
         }
     }
 
-    /// A streamed event of the session's (DATA, the client's end, a stream closed).
-    pub(super) fn event(&mut self, event: Event, session: &mut Session, ctx: &mut Ctx<'_>, now: Option<Instant>) {
-        let site = ctx.site;
-        let Some(grpc) = site.grpc.as_ref() else { return };
+    fn event(&mut self, event: Event, session: &mut Session, serve: &mut Serve<'_, '_>, now: Option<Instant>) {
         let stream = match &event {
             Event::Body { stream, .. } | Event::End { stream } | Event::Closed { stream, .. } => *stream,
             _ => return,
         };
         let Some(i) = self.live.iter().position(|c| c.stream == stream) else { return };
         match event {
-            Event::Body { data, .. } => self.live[i].data(&data, grpc, ctx, now),
-            Event::End { .. } => self.live[i].client_ended(ctx, now),
+            Event::Body { data, .. } => self.live[i].data(&data, &self.site, serve, now),
+            Event::End { .. } => self.live[i].client_ended(serve, now),
             // Closed before its status went: the client reset it.
             _ => {
                 self.live.swap_remove(i);
-                ctx.counters.grpc.statuses[Code::Cancelled as usize].add(1);
+                serve.count(counters::status(Code::Cancelled), 1);
                 return;
             }
         }
-        self.pump_one(i, session, ctx);
+        self.pump_one(i, session, serve);
     }
 
     /// Pushes what every call has ready; returns when a reply is next due.
-    pub(super) fn pump(&mut self, session: &mut Session, ctx: &mut Ctx<'_>) -> Option<Instant> {
+    fn pump(&mut self, session: &mut Session, serve: &mut Serve<'_, '_>) -> Option<Instant> {
         let mut next = None;
         let mut i = 0;
         while i < self.live.len() {
@@ -174,7 +223,7 @@ impl Calls {
                 i += 1;
                 continue;
             }
-            match self.pump_one(i, session, ctx) {
+            match self.pump_one(i, session, serve) {
                 Some(Some(due)) => next = Some(next.map_or(due, |n: Instant| n.min(due))),
                 Some(None) => {}
                 // Removed: the call now at `i` is another.
@@ -184,23 +233,31 @@ impl Calls {
         }
         next
     }
+}
 
+impl Calls {
     /// Pumps call `i`: `Some` with when it is next due if it goes on, `None` if it ended and
     /// was removed.
-    fn pump_one(&mut self, i: usize, session: &mut Session, ctx: &mut Ctx<'_>) -> Option<Option<Instant>> {
-        let code = match self.live[i].pump(session, ctx) {
+    fn pump_one(&mut self, i: usize, session: &mut Session, serve: &mut Serve<'_, '_>) -> Option<Option<Instant>> {
+        let code = match self.live[i].pump(session, serve) {
             Pumped::Waiting(due) => return Some(due),
             Pumped::Ended(code) => {
                 // Answered: a request of the test, as over any protocol.
-                ctx.counters.requests.add(1);
+                serve.answered();
                 code
             }
             Pumped::Gone => Code::Cancelled,
         };
-        ctx.counters.grpc.statuses[code as usize].add(1);
+        serve.count(counters::status(code), 1);
         self.live.swap_remove(i);
         None
     }
+}
+
+/// The status the next call ends with on purpose, from this thread's deck.
+fn draw(serve: &mut Serve<'_, '_>) -> Option<Code> {
+    let (deck, rng) = serve.state::<Deck>()?;
+    deck.draw(rng)
 }
 
 /// Whether a `content-type` is gRPC's (`application/grpc`, `+proto` or with parameters).
