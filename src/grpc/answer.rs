@@ -6,8 +6,8 @@ use prost_reflect::{DynamicMessage, MessageDescriptor};
 
 use super::status::Code;
 use super::wire::{Decoder, Encoding, MAX_MESSAGE};
+use crate::grpc::counts::GrpcCounts;
 use crate::http::response::Captured;
-use crate::stats::GrpcCounts;
 
 /// What a response was, as a gRPC answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,6 +12,7 @@
 
 pub mod answer;
 pub mod call;
+pub mod counts;
 pub mod echo;
 pub mod editions;
 mod encode;

@@ -1,7 +1,7 @@
 //! gRPC status codes, as the `grpc-status` trailer (or a Trailers-Only response's header)
 //! carries them: reports name each by its canonical name, counts index by its number.
 
-pub use crate::stats::{GrpcCode as Code, GrpcCodes as Codes};
+pub use super::counts::{GrpcCode as Code, GrpcCodes as Codes};
 
 impl Code {
     /// The code a `grpc-status` value names; `None` for anything but a number 0-16 (a status

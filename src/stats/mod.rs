@@ -9,7 +9,6 @@ pub(crate) mod named;
 #[macro_use]
 mod tally;
 pub mod codec;
-mod grpc;
 mod h2;
 mod h3;
 pub mod interval;
@@ -19,7 +18,6 @@ pub mod series;
 mod summary;
 pub mod units;
 
-pub use grpc::{GrpcCode, GrpcCodes, GrpcCounts};
 pub use h2::{named_resets as h2_named_resets, H2Counts, RESET_SLOTS as H2_RESET_SLOTS};
 pub use h3::{
     code_name as h3_code_name, named_codes as h3_named_codes, H3Counts, HandshakeFailure, HandshakeFailures,

@@ -11,7 +11,7 @@ use crate::grpc::call::{CallSetup, Streaming};
 use crate::grpc::status::Code;
 use crate::http::response::Captured;
 use crate::stats::section::Section;
-use crate::stats::GrpcCounts;
+use crate::grpc::counts::GrpcCounts;
 
 impl Judged for CallSetup {
     fn thread<'a>(&'a self, plan: &Plan, index: usize, slots: usize) -> Box<dyn Judge + 'a> {

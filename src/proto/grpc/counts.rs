@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 use crate::result::Latency;
 use crate::stats::section::{Answers, Counts, Figure, Spoken};
 use crate::stats::units::{binary, by_name, grouped, messages, time_us};
-use crate::stats::{GrpcCounts, Tally};
+use crate::grpc::counts::GrpcCounts;
+use crate::stats::Tally;
 
 /// A gRPC run's counts of one thread, or merged.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -119,8 +119,8 @@ fn runs_with_http2_and_http3_round_trip_to_the_counts_measured() {
 
 #[test]
 fn a_grpc_run_round_trips_to_the_counts_measured() {
+    use crate::grpc::counts::{GrpcCode, GrpcCounts};
     use crate::proto::grpc::counts::GrpcSection;
-    use crate::stats::{GrpcCode, GrpcCounts};
     crate::proto::install();
     let (mut summary, config) = http2_run();
     let mut g = GrpcCounts::default();

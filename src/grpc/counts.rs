@@ -1,11 +1,11 @@
-//! What a gRPC run counts besides requests and errors (the status codes are defined here, below
-//! the gRPC module, which reads them from trailers): calls by the status they ended with, the
+//! What a gRPC run counts besides requests and errors (the status codes are defined here;
+//! `status.rs` reads them from trailers): calls by the status they ended with, the
 //! ways a response is not a gRPC answer at all, and messages and their bytes each way. The type
 //! is also a result's `grpc` section: its serde form is the document's.
 
 use serde::{Deserialize, Serialize};
 
-named! {
+crate::stats::named::named! {
     /// A call's outcome (the canonical codes 0-16 of gRPC's status-codes document).
     pub enum GrpcCode {
         /// Not an error.
@@ -45,12 +45,12 @@ named! {
     }
 }
 
-by_name! {
+crate::stats::named::by_name! {
     /// Calls by the status they ended with.
     pub struct GrpcCodes(GrpcCode, fallback GrpcCode::Unknown);
 }
 
-counts! {
+crate::stats::counts! {
     /// gRPC counts of one thread, or merged; in a result, written field by field in this order.
     #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
     pub struct GrpcCounts {
