@@ -6,10 +6,11 @@
 
 use std::sync::atomic::AtomicBool;
 
-use super::flags::{FormFlag, ProxyFlags};
+use super::flags::{ExtensionFlag, FormFlag, ProxyFlags};
 use super::{CliError, EXIT_OK};
 use crate::engine::proxy::{Form, ProxySetup};
 use crate::run::{OriginPlacement, RunConfig, Workload};
+use crate::workload::doc::Extension;
 use crate::workload::gen::WorkloadConfig;
 
 /// The request settings of a proxy test.
@@ -62,6 +63,8 @@ pub fn proxy_setup(f: &ProxyFlags, origin: &str) -> Result<ProxySetup, CliError>
         keepalive: if f.new_conn_rate.is_some() && f.keepalive == 0 { 1 } else { f.keepalive as u64 },
         urls,
         new_conn_rate: f.new_conn_rate,
+        extension: f.request_extension.map_or(Extension::None, ExtensionFlag::extension),
+        extra_headers: f.extra_headers,
     })
 }
 

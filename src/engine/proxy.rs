@@ -6,7 +6,7 @@
 use std::time::SystemTime;
 
 use crate::http::response::Captured;
-use crate::workload::doc::Doc;
+use crate::workload::doc::{Doc, Extension};
 use crate::workload::gen::{Generator, Rng, WorkloadConfig};
 
 /// How the request line names the document.
@@ -41,6 +41,10 @@ pub struct ProxySetup {
     pub urls: Option<Vec<String>>,
     /// Open-loop connection arrivals per second (jtest -e); `None` keeps `-c` connections open.
     pub new_conn_rate: Option<f64>,
+    /// What generated documents' URLs end with (jtest -4).
+    pub extension: Extension,
+    /// Extra header fields on every request (jtest -n; see [`crate::workload::headers`]).
+    pub extra_headers: usize,
 }
 
 /// What the worker keeps about a request in flight.
@@ -48,6 +52,8 @@ pub struct ProxySetup {
 pub struct Sent {
     /// The document asked for, when the URL names one.
     pub doc: Option<Doc>,
+    /// What its URL ended with (the origin's body starts with the path as asked).
+    pub extension: Extension,
     /// Abandon this response once its body starts.
     pub abort: bool,
 }
@@ -90,6 +96,7 @@ impl<'a> ProxyClient<'a> {
     /// Writes the next request into `out` and says what it asked for.
     pub fn build(&mut self, out: &mut Vec<u8>) -> Sent {
         let p = self.plan;
+        let mut extension = p.extension;
         let doc = match &p.urls {
             Some(urls) if !urls.is_empty() => {
                 // A split test's segment I takes the lines congruent to I mod N.
@@ -100,6 +107,7 @@ impl<'a> ProxyClient<'a> {
                 self.next_url += 1;
                 self.path.clear();
                 self.path.push_str(crate::http::request::origin_form(url));
+                extension = Extension::of(self.path.split('?').next().unwrap_or(""));
                 Doc::parse(&self.path)
             }
             _ => {
@@ -107,7 +115,7 @@ impl<'a> ProxyClient<'a> {
                 let doc = self.gen.next(now);
                 self.path.clear();
                 use std::fmt::Write;
-                let _ = write!(self.path, "{PREFIX}/d/{}/{}", doc.id, doc.len);
+                let _ = write!(self.path, "{PREFIX}/d/{}/{}{}", doc.id, doc.len, extension.suffix());
                 Some(doc)
             }
         };
@@ -131,9 +139,10 @@ impl<'a> ProxyClient<'a> {
                 out.extend_from_slice(b"\r\n");
             }
         }
+        crate::workload::headers::extra(p.extra_headers, &mut self.rng, out);
         out.extend_from_slice(b"\r\n");
         let abort = p.client_abort_rate > 0.0 && self.rng.unit() < p.client_abort_rate;
-        Sent { doc, abort }
+        Sent { doc, extension, abort }
     }
 
     /// Checks a complete response: `Some(explanation)` when a 200's body is not the document
@@ -143,7 +152,7 @@ impl<'a> ProxyClient<'a> {
         if status != 200 {
             return None;
         }
-        let path = doc.path(PREFIX);
+        let path = doc.path(PREFIX) + sent.extension.suffix();
         doc.check(&path, &c.body).err().map(|why| format!("asked for {path}: {why}"))
     }
 }
@@ -164,6 +173,8 @@ mod tests {
             keepalive: 0,
             urls: None,
             new_conn_rate: None,
+            extension: Extension::None,
+            extra_headers: 0,
         }
     }
 
@@ -223,5 +234,31 @@ mod tests {
         }
         seen.sort();
         assert_eq!(seen, (0..7).collect::<Vec<u64>>(), "together, every line");
+    }
+
+    #[test]
+    fn extensions_and_extra_headers_go_on_every_request() {
+        let mut p = setup(Form::Reverse);
+        (p.extension, p.extra_headers, p.workload.doc_size) = (Extension::Jpeg, 3, Some(40));
+        let mut c = ProxyClient::new(&p, 0);
+        let mut out = Vec::new();
+        let sent = c.build(&mut out);
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("GET /d/0/40.jpeg HTTP/1.1\r\nHost: 127.0.0.1:9\r\nX-Request-Id: "), "{text}");
+        assert_eq!(text.matches("\r\n").count(), 2 + 3 + 1, "{text}");
+        assert!(text.contains("\r\nTraceparent: 00-") && text.contains("\r\nX-Forwarded-For: 10."), "{text}");
+        // The origin's body starts with the path as asked, extension and all.
+        let doc = Doc { id: 0, len: 40 };
+        let good = Captured { headers: vec![], body: doc.body("/d/0/40.jpeg") };
+        assert_eq!(c.check(&sent, 200, Some(&good)), None);
+        let plain = Captured { headers: vec![], body: doc.body("/d/0/40") };
+        assert!(c.check(&sent, 200, Some(&plain)).is_some());
+        // A URL list's paths keep their own ending.
+        p.urls = Some(vec!["/d/1/20/".into()]);
+        let mut c = ProxyClient::new(&p, 0);
+        let sent = c.build(&mut Vec::new());
+        assert_eq!(sent.extension, Extension::Slash);
+        let listed = Captured { headers: vec![], body: Doc { id: 1, len: 20 }.body("/d/1/20/") };
+        assert_eq!(c.check(&sent, 200, Some(&listed)), None);
     }
 }

@@ -291,9 +291,11 @@ pub(super) fn doc_path(target: &str) -> &str {
 }
 
 /// The document a path names, checked cheaply first: most non-document paths (`/`) do not end
-/// in a digit, so the fixed-response fast path does not pay for a full parse.
+/// in a digit or a document's extension, so the fixed-response fast path does not pay for a
+/// full parse.
 pub(super) fn document(path: &str) -> Option<Doc> {
-    if !path.as_bytes().last().is_some_and(u8::is_ascii_digit) {
+    let last = *path.as_bytes().last()?;
+    if !(last.is_ascii_digit() || (path.len() > 4 && matches!(last, b'l' | b'g' | b'/'))) {
         return None;
     }
     Doc::parse(path)

@@ -29,6 +29,41 @@ pub enum Mismatch {
     Pattern(usize),
 }
 
+/// What a document's URL ends with past its length (jtest -4): proxies choose remap rules and
+/// caching policies by it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Extension {
+    /// `/d/ID/LEN`.
+    #[default]
+    None,
+    /// `/d/ID/LEN.html`.
+    Html,
+    /// `/d/ID/LEN.jpeg`.
+    Jpeg,
+    /// `/d/ID/LEN/`.
+    Slash,
+}
+
+impl Extension {
+    /// What the URL ends with.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Extension::None => "",
+            Extension::Html => ".html",
+            Extension::Jpeg => ".jpeg",
+            Extension::Slash => "/",
+        }
+    }
+
+    /// The extension `path` (a document's, without its query) ends with.
+    pub fn of(path: &str) -> Extension {
+        [Extension::Html, Extension::Jpeg, Extension::Slash]
+            .into_iter()
+            .find(|e| path.ends_with(e.suffix()))
+            .unwrap_or(Extension::None)
+    }
+}
+
 /// A document's identity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Doc {
@@ -44,9 +79,10 @@ impl Doc {
         format!("{prefix}/d/{}/{}", self.id, self.len)
     }
 
-    /// Reads `.../d/<id>/<len>` (a query string is ignored).
+    /// Reads `.../d/<id>/<len>`, with an [`Extension`] or none (a query string is ignored).
     pub fn parse(path: &str) -> Option<Doc> {
         let path = path.split('?').next()?;
+        let path = &path[..path.len() - Extension::of(path).suffix().len()];
         let mut parts = path.rsplitn(4, '/');
         let len = parts.next()?.parse().ok()?;
         let id = parts.next()?.parse().ok()?;
@@ -131,6 +167,12 @@ mod tests {
             ("/d/7/100", Some(Doc { id: 7, len: 100 })),
             ("/site/a/d/0/1", Some(Doc { id: 0, len: 1 })),
             ("/d/7/100?x=1", Some(Doc { id: 7, len: 100 })),
+            // With a request extension (jtest -4).
+            ("/d/7/100.html", Some(Doc { id: 7, len: 100 })),
+            ("/d/7/100.jpeg?x=1", Some(Doc { id: 7, len: 100 })),
+            ("/d/7/100/", Some(Doc { id: 7, len: 100 })),
+            ("/d/7/100//", None),
+            ("/d/7/100.gif", None),
             ("/x/7/100", None),
             ("/d/7", None),
             ("/d/seven/100", None),

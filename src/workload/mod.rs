@@ -4,4 +4,5 @@
 
 pub mod doc;
 pub mod gen;
+pub mod headers;
 pub mod targets;

@@ -479,6 +479,11 @@ impl Nginx {
             .collect()
     }
 
+    /// A file of nginx's private directory (a log a test's `access_log NAME` wrote), as text.
+    pub fn file(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir.path().join(name)).unwrap_or_default()
+    }
+
     /// Stops nginx gracefully (SIGQUIT finishes open requests and flushes the log).
     pub fn stop(&mut self) {
         signal(self.child.id(), "QUIT");

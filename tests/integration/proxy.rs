@@ -100,6 +100,49 @@ fn nginx_cache(origin_port: u16, key: &str) -> Nginx {
 }
 
 #[test]
+fn extensions_and_extra_headers_reach_the_origin_through_nginx() {
+    let origin_port = free_port();
+    let mut nginx = Nginx::start_with_http(
+        "proxy_cache_path cache keys_zone=testcache:1m max_size=64m;\n\
+         log_format seen '$request_uri $http_x_request_id $http_traceparent $http_x_extra_4';",
+        &format!(
+            "location / {{ access_log seen.log seen; proxy_pass http://127.0.0.1:{origin_port}; \
+             proxy_cache testcache; proxy_cache_valid 200 10m; proxy_http_version 1.1; \
+             proxy_set_header Connection \"\"; }}"
+        ),
+    );
+    let line = "--request-extension jpeg --extra-headers 30 --hit-rate 0.5 --hotset 50 --check-content -t 1 -c 4 -d 1s";
+    let run = through(origin_port, nginx.port, None, line);
+    nginx.stop();
+    let requests = run.num("/requests");
+    assert!(requests > 100, "{}", run.stdout);
+    assert_eq!((run.num("/status/200"), run.num("/errors/content")), (requests, 0), "{}", run.stdout);
+    let log = nginx.file("seen.log");
+    let lines: Vec<Vec<&str>> = log.lines().map(|l| l.split(' ').collect()).collect();
+    assert_eq!(lines.len() as u64, requests, "nginx logged every request");
+    let mut ids = std::collections::BTreeSet::new();
+    for fields in &lines {
+        assert!(fields[0].starts_with("/d/") && fields[0].ends_with(".jpeg"), "{fields:?}");
+        assert_eq!(fields[1].len(), 36, "{fields:?}");
+        assert!(fields[2].starts_with("00-") && fields[2].len() == 55, "{fields:?}");
+        assert!((16..=64).contains(&fields[3].len()), "X-Extra-4 {fields:?}");
+        ids.insert(fields[1]);
+    }
+    assert_eq!(ids.len(), lines.len(), "a new X-Request-Id on every request");
+}
+
+#[test]
+fn a_head_too_large_for_nginx_is_refused_and_counted() {
+    let origin_port = free_port();
+    let nginx = nginx_cache(origin_port, "$scheme$proxy_host$request_uri");
+    // 1,000 fields of about 40 bytes each: past nginx's 32 KiB for a request head.
+    let run = through(origin_port, nginx.port, None, "--extra-headers 1000 -t 1 -c 2 -n 20");
+    assert_eq!(run.num("/requests"), 20, "{}", run.stdout);
+    assert_eq!(run.num("/status/400"), 20, "{}", run.stdout);
+    assert_eq!(run.num("/proxy/origin_requests"), 0, "{}", run.stdout);
+}
+
+#[test]
 fn nginx_cache_serves_correct_content() {
     let origin_port = free_port();
     let nginx = nginx_cache(origin_port, "$scheme$proxy_host$request_uri");
@@ -184,6 +227,8 @@ fn proxy_mode_rejects_bad_values_in_one_line() {
         (vec!["proxy", "--client-only"], "--client-only needs --origin HOST:PORT"),
         (vec!["proxy", "--zipf", "0"], "--zipf takes an exponent above 0"),
         (vec!["proxy", "--urls", "/nonexistent/urls.txt"], "cannot read /nonexistent/urls.txt"),
+        (vec!["proxy", "--extra-headers", "1001"], "1001 extra headers: at most 1000"),
+        (vec!["proxy", "--request-extension", "gif"], "invalid value 'gif' for '--request-extension <EXT>'"),
     ] {
         let run = crate::harness::strain_raw(&args);
         assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);

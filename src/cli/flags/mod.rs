@@ -22,7 +22,9 @@ use clap::{ArgAction, Args, Parser, Subcommand};
 pub use protocol::{CompareCmd, FindMaxCmd, ProtocolCmd, ProtocolFlags, ProtocolMode};
 pub use replay::{files as replay_files, ReplayFlags};
 pub use results::{CompareFlags, K8sJobFlags, MergeFlags, ReportFlags, RunnerFlags};
-pub use server::{is_probability, probability, DocumentFlags, FormFlag, OriginFlags, ProxyFlags, ServiceDistFlag};
+pub use server::{
+    is_probability, probability, DocumentFlags, ExtensionFlag, FormFlag, OriginFlags, ProxyFlags, ServiceDistFlag,
+};
 
 use super::units::{self, Dur};
 use crate::defaults;

@@ -173,6 +173,38 @@ pub fn status(s: &str) -> Result<StatusFlag, String> {
 const REPLAY_REFUSES: [&str; 7] =
     ["body_size", "status", "max_age", "no_cache", "ims_not_modified", "abort_rate", "content_type"];
 
+/// What `--request-extension` ends URLs with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExtensionFlag {
+    /// `.html`.
+    Html,
+    /// `.jpeg`.
+    Jpeg,
+    /// `/`.
+    Slash,
+}
+
+impl ExtensionFlag {
+    /// The workload's extension.
+    pub fn extension(self) -> crate::workload::doc::Extension {
+        use crate::workload::doc::Extension;
+        match self {
+            ExtensionFlag::Html => Extension::Html,
+            ExtensionFlag::Jpeg => Extension::Jpeg,
+            ExtensionFlag::Slash => Extension::Slash,
+        }
+    }
+}
+
+/// Parses `--extra-headers`: a count up to [`crate::workload::headers::MAX`].
+fn extra_headers(s: &str) -> Result<usize, String> {
+    let n = units::count(s)?;
+    if n > crate::workload::headers::MAX {
+        return Err(format!("{n} extra headers: at most {}", crate::workload::headers::MAX));
+    }
+    Ok(n)
+}
+
 /// How `origin --replay` matches a request to a recorded response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReplayKeyFlag {
@@ -336,6 +368,16 @@ pub struct ProxyFlags {
     /// Requests per client connection before it is replaced (jtest -k; 0 unlimited).
     #[arg(long = "keepalive", value_name = "N", default_value = "0", value_parser = units::count)]
     pub keepalive: usize,
+    /// Add N distinct header fields to every request, of the names and sizes clients and
+    /// proxies add (tracing ids, forwarding, client hints, an API key; ids new each request;
+    /// none that changes what a cache stores: no Cookie, Authorization, Accept-* or
+    /// User-Agent); past 26 they are X-Extra-N (jtest -n; at most 1000).
+    #[arg(long = "extra-headers", value_name = "N", default_value = "0", value_parser = extra_headers)]
+    pub extra_headers: usize,
+    /// End every generated document's URL with .html, .jpeg or a slash (jtest -4): proxies
+    /// choose remap rules and cache policies by it.
+    #[arg(long = "request-extension", value_name = "EXT", value_enum)]
+    pub request_extension: Option<ExtensionFlag>,
     /// Share of requests sent as reloads (no-cache; jtest -W).
     #[arg(long = "reload-rate", value_name = "P", default_value = "0", value_parser = probability)]
     pub reload_rate: f64,
