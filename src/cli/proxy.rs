@@ -65,6 +65,7 @@ pub fn proxy_setup(f: &ProxyFlags, origin: &str) -> Result<ProxySetup, CliError>
         new_conn_rate: f.new_conn_rate,
         extension: f.request_extension.map_or(Extension::None, ExtensionFlag::extension),
         extra_headers: f.extra_headers,
+        alternates: f.alternates.zip(f.vary()),
     })
 }
 
@@ -106,6 +107,7 @@ pub fn run(f: &ProxyFlags) -> Result<i32, CliError> {
     let mut origin_config =
         crate::origin::OriginConfig { keepalive: f.origin_keepalive as u64, seed: f.seed, ..Default::default() };
     f.documents.apply(&mut origin_config)?;
+    origin_config.vary = f.vary();
     if f.origin_only {
         println!("strain origin listening on http://{addr}/");
         let stats = crate::origin::run(listener, &origin_config, &stop)?;

@@ -6,6 +6,7 @@
 use std::time::SystemTime;
 
 use crate::http::response::Captured;
+use crate::workload::alternates::{keyed, Vary};
 use crate::workload::doc::{Doc, Extension};
 use crate::workload::gen::{Generator, Rng, WorkloadConfig};
 
@@ -45,6 +46,9 @@ pub struct ProxySetup {
     pub extension: Extension,
     /// Extra header fields on every request (jtest -n; see [`crate::workload::headers`]).
     pub extra_headers: usize,
+    /// Requests spread over this many variants of each URL, asked for by this header (jtest
+    /// -N and -2; see [`crate::workload::alternates`]).
+    pub alternates: Option<(u32, Vary)>,
 }
 
 /// What the worker keeps about a request in flight.
@@ -54,6 +58,8 @@ pub struct Sent {
     pub doc: Option<Doc>,
     /// What its URL ended with (the origin's body starts with the path as asked).
     pub extension: Extension,
+    /// The variant asked for, with alternates.
+    pub variant: u32,
     /// Abandon this response once its body starts.
     pub abort: bool,
 }
@@ -139,10 +145,18 @@ impl<'a> ProxyClient<'a> {
                 out.extend_from_slice(b"\r\n");
             }
         }
+        let mut variant = 0;
+        if let Some((count, vary)) = p.alternates {
+            variant = self.rng.below(u64::from(count)) as u32;
+            out.extend_from_slice(vary.name().as_bytes());
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(vary.value(variant).as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
         crate::workload::headers::extra(p.extra_headers, &mut self.rng, out);
         out.extend_from_slice(b"\r\n");
         let abort = p.client_abort_rate > 0.0 && self.rng.unit() < p.client_abort_rate;
-        Sent { doc, extension, abort }
+        Sent { doc, extension, variant, abort }
     }
 
     /// Checks a complete response: `Some(explanation)` when a 200's body is not the document
@@ -152,7 +166,10 @@ impl<'a> ProxyClient<'a> {
         if status != 200 {
             return None;
         }
-        let path = doc.path(PREFIX) + sent.extension.suffix();
+        let mut path = doc.path(PREFIX) + sent.extension.suffix();
+        if let Some((_, vary)) = self.plan.alternates {
+            path = keyed(&path, vary.value(sent.variant).as_bytes());
+        }
         doc.check(&path, &c.body).err().map(|why| format!("asked for {path}: {why}"))
     }
 }
@@ -175,6 +192,7 @@ mod tests {
             new_conn_rate: None,
             extension: Extension::None,
             extra_headers: 0,
+            alternates: None,
         }
     }
 
@@ -260,5 +278,29 @@ mod tests {
         assert_eq!(sent.extension, Extension::Slash);
         let listed = Captured { headers: vec![], body: Doc { id: 1, len: 20 }.body("/d/1/20/") };
         assert_eq!(c.check(&sent, 200, Some(&listed)), None);
+    }
+
+    #[test]
+    fn alternates_ask_for_a_variant_and_check_it() {
+        let mut p = setup(Form::Reverse);
+        (p.alternates, p.workload.doc_size) = (Some((3, Vary::AcceptLanguage)), Some(60));
+        let mut c = ProxyClient::new(&p, 0);
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..50 {
+            let mut out = Vec::new();
+            let sent = c.build(&mut out);
+            let text = String::from_utf8(out).unwrap();
+            let value = Vary::AcceptLanguage.value(sent.variant);
+            assert!(text.contains(&format!("\r\nAccept-Language: {value}\r\n")), "{text}");
+            seen.insert(sent.variant);
+            let doc = Doc { id: 0, len: 60 };
+            let right = Captured { headers: vec![], body: doc.body(&keyed("/d/0/60", value.as_bytes())) };
+            assert_eq!(c.check(&sent, 200, Some(&right)), None);
+            let other = Vary::AcceptLanguage.value((sent.variant + 1) % 3);
+            let wrong = Captured { headers: vec![], body: doc.body(&keyed("/d/0/60", other.as_bytes())) };
+            let why = c.check(&sent, 200, Some(&wrong)).expect("the wrong alternate is caught");
+            assert!(why.contains(&format!("asked for /d/0/60 [{value}]")), "{why}");
+        }
+        assert_eq!(seen.into_iter().collect::<Vec<_>>(), [0, 1, 2]);
     }
 }

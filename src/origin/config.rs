@@ -45,6 +45,9 @@ pub struct OriginConfig {
     pub keepalive: u64,
     /// `Content-Type` of documents.
     pub content_type: ContentType,
+    /// Documents vary on this request header (jtest -2): answers say `Vary`, and each body is
+    /// made for the header's value (see [`crate::workload::alternates`]).
+    pub vary: Option<crate::workload::alternates::Vary>,
     /// Seed of the random choices (which responses are 304 or cut, and where).
     pub seed: u64,
     /// Longest a request head may take to arrive once it has started; the connection is
@@ -85,6 +88,7 @@ impl Default for OriginConfig {
             abort_rate: 0.0,
             keepalive: 0,
             content_type: ContentType::Text,
+            vary: None,
             seed: 0,
             header_timeout: Some(crate::defaults::HEADER_TIMEOUT),
             send_timeout: Some(crate::defaults::SEND_TIMEOUT),

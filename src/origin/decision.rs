@@ -12,6 +12,7 @@ use super::recording::UNMATCHED_BODY;
 use super::respond::{doc_path, document, Site};
 use super::{Ctx, STATS_PATH};
 use crate::http::request_head::Persist;
+use crate::workload::alternates::keyed;
 use crate::workload::doc::Doc;
 
 /// What a request asked for.
@@ -76,16 +77,23 @@ impl Request {
         Request { kind, head_only, path }
     }
 
-    /// The request for `target`; `conditional` and `uuid` as for [`Kind::ask`].
+    /// The request for `target`, whose header fields `field` finds by their lower-case name.
     pub(super) fn parse<'h>(
         site: &Site,
         target: &str,
         head_only: bool,
-        conditional: impl FnOnce() -> bool,
-        uuid: impl FnOnce() -> Option<&'h [u8]>,
+        field: impl Fn(&[u8]) -> Option<&'h [u8]>,
     ) -> Request {
         let path = doc_path(target);
-        Request::new(Kind::ask(site, target, path, conditional, uuid), head_only, path)
+        let conditional = || field(b"if-modified-since").is_some() || field(b"if-none-match").is_some();
+        let kind = Kind::ask(site, target, path, conditional, || field(b"uuid"));
+        match (site.vary, &kind) {
+            (Some(vary), Kind::Doc { .. }) => {
+                let keyed = keyed(path, field(vary.lower()).unwrap_or_default());
+                Request { kind, head_only, path: keyed.into() }
+            }
+            _ => Request::new(kind, head_only, path),
+        }
     }
 }
 

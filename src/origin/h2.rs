@@ -227,9 +227,7 @@ impl H2Conn {
             return;
         }
         let target = std::str::from_utf8(&head.path).unwrap_or("/");
-        let conditional = || head.header(b"if-modified-since").is_some() || head.header(b"if-none-match").is_some();
-        let uuid = || head.header(b"uuid");
-        let request = Request::parse(ctx.site, target, head.method == b"HEAD", conditional, uuid);
+        let request = Request::parse(ctx.site, target, head.method == b"HEAD", |name| head.header(name));
         self.take(Ask { stream, request }, arrived, ctx);
     }
 

@@ -271,6 +271,16 @@ impl RequestParser {
                 return Err(ParseError::HeadTooLarge);
             }
             i += head.len;
+            // With alternates, a document's body is made for the varying header's value.
+            let keyed;
+            let path = match (answer.ctx.site.vary, head.reply.kind) {
+                (Some(vary), Kind::Doc { .. }) => {
+                    let value = request_head::header(&input[i - head.len..i], vary.lower());
+                    keyed = crate::workload::alternates::keyed(head.path, value.unwrap_or_default());
+                    keyed.as_str()
+                }
+                _ => head.path,
+            };
             let body = BodyDecoder::new(head.body);
             if let Some(settings) = head.h2c {
                 // Honoured only when it is all there is to answer (what clients do: upgrade
@@ -278,7 +288,7 @@ impl RequestParser {
                 if body.is_done() && answer.out.is_empty() && head.reply.persist != Persist::Close {
                     self.upgrade = Some(Box::new(Upgrade {
                         settings: settings.to_vec(),
-                        request: Request::new(head.reply.kind, head.reply.head_only, head.path),
+                        request: Request::new(head.reply.kind, head.reply.head_only, path),
                         rest: input[i..].to_vec(),
                     }));
                     return Ok((input.len(), Flow::Upgrade));
@@ -301,7 +311,7 @@ impl RequestParser {
                 }
             }
             if body.is_done() {
-                if answer.answer(head.reply, head.path) == Flow::Close {
+                if answer.answer(head.reply, path) == Flow::Close {
                     return Ok((i, Flow::Close));
                 }
                 continue;
@@ -313,7 +323,7 @@ impl RequestParser {
             self.reply = Some(head.reply);
             if let Kind::Doc { .. } = head.reply.kind {
                 self.path.clear();
-                self.path.push_str(head.path);
+                self.path.push_str(path);
             }
         }
     }

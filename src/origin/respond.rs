@@ -60,6 +60,8 @@ pub(super) struct Site {
     pub(super) recording: Option<Arc<Recording>>,
     /// The units served beside HTTP (WebSocket's echo), each with where its counters start.
     pub(super) units: Vec<Served>,
+    /// Documents vary on this request header.
+    pub(super) vary: Option<crate::workload::alternates::Vary>,
 }
 
 impl Site {
@@ -73,11 +75,14 @@ impl Site {
         if config.byte_rate == Some(0) {
             return Err(OriginError::Invalid("byte_rate must be above 0 (None is unlimited)".into()));
         }
-        let cache_control = if config.no_cache {
+        let mut cache_control = if config.no_cache {
             b"Cache-Control: no-cache\r\n".to_vec()
         } else {
             format!("Cache-Control: max-age={}\r\n", config.max_age.as_secs()).into_bytes()
         };
+        if let Some(vary) = config.vary {
+            cache_control.extend_from_slice(format!("Vary: {}\r\n", vary.name()).as_bytes());
+        }
         let fixed = Responses::new(config, b"")?;
         let h2_fixed = fixed.h2();
         let (tls, pem) = config.tls.as_deref().map(super::tls::server_config).transpose()?.unzip();
@@ -101,6 +106,7 @@ impl Site {
             alt_svc: Vec::new(),
             recording: config.replay.clone(),
             units: units(config)?,
+            vary: config.vary,
         })
     }
 

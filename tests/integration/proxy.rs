@@ -143,6 +143,37 @@ fn a_head_too_large_for_nginx_is_refused_and_counted() {
 }
 
 #[test]
+fn ats_keeps_every_alternate_and_serves_each_its_own() {
+    // One connection: two misses of one (URL, variant) at once would both reach the origin.
+    let line = "--alternates 3 --hit-rate 1 --hotset 20 --doc-size 1000 --check-content -t 1 -c 1 -d 2s";
+    let run = through_ats(true, line, 1_000);
+    // Each of the 20 URLs in each of its 3 variants reached the origin once; every other
+    // request was a hit on the right alternate.
+    assert_eq!(run.num("/proxy/origin_requests"), 60, "{}", run.stdout);
+}
+
+#[test]
+fn a_cache_that_ignores_vary_is_caught_serving_the_wrong_alternate() {
+    let origin_port = free_port();
+    let nginx = Nginx::start_with_http(
+        "proxy_cache_path cache keys_zone=testcache:1m max_size=64m;",
+        &format!(
+            "location / {{ proxy_pass http://127.0.0.1:{origin_port}; proxy_cache testcache; \
+             proxy_cache_valid 200 10m; proxy_ignore_headers Vary; proxy_http_version 1.1; \
+             proxy_set_header Connection \"\"; }}"
+        ),
+    );
+    let line =
+        "--alternates 4 --vary accept-language --hit-rate 1 --hotset 10 --doc-size 200 --check-content -t 1 -c 2 -d 1s";
+    let run = through(origin_port, nginx.port, None, line);
+    let (requests, content) = (run.num("/requests"), run.num("/errors/content"));
+    // One variant cached per URL: about three requests in four get another one's body.
+    assert!(content * 10 > requests * 6 && content * 10 < requests * 9, "{content} of {requests}");
+    assert!(run.stdout.contains("    asked for /d/"), "{}", run.stdout);
+    assert!(run.stdout.contains("body belongs to /d/"), "{}", run.stdout);
+}
+
+#[test]
 fn nginx_cache_serves_correct_content() {
     let origin_port = free_port();
     let nginx = nginx_cache(origin_port, "$scheme$proxy_host$request_uri");
@@ -228,6 +259,8 @@ fn proxy_mode_rejects_bad_values_in_one_line() {
         (vec!["proxy", "--zipf", "0"], "--zipf takes an exponent above 0"),
         (vec!["proxy", "--urls", "/nonexistent/urls.txt"], "cannot read /nonexistent/urls.txt"),
         (vec!["proxy", "--extra-headers", "1001"], "1001 extra headers: at most 1000"),
+        (vec!["proxy", "--alternates", "0"], "0 alternates: give 1 to 100"),
+        (vec!["proxy", "--vary", "cookie"], "invalid value 'cookie' for '--vary <HEADER>'"),
         (vec!["proxy", "--request-extension", "gif"], "invalid value 'gif' for '--request-extension <EXT>'"),
     ] {
         let run = crate::harness::strain_raw(&args);

@@ -39,6 +39,34 @@ pub struct DocumentFlags {
     /// Content-Type of documents: html, jpeg or text.
     #[arg(long = "content-type", value_name = "TYPE", default_value = "text", value_parser = |s: &str| s.parse::<crate::origin::ContentType>())]
     pub content_type: crate::origin::ContentType,
+    /// Documents vary on this request header (jtest -2 for user-agent): answers say Vary, and
+    /// each body is made for the header's value, so a content check catches a cache that
+    /// serves the wrong alternate.
+    #[arg(long = "vary", value_name = "HEADER", value_enum)]
+    pub vary: Option<VaryFlag>,
+}
+
+/// The header `--vary` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum VaryFlag {
+    /// User-Agent.
+    UserAgent,
+    /// Accept-Encoding (a proxy that normalizes it merges variants).
+    AcceptEncoding,
+    /// Accept-Language.
+    AcceptLanguage,
+}
+
+impl VaryFlag {
+    /// The workload's header.
+    pub fn vary(self) -> crate::workload::alternates::Vary {
+        use crate::workload::alternates::Vary;
+        match self {
+            VaryFlag::UserAgent => Vary::UserAgent,
+            VaryFlag::AcceptEncoding => Vary::AcceptEncoding,
+            VaryFlag::AcceptLanguage => Vary::AcceptLanguage,
+        }
+    }
 }
 
 impl DocumentFlags {
@@ -63,6 +91,7 @@ impl DocumentFlags {
         config.byte_rate = self.byte_rate.map(|b| b as u64);
         config.abort_rate = self.abort_rate;
         config.content_type = self.content_type;
+        config.vary = self.vary.map(VaryFlag::vary);
         Ok(())
     }
 }
@@ -193,6 +222,24 @@ impl ExtensionFlag {
             ExtensionFlag::Jpeg => Extension::Jpeg,
             ExtensionFlag::Slash => Extension::Slash,
         }
+    }
+}
+
+/// Parses `--alternates`: 1 to [`crate::workload::alternates::MAX`].
+fn alternates(s: &str) -> Result<u32, String> {
+    let n = units::count(s)?;
+    let max = crate::workload::alternates::MAX;
+    match u32::try_from(n) {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!("{n} alternates: give 1 to {max}")),
+    }
+}
+
+impl ProxyFlags {
+    /// The header documents vary on: --vary, or User-Agent with --alternates alone.
+    pub fn vary(&self) -> Option<crate::workload::alternates::Vary> {
+        let default = self.alternates.map(|_| crate::workload::alternates::Vary::UserAgent);
+        self.documents.vary.map(VaryFlag::vary).or(default)
     }
 }
 
@@ -368,6 +415,11 @@ pub struct ProxyFlags {
     /// Requests per client connection before it is replaced (jtest -k; 0 unlimited).
     #[arg(long = "keepalive", value_name = "N", default_value = "0", value_parser = units::count)]
     pub keepalive: usize,
+    /// Spread requests over N variants of each URL (jtest -N), asked for by the --vary header
+    /// (default user-agent, as jtest -2): a cache must keep N alternates of every URL. The
+    /// hit ratio counts each (URL, variant) as its own object.
+    #[arg(long = "alternates", value_name = "N", value_parser = alternates)]
+    pub alternates: Option<u32>,
     /// Add N distinct header fields to every request, of the names and sizes clients and
     /// proxies add (tracing ids, forwarding, client hints, an API key; ids new each request;
     /// none that changes what a cache stores: no Cookie, Authorization, Accept-* or

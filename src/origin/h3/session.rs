@@ -158,8 +158,7 @@ impl Session {
             self.refuse(conn, stream, MESSAGE_ERROR);
             return;
         };
-        let conditional = || field(b"if-modified-since").is_some() || field(b"if-none-match").is_some();
-        let request = Request::parse(ctx.site, target, method == b"HEAD", conditional, || field(b"uuid"));
+        let request = Request::parse(ctx.site, target, method == b"HEAD", field);
         self.take(conn, Ask { stream, request }, arrived, fixed, ctx);
     }
 
