@@ -248,6 +248,7 @@ pub fn method(m: &str) -> Result<String, CliError> {
 fn requests(config: &mut Settings, r: RequestShape) -> Result<(), CliError> {
     let f = r.flags;
     config.headers = f.headers.iter().map(|h| parse_header(h)).collect::<Result<_, _>>()?;
+    config.follow_redirects = u32::try_from(f.follow_redirects).unwrap_or(u32::MAX);
     if let Some(targets) = &r.inputs.targets {
         config.targets = targets.clone();
         config.targets_random = (f.targets_order == super::flags::TargetsOrder::Random).then_some(f.seed);

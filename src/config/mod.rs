@@ -195,6 +195,8 @@ pub struct Settings {
     pub warmup: Duration,
     /// How long a request may wait for its complete response.
     pub timeout: Duration,
+    /// Redirects to the same host followed as part of one request (0: none, as wrk).
+    pub follow_redirects: u32,
     /// `--targets`: the requests sent in turn (or at random) instead of the URL's.
     pub targets: Vec<TargetRequest>,
     /// `--targets-order random`: the seed of the order; `None`: round-robin.
@@ -286,6 +288,7 @@ impl Settings {
             time_bound: true,
             warmup: Duration::ZERO,
             timeout: DEFAULT_TIMEOUT,
+            follow_redirects: 0,
             requests: None,
             unix_socket: None,
             targets: Vec::new(),

@@ -181,6 +181,7 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
         wire,
         segment: config.segment,
         timeout_us: config.timeout.as_micros() as u64,
+        follow_redirects: config.follow_redirects,
         threads: config.threads,
         unix_socket: config.unix_socket.clone(),
         thread_conns: (0..config.threads).map(|i| config.connections_for(i)).collect(),

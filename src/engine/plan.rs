@@ -104,6 +104,8 @@ pub struct Plan {
     /// The request rendered from the URL and headers (a script may replace it).
     pub(crate) request: Vec<u8>,
     pub(crate) timeout_us: u64,
+    /// Redirects to the same host followed as part of one request.
+    pub(crate) follow_redirects: u32,
     pub(crate) threads: usize,
     /// `--unix-socket`: connections go to this socket instead of the URL's address.
     pub(crate) unix_socket: Option<std::path::PathBuf>,

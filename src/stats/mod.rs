@@ -13,6 +13,7 @@ mod h2;
 mod h3;
 pub mod interval;
 mod recorder;
+mod redirects;
 pub mod section;
 pub mod series;
 mod summary;
@@ -27,6 +28,7 @@ pub use recorder::{
     latency_histogram, unused_histogram, ConnectCause, Pacing, Recorder, TargetCount, Waited, LATE_SEND_US,
     MAX_CONTENT_FAILURES, STATUS_SLOTS,
 };
+pub use redirects::RedirectCounts;
 pub use summary::{Distribution, Summary};
 pub(crate) use tally::counts;
 pub use tally::Tally;

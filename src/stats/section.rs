@@ -287,8 +287,9 @@ pub fn speech(name: &str) -> Option<Speech> {
     kinds().filter_map(|k| k.speech).find(|s| s.plain == name || s.tls == name)
 }
 
-/// HTTP's own versions' sections, which every result may have.
-static HTTP: [Kind; 2] = [Kind::of::<super::H2Counts>(), Kind::of::<super::H3Counts>()];
+/// HTTP's own sections (its versions', redirects followed), which every result may have.
+static HTTP: [Kind; 3] =
+    [Kind::of::<super::H2Counts>(), Kind::of::<super::H3Counts>(), Kind::of::<super::RedirectCounts>()];
 
 /// Every kind a section is read with: HTTP's versions', then the installed units'.
 fn kinds() -> impl Iterator<Item = &'static Kind> {

@@ -38,6 +38,7 @@ mod origin_service;
 mod progress;
 mod proxy;
 mod rate;
+mod redirects;
 mod replay;
 mod replay_logs;
 mod replay_recordings;

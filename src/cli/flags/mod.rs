@@ -227,6 +227,11 @@ pub struct RequestFlags {
     /// Seed of a random targets order.
     #[arg(long = "seed", value_name = "N", default_value_t = 1, requires = "targets")]
     pub seed: u64,
+    /// Follow up to N redirects (301, 302, 303, 307, 308) to the same host, as one request
+    /// whose latency is the whole chain; off by default, as in wrk (a redirect is then an
+    /// answer like any other).
+    #[arg(long = "follow-redirects", value_name = "N", default_value = "0", value_parser = units::count)]
+    pub follow_redirects: usize,
 }
 
 /// The order a targets file's requests go in.

@@ -163,15 +163,15 @@ impl Host for Core<'_> {
     }
 
     fn request(&self, i: usize) -> &[u8] {
-        self.requests.bytes(i)
+        self.redirect_request(i).unwrap_or_else(|| self.requests.bytes(i))
     }
 
-    fn request_pages(&self, _: usize) -> Option<&crate::net::pages::Pages> {
-        self.requests.pages()
+    fn request_pages(&self, i: usize) -> Option<&crate::net::pages::Pages> {
+        self.redirect_request(i).is_none().then(|| self.requests.pages()).flatten()
     }
 
     fn built(&self, i: usize) -> Option<&[u8]> {
-        self.requests.built(i)
+        self.redirect_request(i).or_else(|| self.requests.built(i))
     }
 
     fn aborts(&self, i: usize) -> bool {
@@ -193,6 +193,15 @@ impl Host for Core<'_> {
     }
 
     fn completed(&mut self, i: usize, status: u16, keep: bool, captured: Option<&Captured>) -> bool {
+        if self.redirects.is_some() && self.redirected(i, status, captured) {
+            // The chain goes on: the same request, its latency still running.
+            if !keep {
+                self.ask(Op::Reopen(i as u32));
+                return false;
+            }
+            self.resend(i);
+            return true;
+        }
         self.record_response(i, status);
         if !self.run_response_hook(i, status, captured) {
             return false;
@@ -242,6 +251,9 @@ impl Host for Core<'_> {
     }
 
     fn failed(&mut self, i: usize, kind: ErrorKind) {
+        if let Some(r) = self.redirects.as_mut() {
+            r.end(i);
+        }
         self.meter.rec.error(kind);
         if let Some(k) = self.requests.target_of(i) {
             self.meter.rec.target_failed(k);

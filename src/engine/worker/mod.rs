@@ -19,6 +19,7 @@ mod behind;
 mod connect;
 mod host;
 mod meter;
+mod redirect;
 mod requests;
 mod schedule;
 
@@ -247,6 +248,9 @@ impl<'a, T: Transport> Worker<'a, T> {
         if let Some(counts) = self.core.requests.counts(&rec.ttfb_us) {
             rec.sections.add(counts);
         }
+        if let Some(r) = self.core.redirects.as_mut() {
+            rec.sections.add(Box::new(r.take_counts()));
+        }
         self.core.finish(now)
     }
 }
@@ -293,6 +297,8 @@ struct Core<'a> {
     progress: (u64, u64),
     /// What the worker asked of the protocol and it has not yet done.
     ops: VecDeque<Op>,
+    /// `--follow-redirects`: where each slot's chain is.
+    redirects: Option<redirect::Redirects>,
 }
 
 /// Slots waiting for a time.
@@ -349,12 +355,14 @@ impl<'a> Core<'a> {
             budget,
             progress: (0, 0),
             ops: VecDeque::new(),
+            redirects: redirect::Redirects::new(plan.follow_redirects, slots),
         })
     }
 
-    /// Whether responses are kept whole (for a hook or a content check).
+    /// Whether responses are kept whole (for a hook, a content check, or a redirect's
+    /// `Location`).
     fn captures(&self) -> bool {
-        self.requests.captures()
+        self.requests.captures() || self.redirects.is_some()
     }
 
     /// Load starts: every slot's connection is queued to open (an arriving connection opens

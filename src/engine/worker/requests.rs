@@ -379,6 +379,10 @@ impl Core<'_> {
         if self.draining {
             return self.ask(Op::Close(i as u32));
         }
+        if self.redirect_request(i).is_some() {
+            // A redirect's next hop, after its connection was opened again.
+            return self.resend(i);
+        }
         if let When::Paced(p) = &mut self.when {
             // A session's request that waited for this slot goes first.
             if let Some((due, path, bytes)) = p.held.get_mut(i).and_then(std::collections::VecDeque::pop_front) {
@@ -440,6 +444,40 @@ impl Core<'_> {
             conn: i as u32,
             generation: s.generation,
         });
+        self.ask(Op::Submit { slot: i as u32, head });
+    }
+
+    /// Slot `i`'s request is on a later hop of its redirect chain, if it is: what it sends.
+    pub(super) fn redirect_request(&self, i: usize) -> Option<&[u8]> {
+        self.redirects.as_ref()?.request(i)
+    }
+
+    /// Whether the answer `status` on slot `i` is a redirect the slot follows (its next hop
+    /// then ready); counts the chain's end otherwise.
+    pub(super) fn redirected(&mut self, i: usize, status: u16, captured: Option<&Captured>) -> bool {
+        let o = self.link_of[i] as usize % self.addrs.len();
+        let tls = self.plan.origins.get(o).is_some_and(|x| x.tls.is_some());
+        let Some(r) = self.redirects.as_mut() else { return false };
+        let sent = r.request(i).map(<[u8]>::to_vec);
+        let sent = sent.as_deref().unwrap_or_else(|| self.requests.bytes(i));
+        self.pipeline == 1 && r.answered(i, status, captured, sent, tls)
+    }
+
+    /// Sends slot `i`'s next hop: the same request to its new place, its send times kept so
+    /// the chain's latency is the whole chain's.
+    pub(super) fn resend(&mut self, i: usize) {
+        let head = self.redirect_request(i).is_some_and(|r| r.starts_with(b"HEAD "));
+        let s = &mut self.slots[i];
+        s.bump();
+        s.pending = 1;
+        s.first_byte = false;
+        s.state = State::Writing;
+        let deadline = crate::engine::deadlines::Deadline {
+            at_us: self.clock.now_us() + self.plan.timeout_us,
+            conn: i as u32,
+            generation: s.generation,
+        };
+        self.due.deadlines.push(deadline);
         self.ask(Op::Submit { slot: i as u32, head });
     }
 

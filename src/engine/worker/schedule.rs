@@ -287,6 +287,9 @@ impl Core<'_> {
         let in_flight = self.in_flight_now() as u64 * u64::from(self.pipeline);
         self.meter.end_warmup(now, in_flight);
         self.requests.restart_counts();
+        if let Some(r) = self.redirects.as_mut() {
+            r.restart_counts();
+        }
     }
 
     /// The earliest moment something is due: end, rate sample, deadline or retry, or the
