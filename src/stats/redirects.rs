@@ -31,6 +31,8 @@ impl Counts for RedirectCounts {
     const KEY: &'static str = "redirects";
     const TITLE: &'static str = "Redirects";
     const CAPTION: &'static str = "A chain's latency runs from its first request to its last answer.";
+    // Not a protocol: the run's `protocol` says how it was spoken.
+    const SPOKEN: bool = false;
 
     /// One line: hops and chains, then what was not followed, when any.
     fn text(&self, _spoken: &Spoken, out: &mut String) {

@@ -44,6 +44,8 @@ fn a_chain_is_one_request_and_its_hops_are_counted() {
         assert_eq!(j["redirects"]["followed"], 400, "{}", j["redirects"]);
         assert_eq!(j["redirects"]["chains"], 200, "{}", j["redirects"]);
         assert!(run.stdout.contains("  Redirects: 400 followed in 200 chains\n"), "{}", run.stdout);
+        let errors: Vec<String> = crate::harness::schema().iter_errors(j).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:?}");
         let log = hops(&nginx);
         for line in ["GET /a 301", "GET /b 302", "GET /c 200"] {
             assert_eq!(log.iter().filter(|l| *l == line).count(), 200, "{line} (h2 {h2})");
