@@ -1,6 +1,6 @@
 //! The origin's options: what it serves and how (fixed body, documents and their cache headers,
 //! delays, a modelled service capacity, byte rate, aborts, keep-alive limit, timeouts, TLS,
-//! HTTP/3 and the gRPC service), with defaults from [`crate::defaults`].
+//! HTTP/3, the units served beside HTTP), with defaults from [`crate::defaults`].
 
 use std::str::FromStr;
 use std::sync::Arc;

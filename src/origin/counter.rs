@@ -1,5 +1,5 @@
 //! One counter with a single writer that any thread may read while the server runs: the
-//! origin's live counters and its gRPC counters are made of it.
+//! origin's live counters, its own and its units', are made of it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
