@@ -50,12 +50,13 @@ impl Counts for RedirectCounts {
     }
 
     fn figures(&self, _spoken: &Spoken) -> Vec<Figure> {
+        let g = |n: u64| super::units::grouped(n as f64, 0);
         vec![
-            ("followed", "redirects_followed", self.followed.to_string()),
-            ("chains", "redirect_chains", self.chains.to_string()),
-            ("to another host (not followed)", "redirects_elsewhere", self.elsewhere.to_string()),
-            ("past --follow-redirects", "redirects_too_many", self.too_many.to_string()),
-            ("without a Location", "redirects_no_location", self.no_location.to_string()),
+            ("followed", "redirects_followed", g(self.followed)),
+            ("chains", "redirect_chains", g(self.chains)),
+            ("to another host (not followed)", "redirects_elsewhere", g(self.elsewhere)),
+            ("past --follow-redirects", "redirects_too_many", g(self.too_many)),
+            ("without a Location", "redirects_no_location", g(self.no_location)),
         ]
     }
 }
