@@ -41,25 +41,26 @@ impl Redirects {
         self.next.get(i).filter(|b| !b.is_empty()).map(Vec::as_slice)
     }
 
-    /// An answer with `status` (and `captured`, its head kept) came to `sent`, the request slot
-    /// `i` sent over TLS or not: true when it is a redirect to follow, the next hop's request
-    /// then ready; otherwise the chain ends with this answer.
+    /// An answer with `status` (and `captured`, its head kept) came to slot `i`'s request:
+    /// its hop's, or on the first hop `first`, sent over TLS or not (`tls`, asked only for a
+    /// redirect). True when it is a redirect to follow, the next hop's request then ready;
+    /// otherwise the chain ends with this answer.
     pub(super) fn answered(
         &mut self,
         i: usize,
         status: u16,
         captured: Option<&Captured>,
-        sent: &[u8],
-        tls: bool,
+        first: &[u8],
+        tls: impl FnOnce() -> bool,
     ) -> bool {
-        let follow = is_redirect(status) && self.follows(i, status, captured, sent, tls);
+        let follow = is_redirect(status) && self.follows(i, status, captured, first, tls());
         if !follow {
             self.end(i);
         }
         follow
     }
 
-    fn follows(&mut self, i: usize, status: u16, captured: Option<&Captured>, sent: &[u8], tls: bool) -> bool {
+    fn follows(&mut self, i: usize, status: u16, captured: Option<&Captured>, first: &[u8], tls: bool) -> bool {
         // The first that is not empty (nginx's `return 302` with no URL sends an empty one).
         let location = captured.and_then(|c| {
             let mut all = c.headers.iter().filter(|(n, _)| n.eq_ignore_ascii_case(b"location"));
@@ -73,6 +74,8 @@ impl Redirects {
             self.counts.too_many += 1;
             return false;
         }
+        let hop = std::mem::take(&mut self.next[i]);
+        let sent = if hop.is_empty() { first } else { &hop };
         let Some(next) = next_request(sent, status, location, tls) else {
             self.counts.elsewhere += 1;
             return false;
@@ -120,11 +123,8 @@ fn next_request(sent: &[u8], status: u16, location: &str, tls: bool) -> Option<V
             (scheme.to_ascii_lowercase(), authority.to_string(), path)
         }
         None => {
-            let host = fields.split("\r\n").find_map(|f| {
-                let (name, value) = f.split_once(':')?;
-                name.trim().eq_ignore_ascii_case("host").then(|| value.trim().to_string())
-            })?;
-            ((if tls { "https" } else { "http" }).to_string(), host, target)
+            let host = std::str::from_utf8(crate::http::request_head::header(&sent[..head_end], b"host")?).ok()?;
+            ((if tls { "https" } else { "http" }).to_string(), host.to_string(), target)
         }
     };
     let new_path = resolve(&scheme, &host, path, location)?;
@@ -235,14 +235,14 @@ mod tests {
         let mut r = Redirects::new(2, 1).unwrap();
         let to = |l: &str| Captured { headers: vec![(b"Location".to_vec(), l.as_bytes().to_vec())], body: Vec::new() };
         let get = b"GET / HTTP/1.1\r\nHost: h\r\n\r\n";
-        assert!(r.answered(0, 302, Some(&to("/1")), get, false));
+        assert!(r.answered(0, 302, Some(&to("/1")), get, || false));
         assert!(r.request(0).unwrap().starts_with(b"GET /1 "));
-        assert!(r.answered(0, 302, Some(&to("/2")), get, false));
-        assert!(!r.answered(0, 302, Some(&to("/3")), get, false), "past 2");
+        assert!(r.answered(0, 302, Some(&to("/2")), get, || false));
+        assert!(!r.answered(0, 302, Some(&to("/3")), get, || false), "past 2");
         assert_eq!(r.request(0), None);
-        assert!(!r.answered(0, 200, None, get, false));
-        assert!(!r.answered(0, 301, None, get, false));
-        assert!(!r.answered(0, 301, Some(&to("http://elsewhere/")), get, false));
+        assert!(!r.answered(0, 200, None, get, || false));
+        assert!(!r.answered(0, 301, None, get, || false));
+        assert!(!r.answered(0, 301, Some(&to("http://elsewhere/")), get, || false));
         let c = r.take_counts();
         assert_eq!((c.followed, c.chains, c.too_many, c.no_location, c.elsewhere), (2, 1, 1, 1, 1));
     }

@@ -456,11 +456,9 @@ impl Core<'_> {
     /// then ready); counts the chain's end otherwise.
     pub(super) fn redirected(&mut self, i: usize, status: u16, captured: Option<&Captured>) -> bool {
         let o = self.link_of[i] as usize % self.addrs.len();
-        let tls = self.plan.origins.get(o).is_some_and(|x| x.tls.is_some());
+        let tls = || self.plan.origins.get(o).is_some_and(|x| x.tls.is_some());
         let Some(r) = self.redirects.as_mut() else { return false };
-        let sent = r.request(i).map(<[u8]>::to_vec);
-        let sent = sent.as_deref().unwrap_or_else(|| self.requests.bytes(i));
-        self.pipeline == 1 && r.answered(i, status, captured, sent, tls)
+        self.pipeline == 1 && r.answered(i, status, captured, self.requests.bytes(i), tls)
     }
 
     /// Sends slot `i`'s next hop: the same request to its new place, its send times kept so
