@@ -26,6 +26,8 @@ command -v prometheus >/dev/null 2>&1 || need_pkgs+=(prometheus)
 # The roster of real servers (tests/integration/roster.rs): Apache httpd, HAProxy and h2o.
 [ -x /usr/sbin/apache2 ] || need_pkgs+=(apache2)
 [ -x /usr/sbin/haproxy ] || need_pkgs+=(haproxy)
+# The slow readers' test (tests/integration/slow_clients.rs) times strain's CPU with GNU time.
+[ -x /usr/bin/time ] || need_pkgs+=(time)
 [ -x /usr/bin/h2o ] || need_pkgs+=(h2o)
 # quiche (HTTP/3) builds BoringSSL (boring-sys) with cmake, and its bindings with libclang.
 command -v cmake >/dev/null 2>&1 || need_pkgs+=(cmake)

@@ -99,6 +99,10 @@ pub fn load(
     config.tick = f.tick.0;
     config.source_addrs = f.source_addrs.clone();
     config.unix_socket = f.unix_socket.clone();
+    config.slow = crate::config::Slow {
+        rates: crate::net::throttle::Rates { read: f.read_rate, write: f.write_rate },
+        drop_after_length: f.drop_after_length,
+    };
     config.protocol = protocol;
     // Without --interval the config chooses one from the run's length once it is known.
     config.interval = run.and_then(|r| r.interval);

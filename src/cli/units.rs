@@ -134,6 +134,18 @@ pub fn count(s: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("'{s}' is not a whole number (suffixes k, M, G allowed)"))
 }
 
+/// Parses a byte rate per connection: a whole number of bytes per second above 0, suffixes
+/// k, M, G (thousands), written `10k`, `10kB/s` or `10KB` alike.
+pub fn byte_rate(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let t = t.strip_suffix("/s").unwrap_or(t);
+    let t = t.strip_suffix(['B', 'b']).unwrap_or(t);
+    match count(t) {
+        Ok(n) if n > 0 => Ok(n as u64),
+        _ => Err(format!("'{s}' is not a byte rate (bytes per second above 0, like 1k, 10kB/s or 1M)")),
+    }
+}
+
 /// Parses a request rate: a positive number, fractions allowed (`0.5`), metric suffix allowed.
 pub fn rate(s: &str) -> Result<f64, String> {
     let t = s.trim();
@@ -217,6 +229,20 @@ mod tests {
         assert_eq!(duration("fast"), Err("'fast' is not a duration (try 500ms, 10s, 2m or 1h)".into()));
         assert_eq!(duration(""), Err("'' is not a duration (try 500ms, 10s, 2m or 1h)".into()));
         assert!(duration("99999999h").is_err());
+    }
+
+    #[test]
+    fn byte_rates() {
+        assert_eq!(byte_rate("1k"), Ok(1_000));
+        assert_eq!(byte_rate("10kB/s"), Ok(10_000));
+        assert_eq!(byte_rate("1M"), Ok(1_000_000));
+        assert_eq!(byte_rate("512"), Ok(512));
+        for bad in ["0", "0k", "-1", "fast", "1.5k", ""] {
+            assert_eq!(
+                byte_rate(bad),
+                Err(format!("'{bad}' is not a byte rate (bytes per second above 0, like 1k, 10kB/s or 1M)"))
+            );
+        }
     }
 
     #[test]

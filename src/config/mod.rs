@@ -162,6 +162,15 @@ impl Protocol {
     }
 }
 
+/// How a slow or odd client treats its connections (every protocol over TCP and QUIC alike).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Slow {
+    /// `--read-rate`, `--write-rate`: bytes per second per connection.
+    pub rates: crate::net::throttle::Rates,
+    /// `--drop-after-length`: a connection is closed once a response's Content-Length is in.
+    pub drop_after_length: bool,
+}
+
 /// One request of a targets file (`--targets`, read by `workload::targets`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TargetRequest {
@@ -229,6 +238,8 @@ pub struct Settings {
     pub tick: Duration,
     /// Local addresses to connect from, taken in turn (empty: the kernel's choice).
     pub source_addrs: Vec<std::net::IpAddr>,
+    /// A slow or odd client: read and write rates, closing after Content-Length.
+    pub slow: Slow,
     /// `strain replay`: what is replayed (its requests come from the recordings, paced by
     /// their times, not by `schedule`).
     pub replay: Option<replay::ReplayNote>,
@@ -304,6 +315,7 @@ impl Settings {
             interval: None,
             tick: DEFAULT_TICK,
             source_addrs: Vec::new(),
+            slow: Slow::default(),
             replay: None,
         }
     }

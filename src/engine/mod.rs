@@ -196,6 +196,7 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
         // A rate of streams started is not one of answers: an interval's are the streams'.
         target: config.schedule.clone().filter(|_| config.paced()),
         source_addrs: config.source_addrs.clone(),
+        slow: config.slow,
         send: match config.targets.is_empty() {
             true => RequestSource::Fixed,
             false => RequestSource::Targets(TargetList {
@@ -468,7 +469,7 @@ fn over_wire(
             worker::drive(plan, stop, share, script, transport)
         }
         Wire::Http3 { streams, fixed, quic } => {
-            let transport = Http3::new(share.conns, *streams, fixed, quic)?;
+            let transport = Http3::new(share.conns, *streams, fixed, quic, plan.slow.rates.recv_buffer())?;
             worker::drive(plan, stop, share, script, transport)
         }
         Wire::Unit(unit) => unit.run(plan, stop, share, script),

@@ -118,6 +118,8 @@ pub struct Plan {
     /// Rate mode: the schedule each interval's target comes from.
     pub(crate) target: Option<crate::schedule::Schedule>,
     pub(crate) source_addrs: Vec<std::net::IpAddr>,
+    /// A slow or odd client's rates and closes.
+    pub(crate) slow: crate::config::Slow,
     pub(crate) send: RequestSource,
     pub(crate) when: Timing,
     pub(crate) wire: Wire,

@@ -7,6 +7,7 @@
 pub mod host;
 pub mod pages;
 pub mod stream;
+pub mod throttle;
 pub mod tls;
 
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};

@@ -11,6 +11,7 @@ use std::os::fd::AsRawFd;
 use mio::net::TcpStream;
 use rustls::ClientConnection;
 
+use super::throttle::{Pace, Way};
 use super::tls::{self, TlsSetup};
 
 /// Why a connection could not be established.
@@ -27,9 +28,17 @@ pub enum ConnectError {
     ClosedInHandshake,
 }
 
-/// A client connection to the target.
+/// A client connection to the target, and the slow client's throttles when it has them.
 #[derive(Debug)]
-pub enum Stream {
+pub struct Stream {
+    io: Io,
+    /// `--read-rate`, `--write-rate`: boxed, so a connection without them stays small.
+    pace: Option<Box<Pace>>,
+}
+
+/// The socket under a [`Stream`].
+#[derive(Debug)]
+enum Io {
     /// Plain TCP.
     Plain(TcpStream),
     /// TLS over TCP.
@@ -47,46 +56,54 @@ pub struct TlsStream {
 }
 
 impl Stream {
-    /// Starts a non-blocking connect, from `source` when given; completion is reported by
-    /// [`Stream::poll_connect`].
-    pub fn connect(addr: SocketAddr, source: Option<IpAddr>, tls: Option<&TlsSetup>) -> Result<Stream, ConnectError> {
-        let sock = match source {
-            None => TcpStream::connect(addr)?,
-            Some(ip) => connect_from(ip, addr)?,
+    /// Starts a non-blocking connect, from `source` when given, throttled by `pace` when
+    /// given; completion is reported by [`Stream::poll_connect`].
+    pub fn connect(
+        addr: SocketAddr,
+        source: Option<IpAddr>,
+        tls: Option<&TlsSetup>,
+        pace: Option<Pace>,
+    ) -> Result<Stream, ConnectError> {
+        let recv_buffer = pace.as_ref().and_then(Pace::recv_buffer);
+        let sock = match (source, recv_buffer) {
+            (None, None) => TcpStream::connect(addr)?,
+            _ => connect_from(source, recv_buffer, addr)?,
         };
         // Requests are small and latency matters more than packet count.
         sock.set_nodelay(true)?;
-        Ok(match tls {
-            None => Stream::Plain(sock),
+        let io = match tls {
+            None => Io::Plain(sock),
             Some(setup) => {
                 let tls = ClientConnection::new(setup.config.clone(), setup.server_name.clone())
                     .map_err(ConnectError::Tls)?;
-                Stream::Tls(Box::new(TlsStream { sock, tls, tcp_up: false }))
+                Io::Tls(Box::new(TlsStream { sock, tls, tcp_up: false }))
             }
-        })
+        };
+        Ok(Stream { io, pace: pace.map(Box::new) })
     }
 
-    /// Starts a non-blocking connect to the Unix-domain socket at `path`.
-    pub fn connect_unix(path: &std::path::Path) -> Result<Stream, ConnectError> {
-        Ok(Stream::Unix(mio::net::UnixStream::connect(path)?))
+    /// Starts a non-blocking connect to the Unix-domain socket at `path`, throttled by `pace`
+    /// when given.
+    pub fn connect_unix(path: &std::path::Path, pace: Option<Pace>) -> Result<Stream, ConnectError> {
+        Ok(Stream { io: Io::Unix(mio::net::UnixStream::connect(path)?), pace: pace.map(Box::new) })
     }
 
     /// The socket, for registering with the poller.
     pub fn socket(&mut self) -> &mut dyn mio::event::Source {
-        match self {
-            Stream::Plain(s) => s,
-            Stream::Tls(t) => &mut t.sock,
-            Stream::Unix(s) => s,
+        match &mut self.io {
+            Io::Plain(s) => s,
+            Io::Tls(t) => &mut t.sock,
+            Io::Unix(s) => s,
         }
     }
 
     /// Advances connecting on any event (`writable`: the event said so): `Ok(true)` once
     /// requests may be sent.
     pub fn poll_connect(&mut self, writable: bool) -> Result<bool, ConnectError> {
-        match self {
-            Stream::Plain(s) => tcp_connected(s, writable),
-            Stream::Unix(s) => unix_connected(s, writable),
-            Stream::Tls(t) => {
+        match &mut self.io {
+            Io::Plain(s) => tcp_connected(s, writable),
+            Io::Unix(s) => unix_connected(s, writable),
+            Io::Tls(t) => {
                 if !t.tcp_up {
                     t.tcp_up = tcp_connected(&t.sock, writable)?;
                     if !t.tcp_up {
@@ -100,68 +117,120 @@ impl Stream {
 
     /// The protocol the server chose by ALPN (TLS only).
     pub fn alpn(&self) -> Option<&[u8]> {
-        match self {
-            Stream::Plain(_) | Stream::Unix(_) => None,
-            Stream::Tls(t) => t.tls.alpn_protocol(),
+        match &self.io {
+            Io::Plain(_) | Io::Unix(_) => None,
+            Io::Tls(t) => t.tls.alpn_protocol(),
         }
     }
 
     /// Whether a read shorter than the buffer proves the socket is drained (plain TCP: yes;
     /// TLS: no, rustls may hold back a partial record).
     pub fn short_read_drains(&self) -> bool {
-        matches!(self, Stream::Plain(_) | Stream::Unix(_))
+        matches!(self.io, Io::Plain(_) | Io::Unix(_))
     }
 
-    /// Reads plaintext; `Ok(0)` is end of stream.
+    /// Reads plaintext; `Ok(0)` is end of stream. A slow reader whose budget is spent reads
+    /// nothing (`WouldBlock`) until its wake.
     pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Plain(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
-            Stream::Tls(t) => t.read(buf),
+        let Some(pace) = self.pace.as_deref_mut().filter(|p| p.limits(Way::Read)) else {
+            return self.io.read(buf);
+        };
+        let allowed = pace.allowance(Way::Read).ok_or(io::ErrorKind::WouldBlock)?;
+        let len = allowed.min(buf.len());
+        let n = self.io.read(&mut buf[..len])?;
+        pace.spend(Way::Read, n);
+        if n == allowed {
+            // Spent: the wake is set now, since a short read ends the caller's loop before it
+            // would ask again.
+            pace.allowance(Way::Read);
         }
+        Ok(n)
     }
 
     /// Writes plaintext; for TLS the bytes are accepted into rustls and [`Stream::flush`] must
-    /// report them sent.
+    /// report them sent. A slow sender writes at most its budget, then nothing (`WouldBlock`)
+    /// until its wake.
     pub fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        let Some(pace) = self.pace.as_deref_mut().filter(|p| p.limits(Way::Write)) else {
+            return self.io.write(data);
+        };
+        let allowed = pace.allowance(Way::Write).ok_or(io::ErrorKind::WouldBlock)?;
+        let n = self.io.write(&data[..allowed.min(data.len())])?;
+        pace.spend(Way::Write, n);
+        Ok(n)
+    }
+
+    /// Sends `pages` from byte `from` by reference; `None` over TLS, whose bytes must pass
+    /// through rustls, and for a slow sender, whose bytes go a budget at a time (the caller
+    /// writes them instead).
+    pub fn send_pages(&mut self, pages: &super::pages::Pages, from: usize) -> Option<io::Result<usize>> {
+        if self.pace.as_ref().is_some_and(|p| p.limits(Way::Write)) {
+            return None;
+        }
+        match &mut self.io {
+            Io::Plain(s) => Some(pages.send(s, from)),
+            Io::Unix(s) => Some(pages.send(s, from)),
+            Io::Tls(_) => None,
+        }
+    }
+
+    /// Sends buffered ciphertext; `Ok(true)` when nothing is left to send.
+    pub fn flush(&mut self) -> io::Result<bool> {
+        match &mut self.io {
+            Io::Plain(_) | Io::Unix(_) => Ok(true),
+            Io::Tls(t) => t.flush(),
+        }
+    }
+}
+
+impl Io {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
-            Stream::Plain(s) => s.write(data),
-            Stream::Unix(s) => s.write(data),
-            Stream::Tls(t) => {
+            Io::Plain(s) => s.read(buf),
+            Io::Unix(s) => s.read(buf),
+            Io::Tls(t) => t.read(buf),
+        }
+    }
+
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        match self {
+            Io::Plain(s) => s.write(data),
+            Io::Unix(s) => s.write(data),
+            Io::Tls(t) => {
                 let n = t.tls.writer().write(data)?;
                 t.flush()?;
                 Ok(n)
             }
         }
     }
-
-    /// Sends `pages` from byte `from` by reference; `None` over TLS, whose bytes must pass
-    /// through rustls (the caller writes them instead).
-    pub fn send_pages(&mut self, pages: &super::pages::Pages, from: usize) -> Option<io::Result<usize>> {
-        match self {
-            Stream::Plain(s) => Some(pages.send(s, from)),
-            Stream::Unix(s) => Some(pages.send(s, from)),
-            Stream::Tls(_) => None,
-        }
-    }
-
-    /// Sends buffered ciphertext; `Ok(true)` when nothing is left to send.
-    pub fn flush(&mut self) -> io::Result<bool> {
-        match self {
-            Stream::Plain(_) | Stream::Unix(_) => Ok(true),
-            Stream::Tls(t) => t.flush(),
-        }
-    }
 }
 
-/// Connects from a chosen local address. The port is left to `connect` (IP_BIND_ADDRESS_NO_PORT):
-/// a plain `bind` would reserve a port for every source address, so each extra address would not
-/// add ports; this way a port is shared by every 4-tuple that stays unique.
-fn connect_from(ip: IpAddr, addr: SocketAddr) -> io::Result<TcpStream> {
+/// Connects from a chosen local address, or with a small receive buffer (a slow reader's,
+/// set before the SYN so the window it offers is small from the start). The port is left to
+/// `connect` (IP_BIND_ADDRESS_NO_PORT): a plain `bind` would reserve a port for every source
+/// address, so each extra address would not add ports; this way a port is shared by every
+/// 4-tuple that stays unique.
+fn connect_from(source: Option<IpAddr>, recv_buffer: Option<usize>, addr: SocketAddr) -> io::Result<TcpStream> {
     use socket2::{Domain, Socket, Type};
     // socket2 sets close-on-exec itself.
     let sock = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
     sock.set_nonblocking(true)?;
+    if let Some(size) = recv_buffer {
+        sock.set_recv_buffer_size(size)?;
+    }
+    if let Some(ip) = source {
+        bind_no_port(&sock, ip)?;
+    }
+    match sock.connect(&addr.into()) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) => return Err(e),
+    }
+    Ok(TcpStream::from_std(sock.into()))
+}
+
+/// Binds `sock` to `ip`, its port chosen at connect.
+fn bind_no_port(sock: &socket2::Socket, ip: IpAddr) -> io::Result<()> {
     if ip.is_ipv4() {
         let on: libc::c_int = 1;
         // SAFETY: the fd is open for the call, and the option value is a live c_int of the size given.
@@ -178,13 +247,7 @@ fn connect_from(ip: IpAddr, addr: SocketAddr) -> io::Result<TcpStream> {
             return Err(io::Error::last_os_error());
         }
     }
-    sock.bind(&SocketAddr::new(ip, 0).into())?;
-    match sock.connect(&addr.into()) {
-        Ok(()) => {}
-        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
-        Err(e) => return Err(e),
-    }
-    Ok(TcpStream::from_std(sock.into()))
+    sock.bind(&SocketAddr::new(ip, 0).into())
 }
 
 fn tcp_connected(s: &TcpStream, writable: bool) -> Result<bool, ConnectError> {

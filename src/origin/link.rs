@@ -6,8 +6,8 @@ use std::io::{self, Read};
 use std::time::{Duration, Instant};
 
 use super::live::Counters;
-use super::output::Throttle;
 use super::tls::ServerStream;
+use crate::net::throttle::Throttle;
 
 /// Why `Conn::expired` says a connection is to be dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

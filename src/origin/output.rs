@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 use std::io::IoSlice;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::workload::doc::Doc;
 
@@ -23,41 +23,6 @@ pub(super) const KEEP_BUF: usize = 16 * 1024;
 /// Written bytes at the front of the output buffer are dropped once there are this many and
 /// they are at least half of it.
 pub(super) const COMPACT_AT: usize = 64 * 1024;
-
-/// A per-connection byte rate: a budget of one slice (a twentieth of a second's worth) that
-/// refills a slice's time after it was last refilled, so the average never exceeds the rate
-/// and bursts never exceed a slice.
-#[derive(Debug)]
-pub(super) struct Throttle {
-    slice: usize,
-    every: Duration,
-    budget: usize,
-    refill: Option<Instant>,
-}
-
-impl Throttle {
-    pub(super) fn new(rate: u64) -> Self {
-        let slice = (rate / 20).max(1);
-        let every = Duration::from_secs_f64(slice as f64 / rate as f64);
-        Throttle { slice: usize::try_from(slice).unwrap_or(usize::MAX), every, budget: 0, refill: None }
-    }
-
-    /// Bytes that may be written now, or when more may be.
-    pub(super) fn allowance(&mut self, now: Instant) -> Result<usize, Instant> {
-        if self.budget == 0 {
-            if let Some(at) = self.refill.filter(|&at| now < at) {
-                return Err(at);
-            }
-            self.budget = self.slice;
-            self.refill = Some(now + self.every);
-        }
-        Ok(self.budget)
-    }
-
-    pub(super) fn spend(&mut self, n: usize) {
-        self.budget = self.budget.saturating_sub(n);
-    }
-}
 
 /// One piece of queued output.
 pub(super) enum Part<'r> {

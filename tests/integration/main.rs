@@ -49,6 +49,7 @@ mod script;
 mod segments;
 mod series;
 mod signals;
+mod slow_clients;
 mod sse;
 mod thresholds;
 mod tls;

@@ -162,6 +162,18 @@ pub struct ConnectFlags {
     /// gives Host and path; http:// only).
     #[arg(long = "unix-socket", value_name = "PATH")]
     pub unix_socket: Option<PathBuf>,
+    /// A slow reader: read each connection at most RATE bytes per second (1k, 10kB/s, 1M);
+    /// the time spent reading slowly is part of each request's latency.
+    #[arg(long = "read-rate", value_name = "RATE", value_parser = units::byte_rate)]
+    pub read_rate: Option<u64>,
+    /// A slow sender: write each connection at most RATE bytes per second, headers and bodies
+    /// dribbled alike.
+    #[arg(long = "write-rate", value_name = "RATE", value_parser = units::byte_rate)]
+    pub write_rate: Option<u64>,
+    /// Close each connection as soon as a response's Content-Length has arrived, whatever the
+    /// server would keep open.
+    #[arg(long = "drop-after-length")]
+    pub drop_after_length: bool,
 }
 
 /// Which HTTP the load speaks: the commands whose protocol is HTTP itself (gRPC is always

@@ -218,6 +218,10 @@ impl Http1 {
                 }
             }
             host.first_bytes(i, Part::Head);
+            // Bytes of a response prove the server took the connection: its place in the
+            // opening window goes on now, not when the response is complete, which for a slow
+            // reader (or a long body) may be many seconds later.
+            self.conn_opened(host, i);
             let c = &mut self.conns[i];
             let Ok(fed) = c.parser.feed(data) else {
                 self.fail(host, i, ErrorKind::Parse);
@@ -233,7 +237,6 @@ impl Http1 {
                 }
                 continue;
             };
-            self.conn_opened(host, i);
             let c = &mut self.conns[i];
             // A pipelined response before its write's last: counted now, timed with the last.
             if let Some(go_on) = host.pipelined(i, done.status, c.parser.captured()) {

@@ -101,6 +101,9 @@ pub trait Host {
     fn connect(&mut self, n: usize, token: usize) -> Result<Stream, ConnectError>;
     /// The address connection number `n` goes to.
     fn peer(&self, n: usize) -> SocketAddr;
+    /// A slow client's throttles for the connection polled (or woken) as `token`, if the run
+    /// has them: when its budget is spent it is handed an event of its own once it refills.
+    fn pace(&self, token: usize) -> Option<crate::net::throttle::Pace>;
     /// The local address connection number `n` starts from (`--source-addr`), if set.
     fn source(&self, n: usize) -> Option<IpAddr>;
     /// The poller, for sockets a protocol opens itself (HTTP/3's UDP sockets).

@@ -13,6 +13,7 @@ use crate::engine::slot::State;
 use crate::engine::transport::{Host, Op, Part};
 use crate::http::response::Captured;
 use crate::net::stream::{ConnectError, Stream};
+use crate::net::throttle::Pace;
 use crate::script::ScriptError;
 use crate::stats::{ConnectCause, ErrorKind};
 
@@ -38,17 +39,28 @@ impl Host for Core<'_> {
     }
 
     fn keepalive_limit(&self) -> u64 {
-        self.requests.keepalive()
+        // --drop-after-length: the connection closes after the response that is all in.
+        if self.plan.slow.drop_after_length {
+            1
+        } else {
+            self.requests.keepalive()
+        }
     }
 
     fn connect(&mut self, n: usize, token: usize) -> Result<Stream, ConnectError> {
         let o = token % self.addrs.len();
+        let pace = self.pace(token);
         let mut s = match &self.plan.unix_socket {
-            Some(path) => Stream::connect_unix(path)?,
-            None => Stream::connect(self.addrs[o], self.source(n), self.plan.origins[o].tls.as_ref())?,
+            Some(path) => Stream::connect_unix(path, pace)?,
+            None => Stream::connect(self.addrs[o], self.source(n), self.plan.origins[o].tls.as_ref(), pace)?,
         };
         self.poll.registry().register(s.socket(), Token(token), Interest::READABLE | Interest::WRITABLE)?;
         Ok(s)
+    }
+
+    fn pace(&self, token: usize) -> Option<Pace> {
+        let rates = self.plan.slow.rates;
+        (!rates.none()).then(|| Pace::new(rates, token, self.wakes.clone()))
     }
 
     fn peer(&self, n: usize) -> SocketAddr {

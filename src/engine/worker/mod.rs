@@ -30,6 +30,7 @@ use crate::engine::deadlines::{Deadline, Deadlines};
 use crate::engine::slot::{Slot, State};
 use crate::engine::transport::{Op, Readable, Transport};
 use crate::engine::{EngineError, Plan, RequestSource};
+use crate::net::throttle::{Wakes, Way};
 use crate::script::{ScriptError, ThreadScript};
 use crate::stats::ErrorKind;
 use crate::stats::Recorder;
@@ -202,6 +203,18 @@ impl<'a, T: Transport> Worker<'a, T> {
     fn turn(&mut self, now: u64) {
         self.expire(now);
         let (t, c) = (&mut self.transport, &mut self.core);
+        if !c.plan.slow.rates.none() {
+            // A throttled connection whose budget came back goes on as if the socket said so:
+            // reading until it would block (so a close waiting behind the data is seen), or
+            // writing.
+            while let Some((token, way)) = c.wakes.pop_due(Instant::now()) {
+                match way {
+                    Way::Read => t.event(c, token, Readable::UntilEof, false),
+                    Way::Write => t.event(c, token, Readable::No, true),
+                }
+                t.settle(c);
+            }
+        }
         c.retry_due(now);
         t.settle(c);
         t.open_queued(c);
@@ -299,6 +312,8 @@ struct Core<'a> {
     ops: VecDeque<Op>,
     /// `--follow-redirects`: where each slot's chain is.
     redirects: Option<redirect::Redirects>,
+    /// `--read-rate`, `--write-rate`: connections waiting for their budgets.
+    wakes: Wakes,
 }
 
 /// Slots waiting for a time.
@@ -356,6 +371,7 @@ impl<'a> Core<'a> {
             progress: (0, 0),
             ops: VecDeque::new(),
             redirects: redirect::Redirects::new(plan.follow_redirects, slots),
+            wakes: Wakes::default(),
         })
     }
 

@@ -314,7 +314,9 @@ impl Core<'_> {
         // Connections still to open are opened on the next turn, without sleeping.
         let open = if self.opening.can_open() && !self.draining { now } else { u64::MAX };
         let transport = transport.unwrap_or(u64::MAX);
+        let throttled = self.wakes.next().map_or(u64::MAX, |at| self.clock.at(at));
         end.min(cut)
+            .min(throttled)
             .min(transport)
             .min(self.meter.warm_at_us.unwrap_or(u64::MAX))
             .min(arrival)

@@ -11,11 +11,11 @@ use std::time::Instant;
 use self::h1::{H1Conn, Switch};
 use super::h2::H2Conn;
 use super::link::{Expiry, Link, Next};
-use super::output::Throttle;
 use super::respond::Site;
 use super::tls::ServerStream;
 use super::unit::{Driver, Io, Place};
 use super::Ctx;
+use crate::net::throttle::Throttle;
 
 /// The protocol a connection speaks now. HTTP/1 is inline (most connections stay so); the
 /// others are boxed, as few connections become them.

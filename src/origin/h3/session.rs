@@ -24,10 +24,10 @@ use std::time::Instant;
 use quiche::h3::{Event, Header, HeaderRef, NameValue};
 
 use super::super::decision::{decide, Content, Decision, Kind, Request};
-use super::super::output::Throttle;
 use super::super::respond::Site;
 use super::super::Ctx;
 use crate::http::request_head::Persist;
+use crate::net::throttle::Throttle;
 
 /// H3_INTERNAL_ERROR: an aborted document's stream is reset with it, as HTTP/2 resets with
 /// INTERNAL_ERROR (RFC 9114 8.1).

@@ -16,8 +16,13 @@ const CRYPTO_ERROR: u64 = 0x100;
 const NO_APPLICATION_PROTOCOL: u64 = 120;
 
 /// A thread's QUIC client configuration: ALPN h3, certificates checked unless `insecure`, and
-/// room for the server's control and QPACK streams and for `streams` responses at once.
-pub(super) fn client_config(insecure: bool, streams: usize) -> Result<quiche::Config, EngineError> {
+/// room for the server's control and QPACK streams and for `streams` responses at once; a slow
+/// reader's `window` per stream instead when given.
+pub(super) fn client_config(
+    insecure: bool,
+    streams: usize,
+    window: Option<usize>,
+) -> Result<quiche::Config, EngineError> {
     let e = |e: quiche::Error| EngineError::Quic(e.to_string());
     let mut c = quiche::Config::new(quiche::PROTOCOL_VERSION).map_err(e)?;
     c.set_application_protos(quiche::h3::APPLICATION_PROTOCOL).map_err(e)?;
@@ -29,8 +34,13 @@ pub(super) fn client_config(insecure: bool, streams: usize) -> Result<quiche::Co
     c.set_max_recv_udp_payload_size(super::MAX_DATAGRAM);
     c.set_max_send_udp_payload_size(super::MAX_DATAGRAM);
     // Windows large enough that a response of a megabyte per stream never waits on them; quiche
-    // widens them as the body is read.
-    let per_stream = 1 << 20;
+    // widens them as the body is read. A slow reader's stay small, as its TCP receive buffer
+    // does, so the server's bytes wait at the server, not in a window that makes it look fast.
+    let per_stream = window.unwrap_or(1 << 20);
+    if let Some(w) = window {
+        c.set_max_stream_window(w as u64);
+        c.set_max_connection_window((w * streams.max(10)) as u64);
+    }
     c.set_initial_max_data((per_stream * streams.max(10)) as u64);
     c.set_initial_max_stream_data_bidi_local(per_stream as u64);
     c.set_initial_max_stream_data_bidi_remote(per_stream as u64);

@@ -21,6 +21,7 @@ use super::{Host, Readable, Transport};
 use crate::engine::{EngineError, QuicSetup};
 use crate::http::response::Captured;
 use crate::ids::IdMap;
+use crate::net::throttle::Pace;
 use crate::stats::{ConnectCause, ErrorKind, H3Counts};
 
 mod batch;
@@ -69,6 +70,9 @@ struct Link {
     timer: Option<u64>,
     /// The timer is the keepalive's ([`KEEPALIVE_US`]), not quiche's.
     ping: bool,
+    /// A slow client's throttles: streams are read and written a budget at a time, so
+    /// QUIC's flow control holds the server back as TCP's window does.
+    pace: Option<Box<Pace>>,
 }
 
 impl Link {
@@ -87,6 +91,7 @@ impl Link {
             started_us: 0,
             timer: None,
             ping: false,
+            pace: None,
         }
     }
 }
@@ -139,12 +144,14 @@ struct SlotStream {
 }
 
 impl Http3 {
-    /// `count` links of `streams` slots each, sending `fixed`, set up by `quic`.
+    /// `count` links of `streams` slots each, sending `fixed`, set up by `quic`, each stream's
+    /// window `window` when a slow reader's.
     pub fn new(
         count: usize,
         streams: usize,
         fixed: &crate::http::fields::FieldRequest,
         quic: &QuicSetup,
+        window: Option<usize>,
     ) -> Result<Http3, EngineError> {
         let streams = streams.max(1);
         let encoded = frames::encode_request(&fixed.fields, fixed.body.as_deref()).map_err(EngineError::Quic)?;
@@ -153,7 +160,7 @@ impl Http3 {
             links: (0..count).map(|_| Link::new()).collect(),
             slots: (0..count * streams).map(|_| SlotStream::default()).collect(),
             fixed: encoded,
-            config: handshake::client_config(quic.insecure, streams)?,
+            config: handshake::client_config(quic.insecure, streams, window)?,
             readable: Vec::new(),
             host: quic.host.clone(),
             reading: None,
@@ -225,6 +232,7 @@ impl Multiplexed for Http3 {
         link.peer = peer;
         link.refused_from = None;
         link.started_us = now;
+        link.pace = host.pace(l).map(Box::new);
         self.link_connecting(host, l);
         self.flush_link(host, l);
     }
@@ -257,8 +265,16 @@ impl Multiplexed for Http3 {
         self.h3_fail(host, i, kind);
     }
 
-    /// A poll event on one of the thread's sockets (the links have none of their own).
-    fn link_event(&mut self, host: &mut impl Host, token: usize, readable: Readable, _writable: bool) {
+    /// A poll event on one of the thread's sockets; a token below the sockets' is a slow
+    /// link's own wake (the links have no sockets of their own): its streams go on.
+    fn link_event(&mut self, host: &mut impl Host, token: usize, readable: Readable, writable: bool) {
+        if token < self.links.len() {
+            if self.mux.is_open(token) && (readable != Readable::No || writable) {
+                self.read_streams(host, token);
+                self.flush_link(host, token);
+            }
+            return;
+        }
         if let (Some(k), true) = (self.sockets.of_token(token), readable != Readable::No) {
             self.read_socket(host, k);
         }

@@ -7,6 +7,7 @@ use super::{Http3, SlotStream, REQUEST_CANCELLED};
 use crate::engine::transport::mux::{LinkState, Multiplexed};
 use crate::engine::transport::{Host, Transport};
 use crate::http::response::Captured;
+use crate::net::throttle::{Pace, Way};
 use crate::stats::ErrorKind;
 
 /// What putting a request on a stream came to.
@@ -88,8 +89,12 @@ impl Http3 {
         }
         let id = link.next_stream;
         let request = built.as_deref().unwrap_or(&h3.fixed);
-        let sent = match conn.stream_send(id, request, true) {
-            Ok(n) => n,
+        let (part, fin) = paced_part(link.pace.as_deref_mut(), request);
+        let sent = match conn.stream_send(id, part, fin) {
+            Ok(n) => {
+                paid(link, n);
+                n
+            }
             Err(quiche::Error::Done) => 0,
             Err(quiche::Error::StreamLimit) => return Put::Blocked,
             Err(_) => return Put::Gone,
@@ -124,7 +129,12 @@ impl Http3 {
             let link = &mut h3.links[l];
             let id = h3.slots[i].id;
             let Some(conn) = link.conn.as_mut() else { return };
-            match conn.stream_send(id, &rest, true) {
+            let (part, fin) = paced_part(link.pace.as_deref_mut(), &rest);
+            let sent = conn.stream_send(id, part, fin);
+            if let Ok(n) = sent {
+                paid(link, n);
+            }
+            match sent {
                 Ok(n) if n == rest.len() => {}
                 Ok(n) => {
                     h3.slots[i].rest = Some(rest[n..].to_vec());
@@ -173,12 +183,23 @@ impl Http3 {
     fn read_response(&mut self, host: &mut impl Host, l: usize, id: u64) {
         let slot = self.links[l].by_stream.get(&id).copied();
         loop {
-            let Some(conn) = self.links[l].conn.as_mut() else { return };
-            let (n, fin) = match conn.stream_recv(id, &mut self.buf) {
+            let link = &mut self.links[l];
+            let Some(conn) = link.conn.as_mut() else { return };
+            // A slow reader takes its budget's worth; the rest waits in quiche, and QUIC's flow
+            // control holds the server back, until the link's wake.
+            let allowed = match link.pace.as_deref_mut().map(|p| p.allowance(Way::Read)) {
+                None => self.buf.len(),
+                Some(Some(n)) => n.min(self.buf.len()),
+                Some(None) => return,
+            };
+            let (n, fin) = match conn.stream_recv(id, &mut self.buf[..allowed]) {
                 Ok(r) => r,
                 Err(quiche::Error::StreamReset(code)) => return self.stream_reset(host, l, id, code),
                 Err(_) => return,
             };
+            if let Some(p) = link.pace.as_deref_mut() {
+                p.spend(Way::Read, n);
+            }
             // A stream given up on (a timeout, an abort) is only drained.
             let Some(i) = slot.map(|i| i as usize) else { continue };
             let read = feed(&mut self.slots[i], self.mux.capture, &self.buf[..n]);
@@ -338,6 +359,24 @@ impl Http3 {
             return;
         }
         self.free_slot(host, i);
+    }
+}
+
+/// The part of `request` a slow sender may put on its stream now (all of it otherwise), and
+/// whether that ends the stream. A spent budget sends nothing and sets the link's wake; the
+/// rest waits in the slot's `rest` as flow control's would.
+fn paced_part<'r>(pace: Option<&mut Pace>, request: &'r [u8]) -> (&'r [u8], bool) {
+    let allowed = match pace.map(|p| p.allowance(Way::Write)) {
+        None => request.len(),
+        Some(n) => n.unwrap_or(0).min(request.len()),
+    };
+    (&request[..allowed], allowed == request.len())
+}
+
+/// `n` bytes of a request went on link `l`'s stream: a slow sender's budget pays for them.
+fn paid(link: &mut super::Link, n: usize) {
+    if let Some(p) = link.pace.as_deref_mut() {
+        p.spend(Way::Write, n);
     }
 }
 
