@@ -103,6 +103,7 @@ pub fn load(
         rates: crate::net::throttle::Rates { read: f.read_rate, write: f.write_rate },
         drop_after_length: f.drop_after_length,
     };
+    config.trace = crate::engine::trace::TraceSpec { shown: f.trace.unwrap_or(0) as u64, file: f.trace_file.clone() };
     config.protocol = protocol;
     // Without --interval the config chooses one from the run's length once it is known.
     config.interval = run.and_then(|r| r.interval);

@@ -240,6 +240,8 @@ pub struct Settings {
     pub source_addrs: Vec<std::net::IpAddr>,
     /// A slow or odd client: read and write rates, closing after Content-Length.
     pub slow: Slow,
+    /// `--trace N`, `--trace-file F`: the exchanges shown.
+    pub trace: crate::engine::trace::TraceSpec,
     /// `strain replay`: what is replayed (its requests come from the recordings, paced by
     /// their times, not by `schedule`).
     pub replay: Option<replay::ReplayNote>,
@@ -316,6 +318,7 @@ impl Settings {
             tick: DEFAULT_TICK,
             source_addrs: Vec::new(),
             slow: Slow::default(),
+            trace: Default::default(),
             replay: None,
         }
     }

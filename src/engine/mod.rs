@@ -27,6 +27,7 @@ mod plan;
 pub mod proxy;
 mod slot;
 mod timer;
+pub mod trace;
 mod transport;
 mod worker;
 
@@ -75,6 +76,9 @@ pub enum EngineError {
     /// The measured rows could not be read back from their temporary file.
     #[error(transparent)]
     Series(#[from] SeriesError),
+    /// The trace file could not be created.
+    #[error(transparent)]
+    Trace(#[from] trace::TraceFileError),
     /// More connections than the process may open files.
     #[error(
         "{connections} connections need more open files than this process may have ({limit}): raise the hard limit (ulimit -Hn, LimitNOFILE) or use fewer connections"
@@ -197,6 +201,7 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
         target: config.schedule.clone().filter(|_| config.paced()),
         source_addrs: config.source_addrs.clone(),
         slow: config.slow,
+        trace: trace::Shared::open(&config.trace)?,
         send: match config.targets.is_empty() {
             true => RequestSource::Fixed,
             false => RequestSource::Targets(TargetList {
@@ -297,6 +302,9 @@ pub fn run(plan: &Plan, stop: &AtomicBool, progress: &mut dyn FnMut(Progress)) -
     });
     // A run stopped during its warm-up measured nothing, over no time.
     let elapsed = start.elapsed().saturating_sub(span.warmup);
+    if let Some(t) = &plan.trace {
+        t.flush();
+    }
     let outputs = results.into_iter().collect::<Result<Vec<_>, _>>()?;
     // Every row keeps its whole histogram: `strain merge` adds segments' rows exactly with it,
     // and the HTML page draws its heatmap and joins rows of long runs from it. A short run's

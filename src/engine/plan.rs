@@ -120,6 +120,8 @@ pub struct Plan {
     pub(crate) source_addrs: Vec<std::net::IpAddr>,
     /// A slow or odd client's rates and closes.
     pub(crate) slow: crate::config::Slow,
+    /// `--trace`, `--trace-file`: what the threads share of the trace, when there is one.
+    pub(crate) trace: Option<std::sync::Arc<crate::engine::trace::Shared>>,
     pub(crate) send: RequestSource,
     pub(crate) when: Timing,
     pub(crate) wire: Wire,

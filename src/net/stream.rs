@@ -7,11 +7,12 @@
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr};
 use std::os::fd::AsRawFd;
+use std::time::Instant;
 
 use mio::net::TcpStream;
 use rustls::ClientConnection;
 
-use super::throttle::{Pace, Way};
+use super::throttle::{Throttles, Way};
 use super::tls::{self, TlsSetup};
 
 /// Why a connection could not be established.
@@ -28,12 +29,23 @@ pub enum ConnectError {
     ClosedInHandshake,
 }
 
+/// How a connection was made: what `--trace` shows of the exchange that opened it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConnectTiming {
+    /// The TCP connect, microseconds.
+    pub tcp_us: Option<u64>,
+    /// The TLS (or QUIC) handshake after it, microseconds.
+    pub handshake_us: Option<u64>,
+}
+
 /// A client connection to the target, and the slow client's throttles when it has them.
 #[derive(Debug)]
 pub struct Stream {
     io: Io,
     /// `--read-rate`, `--write-rate`: boxed, so a connection without them stays small.
-    pace: Option<Box<Pace>>,
+    pace: Option<Box<Throttles>>,
+    /// When the connect started (for `--trace`'s connect and TLS times).
+    opened: Instant,
 }
 
 /// The socket under a [`Stream`].
@@ -53,6 +65,8 @@ pub struct TlsStream {
     sock: TcpStream,
     tls: ClientConnection,
     tcp_up: bool,
+    /// When TCP came up and the handshake began.
+    tcp_at: Option<Instant>,
 }
 
 impl Stream {
@@ -62,9 +76,9 @@ impl Stream {
         addr: SocketAddr,
         source: Option<IpAddr>,
         tls: Option<&TlsSetup>,
-        pace: Option<Pace>,
+        pace: Option<Throttles>,
     ) -> Result<Stream, ConnectError> {
-        let recv_buffer = pace.as_ref().and_then(Pace::recv_buffer);
+        let recv_buffer = pace.as_ref().and_then(Throttles::recv_buffer);
         let sock = match (source, recv_buffer) {
             (None, None) => TcpStream::connect(addr)?,
             _ => connect_from(source, recv_buffer, addr)?,
@@ -76,16 +90,17 @@ impl Stream {
             Some(setup) => {
                 let tls = ClientConnection::new(setup.config.clone(), setup.server_name.clone())
                     .map_err(ConnectError::Tls)?;
-                Io::Tls(Box::new(TlsStream { sock, tls, tcp_up: false }))
+                Io::Tls(Box::new(TlsStream { sock, tls, tcp_up: false, tcp_at: None }))
             }
         };
-        Ok(Stream { io, pace: pace.map(Box::new) })
+        Ok(Stream { io, pace: pace.map(Box::new), opened: Instant::now() })
     }
 
     /// Starts a non-blocking connect to the Unix-domain socket at `path`, throttled by `pace`
     /// when given.
-    pub fn connect_unix(path: &std::path::Path, pace: Option<Pace>) -> Result<Stream, ConnectError> {
-        Ok(Stream { io: Io::Unix(mio::net::UnixStream::connect(path)?), pace: pace.map(Box::new) })
+    pub fn connect_unix(path: &std::path::Path, pace: Option<Throttles>) -> Result<Stream, ConnectError> {
+        let io = Io::Unix(mio::net::UnixStream::connect(path)?);
+        Ok(Stream { io, pace: pace.map(Box::new), opened: Instant::now() })
     }
 
     /// The socket, for registering with the poller.
@@ -109,9 +124,29 @@ impl Stream {
                     if !t.tcp_up {
                         return Ok(false);
                     }
+                    t.tcp_at = Some(Instant::now());
                 }
                 t.handshake()
             }
+        }
+    }
+
+    /// How long the connection took to open, asked once it is up: the TCP connect, and the
+    /// TLS handshake after it.
+    pub fn connect_timing(&self) -> ConnectTiming {
+        let now = Instant::now();
+        let us = |d: std::time::Duration| d.as_micros() as u64;
+        match &self.io {
+            Io::Tls(t) => match t.tcp_at {
+                Some(at) => ConnectTiming {
+                    tcp_us: Some(us(at.saturating_duration_since(self.opened))),
+                    handshake_us: Some(us(now.saturating_duration_since(at))),
+                },
+                None => {
+                    ConnectTiming { tcp_us: Some(us(now.saturating_duration_since(self.opened))), handshake_us: None }
+                }
+            },
+            _ => ConnectTiming { tcp_us: Some(us(now.saturating_duration_since(self.opened))), handshake_us: None },
         }
     }
 

@@ -113,7 +113,7 @@ impl Rates {
 
 /// One connection's throttles and where it waits for them.
 #[derive(Debug)]
-pub struct Pace {
+pub struct Throttles {
     rates: Rates,
     read: Option<Throttle>,
     write: Option<Throttle>,
@@ -123,10 +123,10 @@ pub struct Pace {
     wakes: Wakes,
 }
 
-impl Pace {
+impl Throttles {
     /// `rates` for the connection polled as `token`, woken through `wakes`.
-    pub fn new(rates: Rates, token: usize, wakes: Wakes) -> Pace {
-        Pace {
+    pub fn new(rates: Rates, token: usize, wakes: Wakes) -> Throttles {
+        Throttles {
             rates,
             read: rates.read.map(Throttle::new),
             write: rates.write.map(Throttle::new),
@@ -205,7 +205,7 @@ mod tests {
     #[test]
     fn a_spent_budget_sets_one_wake_until_it_passes() {
         let wakes = Wakes::default();
-        let mut p = Pace::new(Rates { read: Some(1000), write: None }, 7, wakes.clone());
+        let mut p = Throttles::new(Rates { read: Some(1000), write: None }, 7, wakes.clone());
         assert_eq!(p.allowance(Way::Write), Some(usize::MAX));
         assert_eq!(p.allowance(Way::Read), Some(256));
         p.spend(Way::Read, 256);

@@ -53,6 +53,7 @@ mod slow_clients;
 mod sse;
 mod thresholds;
 mod tls;
+mod trace;
 mod websocket;
 mod wrk_scripts;
 mod ws_servers;

@@ -174,6 +174,14 @@ pub struct ConnectFlags {
     /// server would keep open.
     #[arg(long = "drop-after-length")]
     pub drop_after_length: bool,
+    /// Print the first N exchanges, and the first of each status or error kind not seen
+    /// before, on stderr: the request sent, the response's status, headers and first 512 body
+    /// bytes, and the connect, TLS, first-byte and last-byte times.
+    #[arg(long = "trace", value_name = "N", value_parser = units::count, allow_hyphen_values = true)]
+    pub trace: Option<usize>,
+    /// Write every exchange to FILE as JSON lines (for a short run).
+    #[arg(long = "trace-file", value_name = "FILE")]
+    pub trace_file: Option<PathBuf>,
 }
 
 /// Which HTTP the load speaks: the commands whose protocol is HTTP itself (gRPC is always

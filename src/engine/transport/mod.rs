@@ -103,15 +103,24 @@ pub trait Host {
     fn peer(&self, n: usize) -> SocketAddr;
     /// A slow client's throttles for the connection polled (or woken) as `token`, if the run
     /// has them: when its budget is spent it is handed an event of its own once it refills.
-    fn pace(&self, token: usize) -> Option<crate::net::throttle::Pace>;
+    fn throttles(&self, token: usize) -> Option<crate::net::throttle::Throttles>;
     /// The local address connection number `n` starts from (`--source-addr`), if set.
     fn source(&self, n: usize) -> Option<IpAddr>;
     /// The poller, for sockets a protocol opens itself (HTTP/3's UDP sockets).
     fn registry(&self) -> &mio::Registry;
     /// Connection number `token` could not be made, for `cause`.
     fn connect_failed(&mut self, token: usize, cause: ConnectCause, why: String);
-    /// A connection counts as made.
-    fn connection_made(&mut self);
+    /// Connection `link` counts as made; `timing` says how long it took (asked only when the
+    /// run is traced).
+    fn connection_made(&mut self, link: usize, timing: impl FnOnce() -> crate::net::stream::ConnectTiming);
+    /// The run is traced (`--trace`, `--trace-file`): a unit shows what only it sees.
+    fn tracing(&self) -> bool;
+    /// A unit's opening exchange (a WebSocket upgrade, an event stream's answer): the request
+    /// it wrote (the slot's own when `None`) and the response head it read, traced as an
+    /// exchange of slot `i`.
+    fn trace_upgrade(&mut self, i: usize, request: Option<&[u8]>, head: &[u8]);
+    /// A unit's message of `bytes` arrived on slot `i`, its first bytes `shown`: traced.
+    fn trace_message(&mut self, i: usize, shown: &[u8], bytes: u64);
     /// A connection started opening: it takes a place in the window of connections opening.
     fn opening_started(&mut self);
     /// A connection opening is gone without proving itself: its place is free (queued slots
@@ -382,8 +391,9 @@ pub trait PerSlot: Transport {
 
     /// Slot `i`'s connection counts as made: its run of failed connects is over.
     fn made(&mut self, host: &mut impl Host, i: usize) {
-        self.dialed(i).failures = 0;
-        host.connection_made();
+        let d = self.dialed(i);
+        d.failures = 0;
+        host.connection_made(i, || d.stream.as_ref().map(Stream::connect_timing).unwrap_or_default());
     }
 
     /// Starts slot `i`'s connection.

@@ -10,10 +10,12 @@ use mio::{Interest, Token};
 use super::schedule::When;
 use super::Core;
 use crate::engine::slot::State;
+use crate::engine::trace::Answer;
 use crate::engine::transport::{Host, Op, Part};
 use crate::http::response::Captured;
+use crate::net::stream::ConnectTiming;
 use crate::net::stream::{ConnectError, Stream};
-use crate::net::throttle::Pace;
+use crate::net::throttle::Throttles;
 use crate::script::ScriptError;
 use crate::stats::{ConnectCause, ErrorKind};
 
@@ -49,7 +51,7 @@ impl Host for Core<'_> {
 
     fn connect(&mut self, n: usize, token: usize) -> Result<Stream, ConnectError> {
         let o = token % self.addrs.len();
-        let pace = self.pace(token);
+        let pace = self.throttles(token);
         let mut s = match &self.plan.unix_socket {
             Some(path) => Stream::connect_unix(path, pace)?,
             None => Stream::connect(self.addrs[o], self.source(n), self.plan.origins[o].tls.as_ref(), pace)?,
@@ -58,9 +60,9 @@ impl Host for Core<'_> {
         Ok(s)
     }
 
-    fn pace(&self, token: usize) -> Option<Pace> {
+    fn throttles(&self, token: usize) -> Option<Throttles> {
         let rates = self.plan.slow.rates;
-        (!rates.none()).then(|| Pace::new(rates, token, self.wakes.clone()))
+        (!rates.none()).then(|| Throttles::new(rates, token, self.wakes.clone()))
     }
 
     fn peer(&self, n: usize) -> SocketAddr {
@@ -84,8 +86,23 @@ impl Host for Core<'_> {
         self.meter.rec.connect_error(cause, || format!("connect to {to} failed: {why}"));
     }
 
-    fn connection_made(&mut self) {
+    fn connection_made(&mut self, link: usize, timing: impl FnOnce() -> ConnectTiming) {
         self.meter.rec.connections += 1;
+        if let Some(t) = self.trace.as_deref_mut() {
+            t.connected(link, timing());
+        }
+    }
+
+    fn tracing(&self) -> bool {
+        self.trace.is_some()
+    }
+
+    fn trace_upgrade(&mut self, i: usize, request: Option<&[u8]>, head: &[u8]) {
+        self.trace_with(i, request, Answer::Upgraded(head));
+    }
+
+    fn trace_message(&mut self, i: usize, shown: &[u8], bytes: u64) {
+        self.trace_with(i, Some(b""), Answer::Message(shown, bytes));
     }
 
     fn opening_started(&mut self) {
@@ -202,9 +219,13 @@ impl Host for Core<'_> {
         if self.requests.first_timed() == Some(part) {
             self.time_first_byte(i);
         }
+        if let Some(t) = self.trace.as_deref_mut() {
+            t.first_byte(i, self.clock.now_us());
+        }
     }
 
     fn completed(&mut self, i: usize, status: u16, keep: bool, captured: Option<&Captured>) -> bool {
+        self.trace(i, Answer::Response(status, captured));
         if self.redirects.is_some() && self.redirected(i, status, captured) {
             // The chain goes on: the same request, its latency still running.
             if !keep {
@@ -234,6 +255,7 @@ impl Host for Core<'_> {
             return None;
         }
         self.meter.rec.counted(status);
+        self.trace(i, Answer::Response(status, captured));
         Some(self.run_response_hook(i, status, captured))
     }
 
@@ -254,15 +276,18 @@ impl Host for Core<'_> {
     }
 
     fn stream_ended(&mut self, i: usize, status: u16, trailers: &Captured) {
+        self.trace(i, Answer::Ended(status, trailers));
         self.requests.judge_stream(status, trailers, &mut self.meter.rec);
         self.next_request(i);
     }
 
     fn record(&mut self, i: usize, status: u16) {
+        self.trace(i, Answer::Response(status, None));
         self.record_response(i, status);
     }
 
     fn failed(&mut self, i: usize, kind: ErrorKind) {
+        self.trace(i, Answer::Failed(kind));
         if let Some(r) = self.redirects.as_mut() {
             r.end(i);
         }

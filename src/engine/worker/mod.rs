@@ -25,9 +25,11 @@ mod schedule;
 
 pub use requests::thread_script;
 
+use crate::config::{Protocol, Scheme};
 use crate::engine::clock::Clock;
 use crate::engine::deadlines::{Deadline, Deadlines};
 use crate::engine::slot::{Slot, State};
+use crate::engine::trace::{Answer, Exchange, Tracer};
 use crate::engine::transport::{Op, Readable, Transport};
 use crate::engine::{EngineError, Plan, RequestSource};
 use crate::net::throttle::{Wakes, Way};
@@ -314,6 +316,8 @@ struct Core<'a> {
     redirects: Option<redirect::Redirects>,
     /// `--read-rate`, `--write-rate`: connections waiting for their budgets.
     wakes: Wakes,
+    /// `--trace`, `--trace-file`: this thread's side of the trace.
+    trace: Option<Box<Tracer>>,
 }
 
 /// Slots waiting for a time.
@@ -372,13 +376,47 @@ impl<'a> Core<'a> {
             ops: VecDeque::new(),
             redirects: redirect::Redirects::new(plan.follow_redirects, slots),
             wakes: Wakes::default(),
+            trace: plan.trace.as_ref().map(|shared| {
+                let protocol = plan.protocol.name(if plan.https() { Scheme::Https } else { Scheme::Http });
+                let links = (0..slots).map(&link).max().map_or(0, |l| l + 1);
+                Box::new(Tracer::new(shared.clone(), index, protocol, plan.https(), slots, links))
+            }),
         })
     }
 
     /// Whether responses are kept whole (for a hook, a content check, or a redirect's
     /// `Location`).
     fn captures(&self) -> bool {
-        self.requests.captures() || self.redirects.is_some()
+        self.requests.captures() || self.redirects.is_some() || self.trace.is_some()
+    }
+
+    /// Slot `i`'s exchange ended as `answer`: traced, when the run is. A unit's answers are
+    /// messages, which it traces itself ([`Core::trace_with`]).
+    fn trace(&mut self, i: usize, answer: Answer) {
+        if self.trace.is_some()
+            && !(matches!(self.plan.protocol, Protocol::Unit(_)) && matches!(answer, Answer::Response(..)))
+        {
+            self.trace_with(i, None, answer);
+        }
+    }
+
+    /// Slot `i`'s exchange of `request` (the slot's own when `None`) ended as `answer`.
+    fn trace_with(&mut self, i: usize, request: Option<&[u8]>, answer: Answer) {
+        let Some(t) = self.trace.as_deref_mut() else { return };
+        let hop = self.redirects.as_ref().and_then(|r| r.request(i));
+        let request = request.or(hop).or_else(|| self.requests.built(i)).unwrap_or_else(|| self.requests.bytes(i));
+        // A judged workload's fixed exchange (a gRPC call) is the plan's first request.
+        let request = if request.is_empty() { &self.plan.request } else { request };
+        let ex = Exchange {
+            slot: i,
+            link: self.link_of[i] as usize,
+            request,
+            sent_us: self.slots[i].sent_us,
+            now_us: self.clock.now_us(),
+            recorded: None,
+        };
+        t.ended(&ex, answer);
+        t.sending(i);
     }
 
     /// Load starts: every slot's connection is queued to open (an arriving connection opens

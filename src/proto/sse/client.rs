@@ -338,6 +338,9 @@ impl PerSlot for Sse {
                 return true;
             };
             data = &data[len - before..];
+            if host.tracing() {
+                host.trace_upgrade(i, None, &c.head[..len]);
+            }
             c.head = Vec::new();
             if status == 204 {
                 // No Content: the server has no more for this stream, which stops (as an

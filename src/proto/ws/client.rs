@@ -14,6 +14,10 @@ use super::frame::{self, Item, Limits, Parser};
 use super::handshake::{self, HandshakeError};
 use super::{Mode, WsLoad, ID_LEN};
 use crate::engine::{write_out, Dialed, HeldSlot, Host, Pace, Part, PerSlot, ReadEnd, Readable, State, Transport};
+use crate::net::stream::Stream;
+
+/// Bytes of a message `--trace` shows.
+const TRACED: usize = 512;
 use crate::rng::Rng;
 use crate::stats::{ConnectCause, ErrorKind};
 
@@ -88,6 +92,8 @@ struct Conn {
     /// being read (as much of it as an id takes).
     awaiting: [u8; ID_LEN],
     head_of_message: Vec<u8>,
+    /// `--trace`: the first bytes of the message coming in.
+    traced: Vec<u8>,
 }
 
 impl Conn {
@@ -119,6 +125,7 @@ impl Conn {
             ping_sent_us: None,
             awaiting: [0; ID_LEN],
             head_of_message: Vec::new(),
+            traced: Vec::new(),
         }
     }
 }
@@ -314,6 +321,10 @@ impl PerSlot for WebSocket {
                         let take = n.min(ID_LEN - c.head_of_message.len());
                         c.head_of_message.extend_from_slice(&data[at..at + take]);
                     }
+                    if host.tracing() && c.traced.len() < TRACED {
+                        let take = n.min(TRACED - c.traced.len());
+                        c.traced.extend_from_slice(&data[at..at + take]);
+                    }
                     if c.parser.compressed_message() {
                         // Only a compressed message's bytes are kept, to inflate at its end.
                         c.compressed.extend_from_slice(&data[at..at + n]);
@@ -345,6 +356,10 @@ impl PerSlot for WebSocket {
                     self.counts.messages_received += 1;
                     self.counts.bytes_received += bytes;
                     self.counts.unsolicited += u64::from(!awaited);
+                    if host.tracing() {
+                        let traced = std::mem::take(&mut c.traced);
+                        host.trace_message(i, &traced, bytes);
+                    }
                     if awaited {
                         let went_on = host.completed(i, 200, true, None);
                         self.settle(host);
@@ -522,6 +537,9 @@ impl WebSocket {
             match handshake::answer(&c.head, key, &self.load.offer) {
                 Ok(None) => continue,
                 Ok(Some((agreed, len))) => {
+                    // Kept for the trace until the connection counts as made, so the exchange
+                    // shows how it was opened.
+                    let traced = host.tracing().then(|| (c.out.clone(), c.head[..len].to_vec()));
                     self.counts.handshakes.add(host.now().saturating_sub(*since_us));
                     c.phase = Phase::Open;
                     c.dial.failures = 0;
@@ -538,7 +556,10 @@ impl WebSocket {
                         c.out = Vec::new();
                         c.written = 0;
                     }
-                    host.connection_made();
+                    host.connection_made(i, || c.dial.stream.as_ref().map(Stream::connect_timing).unwrap_or_default());
+                    if let Some((request, head)) = traced {
+                        host.trace_upgrade(i, Some(&request), &head);
+                    }
                     // The `101` proves the server took the connection, whatever it sends next:
                     // a listen-only connection to a server that never speaks first must free
                     // its place in the opening window too, or the window closes at 512.

@@ -376,7 +376,7 @@ impl Http2 {
                     if !link.confirmed && session.peer_spoke() {
                         link.confirmed = true;
                         self.mux.life[l].failures = 0;
-                        host.connection_made();
+                        host.connection_made(l, || stream.connect_timing());
                     }
                     if !self.handle_events(host, l) || drained {
                         break;

@@ -21,7 +21,7 @@ use super::{Host, Readable, Transport};
 use crate::engine::{EngineError, QuicSetup};
 use crate::http::response::Captured;
 use crate::ids::IdMap;
-use crate::net::throttle::Pace;
+use crate::net::throttle::Throttles;
 use crate::stats::{ConnectCause, ErrorKind, H3Counts};
 
 mod batch;
@@ -72,7 +72,7 @@ struct Link {
     ping: bool,
     /// A slow client's throttles: streams are read and written a budget at a time, so
     /// QUIC's flow control holds the server back as TCP's window does.
-    pace: Option<Box<Pace>>,
+    pace: Option<Box<Throttles>>,
 }
 
 impl Link {
@@ -232,7 +232,7 @@ impl Multiplexed for Http3 {
         link.peer = peer;
         link.refused_from = None;
         link.started_us = now;
-        link.pace = host.pace(l).map(Box::new);
+        link.pace = host.throttles(l).map(Box::new);
         self.link_connecting(host, l);
         self.flush_link(host, l);
     }
@@ -344,7 +344,7 @@ impl Http3 {
         link.uni.clear();
         self.mux.life[l].failures = 0;
         let took = now.saturating_sub(link.started_us);
-        host.connection_made();
+        host.connection_made(l, || crate::net::stream::ConnectTiming { tcp_us: None, handshake_us: Some(took) });
         self.counts.handshake(took);
         // The slots' first requests go onto streams together; the caller sends them.
         self.reading = Some(l);

@@ -7,7 +7,7 @@ use super::{Http3, SlotStream, REQUEST_CANCELLED};
 use crate::engine::transport::mux::{LinkState, Multiplexed};
 use crate::engine::transport::{Host, Transport};
 use crate::http::response::Captured;
-use crate::net::throttle::{Pace, Way};
+use crate::net::throttle::{Throttles, Way};
 use crate::stats::ErrorKind;
 
 /// What putting a request on a stream came to.
@@ -365,7 +365,7 @@ impl Http3 {
 /// The part of `request` a slow sender may put on its stream now (all of it otherwise), and
 /// whether that ends the stream. A spent budget sends nothing and sets the link's wake; the
 /// rest waits in the slot's `rest` as flow control's would.
-fn paced_part<'r>(pace: Option<&mut Pace>, request: &'r [u8]) -> (&'r [u8], bool) {
+fn paced_part<'r>(pace: Option<&mut Throttles>, request: &'r [u8]) -> (&'r [u8], bool) {
     let allowed = match pace.map(|p| p.allowance(Way::Write)) {
         None => request.len(),
         Some(n) => n.unwrap_or(0).min(request.len()),
