@@ -81,6 +81,11 @@ impl Feed {
         self.pos.checked_sub(1).map_or(&[], |k| self.batch.bytes_of(k))
     }
 
+    /// Where the request last taken was recorded, when the run is traced.
+    pub fn taken_note(&self) -> Option<&str> {
+        self.pos.checked_sub(1).and_then(|k| self.batch.note_of(k))
+    }
+
     /// The path number of the request last taken.
     pub fn taken_path(&self) -> u16 {
         self.pos.checked_sub(1).and_then(|k| self.batch.items.get(k)).map_or(0, |i| i.path)

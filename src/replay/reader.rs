@@ -30,6 +30,9 @@ pub struct Batch {
     pub items: Vec<Item>,
     /// Every request's bytes, one after the other.
     pub bytes: Vec<u8>,
+    /// `--trace`: each request's place in its recording and what it recorded (`FILE:LINE:
+    /// METHOD TARGET`), beside `items`; empty when the run is not traced.
+    pub notes: Vec<Box<str>>,
 }
 
 /// One request of a batch.
@@ -50,6 +53,11 @@ pub struct Item {
 }
 
 impl Batch {
+    /// Request `k`'s place in its recording, when the run is traced.
+    pub fn note_of(&self, k: usize) -> Option<&str> {
+        self.notes.get(k).map(|n| &**n)
+    }
+
     /// Request `k`'s bytes.
     pub fn bytes_of(&self, k: usize) -> &[u8] {
         self.items
@@ -320,6 +328,8 @@ pub struct Split {
     pub conns: Vec<usize>,
     /// Where the requests due per interval are counted.
     pub due: DueCounts,
+    /// `--trace`: each request carries its place in its recording.
+    pub notes: bool,
 }
 
 /// Starts the reader on `scope`: it feeds `split.queues` at `speed` until the recordings (all
@@ -369,7 +379,7 @@ fn feed(
         let mut n = 0u64;
         let (mut skipped_method, mut skipped_body, mut generated) = (0, 0, 0);
         let mut shown = Vec::new();
-        let walked = walk(plan, &scan.formats, &mut clock, &mut counts, &mut shown, &mut |_, r, due| {
+        let walked = walk(plan, &scan.formats, &mut clock, &mut counts, &mut shown, &mut |file, r, due| {
             let due = offset + due;
             last_due = due;
             let Some(server) = plan.render.server(&r) else { return Ok(ControlFlow::Continue(())) };
@@ -409,6 +419,11 @@ fn feed(
             };
             let path = paths.number(&r.target);
             let o = &mut out[t];
+            if split.notes {
+                let file = plan.files.get(file).map_or(String::new(), |f| f.display().to_string());
+                let note = format!("{file}:{}: {} {}", r.line, r.method, r.target);
+                o.batch.notes.push(note.into_boxed_str());
+            }
             o.push(due, req.origin, slot, path, &req.bytes);
             if o.full(due) {
                 send(&mut out, t, &mut primed);

@@ -291,7 +291,7 @@ fn replayed(
     use crate::replay::reader;
     std::thread::scope(|scope| {
         let conns = (0..load.threads).map(|i| load.connections_for(i)).collect();
-        let split = reader::Split { segment: load.segment, queues, conns, due };
+        let split = reader::Split { segment: load.segment, queues, conns, due, notes: !load.trace.off() };
         let feeder = reader::start(scope, &replay.setup, &replay.scan, replay.speed, split)?;
         let out = engine::run(plan, stop, &mut |progress| watch.progress(progress));
         // The workers have ended and dropped their queues (those of threads that never

@@ -199,3 +199,31 @@ fn bad_trace_values_are_refused_and_nothing_is_sent() {
     );
     assert_eq!(origin.stop().requests, 0);
 }
+
+#[test]
+fn a_replayed_request_shows_its_recorded_line() {
+    let log = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/realtraffic/access_logs/beats-nginx-test.log");
+    let origin = Origin::start(&["-t", "1"]);
+    let run = strain(&[
+        "replay",
+        "--speed",
+        "1000",
+        "--max-gap",
+        "100ms",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "--trace",
+        "2",
+        log,
+        &origin.url(),
+    ]);
+    origin.stop();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let b = blocks(&run.stderr);
+    assert!(b[0].contains(&format!("  recorded: {log}:1: GET /ocelot\n")), "{}", b[0]);
+    assert!(b[0].contains("> GET /ocelot HTTP/1.1\n"), "{}", b[0]);
+    // Put back in time order: line 3 was recorded in the same second as line 1, line 2 months later.
+    assert!(b[1].contains(&format!("  recorded: {log}:3: GET /ocelot\n")), "{}", b[1]);
+}

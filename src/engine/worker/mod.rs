@@ -413,7 +413,7 @@ impl<'a> Core<'a> {
             request,
             sent_us: self.slots[i].sent_us,
             now_us: self.clock.now_us(),
-            recorded: None,
+            recorded: self.requests.recorded(i),
         };
         t.ended(&ex, answer);
         t.sending(i);

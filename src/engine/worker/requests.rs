@@ -41,6 +41,8 @@ pub(super) enum Requests<'a> {
 pub(super) struct Replayed {
     bytes: Vec<Vec<u8>>,
     path: Vec<u16>,
+    /// `--trace`: where each slot's request was recorded (empty when not traced).
+    notes: Vec<Option<Box<str>>>,
 }
 
 /// A targets file's requests: the one each slot sends now, and this thread's place in the
@@ -150,9 +152,10 @@ impl<'a> Requests<'a> {
                 Ok((Requests::Targets(targeted), 1))
             }
             (RequestSource::Judged(j), _) => Ok((Requests::Judged(j.thread(plan, index, slots)), 1)),
-            (RequestSource::Replay, _) => {
-                Ok((Requests::Replay(Replayed { bytes: vec![Vec::new(); slots], path: vec![0; slots] }), 1))
-            }
+            (RequestSource::Replay, _) => Ok((
+                Requests::Replay(Replayed { bytes: vec![Vec::new(); slots], path: vec![0; slots], notes: Vec::new() }),
+                1,
+            )),
             (RequestSource::Proxy(p), _) => {
                 let client = ProxyClient::new(p, process_stream(index));
                 let built = (0..slots).map(|_| (Vec::new(), Sent::default())).collect();
@@ -231,14 +234,29 @@ impl<'a> Requests<'a> {
         }
     }
 
-    /// A replay: slot `i` sends `bytes` next, a request for path number `path`.
-    pub(super) fn load(&mut self, i: usize, bytes: &[u8], path: u16) {
+    /// A replay: slot `i` sends `bytes` next, a request for path number `path`, recorded where
+    /// `note` says (when the run is traced).
+    pub(super) fn load(&mut self, i: usize, bytes: &[u8], path: u16, note: Option<&str>) {
         if let Requests::Replay(r) = self {
             if let (Some(buf), Some(p)) = (r.bytes.get_mut(i), r.path.get_mut(i)) {
                 buf.clear();
                 buf.extend_from_slice(bytes);
                 *p = path;
             }
+            if let Some(note) = note {
+                r.notes.resize(r.bytes.len(), None);
+                r.notes[i] = Some(note.into());
+            } else if let Some(n) = r.notes.get_mut(i) {
+                *n = None;
+            }
+        }
+    }
+
+    /// Where slot `i`'s replayed request was recorded, when the run is traced.
+    pub(super) fn recorded(&self, i: usize) -> Option<&str> {
+        match self {
+            Requests::Replay(r) => r.notes.get(i).and_then(|n| n.as_deref()),
+            _ => None,
         }
     }
 
@@ -386,7 +404,7 @@ impl Core<'_> {
         if let When::Paced(p) = &mut self.when {
             // A session's request that waited for this slot goes first.
             if let Some((due, path, bytes)) = p.held.get_mut(i).and_then(std::collections::VecDeque::pop_front) {
-                self.requests.load(i, &bytes, path);
+                self.requests.load(i, &bytes, path, None);
                 return self.send(i, due);
             }
         }

@@ -409,7 +409,7 @@ impl Core<'_> {
                                 if let Some(v) = p.idle.get_mut(o) {
                                     v.swap_remove(at);
                                 }
-                                self.requests.load(s, f.taken(), f.taken_path());
+                                self.requests.load(s, f.taken(), f.taken_path(), f.taken_note());
                                 (s as u32, due)
                             }
                             None => {
@@ -425,7 +425,7 @@ impl Core<'_> {
                         }
                         p.pacer.take();
                         if let Source::Replay(f) = &p.pacer {
-                            self.requests.load(i as usize, f.taken(), f.taken_path());
+                            self.requests.load(i as usize, f.taken(), f.taken_path(), f.taken_note());
                         }
                         (i, due)
                     }
