@@ -14,6 +14,9 @@ use crate::engine::{EngineError, Plan, Timing};
 use crate::stats::Waited;
 
 /// When this thread sends, settled when the worker is made.
+// One per worker thread, so its size costs nothing; boxing the paced variant would cost a
+// pointer chase on every paced send.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum When<'a> {
     /// Each connection sends again as soon as its response completes.
     ClosedLoop,
