@@ -14,7 +14,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::http::response::Captured;
-pub use crate::net::stream::ConnectTiming;
+use crate::net::stream::Made;
+use std::time::Instant;
 use crate::stats::ErrorKind;
 
 /// Header fields as names and values.
@@ -37,6 +38,15 @@ impl TraceSpec {
     pub fn off(&self) -> bool {
         self.shown == 0 && self.file.is_none()
     }
+}
+
+/// How a connection was made, when the exchange opened it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConnectTiming {
+    /// The TCP connect, microseconds.
+    pub tcp_us: Option<u64>,
+    /// The TLS (or QUIC) handshake after it, microseconds.
+    pub handshake_us: Option<u64>,
 }
 
 /// What one exchange is, as a protocol's side reports it beside the worker's own knowledge.
@@ -141,6 +151,8 @@ pub struct Tracer {
     first_us: Vec<u64>,
     /// Per connection: how it was made, until its first exchange shows it.
     made: Vec<Option<ConnectTiming>>,
+    /// Per connection: when its connect started.
+    dialed: Vec<Option<Instant>>,
 }
 
 /// One exchange as the worker knows it.
@@ -176,11 +188,32 @@ impl Tracer {
             scheme: if https { "https" } else { "http" },
             first_us: vec![0; slots],
             made: vec![None; links],
+            dialed: vec![None; links],
         }
     }
 
-    /// Connection `link` was made.
-    pub fn connected(&mut self, link: usize, timing: ConnectTiming) {
+    /// Connection `link` starts its connect.
+    pub fn dialing(&mut self, link: usize) {
+        if let Some(d) = self.dialed.get_mut(link) {
+            *d = Some(Instant::now());
+        }
+    }
+
+    /// Connection `link` was made, as `made` says.
+    pub fn connected(&mut self, link: usize, made: Made) {
+        let now = Instant::now();
+        let us = |d: std::time::Duration| d.as_micros() as u64;
+        let dialed = self.dialed.get(link).copied().flatten();
+        let timing = match made {
+            Made::Quic(took) => ConnectTiming { tcp_us: None, handshake_us: Some(took) },
+            Made::Tcp(tls) => {
+                let tcp_end = tls.unwrap_or(now);
+                ConnectTiming {
+                    tcp_us: dialed.map(|d| us(tcp_end.saturating_duration_since(d))),
+                    handshake_us: tls.map(|t| us(now.saturating_duration_since(t))),
+                }
+            }
+        };
         if let Some(m) = self.made.get_mut(link) {
             *m = Some(timing);
         }

@@ -29,13 +29,14 @@ pub enum ConnectError {
     ClosedInHandshake,
 }
 
-/// How a connection was made: what `--trace` shows of the exchange that opened it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ConnectTiming {
-    /// The TCP connect, microseconds.
-    pub tcp_us: Option<u64>,
-    /// The TLS (or QUIC) handshake after it, microseconds.
-    pub handshake_us: Option<u64>,
+/// How a connection was made, as its transport knows it: what `--trace` shows of the
+/// exchange that opened it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Made {
+    /// TCP, and when its TLS handshake began (over TLS).
+    Tcp(Option<Instant>),
+    /// QUIC, whose handshake took this long, microseconds.
+    Quic(u64),
 }
 
 /// A client connection to the target, and the slow client's throttles when it has them.
@@ -44,8 +45,6 @@ pub struct Stream {
     io: Io,
     /// `--read-rate`, `--write-rate`: boxed, so a connection without them stays small.
     pace: Option<Box<Throttles>>,
-    /// When the connect started (for `--trace`'s connect and TLS times).
-    opened: Instant,
 }
 
 /// The socket under a [`Stream`].
@@ -93,14 +92,14 @@ impl Stream {
                 Io::Tls(Box::new(TlsStream { sock, tls, tcp_up: false, tcp_at: None }))
             }
         };
-        Ok(Stream { io, pace: pace.map(Box::new), opened: Instant::now() })
+        Ok(Stream { io, pace: pace.map(Box::new) })
     }
 
     /// Starts a non-blocking connect to the Unix-domain socket at `path`, throttled by `pace`
     /// when given.
     pub fn connect_unix(path: &std::path::Path, pace: Option<Throttles>) -> Result<Stream, ConnectError> {
         let io = Io::Unix(mio::net::UnixStream::connect(path)?);
-        Ok(Stream { io, pace: pace.map(Box::new), opened: Instant::now() })
+        Ok(Stream { io, pace: pace.map(Box::new) })
     }
 
     /// The socket, for registering with the poller.
@@ -131,22 +130,12 @@ impl Stream {
         }
     }
 
-    /// How long the connection took to open, asked once it is up: the TCP connect, and the
-    /// TLS handshake after it.
-    pub fn connect_timing(&self) -> ConnectTiming {
-        let now = Instant::now();
-        let us = |d: std::time::Duration| d.as_micros() as u64;
+    /// When TCP came up and the TLS handshake began (TLS only): what `--trace` splits a
+    /// connect's time at.
+    pub fn tls_began(&self) -> Option<Instant> {
         match &self.io {
-            Io::Tls(t) => match t.tcp_at {
-                Some(at) => ConnectTiming {
-                    tcp_us: Some(us(at.saturating_duration_since(self.opened))),
-                    handshake_us: Some(us(now.saturating_duration_since(at))),
-                },
-                None => {
-                    ConnectTiming { tcp_us: Some(us(now.saturating_duration_since(self.opened))), handshake_us: None }
-                }
-            },
-            _ => ConnectTiming { tcp_us: Some(us(now.saturating_duration_since(self.opened))), handshake_us: None },
+            Io::Tls(t) => t.tcp_at,
+            _ => None,
         }
     }
 

@@ -25,7 +25,7 @@ use std::net::{IpAddr, SocketAddr};
 
 use crate::engine::slot::State;
 use crate::http::response::Captured;
-use crate::net::stream::{ConnectError, Stream};
+use crate::net::stream::{ConnectError, Made, Stream};
 use crate::script::ScriptError;
 use crate::stats::{ConnectCause, ErrorKind};
 
@@ -112,7 +112,7 @@ pub trait Host {
     fn connect_failed(&mut self, token: usize, cause: ConnectCause, why: String);
     /// Connection `link` counts as made; `timing` says how long it took (asked only when the
     /// run is traced).
-    fn connection_made(&mut self, link: usize, timing: impl FnOnce() -> crate::net::stream::ConnectTiming);
+    fn connection_made(&mut self, link: usize, made: impl FnOnce() -> crate::net::stream::Made);
     /// The run is traced (`--trace`, `--trace-file`): a unit shows what only it sees.
     fn tracing(&self) -> bool;
     /// A unit's opening exchange (a WebSocket upgrade, an event stream's answer): the request
@@ -393,7 +393,7 @@ pub trait PerSlot: Transport {
     fn made(&mut self, host: &mut impl Host, i: usize) {
         let d = self.dialed(i);
         d.failures = 0;
-        host.connection_made(i, || d.stream.as_ref().map(Stream::connect_timing).unwrap_or_default());
+        host.connection_made(i, || Made::Tcp(d.stream.as_ref().and_then(Stream::tls_began)));
     }
 
     /// Starts slot `i`'s connection.

@@ -13,7 +13,7 @@ use crate::engine::slot::State;
 use crate::engine::trace::Answer;
 use crate::engine::transport::{Host, Op, Part};
 use crate::http::response::Captured;
-use crate::net::stream::ConnectTiming;
+use crate::net::stream::Made;
 use crate::net::stream::{ConnectError, Stream};
 use crate::net::throttle::Throttles;
 use crate::script::ScriptError;
@@ -52,6 +52,9 @@ impl Host for Core<'_> {
     fn connect(&mut self, n: usize, token: usize) -> Result<Stream, ConnectError> {
         let o = token % self.addrs.len();
         let pace = self.throttles(token);
+        if let Some(t) = self.trace.as_deref_mut() {
+            t.dialing(token);
+        }
         let mut s = match &self.plan.unix_socket {
             Some(path) => Stream::connect_unix(path, pace)?,
             None => Stream::connect(self.addrs[o], self.source(n), self.plan.origins[o].tls.as_ref(), pace)?,
@@ -86,10 +89,10 @@ impl Host for Core<'_> {
         self.meter.rec.connect_error(cause, || format!("connect to {to} failed: {why}"));
     }
 
-    fn connection_made(&mut self, link: usize, timing: impl FnOnce() -> ConnectTiming) {
+    fn connection_made(&mut self, link: usize, made: impl FnOnce() -> Made) {
         self.meter.rec.connections += 1;
         if let Some(t) = self.trace.as_deref_mut() {
-            t.connected(link, timing());
+            t.connected(link, made());
         }
     }
 

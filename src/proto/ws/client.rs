@@ -14,7 +14,7 @@ use super::frame::{self, Item, Limits, Parser};
 use super::handshake::{self, HandshakeError};
 use super::{Mode, WsLoad, ID_LEN};
 use crate::engine::{write_out, Dialed, HeldSlot, Host, Pace, Part, PerSlot, ReadEnd, Readable, State, Transport};
-use crate::net::stream::Stream;
+use crate::net::stream::{Made, Stream};
 
 /// Bytes of a message `--trace` shows.
 const TRACED: usize = 512;
@@ -556,7 +556,7 @@ impl WebSocket {
                         c.out = Vec::new();
                         c.written = 0;
                     }
-                    host.connection_made(i, || c.dial.stream.as_ref().map(Stream::connect_timing).unwrap_or_default());
+                    host.connection_made(i, || Made::Tcp(c.dial.stream.as_ref().and_then(Stream::tls_began)));
                     if let Some((request, head)) = traced {
                         host.trace_upgrade(i, Some(&request), &head);
                     }

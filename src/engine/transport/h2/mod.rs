@@ -20,7 +20,7 @@ use crate::h2::{Event, Session, Settings};
 use crate::http::fields::FieldRequest;
 use crate::http::response::Captured;
 use crate::ids::IdMap;
-use crate::net::stream::Stream;
+use crate::net::stream::{Made, Stream};
 use crate::stats::{ConnectCause, ErrorKind, H2Counts};
 
 mod grpc;
@@ -376,7 +376,7 @@ impl Http2 {
                     if !link.confirmed && session.peer_spoke() {
                         link.confirmed = true;
                         self.mux.life[l].failures = 0;
-                        host.connection_made(l, || stream.connect_timing());
+                        host.connection_made(l, || Made::Tcp(stream.tls_began()));
                     }
                     if !self.handle_events(host, l) || drained {
                         break;

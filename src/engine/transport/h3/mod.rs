@@ -344,7 +344,7 @@ impl Http3 {
         link.uni.clear();
         self.mux.life[l].failures = 0;
         let took = now.saturating_sub(link.started_us);
-        host.connection_made(l, || crate::net::stream::ConnectTiming { tcp_us: None, handshake_us: Some(took) });
+        host.connection_made(l, || crate::net::stream::Made::Quic(took));
         self.counts.handshake(took);
         // The slots' first requests go onto streams together; the caller sends them.
         self.reading = Some(l);
