@@ -194,4 +194,20 @@ fn bad_page_counts_are_refused() {
         let text = err.to_string();
         assert!(matches!(err, OriginError::Invalid(_)) && text.contains("at most 100 per page"), "{text}");
     }
+    // On the command line: the flag, the value and the range, before anything listens.
+    let rows = [
+        (["--embed", "101"], "101 per page: give 0 (off) to 100"),
+        (["--links", "5000"], "5000 per page: give 0 (off) to 100"),
+        (["--embed", "1.5"], "not a whole number"),
+        (["--links", "many"], "not a whole number"),
+    ];
+    for (args, want) in rows {
+        let argv = ["strain", "origin", "--listen", "127.0.0.1:0"].into_iter().chain(args);
+        match crate::cli::run(argv, &[]) {
+            Err(crate::cli::CliError::Usage(msg)) => {
+                assert!(msg.contains(args[0]) && msg.contains(want), "{args:?}: {msg}")
+            }
+            other => panic!("{args:?}: {other:?}"),
+        }
+    }
 }
