@@ -22,6 +22,7 @@ pub fn run(f: &OriginFlags, units: Vec<std::sync::Arc<dyn origin::unit::Unit>>) 
         ..OriginConfig::default()
     };
     f.documents.apply(&mut config)?;
+    config.pages = origin::Pages { embed: f.embed, links: f.links };
     config.service = f.service()?;
     config.tls = f.tls().map(Box::new);
     config.http3 = f.http3;

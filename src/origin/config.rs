@@ -1,6 +1,7 @@
 //! The origin's options: what it serves and how (fixed body, documents and their cache headers,
-//! delays, a modelled service capacity, byte rate, aborts, keep-alive limit, timeouts, TLS,
-//! HTTP/3, the units served beside HTTP), with defaults from [`crate::defaults`].
+//! whole pages, delays, a modelled service capacity, byte rate, aborts, keep-alive limit,
+//! timeouts, TLS, HTTP/3, the units served beside HTTP), with defaults from
+//! [`crate::defaults`].
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -48,6 +49,8 @@ pub struct OriginConfig {
     /// Documents vary on this request header (jtest -2): answers say `Vary`, and each body is
     /// made for the header's value (see [`crate::workload::alternates`]).
     pub vary: Option<crate::workload::alternates::Vary>,
+    /// Whole pages (jtest -l): what a document asked for as `.html` names; none by default.
+    pub pages: Pages,
     /// Seed of the random choices (which responses are 304 or cut, and where).
     pub seed: u64,
     /// Longest a request head may take to arrive once it has started; the connection is
@@ -89,6 +92,7 @@ impl Default for OriginConfig {
             keepalive: 0,
             content_type: ContentType::Text,
             vary: None,
+            pages: Pages::default(),
             seed: 0,
             header_timeout: Some(crate::defaults::HEADER_TIMEOUT),
             send_timeout: Some(crate::defaults::SEND_TIMEOUT),
@@ -97,6 +101,25 @@ impl Default for OriginConfig {
             replay: None,
             units: Vec::new(),
         }
+    }
+}
+
+/// Whole pages (jtest -l, -F): with either count above 0, a document asked for as
+/// `/d/ID/LEN.html` is an HTML page ([`crate::workload::page::Page`]) that embeds `embed` objects
+/// and links to `links` pages, and one asked for as `.jpeg` is sent as `image/jpeg`; other
+/// documents are as without. Each count is at most [`crate::workload::page::MAX_REFS`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pages {
+    /// Objects each page embeds (`<img src="/d/ID/LEN.jpeg">`).
+    pub embed: u32,
+    /// Pages each page links to (`<a href="/d/ID/LEN.html">`).
+    pub links: u32,
+}
+
+impl Pages {
+    /// Pages are served: either count is above 0.
+    pub fn on(self) -> bool {
+        self.embed > 0 || self.links > 0
     }
 }
 

@@ -9,11 +9,10 @@
 
 use super::live::Counters;
 use super::recording::UNMATCHED_BODY;
-use super::respond::{doc_path, document, Site};
+use super::respond::{doc_path, document, Document, Site};
 use super::{Ctx, STATS_PATH};
 use crate::http::request_head::Persist;
 use crate::workload::alternates::keyed;
-use crate::workload::doc::Doc;
 
 /// What a request asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,7 +20,7 @@ pub(super) enum Kind {
     /// Anything else: the fixed response.
     Fixed,
     /// A document; `conditional` if the request carried a validator.
-    Doc { doc: Doc, conditional: bool },
+    Doc { doc: Document, conditional: bool },
     /// The counters ([`STATS_PATH`]).
     Stats,
     /// With `--replay`: the recorded answer of this index.
@@ -31,10 +30,10 @@ pub(super) enum Kind {
 }
 
 impl Kind {
-    /// What a document path (see [`doc_path`]) asks for; `conditional` is asked only of
-    /// documents, so a fixed response pays for no validator lookup.
-    pub(super) fn of(path: &str, conditional: impl FnOnce() -> bool) -> Kind {
-        match document(path) {
+    /// What a document path (see [`doc_path`]) asks for of `site`; `conditional` is asked
+    /// only of documents, so a fixed response pays for no validator lookup.
+    pub(super) fn of(site: &Site, path: &str, conditional: impl FnOnce() -> bool) -> Kind {
+        match document(path, site.pages) {
             Some(doc) => Kind::Doc { doc, conditional: conditional() },
             None if path == STATS_PATH => Kind::Stats,
             None => Kind::Fixed,
@@ -52,7 +51,7 @@ impl Kind {
         uuid: impl FnOnce() -> Option<&'h [u8]>,
     ) -> Kind {
         match &site.recording {
-            None => Kind::of(path, conditional),
+            None => Kind::of(site, path, conditional),
             Some(_) if path == STATS_PATH => Kind::Stats,
             Some(recording) => recording.find(target, uuid).map_or(Kind::Unmatched, Kind::Recorded),
         }
@@ -103,7 +102,7 @@ pub(super) enum Content {
     /// The fixed response, whose head each protocol has pre-rendered.
     Fixed,
     /// A document: `200` with its body, or `304` without.
-    Doc { doc: Doc, not_modified: bool },
+    Doc { doc: Document, not_modified: bool },
     /// The counters as JSON.
     Stats(Vec<u8>),
     /// A recorded answer: its index in [`Site::recording`], and its status.
@@ -173,7 +172,7 @@ pub(super) fn decide(kind: Kind, head_only: bool, ctx: &mut Ctx<'_>) -> Decision
         Kind::Fixed => (Content::Fixed, site.h2_fixed.body.len() as u64),
         Kind::Doc { doc, conditional } => {
             let not_modified = conditional && ctx.rng.chance(site.ims_not_modified);
-            (Content::Doc { doc, not_modified }, if not_modified { 0 } else { doc.len })
+            (Content::Doc { doc, not_modified }, if not_modified { 0 } else { doc.len() })
         }
         Kind::Recorded(index) => match site.recording.as_deref() {
             Some(recording) => {

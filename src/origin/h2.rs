@@ -30,12 +30,11 @@ use std::time::Instant;
 use super::decision::{decide, Content, Kind, Request};
 use super::link::{Got, Link, Next};
 use super::requests::Upgrade;
-use super::respond::{doc_path, Site};
+use super::respond::{doc_path, Document, Site};
 use super::unit::{Place, Serve, Streams};
 use super::{Ctx, STATS_PATH};
 use crate::h2::{Body, Event, RequestHead, Session, Settings, Source};
 use crate::http::request_head::Persist;
-use crate::workload::doc::Doc;
 
 /// What a client sends first on a prior-knowledge HTTP/2 connection (RFC 9113, section 3.4).
 pub(super) const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -327,7 +326,7 @@ impl H2Conn {
             Content::Doc { doc, .. } => {
                 let source = Box::new(DocBody { doc, path: ask.request.path.clone(), scratch: Vec::new() });
                 // A cut body is announced whole; the stream is reset once `end` bytes are out.
-                Body::Made { source, len: doc.len, cut: end }
+                Body::Made { source, len: doc.len(), cut: end }
             }
             Content::Stats(json) => Body::Owned(json),
             Content::Recorded { index, .. } => match site.recording.as_deref().map(|r| r.shared_body(index)) {
@@ -364,7 +363,7 @@ impl Source for Prefix {
 
 /// A document's body, made a frame at a time as nghttp2 sends it.
 struct DocBody {
-    doc: Doc,
+    doc: Document,
     path: Box<str>,
     /// One frame's bytes, reused.
     scratch: Vec<u8>,

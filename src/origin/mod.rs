@@ -22,7 +22,9 @@
 //! - A document path, `/d/<id>/<len>` (see [`crate::workload::doc`]), gets that document: a
 //!   body of exactly `len` bytes derived from the path, with `Cache-Control`, `Last-Modified`
 //!   and `ETag` fixed per document, `304 Not Modified` for some conditional requests, and
-//!   optionally a cut-short body ([`OriginConfig::abort_rate`]).
+//!   optionally a cut-short body ([`OriginConfig::abort_rate`]). With [`OriginConfig::pages`],
+//!   a `.html` document is an HTML page embedding `.jpeg` objects and linking to other pages
+//!   (see [`crate::workload::page`]), made by range like any body.
 //! - Any other path gets one fixed response, rendered once at start, so per request the server
 //!   only parses a head, skips a body and queues a slice. Benchmarks use this path.
 //!
@@ -79,7 +81,7 @@ use mio::{Events, Poll, Token};
 
 use crate::http::request_head::Persist;
 use crate::rng::Rng;
-pub use config::{ContentType, OriginConfig, Service, ServiceDist};
+pub use config::{ContentType, OriginConfig, Pages, Service, ServiceDist};
 use conn::Conn;
 use decision::Kind;
 use link::Expiry;

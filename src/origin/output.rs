@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::io::IoSlice;
 use std::time::Instant;
 
-use crate::workload::doc::Doc;
+use super::respond::Document;
 
 /// Queued output beyond which requests are left unparsed and reading stops until the client
 /// takes some; a client that pipelines without reading cannot make us queue without bound.
@@ -38,7 +38,7 @@ pub(super) enum Part<'r> {
 
 /// A document body still to be generated.
 pub(super) struct Stream {
-    pub(super) doc: Doc,
+    pub(super) doc: Document,
     pub(super) path: Box<str>,
     /// Next body offset to generate.
     pub(super) next: u64,

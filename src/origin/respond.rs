@@ -13,10 +13,11 @@ use std::time::{Duration, Instant};
 use super::recording::{Recording, UNMATCHED_BODY};
 use super::service::Pool;
 use super::tls::Pem;
-use super::{ContentType, OriginConfig, OriginError, Reply, BODY_PATTERN};
+use super::{ContentType, OriginConfig, OriginError, Pages, Reply, BODY_PATTERN};
 use crate::http::request_head::Persist;
 use crate::rng::Rng;
-use crate::workload::doc::Doc;
+use crate::workload::doc::{Doc, Extension};
+use crate::workload::page::{Page, MAX_REFS};
 
 /// How long a client may remember that HTTP/3 is served (`Alt-Svc`'s `ma`): a day, the
 /// RFC 7838 default and what most servers send.
@@ -62,6 +63,8 @@ pub(super) struct Site {
     pub(super) units: Vec<Served>,
     /// Documents vary on this request header.
     pub(super) vary: Option<crate::workload::alternates::Vary>,
+    /// Whole pages, when they are on.
+    pub(super) pages: Option<Pages>,
 }
 
 impl Site {
@@ -74,6 +77,11 @@ impl Site {
         }
         if config.byte_rate == Some(0) {
             return Err(OriginError::Invalid("byte_rate must be above 0 (None is unlimited)".into()));
+        }
+        for (name, n) in [("embed", config.pages.embed), ("links", config.pages.links)] {
+            if n > MAX_REFS {
+                return Err(OriginError::Invalid(format!("{name} must be at most {MAX_REFS} per page, not {n}")));
+            }
         }
         let mut cache_control = if config.no_cache {
             b"Cache-Control: no-cache\r\n".to_vec()
@@ -107,6 +115,7 @@ impl Site {
             recording: config.replay.clone(),
             units: units(config)?,
             vary: config.vary,
+            pages: config.pages.on().then_some(config.pages),
         })
     }
 
@@ -142,16 +151,21 @@ impl Site {
 
     /// Appends the head of a document response: `200` with the body's length and type, or
     /// `304` with only the validators and caching rules.
-    pub(super) fn doc_head(&self, out: &mut Vec<u8>, not_modified: bool, doc: Doc, persist: Persist) {
+    pub(super) fn doc_head(&self, out: &mut Vec<u8>, not_modified: bool, document: Document, persist: Persist) {
         if not_modified {
             out.extend_from_slice(b"HTTP/1.1 304 Not Modified\r\n");
         } else {
             out.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: ");
-            crate::http::push_u64(out, doc.len);
+            crate::http::push_u64(out, document.len());
             out.extend_from_slice(b"\r\nContent-Type: ");
-            out.extend_from_slice(self.content_type);
+            out.extend_from_slice(match document {
+                Document::Plain(_) => self.content_type,
+                Document::Object(_) => ContentType::Jpeg.mime().as_bytes(),
+                Document::Page(_) => ContentType::Html.mime().as_bytes(),
+            });
             out.extend_from_slice(b"\r\n");
         }
+        let doc = document.doc();
         out.extend_from_slice(&self.cache_control);
         out.extend_from_slice(b"Last-Modified: ");
         crate::http::date::write(doc.last_modified_secs(), out);
@@ -296,15 +310,66 @@ pub(super) fn doc_path(target: &str) -> &str {
     }
 }
 
-/// The document a path names, checked cheaply first: most non-document paths (`/`) do not end
-/// in a digit or a document's extension, so the fixed-response fast path does not pay for a
-/// full parse.
-pub(super) fn document(path: &str) -> Option<Doc> {
+/// The document a path names, and with `pages` on, how it is served; checked cheaply first:
+/// most non-document paths (`/`) do not end in a digit or a document's extension, so the
+/// fixed-response fast path does not pay for a full parse, and without pages a document pays
+/// for nothing more.
+pub(super) fn document(path: &str, pages: Option<Pages>) -> Option<Document> {
     let last = *path.as_bytes().last()?;
     if !(last.is_ascii_digit() || (path.len() > 4 && matches!(last, b'l' | b'g' | b'/'))) {
         return None;
     }
-    Doc::parse(path)
+    let doc = Doc::parse(path)?;
+    Some(match pages {
+        None => Document::Plain(doc),
+        Some(pages) => match Extension::of(path) {
+            Extension::Html => Document::Page(Page::new(doc, pages.embed, pages.links)),
+            Extension::Jpeg => Document::Object(doc),
+            Extension::None | Extension::Slash => Document::Plain(doc),
+        },
+    })
+}
+
+/// A document as it is served: which body, and which `Content-Type`.
+///
+/// A page's body is made by range like any document's ([`Page::body_range`]), so the
+/// protocols stream it in the same chunks and frames; it differs only in its bytes and its
+/// length, which can exceed the URL's when the URL's is too small for the markup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Document {
+    /// The document's own body, as [`OriginConfig::content_type`].
+    Plain(Doc),
+    /// With pages on, a `.jpeg` document: its own body, as `image/jpeg`.
+    Object(Doc),
+    /// With pages on, a `.html` document: an HTML page, as `text/html`.
+    Page(Page),
+}
+
+impl Document {
+    /// The document named by the URL (its `Last-Modified` and `ETag`).
+    pub(super) fn doc(self) -> Doc {
+        match self {
+            Document::Plain(doc) | Document::Object(doc) => doc,
+            Document::Page(page) => page.doc(),
+        }
+    }
+
+    /// The body's length.
+    pub(super) fn len(self) -> u64 {
+        match self {
+            Document::Plain(doc) | Document::Object(doc) => doc.len,
+            Document::Page(page) => page.len(),
+        }
+    }
+
+    /// Appends bytes `[from, to)` of the body served at `path` to `out`.
+    #[inline]
+    pub(super) fn body_range(&self, path: &str, from: u64, to: u64, out: &mut Vec<u8>) {
+        match self {
+            Document::Plain(doc) | Document::Object(doc) => doc.body_range(path, from, to, out),
+            Document::Page(page) => page.body_range(path, from, to, out),
+        }
+    }
 }
 
 /// The units `config` serves, each with where its counters start; refused if they keep more

@@ -103,8 +103,9 @@ impl Doc {
     }
 
     /// The pattern byte at `offset` (past the path line): printable, varying with id and offset.
+    /// A page's filler uses it too ([`super::page::Page`]).
     #[inline]
-    fn pattern(&self, offset: u64) -> u8 {
+    pub(crate) fn pattern(&self, offset: u64) -> u8 {
         let x = self.id.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(offset.wrapping_mul(31)) >> 7;
         b'a' + (x % 26) as u8
     }

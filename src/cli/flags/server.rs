@@ -168,6 +168,17 @@ pub struct OriginFlags {
     /// Proxy Verifier's client sends and its server matches) or url (its path and query).
     #[arg(long = "replay-key", value_name = "KEY", value_enum, requires = "replay")]
     pub replay_key: Option<ReplayKeyFlag>,
+    /// Whole pages (jtest -l): a document asked for as /d/ID/LEN.html is an HTML page
+    /// (text/html) that embeds N objects, <img src="/d/ID2/LEN2.jpeg">, which are served as
+    /// image/jpeg; which objects, and their sizes (jtest's mix), are fixed by the page's ID.
+    /// The page is LEN bytes, padded with a comment, or the smallest that holds its markup when
+    /// LEN is less (Content-Length says which). 0 is off; at most 100.
+    #[arg(long = "embed", value_name = "N", default_value = "0", value_parser = page_refs)]
+    pub embed: u32,
+    /// Whole pages (jtest -F): each .html page links to N other pages,
+    /// <a href="/d/ID3/LEN3.html">, fixed by its ID as its objects are. 0 is off; at most 100.
+    #[arg(long = "links", value_name = "N", default_value = "0", value_parser = page_refs)]
+    pub links: u32,
     /// How documents are served.
     #[command(flatten)]
     pub documents: DocumentFlags,
@@ -199,8 +210,8 @@ pub fn status(s: &str) -> Result<StatusFlag, String> {
 
 /// What `origin --replay` refuses: flags that shape the fixed response or documents, which a
 /// recording replaces.
-const REPLAY_REFUSES: [&str; 7] =
-    ["body_size", "status", "max_age", "no_cache", "ims_not_modified", "abort_rate", "content_type"];
+const REPLAY_REFUSES: [&str; 9] =
+    ["body_size", "status", "max_age", "no_cache", "ims_not_modified", "abort_rate", "content_type", "embed", "links"];
 
 /// What `--request-extension` ends URLs with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -222,6 +233,16 @@ impl ExtensionFlag {
             ExtensionFlag::Jpeg => Extension::Jpeg,
             ExtensionFlag::Slash => Extension::Slash,
         }
+    }
+}
+
+/// Parses `--embed` and `--links`: 0 (off) to [`crate::workload::page::MAX_REFS`].
+fn page_refs(s: &str) -> Result<u32, String> {
+    let n = units::count(s)?;
+    let max = crate::workload::page::MAX_REFS;
+    match u32::try_from(n) {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(format!("{n} per page: give 0 (off) to {max}")),
     }
 }
 

@@ -8,24 +8,24 @@ use std::io::{BufRead, BufReader};
 use crate::workload::doc::Doc;
 
 /// A client that reads responses by their framing.
-struct Client {
+pub(super) struct Client {
     r: BufReader<TcpStream>,
     w: TcpStream,
 }
 
 /// One response as read: the head as text, the body by Content-Length.
 #[derive(Debug)]
-struct Response {
-    head: String,
-    body: Vec<u8>,
+pub(super) struct Response {
+    pub(super) head: String,
+    pub(super) body: Vec<u8>,
 }
 
 impl Response {
-    fn status(&self) -> u16 {
+    pub(super) fn status(&self) -> u16 {
         self.head[9..12].parse().expect("status code")
     }
 
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(super) fn header(&self, name: &str) -> Option<&str> {
         self.head.lines().skip(1).find_map(|l| {
             let (n, v) = l.split_once(':')?;
             n.eq_ignore_ascii_case(name).then(|| v.trim())
@@ -34,21 +34,21 @@ impl Response {
 }
 
 impl Client {
-    fn new(server: &Server) -> Client {
+    pub(super) fn new(server: &Server) -> Client {
         let w = server.connect();
         Client { r: BufReader::new(w.try_clone().unwrap()), w }
     }
 
-    fn send(&mut self, bytes: &[u8]) {
+    pub(super) fn send(&mut self, bytes: &[u8]) {
         self.w.write_all(bytes).unwrap();
     }
 
-    fn get(&mut self, path: &str) {
+    pub(super) fn get(&mut self, path: &str) {
         self.send(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes());
     }
 
     /// Reads one response; `head_only` for a HEAD request's.
-    fn response(&mut self, head_only: bool) -> Response {
+    pub(super) fn response(&mut self, head_only: bool) -> Response {
         let mut head = String::new();
         while !head.ends_with("\r\n\r\n") {
             let n = self.r.read_line(&mut head).expect("read head");
@@ -131,7 +131,7 @@ fn document_paths_are_recognised() {
     ];
     for (target, want) in rows {
         let path = respond::doc_path(target);
-        assert_eq!(respond::document(path).map(|_| path), want, "{target}");
+        assert_eq!(respond::document(path, None).map(|_| path), want, "{target}");
     }
 }
 

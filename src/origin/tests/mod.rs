@@ -461,4 +461,5 @@ fn stall_windows() {
 
 mod documents;
 mod grpc;
+mod pages;
 mod service;
