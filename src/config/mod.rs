@@ -171,6 +171,22 @@ pub struct Slow {
     pub drop_after_length: bool,
 }
 
+/// What `--trace` and `--trace-file` ask for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TraceSpec {
+    /// `--trace N`: exchanges printed on stderr (and the first of each new kind).
+    pub shown: u64,
+    /// `--trace-file F`: every exchange as a JSON line.
+    pub file: Option<std::path::PathBuf>,
+}
+
+impl TraceSpec {
+    /// Nothing is traced.
+    pub fn off(&self) -> bool {
+        self.shown == 0 && self.file.is_none()
+    }
+}
+
 /// One request of a targets file (`--targets`, read by `workload::targets`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TargetRequest {
@@ -241,7 +257,7 @@ pub struct Settings {
     /// A slow or odd client: read and write rates, closing after Content-Length.
     pub slow: Slow,
     /// `--trace N`, `--trace-file F`: the exchanges shown.
-    pub trace: crate::engine::trace::TraceSpec,
+    pub trace: TraceSpec,
     /// `strain replay`: what is replayed (its requests come from the recordings, paced by
     /// their times, not by `schedule`).
     pub replay: Option<replay::ReplayNote>,

@@ -9,36 +9,20 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+pub use crate::config::TraceSpec;
 use crate::http::response::Captured;
 use crate::net::stream::Made;
-use std::time::Instant;
 use crate::stats::ErrorKind;
+use std::time::Instant;
 
 /// Header fields as names and values.
 type Fields = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// Body bytes a trace shows.
 const BODY_SHOWN: usize = 512;
-
-/// What `--trace` and `--trace-file` ask for.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TraceSpec {
-    /// `--trace N`: exchanges printed on stderr (and the first of each new kind).
-    pub shown: u64,
-    /// `--trace-file F`: every exchange as a JSON line.
-    pub file: Option<PathBuf>,
-}
-
-impl TraceSpec {
-    /// Nothing is traced.
-    pub fn off(&self) -> bool {
-        self.shown == 0 && self.file.is_none()
-    }
-}
 
 /// How a connection was made, when the exchange opened it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -458,19 +442,7 @@ fn text(bytes: &[u8]) -> String {
 /// at most `max` bytes, then `...`.
 pub fn escape(bytes: &[u8], max: usize) -> String {
     let mut out = String::with_capacity(bytes.len().min(max));
-    for &b in bytes.iter().take(max) {
-        match b {
-            b'\r' => out.push_str("\\r"),
-            b'\n' => out.push_str("\\n"),
-            b'\t' => out.push_str("\\t"),
-            b'\\' => out.push_str("\\\\"),
-            0x20..=0x7e => out.push(b as char),
-            _ => {
-                let _ = write!(out, "\\x{b:02x}");
-            }
-        }
-    }
-    if bytes.len() > max {
+    if crate::http::escape_into(&mut out, bytes, max, false) {
         out.push_str("...");
     }
     out

@@ -157,3 +157,25 @@ pub(crate) fn push_u64(out: &mut Vec<u8>, mut n: u64) {
     }
     out.extend_from_slice(&digits[i..]);
 }
+
+/// Appends the first `max` of `bytes` to `out` as text: printable ASCII as it is, `\r` `\n`
+/// `\t` `\\` (and `"` when `quote`) escaped, every other byte `\xNN`; true when some were left
+/// out. What a trace shows of a message and what a fuzz failure prints to paste back are the
+/// same escape.
+pub(crate) fn escape_into(out: &mut String, bytes: &[u8], max: usize, quote: bool) -> bool {
+    use std::fmt::Write as _;
+    for &b in bytes.iter().take(max) {
+        match b {
+            b'\r' => out.push_str("\\r"),
+            b'\n' => out.push_str("\\n"),
+            b'\t' => out.push_str("\\t"),
+            b'\\' => out.push_str("\\\\"),
+            b'"' if quote => out.push_str("\\\""),
+            0x20..=0x7e => out.push(b as char),
+            _ => {
+                let _ = write!(out, "\\x{b:02x}");
+            }
+        }
+    }
+    bytes.len() > max
+}

@@ -9,10 +9,11 @@
 
 use super::live::Counters;
 use super::recording::UNMATCHED_BODY;
-use super::respond::{doc_path, document, Document, Site};
+use super::respond::{doc_path, document, Site};
 use super::{Ctx, STATS_PATH};
 use crate::http::request_head::Persist;
 use crate::workload::alternates::keyed;
+use crate::workload::page::Document;
 
 /// What a request asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -30,11 +30,12 @@ use std::time::Instant;
 use super::decision::{decide, Content, Kind, Request};
 use super::link::{Got, Link, Next};
 use super::requests::Upgrade;
-use super::respond::{doc_path, Document, Site};
+use super::respond::{doc_path, Site};
 use super::unit::{Place, Serve, Streams};
 use super::{Ctx, STATS_PATH};
 use crate::h2::{Body, Event, RequestHead, Session, Settings, Source};
 use crate::http::request_head::Persist;
+use crate::workload::page::Document;
 
 /// What a client sends first on a prior-knowledge HTTP/2 connection (RFC 9113, section 3.4).
 pub(super) const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";

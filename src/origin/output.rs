@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::io::IoSlice;
 use std::time::Instant;
 
-use super::respond::Document;
+use crate::workload::page::Document;
 
 /// Queued output beyond which requests are left unparsed and reading stops until the client
 /// takes some; a client that pipelines without reading cannot make us queue without bound.

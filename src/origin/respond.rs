@@ -17,7 +17,7 @@ use super::{ContentType, OriginConfig, OriginError, Pages, Reply, BODY_PATTERN};
 use crate::http::request_head::Persist;
 use crate::rng::Rng;
 use crate::workload::doc::{Doc, Extension};
-use crate::workload::page::{Page, MAX_REFS};
+use crate::workload::page::{Document, Page, MAX_REFS};
 
 /// How long a client may remember that HTTP/3 is served (`Alt-Svc`'s `ma`): a day, the
 /// RFC 7838 default and what most servers send.
@@ -328,48 +328,6 @@ pub(super) fn document(path: &str, pages: Option<Pages>) -> Option<Document> {
             Extension::None | Extension::Slash => Document::Plain(doc),
         },
     })
-}
-
-/// A document as it is served: which body, and which `Content-Type`.
-///
-/// A page's body is made by range like any document's ([`Page::body_range`]), so the
-/// protocols stream it in the same chunks and frames; it differs only in its bytes and its
-/// length, which can exceed the URL's when the URL's is too small for the markup.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Document {
-    /// The document's own body, as [`OriginConfig::content_type`].
-    Plain(Doc),
-    /// With pages on, a `.jpeg` document: its own body, as `image/jpeg`.
-    Object(Doc),
-    /// With pages on, a `.html` document: an HTML page, as `text/html`.
-    Page(Page),
-}
-
-impl Document {
-    /// The document named by the URL (its `Last-Modified` and `ETag`).
-    pub(super) fn doc(self) -> Doc {
-        match self {
-            Document::Plain(doc) | Document::Object(doc) => doc,
-            Document::Page(page) => page.doc(),
-        }
-    }
-
-    /// The body's length.
-    pub(super) fn len(self) -> u64 {
-        match self {
-            Document::Plain(doc) | Document::Object(doc) => doc.len,
-            Document::Page(page) => page.len(),
-        }
-    }
-
-    /// Appends bytes `[from, to)` of the body served at `path` to `out`.
-    #[inline]
-    pub(super) fn body_range(&self, path: &str, from: u64, to: u64, out: &mut Vec<u8>) {
-        match self {
-            Document::Plain(doc) | Document::Object(doc) => doc.body_range(path, from, to, out),
-            Document::Page(page) => page.body_range(path, from, to, out),
-        }
-    }
 }
 
 /// The units `config` serves, each with where its counters start; refused if they keep more

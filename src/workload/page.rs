@@ -226,6 +226,53 @@ impl Page {
     }
 }
 
+/// A document as it is served: which body, and which `Content-Type`.
+///
+/// A page's body is made by range like any document's ([`Page::body_range`]), so the
+/// protocols stream it in the same chunks and frames; it differs only in its bytes and its
+/// length, which can exceed the URL's when the URL's is too small for the markup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Document {
+    /// The document's own body, as the origin's content type.
+    Plain(Doc),
+    /// With pages on, a `.jpeg` document: its own body, as `image/jpeg`.
+    Object(Doc),
+    /// With pages on, a `.html` document: an HTML page, as `text/html`.
+    Page(Page),
+}
+
+impl Document {
+    /// The document named by the URL (its `Last-Modified` and `ETag`).
+    pub fn doc(self) -> Doc {
+        match self {
+            Document::Plain(doc) | Document::Object(doc) => doc,
+            Document::Page(page) => page.doc(),
+        }
+    }
+
+    /// Whether the body is empty.
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    /// The body's length.
+    pub fn len(self) -> u64 {
+        match self {
+            Document::Plain(doc) | Document::Object(doc) => doc.len,
+            Document::Page(page) => page.len(),
+        }
+    }
+
+    /// Appends bytes `[from, to)` of the body served at `path` to `out`.
+    #[inline]
+    pub fn body_range(&self, path: &str, from: u64, to: u64, out: &mut Vec<u8>) {
+        match self {
+            Document::Plain(doc) | Document::Object(doc) => doc.body_range(path, from, to, out),
+            Document::Page(page) => page.body_range(path, from, to, out),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

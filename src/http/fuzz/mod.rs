@@ -157,19 +157,7 @@ pub(crate) fn run(
 /// `bytes` as a Rust byte-string literal, to paste into a regression test.
 pub(crate) fn escape(bytes: &[u8]) -> String {
     let mut s = String::from("b\"");
-    for &b in bytes.iter().take(2000) {
-        match b {
-            b'\r' => s.push_str("\\r"),
-            b'\n' => s.push_str("\\n"),
-            b'"' => s.push_str("\\\""),
-            b'\\' => s.push_str("\\\\"),
-            0x20..=0x7e => s.push(b as char),
-            _ => {
-                let _ = write!(s, "\\x{b:02x}");
-            }
-        }
-    }
-    if bytes.len() > 2000 {
+    if crate::http::escape_into(&mut s, bytes, 2000, true) {
         let _ = write!(s, "...({} bytes)", bytes.len());
     }
     s.push('"');
