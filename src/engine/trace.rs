@@ -67,7 +67,7 @@ pub struct Shared {
     shown: u64,
     seq: AtomicU64,
     printed: AtomicU64,
-    seen: Mutex<HashSet<String>>,
+    seen: Mutex<HashSet<Kind>>,
     file: Option<Mutex<std::io::BufWriter<std::fs::File>>>,
 }
 
@@ -113,15 +113,31 @@ impl Shared {
         }
     }
 
-    /// Whether exchange `seq` of kind `kind` is printed: one of the first N, or the first of
-    /// its kind.
-    fn print(&self, kind: &str) -> bool {
+    /// Whether an exchange of `kind` is printed: one of the first N, or the first of its kind.
+    /// A thread asks the shared set only for a kind it has not seen itself (`local`), and
+    /// stops counting once N are out, so a long traced run takes no lock nor shared counter per
+    /// exchange.
+    fn print(&self, kind: Kind, local: &mut HashSet<Kind>) -> bool {
         if self.shown == 0 {
             return false;
         }
-        let new_kind = self.seen.lock().map(|mut s| s.insert(kind.to_string())).unwrap_or(false);
-        let first = self.printed.fetch_add(1, Ordering::Relaxed) < self.shown;
+        let new_kind = local.insert(kind) && self.seen.lock().map(|mut s| s.insert(kind)).unwrap_or(false);
+        let first = self.printed.load(Ordering::Relaxed) < self.shown
+            && self.printed.fetch_add(1, Ordering::Relaxed) < self.shown;
         first || new_kind
+    }
+}
+
+/// What makes an exchange's kind: its status, or its failure's kind (above every status).
+type Kind = u32;
+
+impl Answer<'_> {
+    /// The kind of the exchange this answer ends.
+    fn kind(&self) -> Kind {
+        match self.parts() {
+            Ok((status, _)) => Kind::from(status),
+            Err(k) => (1 << 16) | k as Kind,
+        }
     }
 }
 
@@ -137,6 +153,8 @@ pub struct Tracer {
     made: Vec<Option<ConnectTiming>>,
     /// Per connection: when its connect started.
     dialed: Vec<Option<Instant>>,
+    /// The kinds this thread has seen (the shared set is asked only for others).
+    seen: HashSet<Kind>,
 }
 
 /// One exchange as the worker knows it.
@@ -173,6 +191,7 @@ impl Tracer {
             first_us: vec![0; slots],
             made: vec![None; links],
             dialed: vec![None; links],
+            seen: HashSet::new(),
         }
     }
 
@@ -222,11 +241,7 @@ impl Tracer {
     /// An exchange ended as `answer`: printed when it is one of the first or of a new kind,
     /// written to the file when there is one.
     pub fn ended(&mut self, ex: &Exchange, answer: Answer) {
-        let kind = match answer.parts() {
-            Ok((s, _)) => s.to_string(),
-            Err(k) => k.name().to_string(),
-        };
-        let print = self.shared.print(&kind);
+        let print = self.shared.print(answer.kind(), &mut self.seen);
         if !print && self.shared.file.is_none() {
             return;
         }
@@ -461,8 +476,10 @@ mod tests {
     #[test]
     fn the_first_n_and_each_new_kind_are_printed() {
         let shared = Shared::open(&TraceSpec { shown: 2, file: None }).unwrap().unwrap();
+        let timeout = Answer::Failed(ErrorKind::Timeout).kind();
+        let mut local = HashSet::new();
         let printed: Vec<bool> =
-            ["200", "200", "200", "404", "404", "timeout", "200"].iter().map(|k| shared.print(k)).collect();
+            [200, 200, 200, 404, 404, timeout, 200].iter().map(|&k| shared.print(k, &mut local)).collect();
         assert_eq!(printed, [true, true, false, true, false, true, false]);
         assert!(Shared::open(&TraceSpec::default()).unwrap().is_none());
     }

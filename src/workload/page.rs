@@ -139,19 +139,19 @@ impl Page {
         out.extend_from_slice(OPEN);
         push_u64(out, self.doc.id);
         out.extend_from_slice(OPEN_BODY);
-        for d in refs(self.doc.id, EMBED_SALT, self.embed.into()) {
-            out.extend_from_slice(IMG_OPEN);
-            push_u64(out, d.id);
+        // A reference: `open`, the document's `ID/LEN`, `close`.
+        let reference = |out: &mut Vec<u8>, open: &[u8], id: u64, len: u64, close: &[u8]| {
+            out.extend_from_slice(open);
+            push_u64(out, id);
             out.push(b'/');
-            push_u64(out, d.len);
-            out.extend_from_slice(IMG_CLOSE);
+            push_u64(out, len);
+            out.extend_from_slice(close);
+        };
+        for d in refs(self.doc.id, EMBED_SALT, self.embed.into()) {
+            reference(out, IMG_OPEN, d.id, d.len, IMG_CLOSE);
         }
         for d in refs(self.doc.id, LINK_SALT, self.links.into()) {
-            out.extend_from_slice(A_OPEN);
-            push_u64(out, d.id);
-            out.push(b'/');
-            push_u64(out, d.len);
-            out.extend_from_slice(A_TEXT);
+            reference(out, A_OPEN, d.id, d.len, A_TEXT);
             push_u64(out, d.id);
             out.extend_from_slice(A_CLOSE);
         }
