@@ -162,7 +162,15 @@ pub fn ab_shape<'a>(length: &'a LengthFlags, runner: &RunnerFlags) -> Result<loa
     }
     // 1 s rows unless told, as always: a comparison of one run a side samples them.
     let interval = Some(runner.interval.unwrap_or(crate::defaults::COMPARE_INTERVAL));
-    Ok(load::RunShape { length, segment: None, interval, warmup: runner.warmup.0, replay: None, time_bound: None })
+    Ok(load::RunShape {
+        length,
+        segment: None,
+        interval,
+        warmup: runner.warmup.0,
+        replay: None,
+        time_bound: None,
+        pages: None,
+    })
 }
 
 /// The A/B plan of two sides, as the runner's flags ask.

@@ -30,6 +30,8 @@ pub struct RunShape<'a> {
     /// Whether the run ends at its duration, when the length alone does not say (a replay's
     /// duration is a guard past its recording's end, a bound only if `-d` gave it).
     pub time_bound: Option<bool>,
+    /// `--fullpage`: whole pages, as a browser loads them.
+    pub pages: Option<crate::config::Browse>,
 }
 
 impl<'a> RunShape<'a> {
@@ -42,6 +44,7 @@ impl<'a> RunShape<'a> {
             warmup: Duration::ZERO,
             replay: None,
             time_bound: None,
+            pages: None,
         }
     }
 }
@@ -138,6 +141,7 @@ pub fn load(
         };
     }
     config.replay = run.and_then(|r| r.replay).cloned();
+    config.pages = run.and_then(|r| r.pages);
     if let Some(s) = run.and_then(|r| r.segment) {
         config.segment = segment(s)?;
         config.start_at = s.start_at;

@@ -44,6 +44,16 @@ pub fn proxy_setup(f: &ProxyFlags, origin: &str) -> Result<ProxySetup, CliError>
     if !(f.evolve.is_finite() && f.evolve >= 0.0) {
         return Err(CliError::Usage("--evolve takes a rate of 0 or more per hour".into()));
     }
+    let extension = match (f.request_extension, f.pages.fullpage) {
+        (Some(ExtensionFlag::Html) | None, true) => Extension::Html,
+        (Some(e), true) => {
+            let e = format!("{e:?}").to_lowercase();
+            return Err(CliError::Usage(format!(
+                "--fullpage asks for .html pages: --request-extension {e} contradicts it"
+            )));
+        }
+        (e, false) => e.map_or(Extension::None, ExtensionFlag::extension),
+    };
     Ok(ProxySetup {
         workload: WorkloadConfig {
             hit_rate: f.hit_rate,
@@ -63,7 +73,7 @@ pub fn proxy_setup(f: &ProxyFlags, origin: &str) -> Result<ProxySetup, CliError>
         keepalive: if f.new_conn_rate.is_some() && f.keepalive == 0 { 1 } else { f.keepalive as u64 },
         urls,
         new_conn_rate: f.new_conn_rate,
-        extension: f.request_extension.map_or(Extension::None, ExtensionFlag::extension),
+        extension,
         extra_headers: f.extra_headers,
         alternates: f.alternates.zip(f.vary()),
     })
@@ -107,6 +117,9 @@ pub fn run(f: &ProxyFlags) -> Result<i32, CliError> {
     let mut origin_config =
         crate::origin::OriginConfig { keepalive: f.origin_keepalive as u64, seed: f.seed, ..Default::default() };
     f.documents.apply(&mut origin_config)?;
+    // A whole-page test's in-process origin serves pages worth loading whole.
+    let (embed, links) = if f.pages.fullpage { (10, 5) } else { (0, 0) };
+    origin_config.pages = crate::origin::Pages { embed: f.embed.unwrap_or(embed), links: f.links.unwrap_or(links) };
     origin_config.vary = f.vary();
     if f.origin_only {
         println!("strain origin listening on http://{addr}/");
@@ -124,7 +137,18 @@ fn client(f: &ProxyFlags, origin: &str, stop: &AtomicBool, placement: OriginPlac
     let scheme = crate::config::Scheme::of_tls(f.proxy_tls).name();
     let url = format!("{scheme}://{target}/");
     if f.find_max {
+        if f.pages.fullpage {
+            return Err(CliError::Usage(
+                "--fullpage loads pages in closed loop, and a capacity search paces requests: use one or the other"
+                    .into(),
+            ));
+        }
         return find_max(f, &url, origin, stop, placement);
+    }
+    if f.pages.fullpage && f.new_conn_rate.is_some() {
+        return Err(CliError::Usage(
+            "--fullpage keeps each browser's 6 connections open: it cannot be combined with --new-conn-rate".into(),
+        ));
     }
     if let Some(flag) = f.search.first_given() {
         return Err(CliError::Usage(format!("{flag} is the capacity search's: add --find-max (or use --threshold)")));
@@ -133,7 +157,7 @@ fn client(f: &ProxyFlags, origin: &str, stop: &AtomicBool, placement: OriginPlac
         super::load::http_target(&url)?,
         &f.connect,
         super::load::protocol(&f.http)?,
-        Some(super::load::RunShape::of(&f.run)),
+        Some(super::load::RunShape { pages: f.pages.browse(), ..super::load::RunShape::of(&f.run) }),
         super::load::Requests::Workload,
         crate::defaults::CONNECTIONS,
     )?;

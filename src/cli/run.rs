@@ -14,12 +14,15 @@ pub fn run(f: &LoadFlags, origin: OriginPlacement) -> Result<i32, CliError> {
         load::http_target(url)?,
         &f.connect,
         load::protocol(&f.http)?,
-        Some(load::RunShape::of(&f.run)),
+        Some(load::RunShape { pages: f.pages.browse(), ..load::RunShape::of(&f.run) }),
         load::Requests::Flags(request),
         crate::defaults::CONNECTIONS,
     )?;
     let checks = load::checks(&f.run, &config, false)?;
     let workload = load::workload(&f.request, url, &f.script_args)?;
+    if f.pages.fullpage && f.request.script.is_some() {
+        return Err(CliError::Usage("--fullpage builds its own requests: it cannot be combined with -s".into()));
+    }
     let outputs = load::outputs(&config, &f.run);
     let stop = stop_flag()?;
     let (code, result) = run_and_report(RunConfig { load: config, workload, origin, checks }, &outputs, &stop)?;

@@ -171,6 +171,28 @@ pub struct Slow {
     pub drop_after_length: bool,
 }
 
+/// How whole pages are loaded (`--fullpage`): each group of [`Browse::CONNECTIONS`] slots is a
+/// browser that asks for a page, then for every object it embeds over its connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Browse {
+    /// `--follow`: the next page is one the last page links to (up to `max_depth` links from
+    /// where it started); otherwise every page is a new one.
+    pub follow: bool,
+    /// `--same-host`: references are fetched from the page's host only, even through a
+    /// forward proxy, which could reach others.
+    pub same_host: bool,
+    /// `--max-depth`: links followed from a starting page before the browser starts again.
+    pub max_depth: u32,
+}
+
+impl Browse {
+    /// A browser's connections to one host, as browsers keep (RFC 9112 leaves it open; every
+    /// major browser uses 6).
+    pub const CONNECTIONS: usize = 6;
+    /// Links followed from a starting page by default.
+    pub const DEFAULT_DEPTH: u32 = 3;
+}
+
 /// What `--trace` and `--trace-file` ask for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TraceSpec {
@@ -258,6 +280,8 @@ pub struct Settings {
     pub slow: Slow,
     /// `--trace N`, `--trace-file F`: the exchanges shown.
     pub trace: TraceSpec,
+    /// `--fullpage`: the URL is a page, loaded whole with what it embeds (`-n` counts pages).
+    pub pages: Option<Browse>,
     /// `strain replay`: what is replayed (its requests come from the recordings, paced by
     /// their times, not by `schedule`).
     pub replay: Option<replay::ReplayNote>,
@@ -335,6 +359,7 @@ impl Settings {
             source_addrs: Vec::new(),
             slow: Slow::default(),
             trace: Default::default(),
+            pages: None,
             replay: None,
         }
     }
@@ -436,6 +461,29 @@ impl Settings {
         }
         if self.interval.is_some_and(|i| i < MIN_INTERVAL) {
             return invalid("interval must be at least 10ms");
+        }
+        if self.pages.is_some() {
+            self.check_pages()?;
+        }
+        Ok(())
+    }
+
+    /// `--fullpage`: a browser's GETs, in closed loop, of the URL's pages.
+    fn check_pages(&self) -> Result<(), ConfigError> {
+        let invalid = |s: &str| Err(ConfigError::Invalid(s.to_string()));
+        if self.schedule.is_some() {
+            return invalid(
+                "--fullpage loads pages in closed loop, as browsers do: it cannot be combined with -R or --stages",
+            );
+        }
+        if !self.targets.is_empty() {
+            return invalid("--fullpage loads the URL's page and what it names: it cannot be combined with --targets");
+        }
+        if self.method != "GET" || self.body.is_some() {
+            return invalid("--fullpage GETs pages and their objects: it cannot be combined with -X or a body");
+        }
+        if self.replay.is_some() {
+            return invalid("--fullpage cannot be combined with a replay");
         }
         Ok(())
     }

@@ -31,7 +31,9 @@ pub mod trace;
 mod transport;
 mod worker;
 
-pub use plan::{Carried, Launch, Plan, PreparedScript, QuicSetup, RequestSource, TargetList, Timing, Wire};
+pub use plan::{
+    Carried, Launch, PageSetup, PageSource, Plan, PreparedScript, QuicSetup, RequestSource, TargetList, Timing, Wire,
+};
 pub(crate) use plan::{Origin, Span};
 pub use slot::State;
 pub use transport::paced::{write_out, Pace};
@@ -202,9 +204,10 @@ pub fn prepare(config: &Config) -> Result<Plan, EngineError> {
         source_addrs: config.source_addrs.clone(),
         slow: config.slow,
         trace: trace::Shared::open(&config.trace)?,
-        send: match config.targets.is_empty() {
-            true => RequestSource::Fixed,
-            false => RequestSource::Targets(TargetList {
+        send: match (config.targets.is_empty(), config.pages) {
+            (true, Some(browse)) => RequestSource::Pages(Box::new(PageSetup { browse, source: PageSource::Site })),
+            (true, None) => RequestSource::Fixed,
+            (false, _) => RequestSource::Targets(TargetList {
                 requests: config
                     .targets
                     .iter()

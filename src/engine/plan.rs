@@ -43,12 +43,32 @@ pub enum RequestSource {
     Script(PreparedScript),
     /// A proxy test: each request asks for a document its workload chooses.
     Proxy(proxy::ProxySetup),
+    /// Whole pages (`--fullpage`): each browser's page, then what it embeds.
+    Pages(Box<PageSetup>),
     /// A targets file's requests.
     Targets(TargetList),
     /// A replay's requests, each with its own bytes, from the replay's reader.
     Replay,
     /// A workload that judges its own answers (gRPC's calls, by `grpc-status`).
     Judged(std::sync::Arc<dyn Judged>),
+}
+
+/// Whole pages: how they are browsed, and where the pages come from.
+#[derive(Debug)]
+pub struct PageSetup {
+    /// `--follow`, `--same-host`, `--max-depth`.
+    pub browse: crate::config::Browse,
+    /// Where each new page comes from.
+    pub source: PageSource,
+}
+
+/// Where a browser's new pages come from.
+#[derive(Debug)]
+pub enum PageSource {
+    /// The URL's page, over and over (its links when following).
+    Site,
+    /// A proxy test's documents, asked for as pages.
+    Proxy(proxy::ProxySetup),
 }
 
 impl RequestSource {
@@ -201,7 +221,12 @@ impl Plan {
         if let Some(rate) = proxy.new_conn_rate {
             self.when = Timing::Arrivals(crate::schedule::Schedule::constant(rate, self.span.duration));
         }
-        self.send = RequestSource::Proxy(proxy);
+        self.send = match &self.send {
+            RequestSource::Pages(p) => {
+                RequestSource::Pages(Box::new(PageSetup { browse: p.browse, source: PageSource::Proxy(proxy) }))
+            }
+            _ => RequestSource::Proxy(proxy),
+        };
         self
     }
 

@@ -99,10 +99,15 @@ impl<'a> ProxyClient<'a> {
         self.plan.keepalive
     }
 
+    /// How the request line names the document.
+    pub fn form(&self) -> Form {
+        self.plan.form
+    }
+
     /// Writes the next request into `out` and says what it asked for.
     pub fn build(&mut self, out: &mut Vec<u8>) -> Sent {
         let p = self.plan;
-        let mut extension = p.extension;
+        let extension = p.extension;
         let doc = match &p.urls {
             Some(urls) if !urls.is_empty() => {
                 // A split test's segment I takes the lines congruent to I mod N.
@@ -111,10 +116,7 @@ impl<'a> ProxyClient<'a> {
                 let line = (index + count.max(1) * (self.next_url as u64 % mine)) as usize;
                 let url = &urls[line.min(urls.len() - 1)];
                 self.next_url += 1;
-                self.path.clear();
-                self.path.push_str(crate::http::request::origin_form(url));
-                extension = Extension::of(self.path.split('?').next().unwrap_or(""));
-                Doc::parse(&self.path)
+                return self.build_at(&p.origin, crate::http::request::origin_form(url), out);
             }
             _ => {
                 let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
@@ -125,15 +127,32 @@ impl<'a> ProxyClient<'a> {
                 Some(doc)
             }
         };
+        self.write(&p.origin, doc, extension, out)
+    }
+
+    /// Writes a request for `path` on `authority` into `out`, as [`ProxyClient::build`] asks
+    /// for a document of its own: a page's object or link (`--fullpage`), on the origin or,
+    /// through a forward proxy, another host.
+    pub fn build_at(&mut self, authority: &str, path: &str, out: &mut Vec<u8>) -> Sent {
+        self.path.clear();
+        self.path.push_str(path);
+        let extension = Extension::of(path.split('?').next().unwrap_or(""));
+        let doc = Doc::parse(path);
+        self.write(authority, doc, extension, out)
+    }
+
+    /// Writes the request for `self.path` on `authority`, with the headers the setup adds.
+    fn write(&mut self, authority: &str, doc: Option<Doc>, extension: Extension, out: &mut Vec<u8>) -> Sent {
+        let p = self.plan;
         out.clear();
         out.extend_from_slice(b"GET ");
         if p.form == Form::Forward {
             out.extend_from_slice(b"http://");
-            out.extend_from_slice(p.origin.as_bytes());
+            out.extend_from_slice(authority.as_bytes());
         }
         out.extend_from_slice(self.path.as_bytes());
         out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
-        out.extend_from_slice(p.origin.as_bytes());
+        out.extend_from_slice(authority.as_bytes());
         out.extend_from_slice(b"\r\n");
         if p.reload_rate > 0.0 && self.rng.unit() < p.reload_rate {
             out.extend_from_slice(b"Cache-Control: no-cache\r\nPragma: no-cache\r\n");
@@ -175,10 +194,11 @@ impl<'a> ProxyClient<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn setup(form: Form) -> ProxySetup {
+    /// A setup whose every document is 5 bytes, checked.
+    pub(crate) fn setup(form: Form) -> ProxySetup {
         ProxySetup {
             workload: WorkloadConfig { hit_rate: 1.0, hotset: 1, doc_size: Some(5), ..Default::default() },
             form,

@@ -23,10 +23,12 @@ pub fn header(config: &Config) -> String {
     };
     // wrk's "Running 10s test @": a run of -n requests says its count, and its time only
     // when one was asked for too (whichever comes first ends it).
+    // With --fullpage, -n counts pages.
+    let counted = if config.pages.is_some() { "page" } else { "request" };
     let test = match (config.requests, config.time_bound) {
         (None, _) => format!("{} test", length(config.duration)),
-        (Some(n), false) => format!("{n}-request test"),
-        (Some(n), true) => format!("{n}-request test (at most {})", length(config.duration)),
+        (Some(n), false) => format!("{n}-{counted} test"),
+        (Some(n), true) => format!("{n}-{counted} test (at most {})", length(config.duration)),
     };
     format!(
         "Running {test} @ {}\n  {} threads and {} connections{segment}\n",

@@ -12,6 +12,7 @@ pub mod codec;
 mod h2;
 mod h3;
 pub mod interval;
+mod pages;
 mod recorder;
 mod redirects;
 pub mod section;
@@ -24,6 +25,7 @@ pub use h3::{
     code_name as h3_code_name, named_codes as h3_named_codes, H3Counts, HandshakeFailure, HandshakeFailures,
     Handshakes, Times,
 };
+pub use pages::{LoadTimes, PageCounts, PagesSection};
 pub use recorder::{
     latency_histogram, unused_histogram, ConnectCause, Pacing, Recorder, TargetCount, Waited, LATE_SEND_US,
     MAX_CONTENT_FAILURES, STATUS_SLOTS,

@@ -287,9 +287,14 @@ pub fn speech(name: &str) -> Option<Speech> {
     kinds().filter_map(|k| k.speech).find(|s| s.plain == name || s.tls == name)
 }
 
-/// HTTP's own sections (its versions', redirects followed), which every result may have.
-static HTTP: [Kind; 3] =
-    [Kind::of::<super::H2Counts>(), Kind::of::<super::H3Counts>(), Kind::of::<super::RedirectCounts>()];
+/// HTTP's own sections (its versions', redirects followed, whole pages), which every result
+/// may have.
+static HTTP: [Kind; 4] = [
+    Kind::of::<super::H2Counts>(),
+    Kind::of::<super::H3Counts>(),
+    Kind::of::<super::RedirectCounts>(),
+    Kind::of::<super::PagesSection>(),
+];
 
 /// Every kind a section is read with: HTTP's versions', then the installed units'.
 fn kinds() -> impl Iterator<Item = &'static Kind> {

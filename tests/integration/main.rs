@@ -35,6 +35,7 @@ mod origin_h2;
 mod origin_h3;
 mod origin_replay;
 mod origin_service;
+mod pages;
 mod progress;
 mod proxy;
 mod rate;

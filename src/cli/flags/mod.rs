@@ -254,6 +254,41 @@ pub struct RequestFlags {
     pub follow_redirects: usize,
 }
 
+/// Whole pages (`--fullpage`): `strain URL` and `strain proxy` load pages as a browser does.
+#[derive(Debug, Clone, Default, Args)]
+pub struct PageFlags {
+    /// Load whole pages as a browser does (jtest -l): each 6 connections are a browser that
+    /// asks for a page, then for every object the page embeds (read from its HTML), in
+    /// parallel over its connections; reports page load time beside request latency. -n counts
+    /// pages. Closed loop only.
+    #[arg(long = "fullpage")]
+    pub fullpage: bool,
+    /// With --fullpage: each next page is one the last page links to (jtest -F), up to
+    /// --max-depth links from where the browser started; otherwise every page is a new one.
+    #[arg(long = "follow", requires = "fullpage")]
+    pub follow: bool,
+    /// With --fullpage: fetch only from the page's host (jtest -J), even through a forward
+    /// proxy, which could reach others (a direct run always keeps to the URL's host).
+    #[arg(long = "same-host", requires = "fullpage")]
+    pub same_host: bool,
+    /// With --follow: links followed from a starting page before the browser starts again
+    /// [default: 3].
+    #[arg(long = "max-depth", value_name = "N", requires = "follow", value_parser = units::count, allow_hyphen_values = true)]
+    pub max_depth: Option<usize>,
+}
+
+impl PageFlags {
+    /// How pages are browsed, when they are.
+    pub fn browse(&self) -> Option<crate::config::Browse> {
+        use crate::config::Browse;
+        self.fullpage.then(|| Browse {
+            follow: self.follow,
+            same_host: self.same_host,
+            max_depth: self.max_depth.map_or(Browse::DEFAULT_DEPTH, |d| u32::try_from(d).unwrap_or(u32::MAX)),
+        })
+    }
+}
+
 /// The order a targets file's requests go in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum TargetsOrder {
@@ -428,6 +463,9 @@ pub struct LoadFlags {
     /// Headers and script.
     #[command(flatten)]
     pub request: RequestFlags,
+    /// Whole pages.
+    #[command(flatten)]
+    pub pages: PageFlags,
     /// Length, segments, text, progress, thresholds, result files.
     #[command(flatten)]
     pub run: RunFlags,

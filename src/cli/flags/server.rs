@@ -466,6 +466,17 @@ pub struct ProxyFlags {
     /// Requests per origin connection before the origin closes it (jtest -j; 0 unlimited).
     #[arg(long = "origin-keepalive", value_name = "N", default_value = "0", value_parser = units::count)]
     pub origin_keepalive: usize,
+    /// The in-process origin's .html documents are pages embedding N objects (as `strain
+    /// origin --embed`) [default: 10 with --fullpage, else 0].
+    #[arg(long = "embed", value_name = "N", value_parser = page_refs)]
+    pub embed: Option<u32>,
+    /// The in-process origin's pages link to N others (as `strain origin --links`)
+    /// [default: 5 with --fullpage, else 0].
+    #[arg(long = "links", value_name = "N", value_parser = page_refs)]
+    pub links: Option<u32>,
+    /// Whole pages, asked for as a browser does.
+    #[command(flatten)]
+    pub pages: super::PageFlags,
     /// How the in-process origin serves documents.
     #[command(flatten)]
     pub documents: DocumentFlags,

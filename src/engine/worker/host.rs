@@ -242,6 +242,7 @@ impl Host for Core<'_> {
             return false;
         }
         self.requests.judge(i, status, captured, &mut self.meter.rec);
+        self.page_ended(i, Some(status), captured);
         if !keep {
             self.ask(Op::Reopen(i as u32));
             return false;
@@ -286,6 +287,7 @@ impl Host for Core<'_> {
     fn record(&mut self, i: usize, status: u16) {
         self.trace(i, Answer::Response(status, None));
         self.record_response(i, status);
+        self.page_ended(i, Some(status), None);
     }
 
     fn failed(&mut self, i: usize, kind: ErrorKind) {
@@ -297,6 +299,7 @@ impl Host for Core<'_> {
         if let Some(k) = self.requests.target_of(i) {
             self.meter.rec.target_failed(k);
         }
+        self.page_ended(i, None, None);
     }
 
     fn server_reset(&mut self, i: usize, code: u32) {

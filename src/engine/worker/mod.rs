@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use mio::{Events, Poll, Token};
 
 mod behind;
+mod browse;
 mod connect;
 mod host;
 mod meter;
@@ -460,9 +461,10 @@ impl<'a> Core<'a> {
         self.script_error.is_some()
     }
 
-    /// `-n`: every request of this thread was started.
+    /// `-n`: every request of this thread was started (and with whole pages, every page's
+    /// objects too).
     fn budget_spent(&self) -> bool {
-        self.budget == Some(0)
+        self.budget == Some(0) && self.requests.settled()
     }
 
     /// Every paced request this thread had was taken: a replay whose reader has ended, or

@@ -110,7 +110,7 @@ impl Redirects {
 
 /// The request that follows `sent` to `location`, or `None` when `location` is on another
 /// host or scheme (or unreadable).
-fn next_request(sent: &[u8], status: u16, location: &str, tls: bool) -> Option<Vec<u8>> {
+pub(super) fn next_request(sent: &[u8], status: u16, location: &str, tls: bool) -> Option<Vec<u8>> {
     let head_end = sent.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
     let head = std::str::from_utf8(&sent[..head_end]).ok()?;
     let (line, fields) = head.split_once("\r\n")?;

@@ -6,6 +6,7 @@
 use std::cmp::Reverse;
 use std::sync::atomic::Ordering;
 
+use super::browse::{Browsing, Claim};
 use super::schedule::When;
 use super::Core;
 use crate::engine::judged::Judge;
@@ -27,6 +28,8 @@ pub(super) enum Requests<'a> {
     Script(Scripted),
     /// A proxy test's document chooser.
     Proxy(Proxied<'a>),
+    /// Whole pages: each browser's page, then what it embeds.
+    Pages(Box<Browsing<'a>>),
     /// A targets file's requests.
     Targets(Targeted<'a>),
     /// A replay's requests.
@@ -156,6 +159,9 @@ impl<'a> Requests<'a> {
                 Requests::Replay(Replayed { bytes: vec![Vec::new(); slots], path: vec![0; slots], notes: Vec::new() }),
                 1,
             )),
+            (RequestSource::Pages(p), _) => {
+                Ok((Requests::Pages(Box::new(Browsing::new(p, &plan.request, plan.https(), index, slots))), 1))
+            }
             (RequestSource::Proxy(p), _) => {
                 let client = ProxyClient::new(p, process_stream(index));
                 let built = (0..slots).map(|_| (Vec::new(), Sent::default())).collect();
@@ -180,6 +186,8 @@ impl<'a> Requests<'a> {
             Requests::Script(s) => s.lua.wants_responses(),
             Requests::Proxy(p) => p.client.checks_content(),
             Requests::Targets(_) | Requests::Replay(_) => false,
+            // A page's references are read from its body.
+            Requests::Pages(_) => true,
             // Such answers are judged by what they hold (a gRPC call's status is in its
             // trailers, and its messages are counted).
             Requests::Judged(_) => true,
@@ -231,6 +239,7 @@ impl<'a> Requests<'a> {
             Requests::Targets(t) => t.current.get(i).and_then(|&k| t.all.get(k as usize)).map(Vec::as_slice),
             Requests::Replay(r) => r.bytes.get(i).map(Vec::as_slice),
             Requests::Judged(j) => j.built(i),
+            Requests::Pages(b) => b.request(i),
         }
     }
 
@@ -263,7 +272,11 @@ impl<'a> Requests<'a> {
     /// Whether slot `i`'s response is to be walked away from once its body starts
     /// (`--client-abort-rate`).
     pub(super) fn aborts(&self, i: usize) -> bool {
-        matches!(self, Requests::Proxy(p) if p.built.get(i).is_some_and(|b| b.1.abort))
+        match self {
+            Requests::Proxy(p) => p.built.get(i).is_some_and(|b| b.1.abort),
+            Requests::Pages(b) => b.sent(i).is_some_and(|s| s.abort),
+            _ => false,
+        }
     }
 
     /// A proxy test's `--keepalive`: responses a connection carries before it is replaced
@@ -271,6 +284,7 @@ impl<'a> Requests<'a> {
     pub(super) fn keepalive(&self) -> u64 {
         match self {
             Requests::Proxy(p) => p.client.keepalive(),
+            Requests::Pages(b) => b.proxy().map_or(0, ProxyClient::keepalive),
             _ => 0,
         }
     }
@@ -280,6 +294,7 @@ impl<'a> Requests<'a> {
     pub(super) fn first_timed(&self) -> Option<Part> {
         match self {
             Requests::Proxy(_) => Some(Part::Head),
+            Requests::Pages(b) => b.proxy().map(|_| Part::Head),
             Requests::Judged(j) => j.first_timed(),
             _ => None,
         }
@@ -292,6 +307,12 @@ impl<'a> Requests<'a> {
             Requests::Proxy(p) => {
                 let Some((_, sent)) = p.built.get(i) else { return };
                 if let Some(why) = p.client.check(sent, status, captured) {
+                    rec.content_error(why);
+                }
+            }
+            Requests::Pages(b) => {
+                let (Some(client), Some(sent)) = (b.proxy(), b.sent(i)) else { return };
+                if let Some(why) = client.check(sent, status, captured) {
                     rec.content_error(why);
                 }
             }
@@ -338,10 +359,20 @@ impl<'a> Requests<'a> {
         }
     }
 
-    /// Measuring starts: a judging workload's counts start again.
+    /// Measuring starts: a judging workload's or the pages' counts start again.
     pub(super) fn restart_counts(&mut self) {
-        if let Requests::Judged(j) = self {
-            j.restart_counts();
+        match self {
+            Requests::Judged(j) => j.restart_counts(),
+            Requests::Pages(b) => b.restart_counts(),
+            _ => {}
+        }
+    }
+
+    /// Whether every request this mode started is done with: no page under way.
+    pub(super) fn settled(&self) -> bool {
+        match self {
+            Requests::Pages(b) => b.settled(),
+            _ => true,
         }
     }
 
@@ -353,6 +384,7 @@ impl<'a> Requests<'a> {
     ) -> Option<Box<dyn crate::stats::section::Section>> {
         match self {
             Requests::Judged(j) => Some(j.counts(first)),
+            Requests::Pages(b) => Some(b.section()),
             _ => None,
         }
     }
@@ -378,6 +410,8 @@ impl<'a> Requests<'a> {
                 *sent = p.client.build(req);
                 Ok(false)
             }
+            // The slot's request was written when it claimed its work.
+            Requests::Pages(_) => Ok(false),
             Requests::Script(s) => {
                 let Some(req) = s.built.get_mut(i) else { return Ok(s.fixed.starts_with(b"HEAD ")) };
                 match s.first.take() {
@@ -400,6 +434,23 @@ impl Core<'_> {
         if self.redirect_request(i).is_some() {
             // A redirect's next hop, after its connection was opened again.
             return self.resend(i);
+        }
+        if let Requests::Pages(b) = &mut self.requests {
+            let now = self.clock.now_us();
+            match b.claim(i, now, self.budget != Some(0)) {
+                Claim::Wait => {
+                    self.slots[i].state = State::Idle;
+                    return;
+                }
+                Claim::Page => {
+                    // -n counts pages.
+                    if let Some(left) = &mut self.budget {
+                        *left = left.saturating_sub(1);
+                    }
+                }
+                Claim::Object => {}
+            }
+            return self.send(i, u64::MAX);
         }
         if let When::Paced(p) = &mut self.when {
             // A session's request that waited for this slot goes first.
@@ -434,7 +485,7 @@ impl Core<'_> {
     /// Starts the next request on slot `i`; it should have started at `intended_us` (or now,
     /// when that is later). The protocol puts it on the wire when it settles ([`Op::Submit`]).
     pub(super) fn send(&mut self, i: usize, intended_us: u64) {
-        if let Some(left) = &mut self.budget {
+        if let Some(left) = self.budget.as_mut().filter(|_| !matches!(self.requests, Requests::Pages(_))) {
             // -n: this thread's count is sent; the loop drains and ends.
             let Some(rest) = left.checked_sub(u64::from(self.pipeline)) else {
                 *left = 0;
@@ -463,6 +514,18 @@ impl Core<'_> {
             generation: s.generation,
         });
         self.ask(Op::Submit { slot: i as u32, head });
+    }
+
+    /// Slot `i`'s request ended, answered with `status` (`captured` when kept) or failed: a
+    /// browser goes on with its page, its idle slots fetching the objects the page named.
+    pub(super) fn page_ended(&mut self, i: usize, status: Option<u16>, captured: Option<&Captured>) {
+        let Requests::Pages(b) = &mut self.requests else { return };
+        let Some(wake) = b.ended(i, status, captured, self.clock.now_us()) else { return };
+        for j in wake {
+            if j != i && self.slots[j].state == State::Idle {
+                self.request_next(j);
+            }
+        }
     }
 
     /// Slot `i`'s request is on a later hop of its redirect chain, if it is: what it sends.
@@ -577,7 +640,7 @@ fn pipeline_depth(script: &ThreadScript, fixed: &[u8]) -> Result<(u32, Option<Ve
 
 /// A stream number for thread `index` that differs between processes too, so proxy tests run
 /// from several processes never repeat each other's misses.
-fn process_stream(index: usize) -> u64 {
+pub(super) fn process_stream(index: usize) -> u64 {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
     crate::workload::gen::mix(u64::from(std::process::id()) << 32 ^ nanos) ^ index as u64
 }
