@@ -33,7 +33,7 @@ pub use recorder::{
 pub use redirects::RedirectCounts;
 pub use summary::{Distribution, Summary};
 pub(crate) use tally::counts;
-pub use tally::Tally;
+pub use tally::{tally_times, Tally};
 
 /// Highest latency the histograms track: one hour, in microseconds.
 pub const MAX_LATENCY_US: u64 = 3_600_000_000;

@@ -92,14 +92,8 @@ impl PartialEq for PagesSection {
 impl Tally for PagesSection {
     fn tally(&mut self, other: &PagesSection) {
         self.counts.tally(&other.counts);
-        // Threads' times add up; written results' (merge) keep only their percentiles, which
-        // do not.
-        self.times = match (self.times.take(), &other.times) {
-            (Some(mut a), Some(b)) => a.add(b).is_ok().then_some(a),
-            (None, Some(b)) if self.load.is_none() => Some(b.clone()),
-            (a, None) if other.load.is_none() => a,
-            _ => None,
-        };
+        let (mine, theirs) = (self.load.is_some(), other.load.is_some());
+        self.times = super::tally_times(self.times.take(), mine, other.times.as_ref(), theirs);
         self.load = self.times.as_ref().map(LoadTimes::of);
     }
 }

@@ -31,6 +31,23 @@ impl<K: Ord + Copy> Tally for BTreeMap<K, u64> {
     }
 }
 
+/// Adds `other`'s times into `mine`, each side's percentiles `written` or not: threads' times
+/// add up, but a result read back (merge) keeps only its percentiles, which do not, so a sum
+/// with one has no times.
+pub fn tally_times(
+    mine: Option<hdrhistogram::Histogram<u64>>,
+    mine_written: bool,
+    other: Option<&hdrhistogram::Histogram<u64>>,
+    other_written: bool,
+) -> Option<hdrhistogram::Histogram<u64>> {
+    match (mine, other) {
+        (Some(mut a), Some(b)) => a.add(b).is_ok().then_some(a),
+        (None, Some(b)) if !mine_written => Some(b.clone()),
+        (a, None) if !other_written => a,
+        _ => None,
+    }
+}
+
 /// Defines a struct of counts and its [`Tally`], which tallies every field: adding a count is
 /// adding its field.
 macro_rules! counts {

@@ -48,14 +48,8 @@ impl PartialEq for GrpcSection {
 impl Tally for GrpcSection {
     fn tally(&mut self, other: &GrpcSection) {
         self.counts.tally(&other.counts);
-        // Threads' times add up; written results' (merge) keep only their percentiles, which
-        // do not.
-        self.first = match (self.first.take(), &other.first) {
-            (Some(mut a), Some(b)) => a.add(b).is_ok().then_some(a),
-            (None, Some(b)) if self.first_message_us.is_none() => Some(b.clone()),
-            (a, None) if other.first_message_us.is_none() => a,
-            _ => None,
-        };
+        let (mine, theirs) = (self.first_message_us.is_some(), other.first_message_us.is_some());
+        self.first = crate::stats::tally_times(self.first.take(), mine, other.first.as_ref(), theirs);
         self.first_message_us = self.first.as_ref().map(crate::report::json::latency);
     }
 }
