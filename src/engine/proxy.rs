@@ -89,6 +89,14 @@ impl<'a> ProxyClient<'a> {
         }
     }
 
+    /// The builder of thread `index`, its stream differing between processes too, so proxy
+    /// tests run from several processes never repeat each other's misses.
+    pub fn for_thread(plan: &'a ProxySetup, index: usize) -> ProxyClient<'a> {
+        let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        let stream = crate::workload::gen::mix(u64::from(std::process::id()) << 32 ^ nanos) ^ index as u64;
+        ProxyClient::new(plan, stream)
+    }
+
     /// Whether every body is checked against its URL (so responses are kept whole).
     pub fn checks_content(&self) -> bool {
         self.plan.check_content

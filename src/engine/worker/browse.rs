@@ -104,7 +104,7 @@ impl<'a> Browsing<'a> {
         let (source, home, seed) = match &setup.source {
             PageSource::Site => (Source::Site { start: request, tls }, url_of(request, tls), 1),
             PageSource::Proxy(p) => {
-                let client = ProxyClient::new(p, super::requests::process_stream(index));
+                let client = ProxyClient::for_thread(p, index);
                 (Source::Proxy(client), Url::parse(&format!("http://{}/", p.origin)).ok(), p.workload.seed)
             }
         };

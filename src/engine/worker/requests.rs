@@ -163,7 +163,7 @@ impl<'a> Requests<'a> {
                 Ok((Requests::Pages(Box::new(Browsing::new(p, &plan.request, plan.https(), index, slots))), 1))
             }
             (RequestSource::Proxy(p), _) => {
-                let client = ProxyClient::new(p, process_stream(index));
+                let client = ProxyClient::for_thread(p, index);
                 let built = (0..slots).map(|_| (Vec::new(), Sent::default())).collect();
                 Ok((Requests::Proxy(Proxied { client, built }), 1))
             }
@@ -636,13 +636,6 @@ fn pipeline_depth(script: &ThreadScript, fixed: &[u8]) -> Result<(u32, Option<Ve
     })?;
     let first = script.builds_requests().then(|| sample.clone());
     Ok((n.min(u32::MAX as usize) as u32, first))
-}
-
-/// A stream number for thread `index` that differs between processes too, so proxy tests run
-/// from several processes never repeat each other's misses.
-pub(super) fn process_stream(index: usize) -> u64 {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-    crate::workload::gen::mix(u64::from(std::process::id()) << 32 ^ nanos) ^ index as u64
 }
 
 /// `request` in a memory file to send by reference, when it is large and goes over plain
