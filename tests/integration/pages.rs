@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::harness::{exclusive, free_port, load, strain_raw, Nginx};
+use crate::harness::{exclusive, free_port, load, strain_raw, Nginx, Origin};
 use crate::proxies::{Ats, AtsMode};
 
 /// The site: three pages, their objects (a style sheet, a script, images by `src` and by
@@ -132,6 +132,69 @@ fn links_are_followed_to_the_depth_and_the_log_adds_up() {
         ("/pages/objects_failed", b),
         ("/pages/followed", 20),
     ]);
+}
+
+/// A GET of `path` from `addr` (one connection, closed after): the body, binary or not.
+fn get(addr: std::net::SocketAddr, path: &str) -> Vec<u8> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut all = Vec::new();
+    s.read_to_end(&mut all).unwrap();
+    let at = all.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    all.split_off(at)
+}
+
+/// The paths a generated page names in `attr="..."` (strain's origin writes them plainly).
+fn named(page: &[u8], attr: &str) -> Vec<String> {
+    let text = String::from_utf8_lossy(page);
+    text.split(&format!("{attr}=\"")).skip(1).map(|rest| rest.split('"').next().unwrap().to_string()).collect()
+}
+
+#[test]
+fn a_site_generated_by_strains_origin_is_loaded_from_nginx_exactly() {
+    // strain's origin writes the site: pages of 3 objects and 2 links each, fixed by their
+    // ids; every page within two links of the first, and every object they embed, is saved
+    // into nginx's root under its own path.
+    let origin = Origin::start(&["--embed", "3", "--links", "2"]);
+    let mut nginx = site(false);
+    let root = nginx.dir.path().join("site");
+    let (mut embeds, mut frontier) = (BTreeMap::new(), vec!["/d/1/6000.html".to_string()]);
+    for _ in 0..3 {
+        let mut next = Vec::new();
+        for page in std::mem::take(&mut frontier) {
+            if embeds.contains_key(&page) {
+                continue;
+            }
+            let body = get(origin.addr, &page);
+            let objects = named(&body, "src");
+            assert_eq!(objects.len(), 3, "{page}");
+            for path in objects.iter().chain([&page]) {
+                let file = root.join(path.trim_start_matches('/'));
+                std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+                std::fs::write(&file, if path == &page { body.clone() } else { get(origin.addr, path) }).unwrap();
+            }
+            next.extend(named(&body, "href"));
+            embeds.insert(page, objects);
+        }
+        frontier = next;
+    }
+    origin.stop();
+    // One browser follows links two deep from the first page, ten times over.
+    let run = load("--fullpage --follow --max-depth 2 -n 30 -c 6 -t 1", &format!("{}d/1/6000.html", nginx.url()));
+    nginx.stop();
+    let log = logged(&nginx);
+    let mut want: BTreeMap<String, u64> = BTreeMap::new();
+    for (page, objects) in &embeds {
+        let times = log.get(&format!("GET {page} 200")).copied().unwrap_or(0);
+        for path in objects.iter().chain([page]) {
+            *want.entry(format!("GET {path} 200")).or_default() += times;
+        }
+    }
+    want.retain(|_, n| *n > 0);
+    assert_eq!(log, want, "every page and each of its objects, as often as the page was loaded");
+    assert!(log["GET /d/1/6000.html 200"] >= 10, "{log:?}");
+    run.assert_nums(&[("/pages/loaded", 30), ("/pages/objects", 90), ("/pages/followed", 20), ("/requests", 120)]);
 }
 
 #[test]
