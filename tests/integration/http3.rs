@@ -87,8 +87,8 @@ fn a_stall_is_corrected_over_http3_as_over_http1() {
     // time the origin takes to answer the 4,000 that waited: over HTTP/3 this test build's
     // origin answers about 25,000 a second, which adds up to 0.2 s near the p90 (0.9 s by
     // that arithmetic) and under 20 ms at the p99. The debug build on two busy cores drains at
-    // half that speed (p90 1.08-1.10 s seen), so the p90's bound above is 1.2 s: an uncorrected
-    // or doubly counted stall still falls far outside it.
+    // half that speed (p90 1.08-1.10 s seen; 1.23 s on a slower machine), so the p90's bound
+    // above is 1.3 s: an uncorrected or doubly counted stall still falls far outside it.
     let origin =
         crate::harness::Origin::start(&["-t", "1", "--stall-at", "4s", "--stall-for", "2s", "--tls", "--http3"]);
     let run = strain_at("--http3 -k -m 10 -t 2 -c 5 -d 12s -R 2000 -T 5s", &origin.url());
@@ -98,7 +98,7 @@ fn a_stall_is_corrected_over_http3_as_over_http1() {
     assert_eq!(served.requests, 24_000);
     let p90 = run.num("/latency_us/percentiles/90") as f64;
     let p99 = run.num("/latency_us/percentiles/99") as f64;
-    assert!((720_000.0..=1_200_000.0).contains(&p90), "corrected p90 {p90} µs");
+    assert!((720_000.0..=1_300_000.0).contains(&p90), "corrected p90 {p90} µs");
     assert!((p99 - 1_880_000.0).abs() <= 188_000.0, "corrected p99 {p99} µs");
     // Measured from the actual send, the stall all but vanishes.
     let u90 = run.num("/uncorrected_latency_us/percentiles/90");

@@ -113,8 +113,10 @@ const ECHO_AND_PING: &str = "-c 10000 -t 2 -d 6s -R 1000 --ping 1s --interval 1s
 /// retried). A user holding 10,000 on such a server gives the upgrades longer, as here, and
 /// the run too: its 10,000 upgrades take 4-5 s on a quiet machine, 8 s while other tests
 /// load both cores (CI), so the run is long enough to hold them all for several rows after.
+/// Echoing and pinging while it upgrades, a slower machine's Python took 14 s for them: that
+/// run is longer still.
 const PYTHON_LISTEN: &str = "-c 10000 -t 2 -d 15s --listen-only --interval 1s -T 5s";
-const PYTHON_ECHO_AND_PING: &str = "-c 10000 -t 2 -d 15s -R 1000 --ping 1s --interval 1s -T 5s";
+const PYTHON_ECHO_AND_PING: &str = "-c 10000 -t 2 -d 25s -R 1000 --ping 1s --interval 1s -T 5s";
 
 /// Asserts the echo run's messages and pings: every message sent was echoed, and `echoed` (the
 /// server's count, when it keeps one) is strain's count.
