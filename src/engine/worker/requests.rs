@@ -272,10 +272,16 @@ impl<'a> Requests<'a> {
     /// Whether slot `i`'s response is to be walked away from once its body starts
     /// (`--client-abort-rate`).
     pub(super) fn aborts(&self, i: usize) -> bool {
+        self.proxied(i).is_some_and(|(_, sent)| sent.abort)
+    }
+
+    /// A proxy test's client and what slot `i`'s request asked of it (documents, or whole
+    /// pages of them).
+    fn proxied(&self, i: usize) -> Option<(&ProxyClient<'a>, &Sent)> {
         match self {
-            Requests::Proxy(p) => p.built.get(i).is_some_and(|b| b.1.abort),
-            Requests::Pages(b) => b.sent(i).is_some_and(|s| s.abort),
-            _ => false,
+            Requests::Proxy(p) => p.built.get(i).map(|b| (&p.client, &b.1)),
+            Requests::Pages(b) => b.proxy().zip(b.sent(i)),
+            _ => None,
         }
     }
 
@@ -304,14 +310,8 @@ impl<'a> Requests<'a> {
     /// content, a judging workload by its own rules), and counted in `rec`.
     pub(super) fn judge(&mut self, i: usize, status: u16, captured: Option<&Captured>, rec: &mut Recorder) {
         match self {
-            Requests::Proxy(p) => {
-                let Some((_, sent)) = p.built.get(i) else { return };
-                if let Some(why) = p.client.check(sent, status, captured) {
-                    rec.content_error(why);
-                }
-            }
-            Requests::Pages(b) => {
-                let (Some(client), Some(sent)) = (b.proxy(), b.sent(i)) else { return };
+            Requests::Proxy(_) | Requests::Pages(_) => {
+                let Some((client, sent)) = self.proxied(i) else { return };
                 if let Some(why) = client.check(sent, status, captured) {
                     rec.content_error(why);
                 }
