@@ -147,6 +147,10 @@ impl<'a, T: Transport> Worker<'a, T> {
                 self.expire(now);
             }
             if (now >= self.core.end_us() || counted || stuck) && !self.core.is_draining() {
+                if !counted && !stuck {
+                    self.core.send_due_before_end();
+                    self.transport.settle(&mut self.core);
+                }
                 self.core.start_drain();
                 self.transport.drain(&mut self.core);
                 self.transport.settle(&mut self.core);

@@ -449,6 +449,15 @@ impl Core<'_> {
         }
     }
 
+    /// The duration is up: paced requests due before its end go out on the connections free
+    /// now. A thread woken a little after the end (a busy machine wakes it late) would
+    /// otherwise count its last due requests as unsent though connections were free for them.
+    pub(super) fn send_due_before_end(&mut self) {
+        if matches!(self.when, When::Paced(_)) {
+            self.dispatch(self.end_us.saturating_sub(1));
+        }
+    }
+
     /// At the end of the test (or when it is stopped early), requests already sent are still
     /// waited for (up to their timeout), so the count strain reports is the count the server
     /// answered; connections with nothing in flight close now.
