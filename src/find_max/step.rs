@@ -30,6 +30,10 @@ use super::watch::Watched;
 pub const LATE_SHARE: f64 = 0.02;
 /// ...and above this count: one late send among six at 4 requests/s is a hiccup, not a trend.
 pub const LATE_MIN: u64 = 20;
+/// ...and only when they were late, on average, by at least this share of the SLO's tightest
+/// latency bound: a thread woken 2 ms late by a busy host (a VM whose CPUs are taken by its
+/// host's other guests) cannot have broken a p99 of 100 ms, so the step is the service's.
+pub const LATE_MATERIAL: f64 = 0.05;
 /// A worker thread busy for this share of the step was saturated.
 pub const CPU_SATURATED: f64 = 0.9;
 /// A step falling this far below its target rate fails (the 95%).
@@ -146,12 +150,13 @@ impl Step {
         let p = &s.total.pacing;
         let share = |n: u64| if p.sent == 0 || n < LATE_MIN { 0.0 } else { n as f64 / p.sent as f64 };
         let late_share = share(p.late_generator());
+        let material = tightest_bound_us(slo).is_none_or(|b| p.late_generator_mean_us() >= LATE_MATERIAL * b);
         let service_us = crate::stats::Distribution::of(&s.total.uncorrected_us).mean;
         let verdict = if outcomes.iter().all(|o| o.passed) && achieved >= ACHIEVED_SHARE * target {
             Verdict::Pass
-        } else if late_share > LATE_SHARE || cpu_share >= CPU_SATURATED {
+        } else if (late_share > LATE_SHARE && material) || cpu_share >= CPU_SATURATED {
             Verdict::Generator { late_share, cpu_share }
-        } else if share(p.late_no_connection - p.late_connecting) > LATE_SHARE
+        } else if share(p.late_no_connection.saturating_sub(p.late_connecting)) > LATE_SHARE
             && baseline_us.is_some_and(|b| service_us <= SLOWDOWN * b)
             && service_meets(&s.total.uncorrected_us, slo)
         {
@@ -185,6 +190,15 @@ impl Step {
     pub fn service_mean_us(&self) -> f64 {
         crate::stats::Distribution::of(&self.result.summary.total.uncorrected_us).mean
     }
+}
+
+/// The SLO's tightest upper bound on latency (a percentile, the maximum or the mean),
+/// microseconds, if it has one.
+fn tightest_bound_us(slo: &[Threshold]) -> Option<f64> {
+    slo.iter()
+        .filter(|t| t.metric.is_latency() && matches!(t.op, crate::verdict::Op::Lt | crate::verdict::Op::Le))
+        .map(|t| t.limit)
+        .reduce(f64::min)
 }
 
 /// Whether the service's own latency (from the actual send) meets the SLO's latency bounds: if
@@ -226,7 +240,15 @@ mod tests {
         for _ in 0..n {
             r.paced_response(200, ms * 1000, service_ms * 1000);
         }
-        r.pacing = crate::stats::Pacing { sent: n, late, late_no_connection: no_conn, ..Default::default() };
+        // strain's own late sends were late by the wait the corrected latency shows.
+        let late_generator_sum_us = (late - no_conn) * (ms - service_ms) * 1000;
+        r.pacing = crate::stats::Pacing {
+            sent: n,
+            late,
+            late_no_connection: no_conn,
+            late_generator_sum_us,
+            ..Default::default()
+        };
         r.sent = n;
         r.connections = 10;
         RunResult {
@@ -263,6 +285,8 @@ mod tests {
             (1000, 300, 250, 900, 900, 0.3, Some(5.0), "FAIL"),
             // Late with connections free: the generator.
             (1000, 300, 5, 500, 10, 0.3, Some(5.0), "generator limit"),
+            // ...but not when each was late by only 2 ms of the SLO's 100: the service's.
+            (1000, 300, 298, 500, 10, 0.3, Some(5.0), "FAIL"),
             // Its thread saturated: the generator.
             (1000, 300, 5, 0, 0, 0.95, Some(5.0), "generator limit"),
             // Every connection busy, the service as fast as before: -c.

@@ -211,6 +211,8 @@ fn recorder(n: &str, doc: &RunDoc) -> Result<Recorder, MergeError> {
         r.arrivals_dropped = count(n, "/rate/dropped", rate.dropped.unwrap_or(0))?;
         // The file keeps the mean; the sum it came from is back to within a microsecond.
         p.late_sum_us = ((rate.late_mean_us * p.late as f64).round() as u64).min(MAX_COUNT << 10);
+        p.late_generator_sum_us =
+            ((rate.late_own_mean_us * p.late_generator() as f64).round() as u64).min(MAX_COUNT << 10);
     }
     // The protocols' counts are read by their own types, and checked in `Part::read`. A
     // section no type of this build reads (a newer strain's, or a library caller's that did not

@@ -218,6 +218,7 @@ fn rate(summary: &Summary, config: &Config) -> Option<Rate> {
             late_connecting: p.late_connecting,
             late_mean_us: if p.late > 0 { p.late_sum_us as f64 / p.late as f64 } else { 0.0 },
             late_max_us: p.late_max_us,
+            late_own_mean_us: p.late_generator_mean_us(),
             unsent: p.unsent,
             dropped: (config.paces() == crate::config::Paces::Streams).then_some(summary.total.arrivals_dropped),
         }

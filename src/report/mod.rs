@@ -133,6 +133,7 @@ pub(crate) fn fixed_pacing() -> crate::stats::Pacing {
         late_no_connection: 30,
         late_connecting: 0,
         late_sum_us: 2_000_000,
+        late_generator_sum_us: 120_000,
         late_max_us: 1_480_000,
         unsent: 3,
     }

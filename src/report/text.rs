@@ -213,7 +213,7 @@ fn pacing_lines(out: &mut String, summary: &Summary, config: &Config, protocol: 
                 p.late_connecting
             );
         }
-        let busy_sends = p.late_no_connection - p.late_connecting;
+        let busy_sends = p.late_no_connection.saturating_sub(p.late_connecting);
         if busy_sends > 0 {
             let _ = write!(
                 out,

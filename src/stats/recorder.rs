@@ -328,6 +328,8 @@ pub struct Pacing {
     pub late_connecting: u64,
     /// Total lateness of late requests, microseconds.
     pub late_sum_us: u64,
+    /// Of that, the lateness of the sends strain's own thread delayed ([`Waited::Generator`]).
+    pub late_generator_sum_us: u64,
     /// Worst lateness, microseconds.
     pub late_max_us: u64,
     /// Requests that came due before the end but were never sent.
@@ -345,12 +347,23 @@ impl Pacing {
             self.late_max_us = self.late_max_us.max(late_us);
             self.late_no_connection += u64::from(waited != Waited::Generator);
             self.late_connecting += u64::from(waited == Waited::Connecting);
+            if waited == Waited::Generator {
+                self.late_generator_sum_us += late_us;
+            }
         }
     }
 
     /// Late sends with a connection free at their due time: strain's own thread was behind.
     pub fn late_generator(&self) -> u64 {
-        self.late - self.late_no_connection
+        self.late.saturating_sub(self.late_no_connection)
+    }
+
+    /// How late strain's own late sends were on average, microseconds (0 when none were).
+    pub fn late_generator_mean_us(&self) -> f64 {
+        match self.late_generator() {
+            0 => 0.0,
+            n => self.late_generator_sum_us as f64 / n as f64,
+        }
     }
 
     fn merge(&mut self, o: &Pacing) {
@@ -359,6 +372,7 @@ impl Pacing {
         self.late_no_connection += o.late_no_connection;
         self.late_connecting += o.late_connecting;
         self.late_sum_us += o.late_sum_us;
+        self.late_generator_sum_us += o.late_generator_sum_us;
         self.late_max_us = self.late_max_us.max(o.late_max_us);
         self.unsent += o.unsent;
     }

@@ -101,12 +101,14 @@ fn saved_runs_are_the_evidence_and_one_run_a_side_is_inconclusive() {
 fn the_ab_runner_finds_a_slower_build_and_keeps_its_runs() {
     let _alone = exclusive();
     let dir = tempfile::tempdir().unwrap();
-    let (fast, slow) = fast_and_slow("3ms");
+    let (fast, slow) = fast_and_slow("5ms");
     let (runs, page) = (dir.path().join("runs"), dir.path().join("page.html"));
     let run =
-        ab(dir.path(), &fast.url(), &slow.url(), &["--rounds", "3", "--save-runs", &p(&runs), "--html", &p(&page)]);
+        ab(dir.path(), &fast.url(), &slow.url(), &["--rounds", "5", "--save-runs", &p(&runs), "--html", &p(&page)]);
     assert_eq!(run.code, 98, "{}\n{}", run.stdout, run.stderr);
-    // p50 moves by 2 ms of 1: decided in 3 rounds (the tails of 1 s runs vary more).
+    // p50 moves by 4 ms of 1: decided in 5 rounds even on a busy VM, where a 1 ms origin's p50
+    // wandered from 1 to 3 ms between runs (the tails of 1 s runs vary more). 8 connections
+    // of 5 ms carry 1,600/s, well above the 1,000/s asked.
     assert_eq!(verdict(&run, "p50")["verdict"], "worse", "{}", run.stdout);
     assert_eq!(verdict(&run, "error_rate")["verdict"], "same", "{}", run.stdout);
     assert_eq!(run.json.as_ref().unwrap()["evidence"], "runs");
@@ -115,7 +117,8 @@ fn the_ab_runner_finds_a_slower_build_and_keeps_its_runs() {
     let mut saved: Vec<String> =
         std::fs::read_dir(&runs).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     saved.sort();
-    assert_eq!(saved, ["a-1.json", "a-2.json", "a-3.json", "b-1.json", "b-2.json", "b-3.json"]);
+    let want: Vec<String> = ["a", "b"].iter().flat_map(|s| (1..=5).map(move |k| format!("{s}-{k}.json"))).collect();
+    assert_eq!(saved, want);
     let one: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(runs.join("b-2.json")).unwrap()).unwrap();
     assert_eq!(one["config"]["url"], slow.url());
@@ -129,7 +132,7 @@ fn the_ab_runner_finds_a_slower_build_and_keeps_its_runs() {
     assert!(verdict_at < dom.find("<svg").unwrap(), "the verdict is not first");
     assert!(dom.contains("REGRESSION: p50"), "{dom}");
     assert!(dom.contains("<tr data-metric=\"p50\" data-verdict=\"slower\">"), "{dom}");
-    assert!(dom.matches("round ").count() >= 6, "{dom}");
+    assert!(dom.matches("round ").count() >= 10, "{dom}");
 }
 
 #[test]
