@@ -30,9 +30,10 @@ use super::watch::Watched;
 pub const LATE_SHARE: f64 = 0.02;
 /// ...and above this count: one late send among six at 4 requests/s is a hiccup, not a trend.
 pub const LATE_MIN: u64 = 20;
-/// ...and only when they were late, on average, by at least this share of the SLO's tightest
-/// latency bound: a thread woken 2 ms late by a busy host (a VM whose CPUs are taken by its
-/// host's other guests) cannot have broken a p99 of 100 ms, so the step is the service's.
+/// ...and only when strain's own delay in them was, on average, at least this share of the
+/// SLO's tightest latency bound: a thread woken 2 ms late by a busy host (a VM whose CPUs are
+/// taken by its host's other guests) cannot have broken a p99 of 100 ms, even for requests that
+/// had waited 300 ms behind busy connections before, so the step is the service's.
 pub const LATE_MATERIAL: f64 = 0.05;
 /// A worker thread busy for this share of the step was saturated.
 pub const CPU_SATURATED: f64 = 0.9;

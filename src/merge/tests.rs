@@ -28,7 +28,7 @@ fn segment(url: &str, index: u32, count: u32, values: &[u64]) -> Value {
     let mut rec = Recorder::new();
     for &v in values {
         rec.paced_response(200, v, v / 2 + 1);
-        rec.pacing.sent(0, crate::stats::Waited::Generator);
+        rec.pacing.sent(0, crate::stats::Waited::Generator(0));
     }
     rec.sent = values.len() as u64;
     rec.bytes = 100 * values.len() as u64;

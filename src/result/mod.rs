@@ -415,8 +415,8 @@ pub struct Rate {
     pub late_mean_us: f64,
     /// Largest lateness.
     pub late_max_us: u64,
-    /// Mean lateness of the late ones strain's own thread delayed (absent from results written
-    /// before it was kept).
+    /// Of the late ones strain's own thread delayed, the mean delay it added (absent from
+    /// results written before it was kept).
     #[serde(default)]
     pub late_own_mean_us: f64,
     /// Due but never sent (the run was stopped).

@@ -305,8 +305,9 @@ pub const LATE_SEND_US: u64 = 1_000;
 pub enum Waited {
     /// A connection was free at its due time, the thread took more than [`LATE_SEND_US`]
     /// after one came free, or it was behind (away from its poll or waiting for a CPU) for
-    /// over half the wait: the generator's own delay.
-    Generator,
+    /// over half the wait: the generator's own delay, with how much of the wait was its own
+    /// (µs: all of it when a connection was free at the due time).
+    Generator(u64),
     /// Every connection was under way when it came due.
     Busy,
     /// The connection it went on was still being opened when it came due.
@@ -328,7 +329,9 @@ pub struct Pacing {
     pub late_connecting: u64,
     /// Total lateness of late requests, microseconds.
     pub late_sum_us: u64,
-    /// Of that, the lateness of the sends strain's own thread delayed ([`Waited::Generator`]).
+    /// The delay strain's own thread added to the late sends it is blamed for
+    /// ([`Waited::Generator`]): a send that waited 300 ms behind busy connections and then 2 ms
+    /// for the thread adds 2 ms.
     pub late_generator_sum_us: u64,
     /// Worst lateness, microseconds.
     pub late_max_us: u64,
@@ -345,10 +348,10 @@ impl Pacing {
             self.late += 1;
             self.late_sum_us += late_us;
             self.late_max_us = self.late_max_us.max(late_us);
-            self.late_no_connection += u64::from(waited != Waited::Generator);
             self.late_connecting += u64::from(waited == Waited::Connecting);
-            if waited == Waited::Generator {
-                self.late_generator_sum_us += late_us;
+            match waited {
+                Waited::Generator(own_us) => self.late_generator_sum_us += own_us.min(late_us),
+                Waited::Busy | Waited::Connecting => self.late_no_connection += 1,
             }
         }
     }
@@ -358,7 +361,8 @@ impl Pacing {
         self.late.saturating_sub(self.late_no_connection)
     }
 
-    /// How late strain's own late sends were on average, microseconds (0 when none were).
+    /// The mean delay strain's own thread added to the late sends it is blamed for,
+    /// microseconds (0 when none were).
     pub fn late_generator_mean_us(&self) -> f64 {
         match self.late_generator() {
             0 => 0.0,

@@ -106,7 +106,7 @@ fn find_max_at_a_known_capacity_answers_it_without_blaming_strain() {
         // A failed step's late sends waited for a connection (a passing step may have some of
         // strain's own on a busy machine: they are inside its latency, which still passed), or
         // were strain's own by a few ms (a VM's host woke its thread late), far from the 100 ms
-        // bound: at most 2% of the sends, or late by under 5 ms on average.
+        // bound: at most 2% of the sends, or strain's own delay in them under 5 ms on average.
         if s["verdict"] != "slo" {
             continue;
         }

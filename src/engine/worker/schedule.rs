@@ -148,7 +148,7 @@ impl<'a> Paced<'a> {
     /// `o`'s free slots), waited: strain's thread (it was behind for most of the wait, or took
     /// long to send once a connection was free), or no connection.
     fn waited(&mut self, o: usize, i: usize, due_us: u64, now: u64, slots: &[Slot]) -> Waited {
-        let Some(&taken) = self.free.get(i) else { return Waited::Generator };
+        let Some(&taken) = self.free.get(i) else { return Waited::Generator(now.saturating_sub(due_us)) };
         // The free list is a stack: its bottom has been free longest, maybe since before the
         // due time even when the slot taken from its top came free after it.
         let longest = self.idle.get(o).and_then(|v| v.first()).map(|&b| b as usize).filter(|&b| {
@@ -162,15 +162,18 @@ impl<'a> Paced<'a> {
         }
         let late = crate::stats::LATE_SEND_US;
         if lag > late {
-            Waited::Generator
+            Waited::Generator(lag)
         } else if due_us < first.opened_us {
             // Opening connections keeps the thread busy too, but what the send waited for
             // was its connection.
             Waited::Connecting
-        } else if self.behind.since(due_us, now).saturating_mul(2) > now.saturating_sub(due_us).max(2 * late) {
-            Waited::Generator
         } else {
-            Waited::Busy
+            let behind = self.behind.since(due_us, now);
+            if behind.saturating_mul(2) > now.saturating_sub(due_us).max(2 * late) {
+                Waited::Generator(behind)
+            } else {
+                Waited::Busy
+            }
         }
     }
 }
