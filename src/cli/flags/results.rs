@@ -120,7 +120,7 @@ pub struct K8sJobFlags {
     /// Pods sharing the load, one segment each (on different nodes when there are enough).
     #[arg(long = "segments", value_name = "N", required = true, value_parser = units::count)]
     pub segments: usize,
-    /// The container image; its entrypoint must be strain (see Containerfile).
+    /// The container image; its entrypoint must be strain (see the Dockerfile).
     #[arg(long = "image", value_name = "IMAGE", required = true)]
     pub image: String,
     /// The Job's name, a DNS-1123 label (lowercase letters, digits and '-').
