@@ -96,6 +96,8 @@ from driver.report import f_kib, f_num, f_ratio, flags, pct, ratio
 
 TOOLS = ("strain-h3", "h2load-h3", "strain-h2")
 PEER = "h2load-h3"
+# bench/quinn-h3's loop on quinn and h3 (bench/h3_stack.py; issue 44's TLS stack).
+QUINN = "quinn-h3"
 DEFAULT_H2LOAD = os.path.join(cli.REPO, "target", "peers", "h2load-h3", "prefix", "bin", "h2load")
 INSTALL = ("apt-get install -y caddy openssl time (taskset is in util-linux); "
            "bash bench/build-h2load-h3.sh for h2load with HTTP/3")
@@ -176,6 +178,8 @@ def gen_argv(tool, args, connections, streams, duration, json_path):
     if tool == PEER:
         argv = [args.h2load, "--npn-list", "h3", "-t1", "-c%d" % connections,
                 "-m%d" % streams, "-D", "%g" % duration]
+    elif tool == QUINN:
+        argv = [args.quinn, str(connections), str(streams), "%g" % duration]
     else:
         binary = args.baseline if tool == "baseline-h3" else args.strain
         argv = [binary, "--http2" if tool == "strain-h2" else "--http3", "-k", "-t1",
@@ -195,6 +199,14 @@ def parse(tool, run, json_path):
             run["problems"].append("h2load did not speak h3")
         run["h2load"] = p
         return p.get("requests"), p.get("duration")
+    if tool == QUINN:
+        run["problems"] = tools.exit_problems(run)
+        words = run["stdout"].split()
+        if len(words) != 4 or words[0] != "requests" or words[2] != "seconds":
+            run["problems"].append("no request count")
+            return None, None
+        # It exits non-zero when any connection or request fails.
+        return int(words[1]), float(words[3])
     run["problems"] = tools.exit_problems(run)
     p = tools.parse_strain(run, json_path)
     doc = run.get("tool_report") or {}
@@ -282,7 +294,9 @@ def mem_works(run, n):
         why.append("exit %s%s" % (run["exit"], ", timed out" if run["timed_out"] else ""))
     if not run["requests"] or run["requests"] < n:
         why.append("%s requests < %d connections" % (f_num(run["requests"]), n))
-    if run["tool"] != PEER:
+    if run["tool"] == QUINN:
+        pass
+    elif run["tool"] != PEER:
         if (run.get("handshakes") or 0) < n:
             why.append("%s handshakes < %d" % (f_num(run.get("handshakes")), n))
         if run.get("handshake_failures"):
