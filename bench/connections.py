@@ -23,7 +23,7 @@ requests per second are connections per second.
 Everything stays on 127.0.0.1; nginx runs from a private directory and is
 stopped on exit.  Needs wrk, nginx, taskset.
 
-Example:  python3 bench/connections.py --strain target/release/strain
+Example:  python3 bench/connections.py --strain target/dist/strain
 """
 
 import os

@@ -73,7 +73,7 @@ exact peak RSS; strace for ``--syscalls``.  Install with
 ``apt-get install -y wrk nginx-light`` (and ``time``, ``strace``).
 Python 3 standard library only.
 
-Example:  python3 bench/core.py --strain target/release/strain --syscalls --json /tmp/core.json
+Example:  python3 bench/core.py --strain target/dist/strain --syscalls --json /tmp/core.json
 """
 
 import os

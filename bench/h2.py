@@ -61,7 +61,7 @@ Requirements: h2load (Debian ``nghttp2-client``), nginx (``nginx-light``),
 GNU time, taskset.  The script installs nothing; it stops with a one-line
 error naming what is missing.  Python 3 standard library only.
 
-Example:  python3 bench/h2.py --strain target/release/strain --json /tmp/h2.json
+Example:  python3 bench/h2.py --strain target/dist/strain --json /tmp/h2.json
 """
 
 import argparse

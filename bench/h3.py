@@ -79,7 +79,7 @@ target/peers/h2load-h3/prefix/bin/h2load, the default ``--h2load``).  The
 script installs nothing; it stops with a one-line error naming what is
 missing.  Python 3 standard library only.
 
-Example:  python3 bench/h3.py --strain target/release/strain --json bench/results/h3-2026-11-25.json
+Example:  python3 bench/h3.py --strain target/dist/strain --json bench/results/h3-2026-11-25.json
 """
 
 import os

@@ -8,7 +8,7 @@ UDP datagrams the server sent per response: the machine's UDP OutDatagrams
 (/proc/net/snmp) over the run, less strain's.  Everything on loopback; run it
 on an otherwise quiet machine, since the datagram counter is system-wide.
 
-Example:  python3 bench/h3_packets.py --strain target/release/strain
+Example:  python3 bench/h3_packets.py --strain target/dist/strain
 """
 
 import json

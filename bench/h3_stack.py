@@ -29,7 +29,7 @@ summary gives the medians and quinn/strain.
 Build the loop first:
     cargo build --release --manifest-path bench/quinn-h3/Cargo.toml --target-dir target/quinn-h3
 
-Example:  python3 bench/h3_stack.py --strain target/release/strain \\
+Example:  python3 bench/h3_stack.py --strain target/dist/strain \\
               --quinn target/quinn-h3/release/quinn-h3-loop --json bench/results/h3-stack-DATE.json
 """
 

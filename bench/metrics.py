@@ -66,7 +66,7 @@ runs from a private temporary directory and is stopped on exit, exception
 or Ctrl-C.  Python 3 standard library only; the shared helpers come from
 bench/driver/.  Requirements: nginx (Debian ``nginx-light``), taskset.
 
-Example:  python3 bench/metrics.py --strain target/release/strain --json /tmp/metrics.json
+Example:  python3 bench/metrics.py --strain target/dist/strain --json /tmp/metrics.json
 """
 
 import os

@@ -9,7 +9,7 @@ and serve the same 100-byte body at /d/1/100; h2load runs on CPU 0 for 8 s per r
 order alternated. The figure is requests completed per CPU-second of the server process (all its
 threads, from /proc/PID/stat). Both servers run throughout on free ports; the idle one costs nothing.
 
-Usage: python3 bench/origin_pipelined.py [--strain target/release/strain]
+Usage: python3 bench/origin_pipelined.py [--strain target/dist/strain]
 Needs: apt-get install -y nginx-light nghttp2-client
 """
 

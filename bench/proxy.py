@@ -70,7 +70,7 @@ is stopped on exit, exception or Ctrl-C.  Requirements: wrk, nginx
 taskset.  Python 3 standard library only; the shared helpers come
 from bench/driver/.
 
-Example:  python3 bench/proxy.py --strain target/release/strain --json /tmp/proxy.json
+Example:  python3 bench/proxy.py --strain target/dist/strain --json /tmp/proxy.json
 """
 
 import hashlib

@@ -83,7 +83,7 @@ runs from a private temporary directory and is stopped on exit, exception
 or Ctrl-C.  Python 3 standard library only; the shared helpers (nginx,
 wait4 runner, settle, reports) come from bench/driver/.
 
-Example:  python3 bench/rate.py --strain target/release/strain --json /tmp/rate.json
+Example:  python3 bench/rate.py --strain target/dist/strain --json /tmp/rate.json
 """
 
 import os

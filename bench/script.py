@@ -48,7 +48,7 @@ Requirements: wrk (Debian's, with LuaJIT), nginx (``nginx-light``),
 taskset.  Python 3 standard library only; the shared helpers come
 from bench/driver/.
 
-Example:  python3 bench/script.py --strain target/release/strain --json /tmp/script.json
+Example:  python3 bench/script.py --strain target/dist/strain --json /tmp/script.json
 """
 
 import os

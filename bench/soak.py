@@ -39,7 +39,7 @@ Everything stays on 127.0.0.1 / localhost; the server runs from a private
 directory and is stopped on exit.  Needs nginx and taskset; for h3 caddy and
 openssl.
 
-Example:  python3 bench/soak.py --protocol h2 --strain target/release/strain --json /tmp/soak.json
+Example:  python3 bench/soak.py --protocol h2 --strain target/dist/strain --json /tmp/soak.json
 """
 
 import json

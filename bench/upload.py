@@ -29,7 +29,7 @@ to a private temporary directory.  Everything stays on 127.0.0.1; nginx is
 stopped on exit.  Needs wrk, nginx (``nginx-light``), taskset, openssl for
 ``--https``.
 
-Example:  python3 bench/upload.py --strain target/release/strain --https --json /tmp/upload.json
+Example:  python3 bench/upload.py --strain target/dist/strain --https --json /tmp/upload.json
 """
 
 import os

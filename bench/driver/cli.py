@@ -76,7 +76,7 @@ def parser(description, *common, **defaults):
     COMMON options named in `common` or `defaults` (name=default)."""
     ap = argparse.ArgumentParser(description=description,
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    ap.add_argument("--strain", default="target/release/strain",
+    ap.add_argument("--strain", default="target/dist/strain",
                     help="strain binary (relative paths: to the current directory, "
                          "else to the repository root)")
     for name in list(common) + list(defaults):
@@ -125,7 +125,7 @@ def parse(ap, needs_strain=True):
     args.strain = os.path.abspath(args.strain)
     if needs_strain and not (os.path.isfile(args.strain) and os.access(args.strain, os.X_OK)):
         raise SetupError("strain binary not found or not executable: %s (build it with "
-                         "cargo build --release, or pass --strain PATH)" % args.strain)
+                         "cargo build --profile dist, or pass --strain PATH)" % args.strain)
     if getattr(args, "baseline", None):
         args.baseline = os.path.abspath(args.baseline)
         if not (os.path.isfile(args.baseline) and os.access(args.baseline, os.X_OK)):
