@@ -61,7 +61,14 @@ fn the_interval_follows_the_length_unless_given_and_lines_stay_a_second_apart() 
     assert_eq!(counted.num("/requests"), 600);
     let rows = rows(&counted);
     assert!(rows.len() > 1 && rows[1]["start_s"].as_f64().unwrap() >= 0.1, "{rows:?}");
-    assert!((rows[0]["length_s"].as_f64().unwrap() - 0.1).abs() < 0.01, "{rows:?}");
+    // The cuts keep to a 100 ms grid: a cut made late (a VM's host woke the thread 16 ms late
+    // in a full run) shortens the next row by as much.
+    let full = &rows[..rows.len() - 1];
+    for (k, row) in full.iter().enumerate() {
+        assert!((row["start_s"].as_f64().unwrap() - 0.1 * k as f64).abs() < 0.03, "row {k}: {rows:?}");
+    }
+    let mean = full.iter().map(|r| r["length_s"].as_f64().unwrap()).sum::<f64>() / full.len() as f64;
+    assert!((mean - 0.1).abs() < 0.005, "mean row {mean} s: {rows:?}");
 }
 
 #[test]
@@ -69,7 +76,9 @@ fn a_long_series_kept_in_a_temporary_file_or_without_one_comes_back_whole() {
     // 2 s of 10 ms rows: about 200, past the batches the engine moves to an unlinked file,
     // and the same where TMPDIR names no directory (the rows stay in memory).
     let origin = Origin::start(&["-t", "1"]);
-    let line = format!("-t 2 -c 4 -R 2000 -d 2s --interval 10ms {}", origin.url());
+    // 1,000 requests/s: a debug build cutting a row every 10 ms fell 40 ms behind at 2,000/s on
+    // a 2-vCPU VM, and left the last requests unsent.
+    let line = format!("-t 2 -c 4 -R 1000 -d 2s --interval 10ms {}", origin.url());
     for wrapper in [&[][..], &["env", "TMPDIR=/nonexistent/strain"][..]] {
         let run = crate::harness::strain_under(wrapper, &args(&line));
         assert_eq!(run.code, 0, "{wrapper:?}: {}", run.stderr);
@@ -80,6 +89,6 @@ fn a_long_series_kept_in_a_temporary_file_or_without_one_comes_back_whole() {
         assert!(rows.iter().all(|r| r["latency_histogram"].as_str().is_some_and(|h| h.starts_with("HISTF"))));
         let requests: u64 = rows.iter().map(|r| r["requests"].as_u64().unwrap()).sum();
         assert_eq!(requests, run.num("/requests"), "{wrapper:?}");
-        assert_eq!(run.num("/requests"), 4_000, "{wrapper:?}");
+        assert_eq!(run.num("/requests"), 2_000, "{wrapper:?}");
     }
 }
