@@ -82,7 +82,11 @@ where
         Some(Command::K8sJob(f)) => k8s::run(&f.0),
         Some(Command::Completions { shell }) => {
             let mut cmd = command(units);
-            clap_complete::generate(shell, &mut cmd, "strain", &mut std::io::stdout());
+            // Written whole, as the man page is: clap_complete panics when stdout is closed
+            // early (`strain completions zsh | head`).
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "strain", &mut out);
+            let _ = std::io::stdout().write_all(&out);
             Ok(EXIT_OK)
         }
         Some(Command::Man) => {

@@ -133,6 +133,15 @@ fn completions_parse_and_the_man_page_renders() {
     let text = String::from_utf8_lossy(&shown.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(text.contains("NAME strain - HTTP load generator"), "{text}");
     assert!(text.contains("--connections"), "{text}");
+    // A reader gone before the output is written (`strain completions zsh | head -1`) ends it,
+    // not in a panic.
+    for what in [&["completions", "zsh"][..], &["man"][..]] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let shown = Command::new(bin()).args(what).stdout(writer).env("RUST_BACKTRACE", "0").output().unwrap();
+        assert_eq!(shown.status.code(), Some(0), "{what:?}: {}", String::from_utf8_lossy(&shown.stderr));
+        assert_eq!(String::from_utf8_lossy(&shown.stderr), "", "{what:?}");
+    }
 }
 
 #[test]

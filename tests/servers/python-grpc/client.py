@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import queue
+import shutil
 import sys
 import tempfile
 import time
@@ -37,6 +38,9 @@ def compiled():
     import echo_pb2  # noqa: E402
     import echo_pb2_grpc  # noqa: E402
 
+    # Imported, the modules need their files no more: nothing is left in /tmp after a run.
+    sys.path.remove(out)
+    shutil.rmtree(out)
     return echo_pb2, echo_pb2_grpc
 
 
