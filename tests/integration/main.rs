@@ -11,6 +11,7 @@ mod compare;
 mod connections;
 mod counts;
 mod diagnoses;
+mod dist;
 mod errors;
 mod exit_codes;
 mod faults_conn;
