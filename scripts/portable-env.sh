@@ -48,9 +48,11 @@ EOF
 # BoringSSL's few C++ symbols come from zig's own libc++, linked statically (the host's
 # libstdc++.a, which .cargo/config.toml names, is built against the host's newer glibc).
 export BORING_BSSL_RUST_CPPLIB=c++
-# LuaJIT's makefile links its own luajit executable too, whose error unwinding wants an unwinder:
-# zig's libunwind (glibc's libgcc_s is what a native build would take).
-export TARGET_LIBS=-lunwind
+# LuaJIT unwinds its errors itself (setjmp and longjmp, as Lua 5.1 does, which mlua is made for),
+# not through the system's DWARF unwinder: zig links LLVM's libunwind, whose __register_frame
+# takes single FDEs, not the table LuaJIT registers for its JIT code with libgcc in mind (a debug
+# LuaJIT asserts "bad JIT unwind table registration"). cc-rs and LuaJIT's makefile both read it.
+export TARGET_CFLAGS=-DLUAJIT_NO_UNWIND
 
 portable_cargo() {
     local sub=$1
