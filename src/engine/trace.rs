@@ -155,6 +155,8 @@ pub struct Tracer {
     dialed: Vec<Option<Instant>>,
     /// The kinds this thread has seen (the shared set is asked only for others).
     seen: HashSet<Kind>,
+    /// The request body streams (gRPC streaming calls): HTTP/2 sends no Content-Length.
+    streamed: bool,
 }
 
 /// One exchange as the worker knows it.
@@ -192,7 +194,15 @@ impl Tracer {
             made: vec![None; links],
             dialed: vec![None; links],
             seen: HashSet::new(),
+            streamed: false,
         }
+    }
+
+    /// Requests whose body streams, as gRPC's streaming calls do: shown without the
+    /// Content-Length of their first message, which the HTTP/2 transport drops.
+    pub fn streamed(mut self) -> Tracer {
+        self.streamed = true;
+        self
     }
 
     /// Connection `link` starts its connect.
@@ -401,7 +411,10 @@ impl Tracer {
 
     /// The request as HTTP/2 and HTTP/3 send it: its fields, and its body's length.
     fn fields(&self, request: &[u8]) -> Option<(Fields, usize)> {
-        let r = crate::http::fields::from_http1(request, self.scheme, "").ok()?;
+        let mut r = crate::http::fields::from_http1(request, self.scheme, "").ok()?;
+        if self.streamed {
+            r.fields.retain(|(name, _)| name != b"content-length");
+        }
         let body = r.body.as_ref().map_or(0, Vec::len);
         Some((r.fields, body))
     }

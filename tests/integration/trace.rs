@@ -137,6 +137,34 @@ fn grpc_websocket_and_a_failure_show_what_is_theirs() {
     ] {
         assert!(b[0].contains(line), "{line:?} in {}", b[0]);
     }
+    // A unary call's one message has a Content-Length on the wire; a stream's messages have none.
+    assert!(b[0].contains(">   content-length: "), "{}", b[0]);
+    let origin = Origin::start(&["-t", "1", "--grpc"]);
+    let run = strain(&[
+        "grpc",
+        "--call",
+        "strain.echo.v1.Echo/ClientStream",
+        "-D",
+        "{\"message\":\"hi\"}",
+        "--stream-rate",
+        "20",
+        "--stream-duration",
+        "200ms",
+        "--trace",
+        "1",
+        "-n",
+        "1",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        &origin.url(),
+    ]);
+    origin.stop();
+    let b = blocks(&run.stderr);
+    assert_eq!(b.len(), 1, "{}", run.stderr);
+    assert!(b[0].contains(">   :path: /strain.echo.v1.Echo/ClientStream\n"), "{}", b[0]);
+    assert!(!b[0].contains("content-length"), "{}", b[0]);
 
     let origin = Origin::start(&["-t", "1", "--ws"]);
     let run = strain(&["ws", "--trace", "2", "-n", "3", "-c", "1", "-t", "1", &format!("ws://{}/", origin.addr)]);
@@ -226,4 +254,39 @@ fn a_replayed_request_shows_its_recorded_line() {
     assert!(b[0].contains("> GET /ocelot HTTP/1.1\n"), "{}", b[0]);
     // Put back in time order: line 3 was recorded in the same second as line 1, line 2 months later.
     assert!(b[1].contains(&format!("  recorded: {log}:3: GET /ocelot\n")), "{}", b[1]);
+}
+
+#[test]
+fn a_session_request_held_for_its_connection_shows_its_recorded_line() {
+    // One client's three requests due together: the second and third wait for the first's answer
+    // (50 ms), held for the session's connection.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("sessions.log");
+    let lines = ["GET /a", "GET /b", "GET /c"].map(|r| format!("1700000000.000 0.001 10.0.0.1 \"{r} HTTP/1.1\"\n"));
+    std::fs::write(&log, lines.concat()).unwrap();
+    let log = log.to_str().unwrap();
+    let origin = Origin::start(&["-t", "1", "--service-time", "50ms", "--workers", "4"]);
+    let run = strain(&[
+        "replay",
+        "--sessions",
+        "client",
+        "--log-format",
+        "$msec $request_time $remote_addr \"$request\"",
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "--trace",
+        "3",
+        log,
+        &origin.url(),
+    ]);
+    origin.stop();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let b = blocks(&run.stderr);
+    assert_eq!(b.len(), 3, "{}", run.stderr);
+    for (k, path) in ["/a", "/b", "/c"].iter().enumerate() {
+        assert!(b[k].contains(&format!("  recorded: {log}:{}: GET {path}\n", k + 1)), "{}", b[k]);
+        assert!(b[k].contains(&format!("> GET {path} HTTP/1.1\n")), "{}", b[k]);
+    }
 }

@@ -384,7 +384,8 @@ impl<'a> Core<'a> {
             trace: plan.trace.as_ref().map(|shared| {
                 let protocol = plan.protocol.name(if plan.https() { Scheme::Https } else { Scheme::Http });
                 let links = (0..slots).map(&link).max().map_or(0, |l| l + 1);
-                Box::new(Tracer::new(shared.clone(), index, protocol, plan.https(), slots, links))
+                let tracer = Tracer::new(shared.clone(), index, protocol, plan.https(), slots, links);
+                Box::new(if plan.send.streaming().is_some() { tracer.streamed() } else { tracer })
             }),
         })
     }
