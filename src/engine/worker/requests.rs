@@ -454,9 +454,9 @@ impl Core<'_> {
         }
         if let When::Paced(p) = &mut self.when {
             // A session's request that waited for this slot goes first.
-            if let Some((due, path, bytes)) = p.held.get_mut(i).and_then(std::collections::VecDeque::pop_front) {
-                self.requests.load(i, &bytes, path, None);
-                return self.send(i, due);
+            if let Some(h) = p.held.get_mut(i).and_then(std::collections::VecDeque::pop_front) {
+                self.requests.load(i, &h.bytes, h.path, h.note.as_deref());
+                return self.send(i, h.due);
             }
         }
         if matches!(self.when, When::Paced(_) | When::Ordered(_)) {

@@ -41,10 +41,23 @@ pub(super) struct Paced<'a> {
     /// Per slot: when it came free, to tell why a late send waited.
     free: Vec<Free>,
     /// A replay with `--sessions`: per slot, its sessions' requests that came due while it
-    /// was busy (due time, path number, bytes), sent in order as it comes free.
-    pub(super) held: Vec<std::collections::VecDeque<(u64, u16, Vec<u8>)>>,
+    /// was busy, sent in order as it comes free.
+    pub(super) held: Vec<std::collections::VecDeque<Held>>,
     /// How far this thread was behind, to tell why a late send waited.
     pub(super) behind: super::behind::Behind,
+}
+
+/// A session's request waiting for its busy slot.
+#[derive(Clone)]
+pub(super) struct Held {
+    /// When it was due, clock microseconds.
+    pub(super) due: u64,
+    /// Its path number.
+    pub(super) path: u16,
+    /// The request.
+    pub(super) bytes: Vec<u8>,
+    /// Where it was recorded, when the run is traced.
+    pub(super) note: Option<Box<str>>,
 }
 
 /// Where a paced thread's due times come from.
@@ -419,7 +432,12 @@ impl Core<'_> {
                                 (s as u32, due)
                             }
                             None => {
-                                p.held[s].push_back((due, f.taken_path(), f.taken().to_vec()));
+                                p.held[s].push_back(Held {
+                                    due,
+                                    path: f.taken_path(),
+                                    bytes: f.taken().to_vec(),
+                                    note: f.taken_note().map(Into::into),
+                                });
                                 continue;
                             }
                         }
