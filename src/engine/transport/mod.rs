@@ -90,6 +90,9 @@ pub trait Host {
     fn https(&self) -> bool;
     /// The run is over: nothing new is sent, connections are not replaced.
     fn draining(&self) -> bool;
+    /// `-n`'s count is all sent (the answers may not all be in): only a request sent again needs
+    /// a connection now.
+    fn spent(&self) -> bool;
     /// Connections arrive on a schedule: a slot's connection is one arrival's, and the slot is
     /// freed for the next arrival when it ends ([`Host::replace`]).
     fn arriving(&self) -> bool;

@@ -278,9 +278,11 @@ pub trait Multiplexed: Sized {
             }
         }
         // A closed slot stands for the link in the opening queue; when none is closed, the
-        // link reopens when one of its slots next sends.
+        // link reopens when one of its slots next sends. Once -n's count is sent, only a
+        // request to send again needs it.
+        let needed = !host.draining() && (!host.spent() || slots.clone().any(|i| self.links().retry[i]));
         let closed = slots.into_iter().find(|&i| host.state(i) == State::Closed);
-        if let Some(i) = closed.filter(|_| !host.draining()) {
+        if let Some(i) = closed.filter(|_| needed) {
             host.queue_open(i);
         }
     }

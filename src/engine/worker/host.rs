@@ -7,6 +7,7 @@ use std::net::{IpAddr, SocketAddr};
 
 use mio::{Interest, Token};
 
+use super::requests::Requests;
 use super::schedule::When;
 use super::Core;
 use crate::engine::slot::State;
@@ -33,6 +34,11 @@ impl Host for Core<'_> {
 
     fn draining(&self) -> bool {
         self.draining
+    }
+
+    fn spent(&self) -> bool {
+        // Whole pages count pages: a counted page's objects still need their connections.
+        self.budget == Some(0) && !matches!(self.requests, Requests::Pages(_))
     }
 
     fn arriving(&self) -> bool {
