@@ -129,6 +129,12 @@ fn duration_us(s: &str) -> Option<f64> {
 }
 
 impl Threshold {
+    /// Its limit, in microseconds, when it caps latency from above (`p99<100ms`, `max<=1s`,
+    /// `mean<5ms`).
+    pub fn latency_cap_us(&self) -> Option<f64> {
+        (self.metric.is_latency() && matches!(self.op, Op::Lt | Op::Le)).then_some(self.limit)
+    }
+
     /// Parses one expression.
     pub fn parse(text: &str) -> Result<Threshold, ThresholdError> {
         let bad = |why: String| ThresholdError { text: text.to_string(), why };

@@ -20,7 +20,7 @@ use crate::config::Config;
 use crate::run::{Failure, Observer, OriginPlacement, RunConfig, RunError, Workload};
 use crate::schedule::Schedule;
 use crate::stats::interval::{IntervalRow, Latencies};
-use crate::verdict::{Budget, Checks, Metric, Op, Threshold};
+use crate::verdict::{Budget, Checks, Metric, Threshold};
 use bisect::{Bisection, End, Outcome};
 use step::{Step, Verdict};
 use watch::WatchError;
@@ -216,7 +216,7 @@ fn latency_bound(t: &Threshold) -> Option<(f64, f64)> {
         Metric::Max => 0.0,
         _ => return None,
     };
-    matches!(t.op, Op::Lt | Op::Le).then_some((t.limit, share_above))
+    Some((t.latency_cap_us()?, share_above))
 }
 
 /// Whether an SLO term holds latency down: an upper bound on a percentile or the maximum, or a

@@ -196,10 +196,7 @@ impl Step {
 /// The SLO's tightest upper bound on latency (a percentile, the maximum or the mean),
 /// microseconds, if it has one.
 fn tightest_bound_us(slo: &[Threshold]) -> Option<f64> {
-    slo.iter()
-        .filter(|t| t.metric.is_latency() && matches!(t.op, crate::verdict::Op::Lt | crate::verdict::Op::Le))
-        .map(|t| t.limit)
-        .reduce(f64::min)
+    slo.iter().filter_map(Threshold::latency_cap_us).reduce(f64::min)
 }
 
 /// Whether the service's own latency (from the actual send) meets the SLO's latency bounds: if
