@@ -47,6 +47,20 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
     $sudo_cmd apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
 fi
+cargo fmt --check
+# Built, linted and tested is the binary releases ship: the one for glibc 2.28 and later, made
+# with zig (scripts/portable-env.sh). tests/integration/dist.rs checks the archive and the .deb
+# that scripts/dist.sh packs from this same build. It builds while the servers and peers below
+# are fetched and built: their downloads would otherwise leave the CPUs idle.
+. scripts/portable-env.sh
+build_log=$(mktemp)
+(
+    portable_cargo clippy --all-targets --quiet -- -D warnings
+    portable_cargo test --all-targets --no-run --quiet
+    bash scripts/dist.sh --profile dev >/dev/null
+) >"$build_log" 2>&1 &
+build_pid=$!
+trap 'pkill -P "$build_pid" 2>/dev/null; kill "$build_pid" 2>/dev/null; rm -f "$build_log"' EXIT
 # tests/integration/k8s.rs validates manifests against the Kubernetes schemas this ships (offline).
 if ! "$k8s_venv/bin/python3" -c 'import kubernetes_validate' >/dev/null 2>&1; then
     echo "test.sh: installing kubernetes-validate into $k8s_venv (needed by the k8s-job tests)"
@@ -137,12 +151,11 @@ if ! out=$(python3 -m unittest discover -q -s bench -p 'test_*.py' 2>&1); then
     printf '%s\n' "$out"
     exit 1
 fi
-cargo fmt --check
-# Built, linted and tested is the binary releases ship: the one for glibc 2.28 and later, made
-# with zig (scripts/portable-env.sh). tests/integration/dist.rs checks the archive and the .deb
-# that scripts/dist.sh packs from this same build.
-. scripts/portable-env.sh
-portable_cargo clippy --all-targets --quiet -- -D warnings
-portable_cargo test --all-targets --no-run --quiet
-bash scripts/dist.sh --profile dev >/dev/null
+# The build started above is done, or its output says why not.
+build_ok=0
+wait "$build_pid" || build_ok=$?
+trap - EXIT
+cat "$build_log"
+rm -f "$build_log"
+[ "$build_ok" -eq 0 ] || exit "$build_ok"
 portable_cargo test --all-targets --quiet
