@@ -3,21 +3,27 @@
 //! both axes scaled to 0-1 (the "Kneedle" idea); pure, on (rate, latency) points. A curve whose
 //! highest latency is under [`TURN`] times its lowest has no knee: scaled to 0-1, noise on a
 //! flat curve would bend it anywhere, and "latency turns up" would be false. The curve starts
-//! at its lowest point, and has no knee if latency after the bend stays under [`TURN`] times
-//! the bend's: a slow first step (a cold server, a busy machine) is not latency climbing.
+//! at its first point within [`FLAT`] of its lowest, and has no knee if latency after the bend
+//! stays under [`TURN`] times the bend's: a slow first step (a cold server, a busy machine) is
+//! not latency climbing.
 
 /// Latency must reach this multiple of its lowest value on the curve, and of the knee's own
 /// after it, for a knee to exist.
 pub const TURN: f64 = 2.0;
+/// Latency within this multiple of the lowest is the flat part: passing steps on a flat curve
+/// vary by 15-20% on a busy machine, and starting at the lowest point alone would leave no
+/// flat part to bend from when that point is the last before the climb.
+pub const FLAT: f64 = 1.25;
 
 /// The point at the knee, if the curve bends upward at all.
 pub fn knee(points: &[(f64, f64)]) -> Option<(f64, f64)> {
     let mut pts: Vec<(f64, f64)> = points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
     pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-    // Latency above the lowest before it is not the flat part the bend leaves: the curve
-    // starts at its lowest point.
-    let lowest = pts.iter().enumerate().fold(0, |m, (i, p)| if p.1 < pts[m].1 { i } else { m });
-    pts.drain(..lowest);
+    // Latency well above the lowest before it is not the flat part the bend leaves: the curve
+    // starts where it is first flat.
+    let lowest = pts.iter().map(|p| p.1).fold(f64::MAX, f64::min);
+    let flat = pts.iter().position(|p| p.1 <= FLAT * lowest).unwrap_or(0);
+    pts.drain(..flat);
     if pts.len() < 3 {
         return None;
     }
@@ -66,5 +72,23 @@ mod tests {
         // nothing after it climbs.
         assert_eq!(knee(&[(100.0, 11.41), (200.0, 4.80), (400.0, 5.28)]), None);
         assert_eq!(knee(&[(100.0, 11.0), (200.0, 4.8), (400.0, 5.3), (800.0, 12.0)]), Some((400.0, 5.3)));
+    }
+
+    #[test]
+    fn the_lowest_point_last_before_the_climb_is_the_knee() {
+        // A CI run's p99 (ms): flat at 5.4-5.6 ms, lowest just before the capacity of 1,000/s.
+        let pts = [
+            (248.0, 5.58),
+            (496.0, 5.39),
+            (992.0, 5.37),
+            (1_984.0, 1_040.0),
+            (1_488.0, 689.15),
+            (1_240.0, 409.86),
+            (1_116.0, 222.59),
+            (1_054.0, 113.53),
+            (1_023.0, 53.34),
+            (1_039.0, 83.97),
+        ];
+        assert_eq!(knee(&pts), Some((992.0, 5.37)));
     }
 }

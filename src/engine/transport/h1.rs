@@ -52,8 +52,11 @@ impl Transport for Http1 {
         }
     }
 
-    /// Opens (or reopens) connection `i`.
+    /// Opens (or reopens) connection `i`, unless -n's count was all sent since it was queued.
     fn open(&mut self, host: &mut impl Host, i: usize) {
+        if host.spent() {
+            return;
+        }
         let c = &mut self.conns[i];
         c.parser.reset();
         c.uses = 0;

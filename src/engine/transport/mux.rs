@@ -167,8 +167,16 @@ pub trait Multiplexed: Sized {
                 }
             }
             LinkState::Connecting => {}
-            LinkState::Closed => self.connect_link(host, l),
+            // Queued while -n's count lasted, it may have been sent meanwhile on other links.
+            LinkState::Closed if self.link_needed(host, l) => self.connect_link(host, l),
+            LinkState::Closed => {}
         }
+    }
+
+    /// Whether link `l` has anything to carry: requests left of -n's count, or a refused
+    /// request of its own to send again.
+    fn link_needed(&self, host: &impl Host, l: usize) -> bool {
+        !host.spent() || self.links().slots_of(l).any(|i| self.links().retry[i])
     }
 
     /// Link `l`'s connect started: its deadline, its place in the opening window.
@@ -280,7 +288,7 @@ pub trait Multiplexed: Sized {
         // A closed slot stands for the link in the opening queue; when none is closed, the
         // link reopens when one of its slots next sends. Once -n's count is sent, only a
         // request to send again needs it.
-        let needed = !host.draining() && (!host.spent() || slots.clone().any(|i| self.links().retry[i]));
+        let needed = !host.draining() && self.link_needed(host, l);
         let closed = slots.into_iter().find(|&i| host.state(i) == State::Closed);
         if let Some(i) = closed.filter(|_| needed) {
             host.queue_open(i);
