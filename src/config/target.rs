@@ -131,7 +131,11 @@ impl Target {
     }
 
     /// The TLS client for this server, offering `alpn`: none over http (and ws).
-    pub fn tls(&self, insecure: bool, alpn: &[&[u8]]) -> Result<Option<crate::net::tls::TlsSetup>, rustls::Error> {
+    pub fn tls(
+        &self,
+        insecure: bool,
+        alpn: &[&[u8]],
+    ) -> Result<Option<crate::net::tls::TlsSetup>, crate::net::tls::TlsError> {
         match self.scheme {
             Scheme::Http => Ok(None),
             Scheme::Https => crate::net::tls::TlsSetup::new(&self.host, insecure, alpn).map(Some),

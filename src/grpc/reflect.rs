@@ -23,7 +23,7 @@ use super::schema::{self, listing, SchemaError};
 use super::status::Code;
 use super::wire::{self, Decoder};
 use crate::h2::{Event, H2Error, Session, Settings};
-use crate::net::tls::{self, TlsSetup};
+use crate::net::tls::{self, Blocking, TlsError, TlsSetup};
 
 /// Rounds of `file_by_filename` questions for imports the answers lacked (each round can only
 /// reveal imports one level deeper; real servers send every import in the first answer).
@@ -328,8 +328,8 @@ impl Client {
             io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
                 ReflectError::Timeout { addr: self.addr, after: self.timeout }
             }
-            _ => match e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
-                Some(t) => ReflectError::Tls(tls::describe(t)),
+            _ => match e.get_ref().and_then(|inner| inner.downcast_ref::<TlsError>()) {
+                Some(t) => ReflectError::Tls(t.to_string()),
                 None => ReflectError::Protocol(format!("connection to {}: {e}{}", self.addr, self.hint())),
             },
         }
@@ -360,74 +360,50 @@ fn percent_decoded(raw: &[u8]) -> String {
 }
 
 /// A blocking connection, plain or TLS.
-enum Conn {
-    Plain(TcpStream),
-    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
-}
+struct Conn(Blocking);
 
 impl Conn {
     fn open(addr: SocketAddr, setup: Option<&TlsSetup>, timeout: Duration) -> Result<Conn, ReflectError> {
         let connect_error = |e: io::Error| ReflectError::Connect { addr, reason: e.to_string() };
         let sock = TcpStream::connect_timeout(&addr, timeout).map_err(connect_error)?;
         sock.set_nodelay(true).map_err(connect_error)?;
-        let Some(setup) = setup else { return Ok(Conn::Plain(sock)) };
+        let Some(setup) = setup else { return Ok(Conn(Blocking::Plain(sock))) };
         sock.set_read_timeout(Some(timeout)).map_err(connect_error)?;
         sock.set_write_timeout(Some(timeout)).map_err(connect_error)?;
-        let mut tls = rustls::ClientConnection::new(setup.config.clone(), setup.server_name.clone())
-            .map_err(|e| ReflectError::Tls(tls::describe(&e)))?;
-        let mut sock = sock;
-        while tls.is_handshaking() {
-            tls.complete_io(&mut sock).map_err(|e| {
-                match e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
-                    Some(t) => ReflectError::Tls(tls::describe(t)),
-                    None if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
-                        ReflectError::Timeout { addr, after: timeout }
-                    }
-                    None => ReflectError::Tls(format!("TLS handshake with {addr}: {e}")),
+        let conn = tls::handshake_blocking(sock, setup).map_err(|e| {
+            match e.get_ref().and_then(|i| i.downcast_ref::<TlsError>()) {
+                Some(t) => ReflectError::Tls(t.to_string()),
+                None if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                    ReflectError::Timeout { addr, after: timeout }
                 }
-            })?;
-        }
-        if tls.alpn_protocol() != Some(b"h2") {
+                None => ReflectError::Tls(format!("TLS handshake with {addr}: {e}")),
+            }
+        })?;
+        if conn.alpn() != Some(b"h2") {
             return Err(ReflectError::Tls(format!("{addr} did not agree to HTTP/2 by ALPN, which gRPC needs")));
         }
-        Ok(Conn::Tls(Box::new(rustls::StreamOwned::new(tls, sock))))
-    }
-
-    fn socket(&self) -> &TcpStream {
-        match self {
-            Conn::Plain(s) => s,
-            Conn::Tls(t) => &t.sock,
-        }
+        Ok(Conn(conn))
     }
 
     fn set_timeout(&self, d: Duration) -> io::Result<()> {
-        self.socket().set_read_timeout(Some(d))?;
-        self.socket().set_write_timeout(Some(d))
+        self.0.socket().set_read_timeout(Some(d))?;
+        self.0.socket().set_write_timeout(Some(d))
     }
 }
 
 impl Read for Conn {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Conn::Plain(s) => s.read(buf),
-            Conn::Tls(t) => t.read(buf),
-        }
+        self.0.read(buf)
     }
 }
 
 impl Write for Conn {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        match self {
-            Conn::Plain(s) => s.write(data),
-            Conn::Tls(t) => t.write(data),
-        }
+        self.0.write(data)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Conn::Plain(s) => s.flush(),
-            Conn::Tls(t) => t.flush(),
-        }
+        self.0.flush()
     }
 }
 

@@ -9,6 +9,7 @@ pub mod pages;
 pub mod stream;
 pub mod throttle;
 pub mod tls;
+pub mod wire;
 
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::Duration;
@@ -29,7 +30,7 @@ pub enum NetError {
     NoAddress(String),
     /// The TLS client could not be set up.
     #[error("TLS setup failed: {0}")]
-    Tls(#[from] rustls::Error),
+    Tls(#[from] tls::TlsError),
     /// A `--source-addr` cannot be connected from.
     #[error("cannot connect from source address {addr}: {why}")]
     Source {

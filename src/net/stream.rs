@@ -1,19 +1,21 @@
 //! A non-blocking client stream, plain or TLS, with one interface for the engine.
 //!
 //! An enum rather than a trait object: the engine calls `read`/`write` on every request and the
-//! match is cheaper and clearer than dynamic dispatch. TLS is driven by hand over mio's socket
-//! (rustls is sans-I/O), so the handshake is part of connecting and latency never includes it.
+//! match is cheaper and clearer than dynamic dispatch. TLS (BoringSSL) runs over the socket
+//! behind a [`Wire`]'s buffers, driven by the engine's events: the handshake is part of
+//! connecting and latency never includes it.
 
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr};
 use std::os::fd::AsRawFd;
 use std::time::Instant;
 
+use boring::ssl::{ErrorCode, SslStream};
 use mio::net::TcpStream;
-use rustls::ClientConnection;
 
 use super::throttle::{Throttles, Way};
-use super::tls::{self, TlsSetup};
+use super::tls::{TlsError, TlsSetup};
+use super::wire::Wire;
 
 /// Why a connection could not be established.
 #[derive(Debug, thiserror::Error)]
@@ -22,8 +24,8 @@ pub enum ConnectError {
     #[error("{0}")]
     Io(#[from] io::Error),
     /// The TLS handshake failed.
-    #[error("{}", tls::describe(.0))]
-    Tls(rustls::Error),
+    #[error("{0}")]
+    Tls(TlsError),
     /// The peer closed during the TLS handshake.
     #[error("connection closed during the TLS handshake")]
     ClosedInHandshake,
@@ -58,11 +60,10 @@ enum Io {
     Unix(mio::net::UnixStream),
 }
 
-/// TCP plus a rustls client session.
+/// TCP plus a BoringSSL client session.
 #[derive(Debug)]
 pub struct TlsStream {
-    sock: TcpStream,
-    tls: ClientConnection,
+    tls: SslStream<Wire<TcpStream>>,
     tcp_up: bool,
     /// When TCP came up and the handshake began.
     tcp_at: Option<Instant>,
@@ -87,9 +88,9 @@ impl Stream {
         let io = match tls {
             None => Io::Plain(sock),
             Some(setup) => {
-                let tls = ClientConnection::new(setup.config.clone(), setup.server_name.clone())
-                    .map_err(ConnectError::Tls)?;
-                Io::Tls(Box::new(TlsStream { sock, tls, tcp_up: false, tcp_at: None }))
+                let ssl = setup.session().map_err(ConnectError::Tls)?;
+                let tls = SslStream::new(ssl, Wire::new(sock)).map_err(|e| ConnectError::Tls(e.into()))?;
+                Io::Tls(Box::new(TlsStream { tls, tcp_up: false, tcp_at: None }))
             }
         };
         Ok(Stream { io, pace: pace.map(Box::new) })
@@ -106,7 +107,7 @@ impl Stream {
     pub fn socket(&mut self) -> &mut dyn mio::event::Source {
         match &mut self.io {
             Io::Plain(s) => s,
-            Io::Tls(t) => &mut t.sock,
+            Io::Tls(t) => &mut t.tls.get_mut().sock,
             Io::Unix(s) => s,
         }
     }
@@ -119,7 +120,7 @@ impl Stream {
             Io::Unix(s) => unix_connected(s, writable),
             Io::Tls(t) => {
                 if !t.tcp_up {
-                    t.tcp_up = tcp_connected(&t.sock, writable)?;
+                    t.tcp_up = tcp_connected(&t.tls.get_ref().sock, writable)?;
                     if !t.tcp_up {
                         return Ok(false);
                     }
@@ -143,12 +144,12 @@ impl Stream {
     pub fn alpn(&self) -> Option<&[u8]> {
         match &self.io {
             Io::Plain(_) | Io::Unix(_) => None,
-            Io::Tls(t) => t.tls.alpn_protocol(),
+            Io::Tls(t) => t.tls.ssl().selected_alpn_protocol(),
         }
     }
 
     /// Whether a read shorter than the buffer proves the socket is drained (plain TCP: yes;
-    /// TLS: no, rustls may hold back a partial record).
+    /// TLS: no, a partial record waits for the rest).
     pub fn short_read_drains(&self) -> bool {
         matches!(self.io, Io::Plain(_) | Io::Unix(_))
     }
@@ -171,7 +172,7 @@ impl Stream {
         Ok(n)
     }
 
-    /// Writes plaintext; for TLS the bytes are accepted into rustls and [`Stream::flush`] must
+    /// Writes plaintext; for TLS the bytes are accepted whole as records and [`Stream::flush`] must
     /// report them sent. A slow sender writes at most its budget, then nothing (`WouldBlock`)
     /// until its wake.
     pub fn write(&mut self, data: &[u8]) -> io::Result<usize> {
@@ -184,8 +185,8 @@ impl Stream {
         Ok(n)
     }
 
-    /// Sends `pages` from byte `from` by reference; `None` over TLS, whose bytes must pass
-    /// through rustls, and for a slow sender, whose bytes go a budget at a time (the caller
+    /// Sends `pages` from byte `from` by reference; `None` over TLS, whose bytes must be
+    /// encrypted, and for a slow sender, whose bytes go a budget at a time (the caller
     /// writes them instead).
     pub fn send_pages(&mut self, pages: &super::pages::Pages, from: usize) -> Option<io::Result<usize>> {
         if self.pace.as_ref().is_some_and(|p| p.limits(Way::Write)) {
@@ -220,11 +221,7 @@ impl Io {
         match self {
             Io::Plain(s) => s.write(data),
             Io::Unix(s) => s.write(data),
-            Io::Tls(t) => {
-                let n = t.tls.writer().write(data)?;
-                t.flush()?;
-                Ok(n)
-            }
+            Io::Tls(t) => t.write(data),
         }
     }
 }
@@ -305,66 +302,71 @@ fn connected(
     }
 }
 
-fn would_block(e: &io::Error) -> bool {
-    e.kind() == io::ErrorKind::WouldBlock
-}
-
 impl TlsStream {
     fn flush(&mut self) -> io::Result<bool> {
-        while self.tls.wants_write() {
-            match self.tls.write_tls(&mut self.sock) {
-                Ok(_) => {}
-                Err(e) if would_block(&e) => return Ok(false),
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(true)
+        self.tls.get_mut().flush()
     }
 
     fn handshake(&mut self) -> Result<bool, ConnectError> {
-        loop {
-            self.flush()?;
-            if !self.tls.is_handshaking() {
-                return Ok(true);
+        let done = match self.tls.connect() {
+            Ok(()) => true,
+            Err(e) if blocked(&e) => false,
+            Err(e) if e.ssl_error().is_some() => {
+                // Tell the server why (best effort: its alert is in the buffer) before giving up.
+                let _ = self.flush();
+                return Err(ConnectError::Tls(TlsError::of(self.tls.ssl(), &e)));
             }
-            if !self.tls.wants_read() {
-                return Ok(false);
+            Err(e) if e.code() == ErrorCode::SYSCALL && e.io_error().is_none() => {
+                return Err(ConnectError::ClosedInHandshake);
             }
-            match self.tls.read_tls(&mut self.sock) {
-                Ok(0) => return Err(ConnectError::ClosedInHandshake),
-                Ok(_) => {
-                    if let Err(e) = self.tls.process_new_packets() {
-                        // Tell the server why (best effort) before giving up.
-                        let _ = self.flush();
-                        return Err(ConnectError::Tls(e));
-                    }
-                }
-                Err(e) if would_block(&e) => return Ok(false),
-                Err(e) => return Err(e.into()),
+            Err(e) => {
+                return Err(match e.into_io_error() {
+                    Ok(io) => io.into(),
+                    Err(e) => ConnectError::Tls(TlsError::Other(e.to_string())),
+                })
             }
-        }
+        };
+        // The handshake's next flight, or the request later: what is left goes on the
+        // writable edge.
+        self.flush()?;
+        Ok(done)
     }
 
-    /// Drains the socket into rustls until plaintext is available or the socket would block.
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        loop {
-            match self.tls.reader().read(buf) {
-                Ok(n) => return Ok(n),
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
-                Err(e) if would_block(&e) => {}
-                Err(e) => return Err(e),
-            }
-            let eof = self.tls.read_tls(&mut self.sock)? == 0;
-            self.tls.process_new_packets().map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-            // Post-handshake messages (tickets, key updates) may need answers.
-            self.flush()?;
-            if eof {
-                return match self.tls.reader().read(buf) {
-                    Ok(n) => Ok(n),
-                    Err(e) if would_block(&e) || e.kind() == io::ErrorKind::UnexpectedEof => Ok(0),
-                    Err(e) => Err(e),
-                };
+    /// Takes `data` whole as TLS records and sends what the socket takes now.
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        // The context writes a record at a time (its partial-write mode); the wire takes
+        // each whole.
+        let mut left = data;
+        while !left.is_empty() {
+            match self.tls.ssl_write(left) {
+                Ok(n) => left = &left[n..],
+                Err(e) => return Err(e.into_io_error().unwrap_or_else(io::Error::other)),
             }
         }
+        self.flush()?;
+        Ok(data.len())
     }
+
+    /// Reads plaintext until the socket would block; post-handshake messages (tickets, key
+    /// updates) are taken in passing and any answer they need is sent.
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let read = match self.tls.ssl_read(buf) {
+            Ok(n) => Ok(n),
+            Err(e) if e.code() == ErrorCode::ZERO_RETURN => Ok(0),
+            // The server closed without close_notify: an end all the same.
+            Err(e) if e.code() == ErrorCode::SYSCALL && e.io_error().is_none() => Ok(0),
+            Err(e) if blocked(&e) => Err(io::ErrorKind::WouldBlock.into()),
+            Err(e) => Err(e.into_io_error().unwrap_or_else(|e| io::Error::new(io::ErrorKind::InvalidData, e))),
+        };
+        if self.tls.get_ref().pending() {
+            self.flush()?;
+        }
+        read
+    }
+}
+
+/// Whether BoringSSL stopped because the socket would block (not for a failure).
+fn blocked(e: &boring::ssl::Error) -> bool {
+    matches!(e.code(), ErrorCode::WANT_READ | ErrorCode::WANT_WRITE)
+        && e.io_error().is_none_or(|io| io.kind() == io::ErrorKind::WouldBlock)
 }

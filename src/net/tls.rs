@@ -1,84 +1,195 @@
-//! The run's TLS client configuration (rustls), built once and shared by every connection.
+//! The run's TLS client (BoringSSL, the library quiche's HTTP/3 already brings, so the binary
+//! has one TLS stack), built once and shared by every connection; the system's trusted roots;
+//! why a handshake failed, in one line; and the certificate a test server makes for itself.
 
-use std::sync::Arc;
+use std::io::{Read, Write};
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
+use boring::asn1::Asn1Time;
+use boring::bn::{BigNum, MsbOption};
+use boring::ec::{EcGroup, EcKey};
+use boring::error::ErrorStack;
+use boring::hash::MessageDigest;
+use boring::nid::Nid;
+use boring::pkey::PKey;
+use boring::ssl::{HandshakeError, Ssl, SslConnector, SslMethod, SslRef, SslStream, SslVerifyMode};
+use boring::x509::extension::SubjectAlternativeName;
+use boring::x509::{X509NameBuilder, X509};
+
+/// Where Linux distributions keep their trusted certificates as one file, in the order looked
+/// for (Debian and Ubuntu; Fedora, RHEL and CentOS; openSUSE; RHEL's source; Alpine and others):
+/// the portable binary runs on all of them, and BoringSSL's own default (`/etc/ssl/cert.pem`)
+/// exists on few.
+const ROOT_BUNDLES: [&str; 5] = [
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/ca-bundle.pem",
+    "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
+    "/etc/ssl/cert.pem",
+];
+
+/// The trusted certificates: the file `SSL_CERT_FILE` names (as OpenSSL and curl read it), or
+/// the system's bundle.
+pub fn system_roots() -> Option<PathBuf> {
+    let named = std::env::var_os("SSL_CERT_FILE").map(PathBuf::from).filter(|p| p.is_file());
+    named.or_else(|| ROOT_BUNDLES.iter().map(Path::new).find(|p| p.is_file()).map(Path::to_path_buf))
+}
+
+/// Why a TLS session could not be made or went wrong, as a user can act on it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TlsError {
+    /// The server's certificate was not trusted for the name asked for.
+    #[error("TLS certificate rejected ({0}); for a self-signed or private test server, use --insecure")]
+    Certificate(String),
+    /// The server chose none of the ALPN protocols offered.
+    #[error("the server speaks none of the protocols offered by ALPN (--http2 offers only h2; without it, http/1.1)")]
+    NoProtocol,
+    /// Anything else BoringSSL reported.
+    #[error("TLS error: {0}")]
+    Other(String),
+}
+
+impl TlsError {
+    /// The failure of `ssl`'s session, `e` being what the last call returned: the certificate's
+    /// verdict when it was refused, the alert or BoringSSL's reason otherwise.
+    pub fn of(ssl: &SslRef, e: &boring::ssl::Error) -> TlsError {
+        let reasons: Vec<&str> =
+            e.ssl_error().map(|s| s.errors().iter().filter_map(|e| e.reason()).collect()).unwrap_or_default();
+        if reasons.iter().any(|r| r.contains("CERTIFICATE_VERIFY_FAILED")) {
+            let why = ssl.verify_result().err().map_or("not trusted", |e| e.error_string());
+            return TlsError::Certificate(why.to_string());
+        }
+        if reasons.iter().any(|r| r.contains("NO_APPLICATION_PROTOCOL")) {
+            return TlsError::NoProtocol;
+        }
+        match (reasons.is_empty(), e.io_error()) {
+            (false, _) => TlsError::Other(reasons.join(", ").to_ascii_lowercase().replace('_', " ")),
+            (true, Some(io)) => TlsError::Other(io.to_string()),
+            (true, None) => TlsError::Other(format!("{:?}", e.code())),
+        }
+    }
+}
+
+impl From<ErrorStack> for TlsError {
+    fn from(e: ErrorStack) -> TlsError {
+        TlsError::Other(e.to_string())
+    }
+}
 
 /// What every TLS connection of a run shares.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct TlsSetup {
-    /// The client configuration (roots or no verification, ALPN).
-    pub config: Arc<ClientConfig>,
-    /// The name sent in SNI and checked against the certificate.
-    pub server_name: ServerName<'static>,
+    /// The client context (roots or no verification, ALPN); cheap to clone, shared.
+    connector: SslConnector,
+    /// The name sent in SNI (not for an IP address) and checked against the certificate.
+    host: String,
+    /// `--insecure`: any certificate, for any name.
+    insecure: bool,
+}
+
+impl std::fmt::Debug for TlsSetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsSetup").field("host", &self.host).field("insecure", &self.insecure).finish()
+    }
 }
 
 impl TlsSetup {
     /// Builds a client that offers `alpn` (e.g. `http/1.1`, or `h2`) and verifies the server
-    /// against the Mozilla roots, or accepts any certificate when `insecure`.
-    pub fn new(host: &str, insecure: bool, alpn: &[&[u8]]) -> Result<TlsSetup, rustls::Error> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let builder = ClientConfig::builder_with_provider(provider.clone()).with_safe_default_protocol_versions()?;
-        let mut config = if insecure {
-            builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(AcceptAnyCert(provider)))
-                .with_no_client_auth()
-        } else {
-            let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
-            builder.with_root_certificates(roots).with_no_client_auth()
-        };
-        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
-        let server_name = ServerName::try_from(host.to_string())
-            .map_err(|_| rustls::Error::General(format!("'{host}' is not a valid TLS server name")))?;
-        Ok(TlsSetup { config: Arc::new(config), server_name })
+    /// against the system's roots, or accepts any certificate when `insecure` (the handshake's
+    /// signature is still checked against the certificate's key: a real session with the
+    /// server's key).
+    pub fn new(host: &str, insecure: bool, alpn: &[&[u8]]) -> Result<TlsSetup, TlsError> {
+        let mut b = SslConnector::builder(SslMethod::tls())?;
+        if insecure {
+            b.set_verify(SslVerifyMode::NONE);
+        } else if let Some(roots) = system_roots() {
+            b.set_ca_file(roots)?;
+        }
+        let mut wire = Vec::new();
+        for p in alpn {
+            wire.push(u8::try_from(p.len()).map_err(|_| TlsError::Other("an ALPN name is too long".into()))?);
+            wire.extend_from_slice(p);
+        }
+        b.set_alpn_protos(&wire)?;
+        let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
+        Ok(TlsSetup { connector: b.build(), host, insecure })
+    }
+
+    /// A new client session: SNI and the name checked, unless `--insecure`; its handshake is
+    /// the first `connect`.
+    pub fn session(&self) -> Result<Ssl, TlsError> {
+        let mut c = self.connector.configure()?;
+        c.set_verify_hostname(!self.insecure);
+        Ok(c.into_ssl(&self.host)?)
     }
 }
 
 /// Connects once to `addr` and completes a TLS handshake offering `setup`'s ALPN protocols;
 /// returns the one the server chose (`None`: it chose none). For https runs without a
 /// protocol flag: the run then speaks what the server prefers.
-pub fn negotiate(
-    addr: std::net::SocketAddr,
-    setup: &TlsSetup,
-    timeout: std::time::Duration,
-) -> std::io::Result<Option<Vec<u8>>> {
+pub fn negotiate(addr: SocketAddr, setup: &TlsSetup, timeout: Duration) -> std::io::Result<Option<Vec<u8>>> {
     match connect_blocking(addr, Some(setup), timeout)? {
-        Blocking::Tls(t) => Ok(t.conn.alpn_protocol().map(<[u8]>::to_vec)),
+        Blocking::Tls(t) => Ok(t.ssl().selected_alpn_protocol().map(<[u8]>::to_vec)),
         Blocking::Plain(_) => Ok(None),
     }
 }
 
 /// A blocking connection for a question asked before the load (an ALPN choice, a WebSocket
-/// upgrade checked): reads and writes time out after the `timeout` it was made with.
+/// upgrade checked, gRPC reflection): reads and writes time out after the `timeout` it was
+/// made with.
 pub enum Blocking {
     /// Plain TCP.
     Plain(std::net::TcpStream),
     /// TLS over TCP, handshake done.
-    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream>>),
+    Tls(Box<SslStream<std::net::TcpStream>>),
 }
 
-/// Connects to `addr` (TLS with `setup`, handshake completed) within `timeout` per step.
-pub fn connect_blocking(
-    addr: std::net::SocketAddr,
-    setup: Option<&TlsSetup>,
-    timeout: std::time::Duration,
-) -> std::io::Result<Blocking> {
-    let mut sock = std::net::TcpStream::connect_timeout(&addr, timeout)?;
+/// Connects to `addr` (TLS with `setup`, handshake completed) within `timeout` per step; a
+/// TLS failure is an error of kind `Other` whose inner error is the [`TlsError`].
+pub fn connect_blocking(addr: SocketAddr, setup: Option<&TlsSetup>, timeout: Duration) -> std::io::Result<Blocking> {
+    let sock = std::net::TcpStream::connect_timeout(&addr, timeout)?;
+    sock.set_nodelay(true)?;
     sock.set_read_timeout(Some(timeout))?;
     sock.set_write_timeout(Some(timeout))?;
-    let Some(setup) = setup else { return Ok(Blocking::Plain(sock)) };
-    let mut conn = rustls::ClientConnection::new(setup.config.clone(), setup.server_name.clone())
-        .map_err(|e| std::io::Error::other(describe(&e)))?;
-    while conn.is_handshaking() {
-        conn.complete_io(&mut sock)?;
+    match setup {
+        None => Ok(Blocking::Plain(sock)),
+        Some(setup) => handshake_blocking(sock, setup),
     }
-    Ok(Blocking::Tls(Box::new(rustls::StreamOwned::new(conn, sock))))
 }
 
-impl std::io::Read for Blocking {
+/// Completes a TLS handshake over `sock` (its timeouts set): a TLS failure is an error of kind
+/// `Other` whose inner error is the [`TlsError`], a timeout one of kind `TimedOut`.
+pub fn handshake_blocking(sock: std::net::TcpStream, setup: &TlsSetup) -> std::io::Result<Blocking> {
+    let ssl = setup.session().map_err(std::io::Error::other)?;
+    match ssl.connect(sock) {
+        Ok(s) => Ok(Blocking::Tls(Box::new(s))),
+        Err(HandshakeError::Failure(mid)) => Err(std::io::Error::other(TlsError::of(mid.ssl(), mid.error()))),
+        Err(HandshakeError::WouldBlock(_)) => Err(std::io::ErrorKind::TimedOut.into()),
+        Err(HandshakeError::SetupFailure(e)) => Err(std::io::Error::other(TlsError::from(e))),
+    }
+}
+
+impl Blocking {
+    /// The TCP socket under it.
+    pub fn socket(&self) -> &std::net::TcpStream {
+        match self {
+            Blocking::Plain(s) => s,
+            Blocking::Tls(t) => t.get_ref(),
+        }
+    }
+
+    /// The protocol the server chose by ALPN (TLS only).
+    pub fn alpn(&self) -> Option<&[u8]> {
+        match self {
+            Blocking::Plain(_) => None,
+            Blocking::Tls(t) => t.ssl().selected_alpn_protocol(),
+        }
+    }
+}
+
+impl Read for Blocking {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         match self {
             Blocking::Plain(s) => s.read(buf),
@@ -87,7 +198,7 @@ impl std::io::Read for Blocking {
     }
 }
 
-impl std::io::Write for Blocking {
+impl Write for Blocking {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         match self {
             Blocking::Plain(s) => s.write(buf),
@@ -103,56 +214,50 @@ impl std::io::Write for Blocking {
     }
 }
 
-/// `--insecure`: trusts any certificate but still checks handshake signatures, so the session
-/// is a real TLS session with the server's key.
-#[derive(Debug)]
-struct AcceptAnyCert(Arc<rustls::crypto::CryptoProvider>);
-
-impl ServerCertVerifier for AcceptAnyCert {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
+/// A certificate and its key, PEM.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PemPair {
+    /// The certificate.
+    pub cert: String,
+    /// Its private key (PKCS#8).
+    pub key: String,
 }
 
-/// Explains a TLS failure in one line, pointing at `--insecure` when the certificate is the cause.
-pub fn describe(err: &rustls::Error) -> String {
-    match err {
-        rustls::Error::InvalidCertificate(e) => {
-            format!("TLS certificate rejected ({e:?}); for a self-signed or private test server, use --insecure")
+/// A self-signed certificate for `names` (DNS names or IP addresses), a P-256 key, valid from
+/// a day ago for ten years: what a test server (strain's origin) presents.
+pub fn self_signed(names: &[&str]) -> Result<PemPair, ErrorStack> {
+    let group = EcGroup::from_curve_name(Nid::X9_62_PRIME256V1)?;
+    let key = PKey::from_ec_key(EcKey::generate(&group)?)?;
+    let mut name = X509NameBuilder::new()?;
+    name.append_entry_by_nid(Nid::COMMONNAME, names.first().copied().unwrap_or("strain"))?;
+    let name = name.build();
+    let mut b = X509::builder()?;
+    b.set_version(2)?;
+    let mut serial = BigNum::new()?;
+    serial.rand(127, MsbOption::MAYBE_ZERO, false)?;
+    let serial = serial.to_asn1_integer()?;
+    b.set_serial_number(&serial)?;
+    b.set_subject_name(&name)?;
+    b.set_issuer_name(&name)?;
+    b.set_pubkey(&key)?;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let day = 86_400;
+    let (before, after) =
+        (Asn1Time::from_unix(i64::try_from(now - day).unwrap_or(0))?, Asn1Time::days_from_now(3_650)?);
+    b.set_not_before(&before)?;
+    b.set_not_after(&after)?;
+    let mut san = SubjectAlternativeName::new();
+    for n in names {
+        if n.parse::<IpAddr>().is_ok() {
+            san.ip(n);
+        } else {
+            san.dns(n);
         }
-        rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol) => {
-            "the server speaks none of the protocols offered by ALPN (--http2 offers only h2; without it, http/1.1)"
-                .to_string()
-        }
-        e => format!("TLS error: {e}"),
     }
+    let san = san.build(&b.x509v3_context(None, None))?;
+    b.append_extension(&san)?;
+    b.sign(&key, MessageDigest::sha256())?;
+    let cert = String::from_utf8_lossy(&b.build().to_pem()?).into_owned();
+    let key = String::from_utf8_lossy(&key.private_key_to_pem_pkcs8()?).into_owned();
+    Ok(PemPair { cert, key })
 }

@@ -3,13 +3,11 @@
 //! what it accepts becomes a [`ServerStream`].
 
 use std::io;
-use std::sync::Arc;
 
 use mio::net::{TcpListener, UnixListener};
 use mio::{Interest, Registry, Token};
-use rustls::ServerConfig;
 
-use super::tls::ServerStream;
+use super::tls::{ServerStream, ServerTls};
 
 /// A bound listening socket.
 #[derive(Debug)]
@@ -82,12 +80,12 @@ impl ThreadListener {
 
     /// Accepts one connection, registered with `registry` as `token` (both directions), as a
     /// stream speaking TLS with `tls`; `Ok(None)` when it had to be dropped (it could not be
-    /// registered, or rustls could not start a session).
+    /// registered, or a TLS session could not be started).
     pub(super) fn accept(
         &mut self,
         registry: &Registry,
         token: Token,
-        tls: Option<&Arc<ServerConfig>>,
+        tls: Option<&ServerTls>,
     ) -> io::Result<Option<ServerStream>> {
         let interest = Interest::READABLE | Interest::WRITABLE;
         match self {

@@ -52,7 +52,7 @@ pub(super) struct Site {
     /// See [`OriginConfig::send_timeout`]; zero is taken as none.
     pub(super) send_timeout: Option<Duration>,
     /// Connections speak TLS with this configuration.
-    pub(super) tls: Option<Arc<rustls::ServerConfig>>,
+    pub(super) tls: Option<super::tls::ServerTls>,
     /// The same certificate and key as PEM, for HTTP/3.
     pub(super) pem: Option<Pem>,
     /// The `Alt-Svc` line that advertises HTTP/3, or nothing (see [`Site::advertise_h3`]).

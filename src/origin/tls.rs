@@ -1,10 +1,10 @@
-//! HTTPS for the origin (`--tls`): the server configuration (a self-signed certificate for
-//! 127.0.0.1 and localhost made at start, or PEM files), offering ALPN `h2` and `http/1.1`, and
+//! HTTPS for the origin (`--tls`): the server context (a self-signed certificate for
+//! 127.0.0.1 and localhost made at start, or PEM files), choosing ALPN `h2` or `http/1.1`, and
 //! the connection's byte stream, plain or TLS, behind one small interface for [`super::conn`]
 //! and [`super::h2`]. The same certificate and key are kept as PEM ([`Pem`]) for HTTP/3, whose
-//! TLS (BoringSSL, inside quiche) reads PEM and not rustls's parsed form.
+//! TLS (the same BoringSSL, inside quiche) is configured apart.
 //!
-//! rustls is sans-I/O, so TLS is driven by hand over mio's socket, as the client does in
+//! TLS runs over the socket behind a [`Wire`]'s buffers, as the client's does in
 //! [`crate::net::stream`]. Which protocol a TLS connection speaks needs no look at ALPN: an h2
 //! client sends the HTTP/2 preface first, which the connection recognises as it does for h2c.
 //! An enum rather than a trait object keeps the plain path a predictable branch.
@@ -12,14 +12,14 @@
 use std::io::{self, IoSlice, Read, Write};
 use std::net::Shutdown;
 use std::path::PathBuf;
-use std::sync::Arc;
 
+use boring::pkey::PKey;
+use boring::ssl::{select_next_proto, AlpnError, ErrorCode, SslAcceptor, SslMethod, SslStream};
+use boring::x509::X509;
 use mio::net::TcpStream;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
-use rustls::{ServerConfig, ServerConnection};
 
 use super::OriginError;
+use crate::net::wire::Wire;
 
 /// Where the origin's certificate comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,38 +57,62 @@ pub(super) enum Pem {
     Text { cert: String, key: String },
 }
 
-/// The server configuration `source` asks for, offering ALPN `h2` then `http/1.1`, and the same
+/// The origin's TLS server context, shared by its threads.
+#[derive(Clone)]
+pub(super) struct ServerTls(SslAcceptor);
+
+impl std::fmt::Debug for ServerTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ServerTls")
+    }
+}
+
+/// ALPN's choices, in the server's order of preference (wire format).
+const ALPN: &[u8] = b"\x02h2\x08http/1.1";
+
+/// The server context `source` asks for, choosing ALPN `h2` then `http/1.1`, and the same
 /// certificate and key as PEM.
-pub(super) fn server_config(source: &TlsSource) -> Result<(Arc<ServerConfig>, Pem), OriginError> {
+pub(super) fn server_config(source: &TlsSource) -> Result<(ServerTls, Pem), OriginError> {
     let fail = |what: String| OriginError::Tls(what);
-    let (certs, key, pem) = match source {
+    let mut b =
+        SslAcceptor::mozilla_intermediate_v5(SslMethod::tls()).map_err(|e| fail(format!("cannot set up TLS: {e}")))?;
+    let pem = match source {
         TlsSource::SelfSigned => {
-            let names: Vec<String> = SELF_SIGNED_NAMES.iter().map(|n| n.to_string()).collect();
-            let made = rcgen::generate_simple_self_signed(names)
+            let made = crate::net::tls::self_signed(&SELF_SIGNED_NAMES)
                 .map_err(|e| fail(format!("cannot make a self-signed certificate: {e}")))?;
-            let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(made.key_pair.serialize_der()));
-            let pem = Pem::Text { cert: made.cert.pem(), key: made.key_pair.serialize_pem() };
-            (vec![made.cert.der().clone()], key, pem)
+            let cert = X509::from_pem(made.cert.as_bytes());
+            let key = PKey::private_key_from_pem(made.key.as_bytes());
+            cert.and_then(|c| b.set_certificate(&c))
+                .and_then(|()| key)
+                .and_then(|k| b.set_private_key(&k))
+                .map_err(|e| fail(format!("cannot use the self-signed certificate: {e}")))?;
+            Pem::Text { cert: made.cert, key: made.key }
         }
         TlsSource::Pem { cert, key } => {
-            let certs = CertificateDer::pem_file_iter(cert)
-                .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+            let text = std::fs::read(cert)
                 .map_err(|e| fail(format!("cannot read certificates from {}: {e}", cert.display())))?;
-            if certs.is_empty() {
+            let chain = X509::stack_from_pem(&text).unwrap_or_default();
+            let Some((leaf, rest)) = chain.split_first() else {
                 return Err(fail(format!("no certificate in {}", cert.display())));
+            };
+            b.set_certificate(leaf).map_err(|e| fail(format!("unusable certificate in {}: {e}", cert.display())))?;
+            for c in rest {
+                b.add_extra_chain_cert(c.clone())
+                    .map_err(|e| fail(format!("unusable certificate in {}: {e}", cert.display())))?;
             }
-            let der = PrivateKeyDer::from_pem_file(key)
+            let text = std::fs::read(key)
                 .map_err(|e| fail(format!("cannot read a private key from {}: {e}", key.display())))?;
-            (certs, der, Pem::Files { cert: cert.clone(), key: key.clone() })
+            let der = PKey::private_key_from_pem(&text).map_err(|_| {
+                fail(format!("cannot read a private key from {}: no PEM private key in it", key.display()))
+            })?;
+            b.set_private_key(&der).map_err(|e| fail(format!("unusable key in {}: {e}", key.display())))?;
+            Pem::Files { cert: cert.clone(), key: key.clone() }
         }
     };
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .and_then(|b| b.with_no_client_auth().with_single_cert(certs, key))
-        .map_err(|e| fail(format!("unusable certificate or key: {e}")))?;
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok((Arc::new(config), pem))
+    b.check_private_key().map_err(|_| fail("unusable certificate or key: the key is not the certificate's".into()))?;
+    // A client offering neither is refused with TLS's no_application_protocol alert.
+    b.set_alpn_select_callback(|_, offered| select_next_proto(ALPN, offered).ok_or(AlpnError::ALERT_FATAL));
+    Ok((ServerTls(b.build()), pem))
 }
 
 /// An accepted connection's bytes, plain or TLS.
@@ -101,21 +125,27 @@ pub(super) enum ServerStream {
     Unix(mio::net::UnixStream),
 }
 
-/// TCP plus a rustls server session.
+/// TCP plus a BoringSSL server session.
 pub(super) struct TlsConn {
-    sock: TcpStream,
-    tls: ServerConnection,
+    tls: SslStream<Wire<TcpStream>>,
+    /// The handshake is done.
+    up: bool,
+    /// Plaintext written before the handshake was done, sent once it is.
+    early: Vec<u8>,
+    /// Where slices written together are joined, to go as one record.
+    joined: Vec<u8>,
 }
 
 impl ServerStream {
-    /// The stream for an accepted (and registered) socket: TLS with `config`; `None` if rustls
-    /// cannot start a session.
-    pub(super) fn new(sock: TcpStream, config: Option<&Arc<ServerConfig>>) -> Option<ServerStream> {
+    /// The stream for an accepted (and registered) socket: TLS with `config`; `None` if a
+    /// session cannot be started.
+    pub(super) fn new(sock: TcpStream, config: Option<&ServerTls>) -> Option<ServerStream> {
         match config {
             None => Some(ServerStream::Plain(sock)),
             Some(config) => {
-                let tls = ServerConnection::new(config.clone()).ok()?;
-                Some(ServerStream::Tls(Box::new(TlsConn { sock, tls })))
+                let ssl = boring::ssl::Ssl::new(config.0.context()).ok()?;
+                let tls = SslStream::new(ssl, Wire::new(sock)).ok()?;
+                Some(ServerStream::Tls(Box::new(TlsConn { tls, up: false, early: Vec::new(), joined: Vec::new() })))
             }
         }
     }
@@ -132,10 +162,7 @@ impl ServerStream {
     pub(super) fn flush_pending(&mut self) -> io::Result<()> {
         match self {
             ServerStream::Plain(_) | ServerStream::Unix(_) => Ok(()),
-            ServerStream::Tls(t) => match t.write_tls() {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(()),
-                other => other,
-            },
+            ServerStream::Tls(t) => t.flush().map(drop),
         }
     }
 
@@ -145,41 +172,87 @@ impl ServerStream {
             ServerStream::Plain(s) => s.shutdown(how),
             ServerStream::Unix(s) => s.shutdown(how),
             ServerStream::Tls(t) => {
-                t.tls.send_close_notify();
                 // Best effort: the peer learns of the end from the FIN too.
-                let _ = t.write_tls();
-                t.sock.shutdown(how)
+                if t.up {
+                    let _ = t.tls.shutdown();
+                    let _ = t.flush();
+                }
+                t.tls.get_ref().sock.shutdown(how)
             }
         }
     }
 }
 
 impl TlsConn {
-    /// Writes every pending TLS record; `WouldBlock` if the socket is full first.
-    fn write_tls(&mut self) -> io::Result<()> {
-        while self.tls.wants_write() {
-            if self.tls.write_tls(&mut self.sock)? == 0 {
-                return Err(io::ErrorKind::WriteZero.into());
-            }
+    /// Sends buffered TLS records: `Ok(true)` when none is left.
+    fn flush(&mut self) -> io::Result<bool> {
+        self.tls.get_mut().flush()
+    }
+
+    /// Moves the handshake on; `Ok(true)` once it is done (and what was written early is sent).
+    fn handshake(&mut self) -> io::Result<bool> {
+        let step = self.tls.accept();
+        // The handshake's answer, or the alert of a failure, goes out either way.
+        let flushed = self.flush();
+        match step {
+            Ok(()) => self.up = true,
+            Err(e) if blocked(&e) => return flushed.map(|_| false),
+            Err(e) => return Err(ssl_io(e)),
         }
-        Ok(())
+        if !self.early.is_empty() {
+            let early = std::mem::take(&mut self.early);
+            write_all(&mut self.tls, &early)?;
+            self.flush()?;
+        }
+        Ok(true)
     }
 
     /// Accepts plaintext once earlier records are out; `WouldBlock` while they are not.
     fn send(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        self.write_tls()?;
-        let n = self.tls.writer().write_vectored(bufs)?;
-        if n == 0 {
-            // Only while handshaking with the plaintext buffer full: the client's next
-            // handshake message (a readable edge) lets it move.
+        if !self.flush()? {
             return Err(io::ErrorKind::WouldBlock.into());
         }
-        // What the socket does not take now goes out with the next write or writable edge.
-        match self.write_tls() {
-            Err(e) if e.kind() != io::ErrorKind::WouldBlock => Err(e),
-            _ => Ok(n),
+        let n = bufs.iter().map(|b| b.len()).sum();
+        if !self.up {
+            // Before the handshake is done (an h2 server's SETTINGS): kept, and sent when it is.
+            bufs.iter().for_each(|b| self.early.extend_from_slice(b));
+            return Ok(n);
         }
+        let data: &[u8] = match bufs {
+            [one] => one,
+            _ => {
+                // A response's head and body in one record, as one write of theirs would be.
+                self.joined.clear();
+                bufs.iter().for_each(|b| self.joined.extend_from_slice(b));
+                &self.joined
+            }
+        };
+        write_all(&mut self.tls, data)?;
+        // What the socket does not take now goes out with the next write or writable edge.
+        self.flush()?;
+        Ok(n)
     }
+}
+
+/// Encrypts all of `data` into the wire's buffer (which takes every record whole): the
+/// context writes a record at a time (its partial-write mode).
+fn write_all(tls: &mut SslStream<Wire<TcpStream>>, mut data: &[u8]) -> io::Result<()> {
+    while !data.is_empty() {
+        let n = tls.ssl_write(data).map_err(ssl_io)?;
+        data = &data[n..];
+    }
+    Ok(())
+}
+
+/// Whether BoringSSL stopped because the socket would block (not for a failure).
+fn blocked(e: &boring::ssl::Error) -> bool {
+    matches!(e.code(), ErrorCode::WANT_READ | ErrorCode::WANT_WRITE)
+        && e.io_error().is_none_or(|io| io.kind() == io::ErrorKind::WouldBlock)
+}
+
+/// A failed session as an I/O error: the socket's own error, or the TLS failure.
+fn ssl_io(e: boring::ssl::Error) -> io::Error {
+    e.into_io_error().unwrap_or_else(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }
 
 impl Read for ServerStream {
@@ -189,29 +262,22 @@ impl Read for ServerStream {
             ServerStream::Unix(s) => return s.read(buf),
             ServerStream::Tls(t) => t,
         };
-        loop {
-            match t.tls.reader().read(buf) {
-                // Zero: the client's close_notify.
-                Ok(n) => return Ok(n),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) => return Err(e),
-            }
-            if t.tls.read_tls(&mut t.sock)? == 0 {
-                // The client closed without close_notify: an end all the same.
-                return Ok(0);
-            }
-            let processed = t.tls.process_new_packets();
-            // The handshake's answer, or the alert of a failure, goes out either way.
-            let flushed = t.write_tls();
-            if let Err(e) = processed {
-                return Err(io::Error::new(io::ErrorKind::InvalidData, e));
-            }
-            if let Err(e) = flushed {
-                if e.kind() != io::ErrorKind::WouldBlock {
-                    return Err(e);
-                }
-            }
+        if !t.up && !t.handshake()? {
+            return Err(io::ErrorKind::WouldBlock.into());
         }
+        let read = match t.tls.ssl_read(buf) {
+            Ok(n) => Ok(n),
+            // Zero: the client's close_notify.
+            Err(e) if e.code() == ErrorCode::ZERO_RETURN => Ok(0),
+            // The client closed without close_notify: an end all the same.
+            Err(e) if e.code() == ErrorCode::SYSCALL && e.io_error().is_none() => Ok(0),
+            Err(e) if blocked(&e) => Err(io::ErrorKind::WouldBlock.into()),
+            Err(e) => Err(ssl_io(e)),
+        };
+        if t.tls.get_ref().pending() {
+            t.flush()?;
+        }
+        read
     }
 }
 

@@ -218,10 +218,10 @@ pub fn free_port() -> u16 {
 /// Writes a new self-signed certificate for `names` and its key into `dir` (cert.pem, key.pem)
 /// and returns their paths.
 pub fn self_signed(dir: &Path, names: &[&str]) -> (String, String) {
-    let made = rcgen::generate_simple_self_signed(names.iter().map(|n| n.to_string()).collect::<Vec<_>>()).unwrap();
+    let made = strain::net::tls::self_signed(names).unwrap();
     let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
-    std::fs::write(&cert, made.cert.pem()).unwrap();
-    std::fs::write(&key, made.key_pair.serialize_pem()).unwrap();
+    std::fs::write(&cert, made.cert).unwrap();
+    std::fs::write(&key, made.key).unwrap();
     (cert.display().to_string(), key.display().to_string())
 }
 

@@ -46,10 +46,10 @@ fn settled(counter: &AtomicU64) -> u64 {
 
 /// `Sec-WebSocket-Accept` for `key` (section 4.2.2), computed here rather than by strain.
 fn ws_accept(key: &str) -> String {
-    let mut ctx = ring::digest::Context::new(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY);
+    let mut ctx = boring::sha::Sha1::new();
     ctx.update(key.as_bytes());
     ctx.update(b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11");
-    base64::engine::general_purpose::STANDARD.encode(ctx.finish().as_ref())
+    base64::engine::general_purpose::STANDARD.encode(ctx.finish())
 }
 
 /// Reads the upgrade request and answers `101` with the right accept value; false when the

@@ -466,7 +466,7 @@ fn minus_n_against_a_closed_port_ends_after_the_timeout() {
 #[test]
 fn a_large_body_file_arrives_whole_over_http_and_https_closed_loop_and_paced() {
     // Plain HTTP/1.1 sends a body this large by reference from a memory file (sendfile); TLS
-    // writes it through rustls. nginx's WebDAV PUT stores each body: the stored file must be the
+    // encrypts it from memory. nginx's WebDAV PUT stores each body: the stored file must be the
     // body, byte for byte, and every request nginx logged must have carried all of it.
     let _alone = exclusive();
     let dir = tempfile::tempdir().unwrap();

@@ -286,10 +286,10 @@ fn a_real_grpc_server_without_reflection() {
 #[test]
 fn a_real_grpc_server_over_tls() {
     let dir = tempfile::tempdir().unwrap();
-    let made = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let made = crate::net::tls::self_signed(&["localhost"]).unwrap();
     let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-    std::fs::write(&cert, made.cert.pem()).unwrap();
-    std::fs::write(&key, made.key_pair.serialize_pem()).unwrap();
+    std::fs::write(&cert, made.cert).unwrap();
+    std::fs::write(&key, made.key).unwrap();
     let Some(server) = PyServer::start(true, Some((&cert, &key))) else { return };
     let authority = format!("localhost:{}", server.addr.port());
     let setup = TlsSetup::new("localhost", true, &[b"h2"]).unwrap();

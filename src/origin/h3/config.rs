@@ -113,8 +113,8 @@ mod tests {
 
     #[test]
     fn a_made_certificate_loads_from_memory() {
-        let made = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
-        let pem = Pem::Text { cert: made.cert.pem(), key: made.key_pair.serialize_pem() };
+        let made = crate::net::tls::self_signed(&["localhost"]).unwrap();
+        let pem = Pem::Text { cert: made.cert, key: made.key };
         assert!(server(&pem).is_ok());
         let garbage = Pem::Text { cert: "not a certificate".into(), key: String::new() };
         assert!(matches!(server(&garbage), Err(OriginError::Quic(_))));

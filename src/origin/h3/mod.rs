@@ -84,7 +84,7 @@ pub(super) struct Quic {
     config: quiche::Config,
     h3_config: quiche::h3::Config,
     /// Derives our connection ids (see the module's notes).
-    id_key: ring::hmac::Key,
+    id_key: [u8; 32],
     /// Slab of connections; `free` lists the empty slots.
     conns: Vec<Option<Box<Peer>>>,
     free: Vec<usize>,
@@ -134,7 +134,8 @@ impl Quic {
     /// Serves on `socket` with `config` and the answers of `site`.
     fn new(socket: mio::net::UdpSocket, config: quiche::Config, site: &Site) -> Result<Quic, OriginError> {
         let local = socket.local_addr().map_err(|e| OriginError::Quic(format!("HTTP/3: {e}")))?;
-        let id_key = ring::hmac::Key::generate(ring::hmac::HMAC_SHA256, &ring::rand::SystemRandom::new())
+        let mut id_key = [0; 32];
+        boring::rand::rand_bytes(&mut id_key)
             .map_err(|_| OriginError::Quic("HTTP/3: no random key for connection ids".into()))?;
         let fixed = site.h2_fixed.fields.iter().map(|(n, v)| Header::new(n, v)).collect();
         Ok(Quic {
@@ -286,9 +287,13 @@ impl Quic {
 
     /// Our connection id for a client whose first destination id was `dcid`.
     fn derive(&self, dcid: &[u8]) -> [u8; quiche::MAX_CONN_ID_LEN] {
-        let tag = ring::hmac::sign(&self.id_key, dcid);
+        // A keyed hash: ids a client cannot predict, the same for its repeated Initials.
+        let mut h = boring::sha::Sha256::new();
+        h.update(&self.id_key);
+        h.update(dcid);
+        let tag = h.finish();
         let mut id = [0; quiche::MAX_CONN_ID_LEN];
-        id.copy_from_slice(&tag.as_ref()[..quiche::MAX_CONN_ID_LEN]);
+        id.copy_from_slice(&tag[..quiche::MAX_CONN_ID_LEN]);
         id
     }
 

@@ -1,7 +1,6 @@
 //! The opening handshake (RFC 6455 section 4): the client's upgrade request, the server's
 //! `101 Switching Protocols` checked, and the accept value both sides compute.
 
-use ring::digest;
 
 /// The GUID the accept value is made with (section 1.3).
 const GUID: &[u8] = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
@@ -11,10 +10,10 @@ pub const MAX_HEAD: usize = 16 * 1024;
 
 /// `Sec-WebSocket-Accept` for `key`: base64 of the SHA-1 of the key and the GUID.
 pub fn accept(key: &[u8]) -> String {
-    let mut ctx = digest::Context::new(&digest::SHA1_FOR_LEGACY_USE_ONLY);
+    let mut ctx = boring::sha::Sha1::new();
     ctx.update(key);
     ctx.update(GUID);
-    crate::b64::encode(ctx.finish().as_ref())
+    crate::b64::encode(&ctx.finish())
 }
 
 /// A key for one connection: 16 random bytes, base64.

@@ -39,8 +39,7 @@ pub(crate) fn esc(s: &str) -> String {
 /// The page's head, its policy allowing the inline style and this one script only, and the
 /// opening of its body with the title.
 fn head(title: &str) -> String {
-    let digest = ring::digest::digest(&ring::digest::SHA256, SCRIPT.as_bytes());
-    let hash = crate::b64::encode(digest.as_ref());
+    let hash = crate::b64::encode(&boring::sha::sha256(SCRIPT.as_bytes()));
     let mut out = String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     let _ = writeln!(
         out,

@@ -7,9 +7,6 @@ use std::time::Duration;
 use crate::engine::EngineError;
 use crate::stats::ConnectCause;
 
-/// Where the system's trusted certificates are (Debian's ca-certificates): BoringSSL, under
-/// quiche, reads roots from a file, not from the webpki roots rustls uses for TCP.
-const SYSTEM_ROOTS: &str = "/etc/ssl/certs/ca-certificates.crt";
 /// First TLS alert code inside QUIC's CRYPTO_ERROR range (RFC 9001 4.8).
 const CRYPTO_ERROR: u64 = 0x100;
 /// TLS alert no_application_protocol: the server speaks none of the ALPN protocols offered.
@@ -27,8 +24,11 @@ pub(super) fn client_config(
     let mut c = quiche::Config::new(quiche::PROTOCOL_VERSION).map_err(e)?;
     c.set_application_protos(quiche::h3::APPLICATION_PROTOCOL).map_err(e)?;
     c.verify_peer(!insecure);
-    if !insecure && std::path::Path::new(SYSTEM_ROOTS).exists() {
-        c.load_verify_locations_from_file(SYSTEM_ROOTS).map_err(e)?;
+    if let Some(roots) = crate::net::tls::system_roots().filter(|_| !insecure) {
+        let roots = roots
+            .to_str()
+            .ok_or_else(|| EngineError::Quic(format!("roots at a non-UTF-8 path: {}", roots.display())))?;
+        c.load_verify_locations_from_file(roots).map_err(e)?;
     }
     c.set_max_idle_timeout(super::IDLE_TIMEOUT_MS);
     c.set_max_recv_udp_payload_size(super::MAX_DATAGRAM);

@@ -156,8 +156,7 @@ impl Sockets {
 /// link gets new ones, so an old connection's late datagrams are not taken for the new one's).
 pub(super) fn scid(l: usize) -> Result<[u8; SCID_LEN], String> {
     let mut id = [0u8; SCID_LEN];
-    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut id[4..])
-        .map_err(|_| "no random connection id".to_string())?;
+    boring::rand::rand_bytes(&mut id[4..]).map_err(|_| "no random connection id".to_string())?;
     id[..4].copy_from_slice(&(l as u32).to_le_bytes());
     Ok(id)
 }
