@@ -15,7 +15,7 @@ use mio::net::TcpStream;
 
 use super::throttle::{Throttles, Way};
 use super::tls::{TlsError, TlsSetup};
-use super::wire::Wire;
+use super::wire::{self, blocked, Wire};
 
 /// Why a connection could not be established.
 #[derive(Debug, thiserror::Error)]
@@ -149,9 +149,13 @@ impl Stream {
     }
 
     /// Whether a read shorter than the buffer proves the socket is drained (plain TCP: yes;
-    /// TLS: no, a partial record waits for the rest).
+    /// TLS: when the socket's last read was short and BoringSSL and the wire hold nothing
+    /// unread, which spares a `read` that would see EAGAIN, as plain TCP's short read does).
     pub fn short_read_drains(&self) -> bool {
-        matches!(self.io, Io::Plain(_) | Io::Unix(_))
+        match &self.io {
+            Io::Plain(_) | Io::Unix(_) => true,
+            Io::Tls(t) => t.tls.get_ref().drained() && t.tls.ssl().pending() == 0,
+        }
     }
 
     /// Reads plaintext; `Ok(0)` is end of stream. A slow reader whose budget is spent reads
@@ -308,7 +312,7 @@ impl TlsStream {
     }
 
     fn handshake(&mut self) -> Result<bool, ConnectError> {
-        let done = match self.tls.connect() {
+        let done = match wire::call(&mut self.tls, SslStream::connect) {
             Ok(()) => true,
             Err(e) if blocked(&e) => false,
             Err(e) if e.ssl_error().is_some() => {
@@ -334,15 +338,7 @@ impl TlsStream {
 
     /// Takes `data` whole as TLS records and sends what the socket takes now.
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        // The context writes a record at a time (its partial-write mode); the wire takes
-        // each whole.
-        let mut left = data;
-        while !left.is_empty() {
-            match self.tls.ssl_write(left) {
-                Ok(n) => left = &left[n..],
-                Err(e) => return Err(e.into_io_error().unwrap_or_else(io::Error::other)),
-            }
-        }
+        wire::encrypt(&mut self.tls, data).map_err(|e| e.into_io_error().unwrap_or_else(io::Error::other))?;
         self.flush()?;
         Ok(data.len())
     }
@@ -350,7 +346,7 @@ impl TlsStream {
     /// Reads plaintext until the socket would block; post-handshake messages (tickets, key
     /// updates) are taken in passing and any answer they need is sent.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let read = match self.tls.ssl_read(buf) {
+        let read = match wire::call(&mut self.tls, |t| t.ssl_read(buf)) {
             Ok(n) => Ok(n),
             Err(e) if e.code() == ErrorCode::ZERO_RETURN => Ok(0),
             // The server closed without close_notify: an end all the same.
@@ -363,10 +359,4 @@ impl TlsStream {
         }
         read
     }
-}
-
-/// Whether BoringSSL stopped because the socket would block (not for a failure).
-fn blocked(e: &boring::ssl::Error) -> bool {
-    matches!(e.code(), ErrorCode::WANT_READ | ErrorCode::WANT_WRITE)
-        && e.io_error().is_none_or(|io| io.kind() == io::ErrorKind::WouldBlock)
 }

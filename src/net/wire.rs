@@ -1,39 +1,60 @@
 //! What BoringSSL reads from and writes to for a non-blocking TLS connection, client or
 //! server: the socket behind a buffer each way.
 //!
-//! Written by hand for speed. BoringSSL reads a TLS record by asking its BIO for exactly the
-//! 5 bytes of the header, then exactly the body: straight over a socket that is two `read`
-//! system calls per record and a third to learn the socket is drained. Here one `read` fills
-//! the buffer and BoringSSL's asks are served from it. Writes are taken
-//! whole into the out buffer, as a session's plaintext is accepted whole, and the owner sends
-//! them with [`Wire::flush`]: the engine's writes never half-finish a record.
+//! Written by hand for speed and memory. BoringSSL reads a TLS record by asking its BIO for
+//! exactly the 5 bytes of the header, then exactly the body: straight over a socket that is two
+//! `read` system calls per record and a third to learn the socket is drained. Here one `read`
+//! fills a buffer and BoringSSL's asks are served from it. That buffer is the thread's, shared
+//! by all its connections ([`SCRATCH`]): a call into a session ([`call`]) reads what it needs,
+//! and only bytes it left unread (part of the next record) move to the connection's own buffer,
+//! so a thousand idle connections hold no read buffer. Writes are taken whole into the out
+//! buffer, as a session's plaintext is accepted whole, and the owner sends them with
+//! [`Wire::flush`]: the engine's writes never half-finish a record.
 
+use std::cell::RefCell;
 use std::io::{self, Read, Write};
 
-/// The read buffer's first size: small responses fit, and a thousand idle connections hold
-/// little.
-const FIRST_READ: usize = 4 * 1024;
-/// Its size once a read filled it: a full TLS record (16 KiB of plaintext and its framing).
-const FULL_READ: usize = 17 * 1024;
+use boring::ssl::{ErrorCode, SslStream};
+
+/// The most read from the socket at once: a full TLS record (16 KiB of plaintext and its
+/// framing) and more.
+const READ_CHUNK: usize = 17 * 1024;
+
+thread_local! {
+    /// The read buffer every connection of the thread reads its socket into, during one
+    /// [`call`] at a time.
+    static SCRATCH: RefCell<Vec<u8>> = RefCell::new(vec![0; READ_CHUNK]);
+}
 
 /// A socket with a read buffer and a write buffer.
 #[derive(Debug)]
 pub struct Wire<S> {
     /// The socket.
     pub sock: S,
-    /// The read buffer (zeroed once, when it grows); bytes `taken..filled` wait to be taken.
-    inbuf: Vec<u8>,
+    /// Bytes read and not yet taken, `taken..filled`: in [`SCRATCH`] while `lent`, else here.
+    kept: Vec<u8>,
     taken: usize,
     filled: usize,
+    lent: bool,
+    /// The last read of the socket returned less than it asked for: drained as of then.
+    short: bool,
     /// Bytes to send, from `sent` on.
     outbuf: Vec<u8>,
     sent: usize,
 }
 
+/// Runs `f` on `tls` (a read, a write, a handshake step), then keeps what it left unread of
+/// the thread's buffer: every call into a session over a [`Wire`] goes through here.
+pub fn call<S: Read + Write, R>(tls: &mut SslStream<Wire<S>>, f: impl FnOnce(&mut SslStream<Wire<S>>) -> R) -> R {
+    let r = f(tls);
+    tls.get_mut().settle();
+    r
+}
+
 impl<S: Read + Write> Wire<S> {
-    /// `sock` with empty buffers (allocated when first used).
+    /// `sock` with empty buffers.
     pub fn new(sock: S) -> Wire<S> {
-        Wire { sock, inbuf: Vec::new(), taken: 0, filled: 0, outbuf: Vec::new(), sent: 0 }
+        Wire { sock, kept: Vec::new(), taken: 0, filled: 0, lent: false, short: false, outbuf: Vec::new(), sent: 0 }
     }
 
     /// Sends what the out buffer holds: `Ok(true)` when all of it is sent, `Ok(false)` when
@@ -53,34 +74,56 @@ impl<S: Read + Write> Wire<S> {
         Ok(true)
     }
 
+    /// Whether the socket was drained when last read and every byte read since was taken: as
+    /// a plain socket's short read, it means epoll reports the next arrival.
+    pub fn drained(&self) -> bool {
+        self.short && self.taken == self.filled
+    }
+
     /// Whether bytes wait to be sent.
     pub fn pending(&self) -> bool {
         self.sent < self.outbuf.len()
+    }
+
+    /// Moves the bytes not yet taken out of the thread's buffer into the connection's own.
+    fn settle(&mut self) {
+        if std::mem::take(&mut self.lent) && self.taken < self.filled {
+            self.kept.clear();
+            SCRATCH.with_borrow(|s| self.kept.extend_from_slice(&s[self.taken..self.filled]));
+            (self.taken, self.filled) = (0, self.kept.len());
+            // Kept bytes are taken by a later call (a server's first data read with its
+            // handshake, taken once the engine reads): the socket may have more by then, and
+            // its arrival's edge may be the one that call answers.
+            self.short = false;
+        }
+        if self.taken == self.filled && self.kept.capacity() > 0 {
+            // Rare (a record split across reads): not held while the connection waits.
+            self.kept = Vec::new();
+            (self.taken, self.filled) = (0, 0);
+        }
     }
 }
 
 impl<S: Read> Read for Wire<S> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.taken == self.filled {
-            if buf.len() >= FULL_READ {
+            if buf.len() >= READ_CHUNK {
                 // Room enough: straight into the caller's buffer.
-                return self.sock.read(buf);
+                let n = self.sock.read(buf)?;
+                self.short = n < buf.len();
+                return Ok(n);
             }
-            if self.inbuf.is_empty() {
-                self.inbuf.resize(FIRST_READ, 0);
-            }
-            let n = self.sock.read(&mut self.inbuf)?;
-            (self.taken, self.filled) = (0, n);
-            if n == 0 {
-                return Ok(0);
-            }
-            if n == self.inbuf.len() && n < FULL_READ {
-                // More may wait: the next read takes a whole record.
-                self.inbuf.resize(FULL_READ, 0);
-            }
+            let sock = &mut self.sock;
+            let n = SCRATCH.with_borrow_mut(|s| sock.read(s))?;
+            (self.taken, self.filled, self.lent, self.short) = (0, n, true, n < READ_CHUNK);
         }
         let n = buf.len().min(self.filled - self.taken);
-        buf[..n].copy_from_slice(&self.inbuf[self.taken..self.taken + n]);
+        let from = self.taken..self.taken + n;
+        if self.lent {
+            SCRATCH.with_borrow(|s| buf[..n].copy_from_slice(&s[from]));
+        } else {
+            buf[..n].copy_from_slice(&self.kept[from]);
+        }
         self.taken += n;
         Ok(n)
     }
@@ -95,6 +138,22 @@ impl<S> Write for Wire<S> {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
+}
+
+/// Encrypts all of `data` into `tls`'s wire, which takes every record whole: BoringSSL
+/// writes a record a call (the partial-write mode its contexts are made with).
+pub fn encrypt<S: Read + Write>(tls: &mut SslStream<Wire<S>>, mut data: &[u8]) -> Result<(), boring::ssl::Error> {
+    while !data.is_empty() {
+        let n = call(tls, |t| t.ssl_write(data))?;
+        data = &data[n..];
+    }
+    Ok(())
+}
+
+/// Whether BoringSSL stopped because the socket would block (not for a failure).
+pub fn blocked(e: &boring::ssl::Error) -> bool {
+    matches!(e.code(), ErrorCode::WANT_READ | ErrorCode::WANT_WRITE)
+        && e.io_error().is_none_or(|io| io.kind() == io::ErrorKind::WouldBlock)
 }
 
 #[cfg(test)]
@@ -143,11 +202,34 @@ mod tests {
         let mut w = Wire::new(sock);
         let mut head = [0u8; 5];
         assert_eq!(w.read(&mut head).unwrap(), 5);
+        assert!(!w.drained(), "bytes wait in the buffer");
         let mut body = [0u8; 6];
         assert_eq!(w.read(&mut body).unwrap(), 6);
         assert_eq!((&head, &body), (b"hello", b"record"));
         assert_eq!(w.sock.calls, 1);
+        // A short read, all taken: drained, as a plain socket's short read is.
+        assert!(w.drained());
+        w.settle();
+        assert_eq!(w.kept.capacity(), 0, "nothing held between calls");
         assert_eq!(w.read(&mut body).unwrap_err().kind(), io::ErrorKind::WouldBlock);
+    }
+
+    #[test]
+    fn bytes_left_unread_by_a_call_are_kept_when_another_connection_reads() {
+        let mut a = Wire::new(Sock { reads: vec![b"headNEXT".to_vec()], calls: 0, room: 0, got: vec![] });
+        let mut b = Wire::new(Sock { reads: vec![b"other bytes".to_vec()], calls: 0, room: 0, got: vec![] });
+        let mut four = [0u8; 4];
+        assert_eq!(a.read(&mut four).unwrap(), 4);
+        a.settle();
+        let mut eleven = [0u8; 11];
+        assert_eq!(b.read(&mut eleven).unwrap(), 11);
+        b.settle();
+        assert!(!a.drained(), "kept bytes say nothing of the socket now");
+        assert_eq!(a.read(&mut four).unwrap(), 4);
+        assert_eq!(&four, b"NEXT");
+        assert!(!a.drained());
+        a.settle();
+        assert_eq!(a.kept.capacity(), 0);
     }
 
     #[test]

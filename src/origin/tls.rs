@@ -19,7 +19,7 @@ use boring::x509::X509;
 use mio::net::TcpStream;
 
 use super::OriginError;
-use crate::net::wire::Wire;
+use crate::net::wire::{self, blocked, Wire};
 
 /// Where the origin's certificate comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,7 +83,7 @@ pub(super) fn server_config(source: &TlsSource) -> Result<(ServerTls, Pem), Orig
             let cert = X509::from_pem(made.cert.as_bytes());
             let key = PKey::private_key_from_pem(made.key.as_bytes());
             cert.and_then(|c| b.set_certificate(&c))
-                .and_then(|()| key)
+                .and(key)
                 .and_then(|k| b.set_private_key(&k))
                 .map_err(|e| fail(format!("cannot use the self-signed certificate: {e}")))?;
             Pem::Text { cert: made.cert, key: made.key }
@@ -144,6 +144,7 @@ impl ServerStream {
             None => Some(ServerStream::Plain(sock)),
             Some(config) => {
                 let ssl = boring::ssl::Ssl::new(config.0.context()).ok()?;
+                crate::net::tls::shed_config(&ssl);
                 let tls = SslStream::new(ssl, Wire::new(sock)).ok()?;
                 Some(ServerStream::Tls(Box::new(TlsConn { tls, up: false, early: Vec::new(), joined: Vec::new() })))
             }
@@ -174,7 +175,7 @@ impl ServerStream {
             ServerStream::Tls(t) => {
                 // Best effort: the peer learns of the end from the FIN too.
                 if t.up {
-                    let _ = t.tls.shutdown();
+                    let _ = wire::call(&mut t.tls, SslStream::shutdown);
                     let _ = t.flush();
                 }
                 t.tls.get_ref().sock.shutdown(how)
@@ -191,7 +192,7 @@ impl TlsConn {
 
     /// Moves the handshake on; `Ok(true)` once it is done (and what was written early is sent).
     fn handshake(&mut self) -> io::Result<bool> {
-        let step = self.tls.accept();
+        let step = wire::call(&mut self.tls, SslStream::accept);
         // The handshake's answer, or the alert of a failure, goes out either way.
         let flushed = self.flush();
         match step {
@@ -234,20 +235,9 @@ impl TlsConn {
     }
 }
 
-/// Encrypts all of `data` into the wire's buffer (which takes every record whole): the
-/// context writes a record at a time (its partial-write mode).
-fn write_all(tls: &mut SslStream<Wire<TcpStream>>, mut data: &[u8]) -> io::Result<()> {
-    while !data.is_empty() {
-        let n = tls.ssl_write(data).map_err(ssl_io)?;
-        data = &data[n..];
-    }
-    Ok(())
-}
-
-/// Whether BoringSSL stopped because the socket would block (not for a failure).
-fn blocked(e: &boring::ssl::Error) -> bool {
-    matches!(e.code(), ErrorCode::WANT_READ | ErrorCode::WANT_WRITE)
-        && e.io_error().is_none_or(|io| io.kind() == io::ErrorKind::WouldBlock)
+/// Encrypts all of `data` into the wire's buffer.
+fn write_all(tls: &mut SslStream<Wire<TcpStream>>, data: &[u8]) -> io::Result<()> {
+    wire::encrypt(tls, data).map_err(ssl_io)
 }
 
 /// A failed session as an I/O error: the socket's own error, or the TLS failure.
@@ -265,7 +255,7 @@ impl Read for ServerStream {
         if !t.up && !t.handshake()? {
             return Err(io::ErrorKind::WouldBlock.into());
         }
-        let read = match t.tls.ssl_read(buf) {
+        let read = match wire::call(&mut t.tls, |t| t.ssl_read(buf)) {
             Ok(n) => Ok(n),
             // Zero: the client's close_notify.
             Err(e) if e.code() == ErrorCode::ZERO_RETURN => Ok(0),
