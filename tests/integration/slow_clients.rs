@@ -163,8 +163,11 @@ fn drop_after_length_closes_each_connection_nginx_would_keep() {
         let run = load(&format!("{proto}--drop-after-length -n 200 -c 4 -t 1"), &format!("{}small", nginx.url()));
         nginx.stop();
         assert_eq!(run.num("/requests"), 200);
-        // A link retired once -n's 200 are sent is not replaced.
-        assert_eq!(run.num("/connections_opened"), 200, "h2 {h2}");
+        // A connection retired once -n's 200 are sent is not replaced, nor opened later if it
+        // was queued before. One whose connect had already started when another slot sent the
+        // last requests closes unused: at most one a slot (CI saw 201 and 203 of -c 4).
+        let opened = run.num("/connections_opened");
+        assert!((200..=204).contains(&opened), "h2 {h2}: {opened} connections for 200 requests");
         let log = slow_log(&nginx);
         assert_eq!(log.len(), 200);
         assert!(log.iter().all(|l| l[4] == "1"), "h2 {h2}: a connection carried more than one request");
