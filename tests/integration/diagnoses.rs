@@ -128,12 +128,19 @@ fn find_max_at_a_known_capacity_answers_it_without_blaming_strain() {
 fn find_max_with_strain_held_to_a_tenth_of_a_cpu_names_strain() {
     let _alone = exclusive();
     let run = starved(&find_max("--slo p99<100ms"));
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("Generator limit: strain could not keep the schedule"), "{}", run.stdout);
     let j = json(&run);
+    assert_eq!(j["steps"].as_array().unwrap().last().unwrap()["verdict"], "generator_limit");
+    if run.code == 99 {
+        // On a busy machine the first step (a quarter of the probe) may already be past what
+        // a tenth of a CPU sends: no rate met the SLO, and the one step tried names strain.
+        assert_eq!(j["steps"].as_array().unwrap().len(), 1, "{}", run.stdout);
+        assert!(run.stdout.contains("Max rate: none"), "{}", run.stdout);
+        return;
+    }
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(j["answer"]["end"], "limit", "{}", run.stdout);
     assert_eq!(j["answer"]["limit"]["kind"], "generator", "{}", run.stdout);
-    assert_eq!(j["steps"].as_array().unwrap().last().unwrap()["verdict"], "generator_limit");
-    assert!(run.stdout.contains("Generator limit: strain could not keep the schedule"), "{}", run.stdout);
     assert!(run.stdout.contains("(strain reached its own limit above it)"), "{}", run.stdout);
 }
 
