@@ -69,7 +69,12 @@ impl<S: Read + Write> Wire<S> {
                 Err(e) => return Err(e),
             }
         }
-        self.outbuf.clear();
+        if self.outbuf.capacity() > READ_CHUNK {
+            // A large body's records: not held while the connection waits.
+            self.outbuf = Vec::new();
+        } else {
+            self.outbuf.clear();
+        }
         self.sent = 0;
         Ok(true)
     }

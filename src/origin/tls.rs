@@ -132,8 +132,15 @@ pub(super) struct TlsConn {
     up: bool,
     /// Plaintext written before the handshake was done, sent once it is.
     early: Vec<u8>,
-    /// Where slices written together are joined, to go as one record.
-    joined: Vec<u8>,
+}
+
+/// The most plaintext a TLS record carries: slices written together up to this are joined
+/// into one record.
+const RECORD: usize = 16 * 1024;
+
+thread_local! {
+    /// Where a write's small slices are joined: the thread's, so no connection holds one.
+    static JOINED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl ServerStream {
@@ -146,7 +153,7 @@ impl ServerStream {
                 let ssl = boring::ssl::Ssl::new(config.0.context()).ok()?;
                 crate::net::tls::shed_config(&ssl);
                 let tls = SslStream::new(ssl, Wire::new(sock)).ok()?;
-                Some(ServerStream::Tls(Box::new(TlsConn { tls, up: false, early: Vec::new(), joined: Vec::new() })))
+                Some(ServerStream::Tls(Box::new(TlsConn { tls, up: false, early: Vec::new() })))
             }
         }
     }
@@ -219,16 +226,16 @@ impl TlsConn {
             bufs.iter().for_each(|b| self.early.extend_from_slice(b));
             return Ok(n);
         }
-        let data: &[u8] = match bufs {
-            [one] => one,
-            _ => {
+        match bufs {
+            [one] => write_all(&mut self.tls, one)?,
+            _ if n <= RECORD => JOINED.with_borrow_mut(|joined| {
                 // A response's head and body in one record, as one write of theirs would be.
-                self.joined.clear();
-                bufs.iter().for_each(|b| self.joined.extend_from_slice(b));
-                &self.joined
-            }
-        };
-        write_all(&mut self.tls, data)?;
+                joined.clear();
+                bufs.iter().for_each(|b| joined.extend_from_slice(b));
+                write_all(&mut self.tls, joined)
+            })?,
+            _ => bufs.iter().try_for_each(|b| write_all(&mut self.tls, b))?,
+        }
         // What the socket does not take now goes out with the next write or writable edge.
         self.flush()?;
         Ok(n)
