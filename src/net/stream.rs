@@ -338,25 +338,13 @@ impl TlsStream {
 
     /// Takes `data` whole as TLS records and sends what the socket takes now.
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        wire::encrypt(&mut self.tls, data).map_err(|e| e.into_io_error().unwrap_or_else(io::Error::other))?;
+        wire::encrypt(&mut self.tls, data).map_err(wire::io_error)?;
         self.flush()?;
         Ok(data.len())
     }
 
-    /// Reads plaintext until the socket would block; post-handshake messages (tickets, key
-    /// updates) are taken in passing and any answer they need is sent.
+    /// Reads plaintext until the socket would block.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let read = match wire::call(&mut self.tls, |t| t.ssl_read(buf)) {
-            Ok(n) => Ok(n),
-            Err(e) if e.code() == ErrorCode::ZERO_RETURN => Ok(0),
-            // The server closed without close_notify: an end all the same.
-            Err(e) if e.code() == ErrorCode::SYSCALL && e.io_error().is_none() => Ok(0),
-            Err(e) if blocked(&e) => Err(io::ErrorKind::WouldBlock.into()),
-            Err(e) => Err(e.into_io_error().unwrap_or_else(|e| io::Error::new(io::ErrorKind::InvalidData, e))),
-        };
-        if self.tls.get_ref().pending() {
-            self.flush()?;
-        }
-        read
+        wire::read(&mut self.tls, buf)
     }
 }

@@ -14,7 +14,7 @@ use boring::error::ErrorStack;
 use boring::hash::MessageDigest;
 use boring::nid::Nid;
 use boring::pkey::PKey;
-use boring::ssl::{HandshakeError, Ssl, SslConnector, SslMethod, SslRef, SslStream, SslVerifyMode};
+use boring::ssl::{HandshakeError, Ssl, SslConnector, SslContextBuilder, SslMethod, SslRef, SslStream, SslVerifyMode};
 use boring::x509::extension::SubjectAlternativeName;
 use boring::x509::{X509NameBuilder, X509};
 
@@ -78,6 +78,14 @@ impl From<ErrorStack> for TlsError {
     }
 }
 
+/// The key-exchange groups a client offers, the first with a key share.
+const CLIENT_GROUPS: &str = "X25519:P-256:P-384";
+
+/// Makes a client context offer strain's key-exchange groups (over TCP and QUIC alike).
+pub fn offer_groups(ctx: &mut SslContextBuilder) -> Result<(), ErrorStack> {
+    ctx.set_curves_list(CLIENT_GROUPS)
+}
+
 /// What every TLS connection of a run shares.
 #[derive(Clone)]
 pub struct TlsSetup {
@@ -102,6 +110,13 @@ impl TlsSetup {
     /// server's key).
     pub fn new(host: &str, insecure: bool, alpn: &[&[u8]]) -> Result<TlsSetup, TlsError> {
         let mut b = SslConnector::builder(SslMethod::tls())?;
+        // BoringSSL's default first offer is X25519MLKEM768 with X25519 beside it: 7.6 KB of
+        // ML-KEM private key a handshake in flight (7.6 MB while a thousand connections open),
+        // a key generation and 1.2 KB more ClientHello, for a share most servers (OpenSSL
+        // before 3.5, rustls with ring, nginx on those) drop. Offering it second instead would
+        // cost servers that prefer it (Go's) a HelloRetryRequest every handshake. So strain
+        // offers what wrk's OpenSSL and rustls offer.
+        offer_groups(&mut b)?;
         if insecure {
             b.set_verify(SslVerifyMode::NONE);
         } else if let Some(roots) = system_roots() {

@@ -155,6 +155,28 @@ pub fn encrypt<S: Read + Write>(tls: &mut SslStream<Wire<S>>, mut data: &[u8]) -
     Ok(())
 }
 
+/// Reads plaintext from `tls` as a socket does: `Ok(0)` at the peer's close_notify or at its
+/// close without one, `WouldBlock` when the socket has nothing more. A post-handshake message
+/// read in passing (a ticket, a key update) may leave an answer to send: it is sent.
+pub fn read<S: Read + Write>(tls: &mut SslStream<Wire<S>>, buf: &mut [u8]) -> io::Result<usize> {
+    let read = match call(tls, |t| t.ssl_read(buf)) {
+        Ok(n) => Ok(n),
+        Err(e) if e.code() == ErrorCode::ZERO_RETURN => Ok(0),
+        Err(e) if e.code() == ErrorCode::SYSCALL && e.io_error().is_none() => Ok(0),
+        Err(e) if blocked(&e) => Err(io::ErrorKind::WouldBlock.into()),
+        Err(e) => Err(io_error(e)),
+    };
+    if tls.get_ref().pending() {
+        tls.get_mut().flush()?;
+    }
+    read
+}
+
+/// A TLS failure as an I/O error: the socket's own, or BoringSSL's verdict as invalid data.
+pub fn io_error(e: boring::ssl::Error) -> io::Error {
+    e.into_io_error().unwrap_or_else(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
 /// Whether BoringSSL stopped because the socket would block (not for a failure).
 pub fn blocked(e: &boring::ssl::Error) -> bool {
     matches!(e.code(), ErrorCode::WANT_READ | ErrorCode::WANT_WRITE)

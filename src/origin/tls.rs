@@ -14,7 +14,7 @@ use std::net::Shutdown;
 use std::path::PathBuf;
 
 use boring::pkey::PKey;
-use boring::ssl::{select_next_proto, AlpnError, ErrorCode, SslAcceptor, SslMethod, SslStream};
+use boring::ssl::{select_next_proto, AlpnError, SslAcceptor, SslMethod, SslStream};
 use boring::x509::X509;
 use mio::net::TcpStream;
 
@@ -205,7 +205,7 @@ impl TlsConn {
         match step {
             Ok(()) => self.up = true,
             Err(e) if blocked(&e) => return flushed.map(|_| false),
-            Err(e) => return Err(ssl_io(e)),
+            Err(e) => return Err(wire::io_error(e)),
         }
         if !self.early.is_empty() {
             let early = std::mem::take(&mut self.early);
@@ -244,12 +244,7 @@ impl TlsConn {
 
 /// Encrypts all of `data` into the wire's buffer.
 fn write_all(tls: &mut SslStream<Wire<TcpStream>>, data: &[u8]) -> io::Result<()> {
-    wire::encrypt(tls, data).map_err(ssl_io)
-}
-
-/// A failed session as an I/O error: the socket's own error, or the TLS failure.
-fn ssl_io(e: boring::ssl::Error) -> io::Error {
-    e.into_io_error().unwrap_or_else(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    wire::encrypt(tls, data).map_err(wire::io_error)
 }
 
 impl Read for ServerStream {
@@ -262,19 +257,7 @@ impl Read for ServerStream {
         if !t.up && !t.handshake()? {
             return Err(io::ErrorKind::WouldBlock.into());
         }
-        let read = match wire::call(&mut t.tls, |t| t.ssl_read(buf)) {
-            Ok(n) => Ok(n),
-            // Zero: the client's close_notify.
-            Err(e) if e.code() == ErrorCode::ZERO_RETURN => Ok(0),
-            // The client closed without close_notify: an end all the same.
-            Err(e) if e.code() == ErrorCode::SYSCALL && e.io_error().is_none() => Ok(0),
-            Err(e) if blocked(&e) => Err(io::ErrorKind::WouldBlock.into()),
-            Err(e) => Err(ssl_io(e)),
-        };
-        if t.tls.get_ref().pending() {
-            t.flush()?;
-        }
-        read
+        wire::read(&mut t.tls, buf)
     }
 }
 

@@ -21,7 +21,10 @@ pub(super) fn client_config(
     window: Option<usize>,
 ) -> Result<quiche::Config, EngineError> {
     let e = |e: quiche::Error| EngineError::Quic(e.to_string());
-    let mut c = quiche::Config::new(quiche::PROTOCOL_VERSION).map_err(e)?;
+    let tls = |e: boring::error::ErrorStack| EngineError::Quic(e.to_string());
+    let mut ctx = boring::ssl::SslContextBuilder::new(boring::ssl::SslMethod::tls()).map_err(tls)?;
+    crate::net::tls::offer_groups(&mut ctx).map_err(tls)?;
+    let mut c = quiche::Config::with_boring_ssl_ctx_builder(quiche::PROTOCOL_VERSION, ctx).map_err(e)?;
     c.set_application_protos(quiche::h3::APPLICATION_PROTOCOL).map_err(e)?;
     c.verify_peer(!insecure);
     if let Some(roots) = crate::net::tls::system_roots().filter(|_| !insecure) {
