@@ -14,8 +14,11 @@ use boring::error::ErrorStack;
 use boring::hash::MessageDigest;
 use boring::nid::Nid;
 use boring::pkey::PKey;
-use boring::ssl::{HandshakeError, Ssl, SslConnector, SslContextBuilder, SslMethod, SslRef, SslStream, SslVerifyMode};
+use boring::ssl::{
+    HandshakeError, Ssl, SslContext, SslContextBuilder, SslMethod, SslMode, SslRef, SslStream, SslVerifyMode,
+};
 use boring::x509::extension::SubjectAlternativeName;
+use boring::x509::verify::X509CheckFlags;
 use boring::x509::{X509NameBuilder, X509};
 
 /// Where Linux distributions keep their trusted certificates as one file, in the order looked
@@ -32,7 +35,7 @@ const ROOT_BUNDLES: [&str; 5] = [
 
 /// The trusted certificates: the file `SSL_CERT_FILE` names (as OpenSSL and curl read it), or
 /// the system's bundle.
-pub fn system_roots() -> Option<PathBuf> {
+fn system_roots() -> Option<PathBuf> {
     let named = std::env::var_os("SSL_CERT_FILE").map(PathBuf::from).filter(|p| p.is_file());
     named.or_else(|| ROOT_BUNDLES.iter().map(Path::new).find(|p| p.is_file()).map(Path::to_path_buf))
 }
@@ -81,16 +84,41 @@ impl From<ErrorStack> for TlsError {
 /// The key-exchange groups a client offers, the first with a key share.
 const CLIENT_GROUPS: &str = "X25519:P-256:P-384";
 
-/// Makes a client context offer strain's key-exchange groups (over TCP and QUIC alike).
-pub fn offer_groups(ctx: &mut SslContextBuilder) -> Result<(), ErrorStack> {
-    ctx.set_curves_list(CLIENT_GROUPS)
+/// A client context: strain's key-exchange groups, and the system's roots checked unless
+/// `insecure`; over TCP and QUIC alike.
+pub fn client_context(insecure: bool) -> Result<SslContextBuilder, ErrorStack> {
+    // Not `SslConnector::builder`: it loads the default roots (`SSL_CERT_FILE`, 143
+    // certificates parsed, about 1 MB of heap) even for `--insecure`, and again beside the
+    // bundle set here. Its settings are BoringSSL's defaults but for these.
+    let mut b = SslContextBuilder::new(SslMethod::tls())?;
+    // Every write is a record, whole, which the wire takes at once.
+    b.set_mode(SslMode::ENABLE_PARTIAL_WRITE | SslMode::ACCEPT_MOVING_WRITE_BUFFER);
+    // BoringSSL's default first offer is X25519MLKEM768 with X25519 beside it: 7.6 KB of
+    // ML-KEM private key a handshake in flight (7.6 MB while a thousand connections open),
+    // a key generation and 1.2 KB more ClientHello, for a share most servers (OpenSSL
+    // before 3.5, rustls with ring, nginx on those) drop. Offering it second instead would
+    // cost servers that prefer it (Go's) a HelloRetryRequest every handshake. So strain
+    // offers what wrk's OpenSSL and rustls offer.
+    b.set_curves_list(CLIENT_GROUPS)?;
+    if insecure {
+        b.set_verify(SslVerifyMode::NONE);
+    } else {
+        b.set_verify(SslVerifyMode::PEER);
+        match system_roots() {
+            Some(roots) => b.set_ca_file(roots)?,
+            // A system whose bundle is nowhere known: OpenSSL's directory of hashed
+            // certificates (`SSL_CERT_DIR`), looked up as the handshake needs them.
+            None => b.set_default_verify_paths()?,
+        }
+    }
+    Ok(b)
 }
 
 /// What every TLS connection of a run shares.
 #[derive(Clone)]
 pub struct TlsSetup {
     /// The client context (roots or no verification, ALPN); cheap to clone, shared.
-    connector: SslConnector,
+    context: SslContext,
     /// The name sent in SNI (not for an IP address) and checked against the certificate.
     host: String,
     /// `--insecure`: any certificate, for any name.
@@ -109,19 +137,7 @@ impl TlsSetup {
     /// signature is still checked against the certificate's key: a real session with the
     /// server's key).
     pub fn new(host: &str, insecure: bool, alpn: &[&[u8]]) -> Result<TlsSetup, TlsError> {
-        let mut b = SslConnector::builder(SslMethod::tls())?;
-        // BoringSSL's default first offer is X25519MLKEM768 with X25519 beside it: 7.6 KB of
-        // ML-KEM private key a handshake in flight (7.6 MB while a thousand connections open),
-        // a key generation and 1.2 KB more ClientHello, for a share most servers (OpenSSL
-        // before 3.5, rustls with ring, nginx on those) drop. Offering it second instead would
-        // cost servers that prefer it (Go's) a HelloRetryRequest every handshake. So strain
-        // offers what wrk's OpenSSL and rustls offer.
-        offer_groups(&mut b)?;
-        if insecure {
-            b.set_verify(SslVerifyMode::NONE);
-        } else if let Some(roots) = system_roots() {
-            b.set_ca_file(roots)?;
-        }
+        let mut b = client_context(insecure)?;
         let mut wire = Vec::new();
         for p in alpn {
             wire.push(u8::try_from(p.len()).map_err(|_| TlsError::Other("an ALPN name is too long".into()))?);
@@ -129,15 +145,25 @@ impl TlsSetup {
         }
         b.set_alpn_protos(&wire)?;
         let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
-        Ok(TlsSetup { connector: b.build(), host, insecure })
+        Ok(TlsSetup { context: b.build(), host, insecure })
     }
 
     /// A new client session: SNI and the name checked, unless `--insecure`; its handshake is
     /// the first `connect`.
     pub fn session(&self) -> Result<Ssl, TlsError> {
-        let mut c = self.connector.configure()?;
-        c.set_verify_hostname(!self.insecure);
-        let ssl = c.into_ssl(&self.host)?;
+        let mut ssl = Ssl::new(&self.context)?;
+        let ip = self.host.parse::<IpAddr>();
+        if ip.is_err() {
+            ssl.set_hostname(&self.host)?;
+        }
+        if !self.insecure {
+            let p = ssl.param_mut();
+            p.set_hostflags(X509CheckFlags::NO_PARTIAL_WILDCARDS);
+            match ip {
+                Ok(ip) => p.set_ip(ip)?,
+                Err(_) => p.set_host(&self.host)?,
+            }
+        }
         shed_config(&ssl);
         Ok(ssl)
     }

@@ -34,7 +34,12 @@ const CONN_WINDOW: u64 = 16 << 20;
 /// certificates, no migration.
 pub(super) fn server(pem: &Pem) -> Result<quiche::Config, OriginError> {
     let fail = |what: &str, e: quiche::Error| OriginError::Quic(format!("HTTP/3: {what}: {e}"));
-    let mut c = quiche::Config::new(quiche::PROTOCOL_VERSION).map_err(|e| fail("no QUIC configuration", e))?;
+    // Not `quiche::Config::new`: it loads the default roots (`SSL_CERT_FILE`: about 1 MB of
+    // parsed certificates) that a server asking no client certificate never reads.
+    let ctx = boring::ssl::SslContextBuilder::new(boring::ssl::SslMethod::tls())
+        .map_err(|e| OriginError::Quic(format!("HTTP/3: no TLS context: {e}")))?;
+    let mut c = quiche::Config::with_boring_ssl_ctx_builder(quiche::PROTOCOL_VERSION, ctx)
+        .map_err(|e| fail("no QUIC configuration", e))?;
     match pem {
         Pem::Files { cert, key } => {
             let (cert, key) = (utf8(cert)?, utf8(key)?);

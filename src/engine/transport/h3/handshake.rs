@@ -21,18 +21,10 @@ pub(super) fn client_config(
     window: Option<usize>,
 ) -> Result<quiche::Config, EngineError> {
     let e = |e: quiche::Error| EngineError::Quic(e.to_string());
-    let tls = |e: boring::error::ErrorStack| EngineError::Quic(e.to_string());
-    let mut ctx = boring::ssl::SslContextBuilder::new(boring::ssl::SslMethod::tls()).map_err(tls)?;
-    crate::net::tls::offer_groups(&mut ctx).map_err(tls)?;
+    let ctx = crate::net::tls::client_context(insecure).map_err(|e| EngineError::Quic(e.to_string()))?;
     let mut c = quiche::Config::with_boring_ssl_ctx_builder(quiche::PROTOCOL_VERSION, ctx).map_err(e)?;
     c.set_application_protos(quiche::h3::APPLICATION_PROTOCOL).map_err(e)?;
     c.verify_peer(!insecure);
-    if let Some(roots) = crate::net::tls::system_roots().filter(|_| !insecure) {
-        let roots = roots
-            .to_str()
-            .ok_or_else(|| EngineError::Quic(format!("roots at a non-UTF-8 path: {}", roots.display())))?;
-        c.load_verify_locations_from_file(roots).map_err(e)?;
-    }
     c.set_max_idle_timeout(super::IDLE_TIMEOUT_MS);
     c.set_max_recv_udp_payload_size(super::MAX_DATAGRAM);
     c.set_max_send_udp_payload_size(super::MAX_DATAGRAM);
