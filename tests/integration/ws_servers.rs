@@ -135,10 +135,13 @@ fn echoed_and_ponged(run: &Run, echoed: Option<u64>) {
     assert!(pongs <= pings && pongs + HELD >= pings, "{w}");
 }
 
-/// The counts a server printed: upgrades and the most open at once are both [`HELD`] (strain's
-/// check before the load is one more upgrade).
-fn server_held_them_all(counts: &Value) {
-    assert_eq!(counts["connections"].as_u64(), Some(HELD + 1), "{counts}");
+/// The counts a server printed: the most open at once is [`HELD`], and so are the upgrades
+/// (strain's check before the load is one more), but for connections strain gave up on while
+/// the server, slow under CI's load, still upgraded them after (`-T` passed: counted, closed and
+/// opened again; CI saw 4 of them): never more than strain opened.
+fn server_held_them_all(run: &Run, counts: &Value) {
+    let upgrades = counts["connections"].as_u64().unwrap();
+    assert!((HELD + 1..=run.num("/connections_opened") + 1).contains(&upgrades), "{counts}\n{}", run.stdout);
     assert_eq!(counts["peak_open"].as_u64(), Some(HELD), "{counts}");
 }
 
@@ -164,7 +167,7 @@ fn python_websockets_holds_ten_thousand_listening() {
     held_them_all(&run);
     assert_eq!(most, HELD, "websockets held {most} at once");
     let counts = server.counts();
-    server_held_them_all(&counts);
+    server_held_them_all(&run, &counts);
     assert_eq!(counts["messages"].as_u64(), Some(0), "{counts}");
 }
 
@@ -176,7 +179,7 @@ fn python_websockets_holds_ten_thousand_echoing() {
     held_them_all(&run);
     assert_eq!(most, HELD, "websockets held {most} at once");
     let counts = server.counts();
-    server_held_them_all(&counts);
+    server_held_them_all(&run, &counts);
     echoed_and_ponged(&run, counts["messages"].as_u64());
 }
 
