@@ -136,12 +136,14 @@ fn echoed_and_ponged(run: &Run, echoed: Option<u64>) {
 }
 
 /// The counts a server printed: the most open at once is [`HELD`], and so are the upgrades
-/// (strain's check before the load is one more), but for connections strain gave up on while
-/// the server, slow under CI's load, still upgraded them after (`-T` passed: counted, closed and
-/// opened again; CI saw 4 of them): never more than strain opened.
+/// (strain's check before the load is one more), but for connects strain gave up on (`-T`
+/// passed: counted as connect errors and opened again) that the server, slow under load, took
+/// and upgraded after all: never more than those (CI saw 10,005; a loaded run here 10,019 for
+/// 64 connect timeouts).
 fn server_held_them_all(run: &Run, counts: &Value) {
     let upgrades = counts["connections"].as_u64().unwrap();
-    assert!((HELD + 1..=run.num("/connections_opened") + 1).contains(&upgrades), "{counts}\n{}", run.stdout);
+    let given_up = run.num("/errors/connect");
+    assert!((HELD + 1..=HELD + 1 + given_up).contains(&upgrades), "{counts}\n{}", run.stdout);
     assert_eq!(counts["peak_open"].as_u64(), Some(HELD), "{counts}");
 }
 
