@@ -12,6 +12,12 @@ fn self_signed_server_needs_insecure_and_says_so() {
     assert!(refused.num("/errors/connect") >= 1);
     assert!(refused.stderr.contains("use --insecure"), "{}", refused.stderr);
 
+    // nginx's certificate made a root: checked, and taken without --insecure.
+    let trusted = format!("SSL_CERT_FILE={}", nginx.dir.path().join("cert.pem").display());
+    let checked = strain_under(&["env", &trusted], &["-t", "1", "-c", "1", "-n", "20", &url]);
+    assert_eq!(checked.code, 0, "{}", checked.stderr);
+    assert_eq!(checked.num("/requests"), 20);
+
     let ok = strain(&["-t", "1", "-c", "4", "-d", "1s", "--insecure", &url]);
     nginx.stop();
     let requests = ok.num("/requests");
@@ -21,7 +27,7 @@ fn self_signed_server_needs_insecure_and_says_so() {
     // nginx logged every request strain counted, all 200.
     let log = nginx.access_log();
     let answered = log.iter().filter(|&&(status, _)| status == 200).count() as u64;
-    assert_eq!(answered, requests);
+    assert_eq!(answered, requests + 20);
 }
 
 /// With the server's certificate among the roots (`SSL_CERT_FILE`, as OpenSSL and curl read
